@@ -8,59 +8,12 @@
 
 mod common;
 
-use std::hint::black_box;
-use std::time::Instant;
-
+use common::rounds::paired;
 use common::{
     CALLS, block_on, hand_written, hand_written_audited, lookup_names, synthetic_registry,
 };
+use std::hint::black_box;
 use tool_registry::{Ctx, Registry};
-
-const ROUNDS: usize = 201;
-const ROUND_TIME_NS: f64 = 2_000_000.0;
-
-/// Nanoseconds per call of `f`, over `iters` calls.
-fn time<T>(iters: u64, mut f: impl FnMut() -> T) -> f64 {
-    let start = Instant::now();
-    for _ in 0..iters {
-        black_box(f());
-    }
-    start.elapsed().as_nanos() as f64 / iters as f64
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-/// Median ns per call of `a` and `b` and the 10th percentile, median and 90th percentile of
-/// `a / b` over the rounds.
-fn paired<A, B>(mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (f64, f64, [f64; 3]) {
-    // Warm up, and size a round to about ROUND_TIME_NS per side.
-    let probe = time(10_000, &mut a).max(time(10_000, &mut b));
-    let iters = (ROUND_TIME_NS / probe).max(100.0) as u64;
-    let (mut ta, mut tb, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        // Alternate which side goes first, so neither always runs on a warmer cache.
-        let (x, y) = if round % 2 == 0 {
-            let x = time(iters, &mut a);
-            (x, time(iters, &mut b))
-        } else {
-            let y = time(iters, &mut b);
-            (time(iters, &mut a), y)
-        };
-        ta.push(x);
-        tb.push(y);
-        ratios.push(x / y);
-    }
-    let ratio = median(&mut ratios);
-    let spread = [percentile(&ratios, 0.1), ratio, percentile(&ratios, 0.9)];
-    (median(&mut ta), median(&mut tb), spread)
-}
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter, if given, selects rows by substring.

@@ -36,7 +36,7 @@ pub struct Audit {
     pub risk: Option<crate::Risk>,
     /// The tool's own entries.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: AuditExtra,
 }
 
 impl Audit {
@@ -49,6 +49,58 @@ impl Audit {
             && self.outcome.is_none()
             && self.risk.is_none()
             && self.extra.is_empty()
+    }
+}
+
+/// A tool's own audit entries: a JSON object, allocated only when a tool adds to it, so that a
+/// [`ToolResult`](crate::ToolResult) stays small as it moves through the pipeline. Reads and
+/// writes like a [`Map`] (`extra["matches"]`, `extra.insert(..)`).
+#[derive(Clone, Default)]
+pub struct AuditExtra(Option<Box<Map<String, Value>>>);
+
+static NO_ENTRIES: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+
+impl std::ops::Deref for AuditExtra {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_deref().unwrap_or(&NO_ENTRIES)
+    }
+}
+
+impl std::ops::DerefMut for AuditExtra {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.get_or_insert_default()
+    }
+}
+
+impl From<Map<String, Value>> for AuditExtra {
+    fn from(entries: Map<String, Value>) -> Self {
+        Self((!entries.is_empty()).then(|| Box::new(entries)))
+    }
+}
+
+impl std::fmt::Debug for AuditExtra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for AuditExtra {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Serialize for AuditExtra {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AuditExtra {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Map::deserialize(d).map(Self::from)
     }
 }
 

@@ -10,6 +10,7 @@ mod call;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod clock;
 mod ctx;
 mod def;
 mod error;
@@ -27,7 +28,7 @@ pub use allowlist::{AllowList, AllowListError, AllowLists};
 pub use annotations::Risk;
 pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
 pub use async_trait::async_trait;
-pub use audit::{Audit, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
+pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
 pub use batch::ToolCall;
 pub use call::ToolArgs;
 pub use ctx::{Ctx, State};

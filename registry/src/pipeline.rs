@@ -12,10 +12,11 @@
 //! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -23,6 +24,7 @@ use serde_json::Value;
 use crate::approval::{PendingCall, canonical, new_token};
 use crate::audit::AuditRecord;
 use crate::call::{BoxFuture, CallEnv};
+use crate::clock::Tick;
 use crate::limits::{Limits, Permit};
 use crate::registry::Entry;
 use crate::{Ctx, Registry, ToolArgs, ToolDef, ToolError, ToolResult};
@@ -45,14 +47,13 @@ impl Registry {
     /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
     /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
     /// `risk` in its `audit`.
-    pub async fn call<'a>(
-        &self,
-        name: &str,
+    pub fn call<'r, 'a: 'r>(
+        &'r self,
+        name: &'r str,
         args: impl Into<ToolArgs<'a>>,
-        ctx: &Ctx,
-    ) -> Result<ToolResult, ToolError> {
+        ctx: &'r Ctx,
+    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send + 'r {
         self.run(name, args.into(), ctx, Confirmation::Required)
-            .await
     }
 
     /// Runs a call that waited for approval: the token must exist, not be expired, and belong
@@ -115,13 +116,7 @@ impl Registry {
             reason: reason.to_owned(),
         };
         let def = self.get(&pending.tool);
-        self.record(
-            &pending.tool,
-            def,
-            Instant::now(),
-            ctx,
-            denied.code().into(),
-        );
+        self.record(&pending.tool, def, Tick::now(), ctx, denied.code().into());
         Ok(ToolResult::from(denied))
     }
 
@@ -148,45 +143,26 @@ impl Registry {
         Ok(pending)
     }
 
-    async fn run(
-        &self,
-        name: &str,
-        args: ToolArgs<'_>,
-        ctx: &Ctx,
+    /// The call as a future that does nothing until polled; see [`CallFuture`].
+    fn run<'a>(
+        &'a self,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
         confirmation: Confirmation,
-    ) -> Result<ToolResult, ToolError> {
-        let started = Instant::now();
-        // 1. resolve, 2. scope
-        let Some((index, entry)) = self.resolve(name, ctx.scope()) else {
-            self.record(name, None, started, ctx, Cow::Borrowed("unknown_tool"));
-            return Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-            });
-        };
-        let def = entry.def;
-        if self.policy.log_annotations {
-            log_annotations(def);
+    ) -> CallFuture<'a> {
+        CallFuture {
+            state: State::Start {
+                registry: self,
+                name,
+                args,
+                ctx,
+                confirmation,
+            },
         }
-        let mut outcome = self.stages(index, entry, args, ctx, confirmation).await;
-        let code: Cow<'static, str> = match &mut outcome {
-            Ok(result) => result
-                .audit
-                .outcome
-                .take()
-                .unwrap_or(Cow::Borrowed(if result.success { "ok" } else { "failed" })),
-            Err(error) => {
-                error.set_tool(def.name());
-                Cow::Borrowed(error.code())
-            }
-        };
-        let record = audit_record(def.name(), Some(entry), started, ctx, code);
-        if let Ok(result) = &mut outcome {
-            stamp(result, &record);
-        }
-        self.policy.audit.record(&record);
-        outcome
     }
 
+    /// 3. validate, 4. rate limit, 5. eval gate, 6. confirmation, 7. handler.
     async fn stages(
         &self,
         index: usize,
@@ -199,45 +175,71 @@ impl Registry {
         let confirm = confirmation == Confirmation::Required && entry.confirm;
         let arguments = if confirm { canonical_args(&args) } else { None };
         // 3. validate
-        let handler = validate(
-            def,
-            args,
-            CallEnv {
-                ctx,
-                state: &self.state,
-            },
-        )?;
-        // The stages below that await stores or gates are boxed, and entered only when the tool
-        // needs them, so that a call of a tool without limits or gate stays small and cheap.
+        let handler = self.validate(def, args, ctx)?;
         // 4. rate limit
-        let limited = def.cooldown().is_some() || def.daily_limit().is_some();
-        let mut permit = if limited {
-            Box::pin(self.admit(def, ctx)).await?
-        } else {
-            None
-        };
+        let mut permit = self.admit(def, ctx).await?;
         // 5. eval gate
-        if def.requires_gate() && self.policy.gate.is_some() {
-            let verdict = Box::pin(async {
-                let verdict = self.gate(def, ctx).await;
-                if !matches!(verdict, Ok(None)) {
-                    self.release(permit.take()).await;
-                }
-                verdict
-            });
-            if let Some(denied) = verdict.await? {
-                return Ok(denied);
-            }
+        let verdict = self.gate(def, ctx).await;
+        if !matches!(verdict, Ok(None)) {
+            self.release(permit.take()).await;
+        }
+        if let Some(denied) = verdict? {
+            return Ok(denied);
         }
         // 6. confirmation
         if confirm {
-            Box::pin(self.release(permit)).await;
+            self.release(permit).await;
             let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
             return Err(self.hold(def, ctx, arguments)?);
         }
         // 7. handler (an admitted call keeps its permit: it counts)
         drop((permit, arguments));
-        self.execute(index, def, handler).await
+        Guarded::new(handler, def, self.timeout_of(index)).await
+    }
+
+    /// 8. audit: one record to the sink, and the registry's part of the result's audit.
+    fn finish(
+        &self,
+        entry: &Entry,
+        started: Tick,
+        ctx: &Ctx,
+        outcome: &mut Result<ToolResult, ToolError>,
+    ) {
+        let def = entry.def;
+        let code: Cow<'static, str> = match outcome {
+            Ok(result) => result
+                .audit
+                .outcome
+                .take()
+                .unwrap_or(Cow::Borrowed(if result.success { "ok" } else { "failed" })),
+            Err(error) => {
+                error.set_tool(def.name());
+                Cow::Borrowed(error.code())
+            }
+        };
+        let record = audit_record(def.name(), Some(entry), started, ctx, code);
+        self.policy.audit.record(&record);
+        if let Ok(result) = outcome {
+            stamp(result, record);
+        }
+    }
+
+    /// Validation: the shim deserializes the arguments and returns the handler, not yet
+    /// started.
+    fn validate<'a>(
+        &'a self,
+        def: &ToolDef,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+    ) -> Result<Handler<'a>, ToolError> {
+        let env = CallEnv {
+            ctx,
+            state: &self.state,
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| (def.call_fn())(args, env))) {
+            Err(payload) => Err(panicked(payload)),
+            Ok(result) => result,
+        }
     }
 
     async fn admit(&self, def: &ToolDef, ctx: &Ctx) -> Result<Option<Permit>, ToolError> {
@@ -325,28 +327,11 @@ impl Registry {
         })
     }
 
-    async fn execute(
-        &self,
-        index: usize,
-        def: &ToolDef,
-        handler: Handler<'_>,
-    ) -> Result<ToolResult, ToolError> {
-        let limit = self.timeout_of(index);
-        match with_timeout(limit, AssertUnwindSafe(handler).catch_unwind()).await {
-            None => Err(ToolError::TimedOut {
-                tool: def.name().to_owned(),
-                after: limit,
-            }),
-            Some(Err(payload)) => Err(panicked(payload)),
-            Some(Ok(result)) => result,
-        }
-    }
-
     fn record(
         &self,
         tool: &str,
         def: Option<&'static ToolDef>,
-        started: Instant,
+        started: Tick,
         ctx: &Ctx,
         outcome: Cow<'static, str>,
     ) {
@@ -370,30 +355,11 @@ impl Registry {
         let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
         })?;
-        let handler = validate(
-            entry.def,
-            args.into(),
-            CallEnv {
-                ctx,
-                state: &self.state,
-            },
-        )?;
+        let handler = self.validate(entry.def, args.into(), ctx)?;
         match AssertUnwindSafe(handler).catch_unwind().await {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
         }
-    }
-}
-
-/// Validation: the shim deserializes the arguments and returns the handler, not yet started.
-fn validate<'a>(
-    def: &ToolDef,
-    args: ToolArgs<'a>,
-    env: CallEnv<'a>,
-) -> Result<Handler<'a>, ToolError> {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| (def.call_fn())(args, env))) {
-        Err(payload) => Err(panicked(payload)),
-        Ok(result) => result,
     }
 }
 
@@ -411,15 +377,139 @@ fn canonical_args(args: &ToolArgs<'_>) -> Option<String> {
     }
 }
 
-/// Runs `future` under a Tokio timer of `limit`, started when the future first waits: a call
-/// that finishes on its first poll never touches the timer wheel. Without a Tokio runtime with
-/// timers the future runs unbounded (a warning says so once).
-fn with_timeout<F: std::future::Future>(limit: Duration, future: F) -> Timeout<F> {
+/// One call through the pipeline, written out by hand so that the common case (a tool with no
+/// limits, gate or confirmation) is one future around the handler: its result moves once
+/// instead of once per stage, and nothing is allocated besides the handler's own future.
+struct CallFuture<'a> {
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// Not polled yet: nothing has happened.
+    Start {
+        registry: &'a Registry,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    },
+    /// 7. the handler of a tool with nothing to check before it.
+    Direct {
+        guarded: Guarded<'a>,
+        audit: Finish<'a>,
+    },
+    /// 3.-7. through the stages that await stores, gates or approvals.
+    Staged {
+        stages: Handler<'a>,
+        audit: Finish<'a>,
+    },
+    Done,
+}
+
+/// What stage 8 (audit) needs once the call has an outcome.
+struct Finish<'a> {
+    registry: &'a Registry,
+    entry: &'a Entry,
+    started: Tick,
+    ctx: &'a Ctx,
+}
+
+impl Finish<'_> {
+    fn finish(self, mut outcome: Result<ToolResult, ToolError>) -> Result<ToolResult, ToolError> {
+        self.registry
+            .finish(self.entry, self.started, self.ctx, &mut outcome);
+        outcome
+    }
+}
+
+impl<'a> State<'a> {
+    /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
+    /// call ends here.
+    #[expect(
+        clippy::result_large_err,
+        reason = "the outcome goes straight to `poll`'s return; boxing it would allocate"
+    )]
+    fn start(
+        registry: &'a Registry,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    ) -> Result<Self, Result<ToolResult, ToolError>> {
+        let started = Tick::now();
+        // 1. resolve, 2. scope
+        let Some((index, entry)) = registry.resolve(name, ctx.scope()) else {
+            registry.record(name, None, started, ctx, Cow::Borrowed("unknown_tool"));
+            return Err(Err(ToolError::UnknownTool {
+                name: name.to_owned(),
+            }));
+        };
+        let def = entry.def;
+        if registry.policy.log_annotations {
+            log_annotations(def);
+        }
+        let audit = Finish {
+            registry,
+            entry,
+            started,
+            ctx,
+        };
+        if !entry.direct {
+            let stages = Box::pin(registry.stages(index, entry, args, ctx, confirmation));
+            return Ok(Self::Staged { stages, audit });
+        }
+        // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
+        // 3. validate
+        match registry.validate(def, args, ctx) {
+            Ok(handler) => Ok(Self::Direct {
+                guarded: Guarded::new(handler, def, registry.timeout_of(index)),
+                audit,
+            }),
+            Err(error) => Err(audit.finish(Err(error))),
+        }
+    }
+}
+
+impl Future for CallFuture<'_> {
+    type Output = Result<ToolResult, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.state;
+        if matches!(state, State::Start { .. }) {
+            let State::Start {
+                registry,
+                name,
+                args,
+                ctx,
+                confirmation,
+            } = std::mem::replace(state, State::Done)
+            else {
+                unreachable!()
+            };
+            match State::start(registry, name, args, ctx, confirmation) {
+                Ok(next) => *state = next,
+                Err(outcome) => return Poll::Ready(outcome),
+            }
+        }
+        let outcome = match state {
+            State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
+            State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
+            State::Start { .. } | State::Done => panic!("a tool call polled after it finished"),
+        };
+        match std::mem::replace(state, State::Done) {
+            State::Direct { audit, .. } | State::Staged { audit, .. } => {
+                Poll::Ready(audit.finish(outcome))
+            }
+            State::Start { .. } | State::Done => unreachable!(),
+        }
+    }
+}
+
+/// Runs `future` under a Tokio timer of `limit` (see [`Deadline`]).
+fn with_timeout<F: Future>(limit: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
-        limit,
-        sleep: None,
-        unbounded: false,
+        deadline: Deadline::new(limit),
     }
 }
 
@@ -427,13 +517,11 @@ pin_project_lite::pin_project! {
     struct Timeout<F> {
         #[pin]
         future: F,
-        limit: Duration,
-        sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-        unbounded: bool,
+        deadline: Deadline,
     }
 }
 
-impl<F: std::future::Future> std::future::Future for Timeout<F> {
+impl<F: Future> Future for Timeout<F> {
     type Output = Option<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -441,34 +529,94 @@ impl<F: std::future::Future> std::future::Future for Timeout<F> {
         if let Poll::Ready(output) = this.future.poll(cx) {
             return Poll::Ready(Some(output));
         }
-        if *this.unbounded {
+        this.deadline.poll_expired(cx).map(|()| None)
+    }
+}
+
+/// The handler of a call under its timeout, with panics caught: one future, which turns a
+/// panic into [`ToolError::Panicked`] and a timeout into [`ToolError::TimedOut`].
+struct Guarded<'a> {
+    handler: Handler<'a>,
+    tool: &'static str,
+    deadline: Deadline,
+}
+
+impl<'a> Guarded<'a> {
+    fn new(handler: Handler<'a>, def: &'static ToolDef, limit: Duration) -> Self {
+        Self {
+            handler,
+            tool: def.name(),
+            deadline: Deadline::new(limit),
+        }
+    }
+}
+
+impl Future for Guarded<'_> {
+    type Output = Result<ToolResult, ToolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| this.handler.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => return Poll::Ready(result),
+            Ok(Poll::Pending) => {}
+            Err(payload) => return Poll::Ready(Err(panicked(payload))),
+        }
+        this.deadline.poll_expired(cx).map(|()| {
+            Err(ToolError::TimedOut {
+                tool: this.tool.to_owned(),
+                after: this.deadline.limit,
+            })
+        })
+    }
+}
+
+/// A Tokio timer of `limit`, started when the guarded future first waits: a call that
+/// finishes on its first poll never reads the clock or touches the timer wheel. Without a
+/// Tokio runtime with timers the future runs unbounded (a warning says so once).
+struct Deadline {
+    limit: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    unbounded: bool,
+}
+
+impl Deadline {
+    fn new(limit: Duration) -> Self {
+        Self {
+            limit,
+            sleep: None,
+            unbounded: false,
+        }
+    }
+
+    /// `Ready` once the limit has passed since the first call.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.unbounded {
             return Poll::Pending;
         }
-        if this.sleep.is_none() {
-            // The first poll happens as the stage starts, so the clock starts here.
-            let deadline = tokio::time::Instant::now() + *this.limit;
-            let has_runtime = tokio::runtime::Handle::try_current().is_ok();
-            match has_runtime
-                .then(|| {
-                    std::panic::catch_unwind(|| Box::pin(tokio::time::sleep_until(deadline))).ok()
-                })
-                .flatten()
-            {
-                Some(sleep) => *this.sleep = Some(sleep),
-                None => {
+        let sleep = match &mut self.sleep {
+            Some(sleep) => sleep,
+            None => {
+                // The first wait happens as the stage starts, so the clock starts here.
+                let deadline = tokio::time::Instant::now() + self.limit;
+                let has_runtime = tokio::runtime::Handle::try_current().is_ok();
+                let sleep = has_runtime
+                    .then(|| {
+                        std::panic::catch_unwind(|| Box::pin(tokio::time::sleep_until(deadline)))
+                            .ok()
+                    })
+                    .flatten();
+                let Some(sleep) = sleep else {
                     static WARNED: std::sync::Once = std::sync::Once::new();
                     WARNED.call_once(|| {
                         tracing::warn!(target: "tool_registry", "no Tokio runtime with timers: tool and gate timeouts are not enforced");
                     });
-                    *this.unbounded = true;
+                    self.unbounded = true;
                     return Poll::Pending;
-                }
+                };
+                self.sleep.insert(sleep)
             }
-        }
-        match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(None),
-            _ => Poll::Pending,
-        }
+        };
+        sleep.as_mut().poll(cx)
     }
 }
 
@@ -476,10 +624,12 @@ impl<F: std::future::Future> std::future::Future for Timeout<F> {
 fn audit_record(
     tool: &str,
     entry: Option<&Entry>,
-    started: Instant,
+    started: Tick,
     ctx: &Ctx,
     outcome: Cow<'static, str>,
 ) -> AuditRecord {
+    // One clock read: the duration and the timestamp both come from it.
+    let now = Tick::now();
     AuditRecord {
         tool: match entry {
             Some(entry) => Cow::Borrowed(entry.def.name()),
@@ -487,22 +637,22 @@ fn audit_record(
         },
         user: ctx.scope().user_arc(),
         chat_id: ctx.chat_id(),
-        ts: SystemTime::now(),
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        ts: now.wall_time(),
+        duration_ms: now.millis_since(started),
         outcome,
         risk: entry.map(|entry| entry.risk),
     }
 }
 
-/// The registry's part of a result's audit, copied from the call's record.
-fn stamp(result: &mut ToolResult, record: &AuditRecord) {
+/// The registry's part of a result's audit, moved from the call's record.
+fn stamp(result: &mut ToolResult, record: AuditRecord) {
     let audit = &mut result.audit;
-    audit.tool = Some(record.tool.clone());
+    audit.tool = Some(record.tool);
     audit.duration_ms = Some(record.duration_ms);
     audit.ts = Some(record.ts);
-    audit.outcome = Some(record.outcome.clone());
+    audit.outcome = Some(record.outcome);
     audit.risk = record.risk;
-    audit.user.clone_from(&record.user);
+    audit.user = record.user;
 }
 
 fn log_annotations(def: &ToolDef) {

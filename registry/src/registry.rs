@@ -1,12 +1,12 @@
 //! The registry: every linked `#[tool]`, indexed once; who may see what; run-time switches.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use schemars::Schema;
 use serde_json::Value;
 
@@ -41,6 +41,9 @@ pub(crate) struct Entry {
     /// Computed once: the risk level and whether calls wait for approval.
     pub(crate) risk: crate::Risk,
     pub(crate) confirm: bool,
+    /// No rate limits, no gate and no confirmation: calls go straight from validation to the
+    /// handler.
+    pub(crate) direct: bool,
     /// The module the scope's module list is matched against.
     module: &'static str,
     input_schema: OnceLock<Schema>,
@@ -54,8 +57,9 @@ pub(crate) struct Policy {
     switches: Mutex<Switches>,
     guest_modules: Option<Vec<String>>,
     allow_lists: AllowLists,
-    /// Resolved allow-lists: `[non-local, local, non-local + embedding, local + embedding]`.
-    allow_sets: HashMap<String, [FxHashSet<&'static str>; 4]>,
+    /// Resolved allow-lists: one byte per entry, whose bit `local + 2 * embedding` says whether
+    /// the list holds the tool in that mode.
+    allow_sets: FxHashMap<String, Box<[u8]>>,
     pub(crate) gate: Option<Arc<dyn Gate>>,
     pub(crate) gate_timeout: Duration,
     pub(crate) rate_limits: Arc<dyn RateLimitStore>,
@@ -186,6 +190,10 @@ impl Index {
                 def,
                 risk: def.risk(),
                 confirm: def.needs_confirmation(),
+                direct: !def.needs_confirmation()
+                    && !def.requires_gate()
+                    && def.cooldown().is_none()
+                    && def.daily_limit().is_none(),
                 module: module_of(def.name()),
                 input_schema: OnceLock::new(),
                 openai: OnceLock::new(),
@@ -374,9 +382,12 @@ impl Registry {
         local: bool,
         embedding: bool,
     ) -> Option<Vec<&'static str>> {
-        let sets = self.policy.allow_sets.get(name)?;
-        let set = &sets[usize::from(local) + 2 * usize::from(embedding)];
-        let mut names: Vec<&'static str> = set.iter().copied().collect();
+        let members = self.policy.allow_sets.get(name)?;
+        let bit = allow_bit(local, embedding);
+        let mut names: Vec<&'static str> = (self.index.entries.iter().zip(members.iter()))
+            .filter(|(_, member)| *member & bit != 0)
+            .map(|(entry, _)| entry.def.name())
+            .collect();
         names.sort_unstable();
         Some(names)
     }
@@ -430,11 +441,11 @@ impl Registry {
             return false;
         }
         if let Some(list) = &scope.allow_list {
-            let Some(sets) = self.policy.allow_sets.get(list) else {
+            let Some(members) = self.policy.allow_sets.get(&**list) else {
                 return false;
             };
-            let embedding = scope.has_flag(EMBEDDING_FLAG);
-            if !sets[usize::from(scope.local) + 2 * usize::from(embedding)].contains(def.name()) {
+            let bit = allow_bit(scope.local, scope.has_flag(EMBEDDING_FLAG));
+            if members[i] & bit == 0 {
                 return false;
             }
         }
@@ -469,6 +480,11 @@ impl fmt::Debug for Registry {
             .field("tools", &self.index.entries.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The bit of an allow-list mode in a member byte.
+fn allow_bit(local: bool, embedding: bool) -> u8 {
+    1 << (usize::from(local) + 2 * usize::from(embedding))
 }
 
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
@@ -637,22 +653,21 @@ impl RegistryBuilder {
             .allow_lists
             .names()
             .map(|list| {
-                let set = |local, embedding| -> FxHashSet<&'static str> {
-                    self.allow_lists
+                let mut members = vec![0_u8; index.entries.len()].into_boxed_slice();
+                for (local, embedding) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let names = self
+                        .allow_lists
                         .resolve(list, defs(), canonical, local, embedding)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .collect()
-                };
-                (
-                    list.to_owned(),
-                    [
-                        set(false, false),
-                        set(true, false),
-                        set(false, true),
-                        set(true, true),
-                    ],
-                )
+                        .unwrap_or_default();
+                    for name in names {
+                        if let Some((i, _)) = index.get(name) {
+                            members[i] |= allow_bit(local, embedding);
+                        }
+                    }
+                }
+                (list.to_owned(), members)
             })
             .collect();
         let policy = Policy {

@@ -690,3 +690,64 @@ async fn audit_records_go_to_a_json_lines_file() {
     assert_eq!(lines[1]["outcome"], "handler_error");
     assert_eq!(lines[1]["risk"], "low");
 }
+
+#[tokio::test]
+async fn a_call_does_nothing_until_awaited_and_is_audited_once_when_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = Records::default();
+    let counter = Arc::new(tool_registry_tests::Counter::default());
+    let registry = builder(&dir)
+        .state_arc(Arc::clone(&counter))
+        .audit_sink(records.clone())
+        .build()
+        .unwrap();
+    let ctx = Ctx::new().with_user("alice");
+    // Created and dropped: no validation, no run, no record.
+    drop(registry.call("util.count", json!({"by": 5}), &ctx));
+    drop(registry.call("no.such.tool", json!({}), &ctx));
+    assert_eq!(counter.0.load(Ordering::SeqCst), 0);
+    assert!(records.take().is_empty());
+    // A tool with nothing to check before it, one with a gate stage, an unknown one and
+    // invalid arguments: one record each, in order.
+    let pending = registry.call("util.count", json!({"by": 5}), &ctx);
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        0,
+        "not before it is awaited"
+    );
+    let result = pending.await.unwrap();
+    assert_eq!(result.content, json!(5));
+    registry
+        .call("gated.publish", json!({"text": "hi"}), &ctx)
+        .await
+        .unwrap();
+    registry
+        .call("no.such.tool", json!({}), &ctx)
+        .await
+        .unwrap_err();
+    registry
+        .call("util.count", json!({"by": "five"}), &ctx)
+        .await
+        .unwrap_err();
+    let outcomes: Vec<(String, String)> = records
+        .take()
+        .into_iter()
+        .map(|r| (r.tool.into_owned(), r.outcome.into_owned()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("util.count".into(), "ok".into()),
+            ("gated.publish".into(), "ok".into()),
+            ("no.such.tool".into(), "unknown_tool".into()),
+            ("util.count".into(), "invalid_arguments".into()),
+        ]
+    );
+    let audit = &result.audit;
+    assert_eq!(audit.tool.as_deref(), Some("util.count"));
+    assert_eq!(audit.user.as_deref(), Some("alice"));
+    let age = std::time::SystemTime::now()
+        .duration_since(audit.ts.unwrap())
+        .unwrap();
+    assert!(age < Duration::from_secs(5), "the timestamp is {age:?} old");
+}

@@ -1,10 +1,9 @@
 //! What the benchmarks share: the tools, a hand-written dispatcher over the same functions, and
 //! the executor that drives both.
 
+pub mod rounds;
+
 use std::borrow::Cow;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::{Instant, SystemTime};
 
 use schemars::JsonSchema;
@@ -15,6 +14,8 @@ use tool_registry::{
     Annotations, ArgInfo, Cost, Ctx, Permission, Registry, SourceLocation, Tier, ToolArgs, ToolDef,
     ToolResult, tool,
 };
+
+pub use rounds::block_on;
 
 // ---------------------------------------------------------------------------------------------
 // The tools: small, realistic, and cheap enough that dispatch overhead is what is measured.
@@ -222,18 +223,6 @@ pub async fn hand_written_audited(
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing.
-
-/// Polls a future to completion with a no-op waker. Every future here is ready on first poll,
-/// so this measures the call and not an executor; both sides of a comparison use it.
-pub fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
 
 /// A copy of what `Registry::call` does to a result after the tool returns, to price it alone.
 pub fn stamp_audit_copy(result: &mut ToolResult, tool: &'static str, started: Instant, ctx: &Ctx) {
