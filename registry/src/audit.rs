@@ -126,14 +126,15 @@ mod rfc3339 {
     }
 }
 
-/// One record per call, sent to the registry's [`AuditSink`].
+/// One record per call, sent to the registry's [`AuditSink`]. It borrows from the call, so
+/// recording costs no allocation; [`AuditRecord::into_owned`] keeps one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AuditRecord {
+pub struct AuditRecord<'a> {
     /// The tool, or the name asked for when no tool answered.
-    pub tool: Cow<'static, str>,
+    pub tool: Cow<'a, str>,
     /// The user, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<Arc<str>>,
+    pub user: Option<Cow<'a, str>>,
     /// The chat, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<i64>,
@@ -143,16 +144,31 @@ pub struct AuditRecord {
     /// How long it took, in milliseconds.
     pub duration_ms: f64,
     /// `ok`, `failed`, `denied_by_gate` or a [`ToolError`](crate::ToolError) code.
-    pub outcome: Cow<'static, str>,
+    pub outcome: Cow<'a, str>,
     /// The tool's risk level (absent for unknown tools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub risk: Option<crate::Risk>,
 }
 
+impl AuditRecord<'_> {
+    /// The record with owned strings, to keep after the call.
+    pub fn into_owned(self) -> AuditRecord<'static> {
+        AuditRecord {
+            tool: Cow::Owned(self.tool.into_owned()),
+            user: self.user.map(|user| Cow::Owned(user.into_owned())),
+            chat_id: self.chat_id,
+            ts: self.ts,
+            duration_ms: self.duration_ms,
+            outcome: Cow::Owned(self.outcome.into_owned()),
+            risk: self.risk,
+        }
+    }
+}
+
 /// Receives one [`AuditRecord`] per call.
 pub trait AuditSink: Send + Sync {
     /// Records one call. Must not block for long: it runs on the caller's task.
-    fn record(&self, record: &AuditRecord);
+    fn record(&self, record: &AuditRecord<'_>);
 }
 
 /// The default sink: one `tracing` event per call (target `tool_registry::audit`).
@@ -160,7 +176,7 @@ pub trait AuditSink: Send + Sync {
 pub struct TracingAuditSink;
 
 impl AuditSink for TracingAuditSink {
-    fn record(&self, r: &AuditRecord) {
+    fn record(&self, r: &AuditRecord<'_>) {
         tracing::info!(
             target: "tool_registry::audit",
             tool = %r.tool,
@@ -193,7 +209,7 @@ impl JsonLinesAuditSink {
 }
 
 impl AuditSink for JsonLinesAuditSink {
-    fn record(&self, record: &AuditRecord) {
+    fn record(&self, record: &AuditRecord<'_>) {
         use std::io::Write;
         let Ok(mut line) = serde_json::to_vec(record) else {
             return;

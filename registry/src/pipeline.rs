@@ -217,10 +217,26 @@ impl Registry {
                 Cow::Borrowed(error.code())
             }
         };
-        let record = audit_record(def.name(), Some(entry), started, ctx, code);
-        self.policy.audit.record(&record);
+        // One clock read: the duration and the timestamp both come from it.
+        let now = Tick::now();
+        let (duration_ms, ts) = (now.millis_since(started), now.wall_time());
+        self.policy.audit.record(&AuditRecord {
+            tool: Cow::Borrowed(def.name()),
+            user: ctx.user().map(Cow::Borrowed),
+            chat_id: ctx.chat_id(),
+            ts,
+            duration_ms,
+            outcome: Cow::Borrowed(&code),
+            risk: Some(entry.risk),
+        });
         if let Ok(result) = outcome {
-            stamp(result, record);
+            let audit = &mut result.audit;
+            audit.tool = Some(Cow::Borrowed(def.name()));
+            audit.duration_ms = Some(duration_ms);
+            audit.ts = Some(ts);
+            audit.user = ctx.scope().user_arc();
+            audit.outcome = Some(code);
+            audit.risk = Some(entry.risk);
         }
     }
 
@@ -327,6 +343,7 @@ impl Registry {
         })
     }
 
+    /// The audit record of a call that ended before a tool was found, or without running it.
     fn record(
         &self,
         tool: &str,
@@ -335,12 +352,19 @@ impl Registry {
         ctx: &Ctx,
         outcome: Cow<'static, str>,
     ) {
-        let entry = def
+        let risk = def
             .and_then(|def| self.index.get(def.name()))
-            .map(|(_, entry)| entry);
-        self.policy
-            .audit
-            .record(&audit_record(tool, entry, started, ctx, outcome));
+            .map(|(_, entry)| entry.risk);
+        let now = Tick::now();
+        self.policy.audit.record(&AuditRecord {
+            tool: Cow::Borrowed(tool),
+            user: ctx.user().map(Cow::Borrowed),
+            chat_id: ctx.chat_id(),
+            ts: now.wall_time(),
+            duration_ms: now.millis_since(started),
+            outcome,
+            risk,
+        });
     }
 
     /// Runs a tool with none of the pipeline's checks: no scope, limits, gate, confirmation,
@@ -618,41 +642,6 @@ impl Deadline {
         };
         sleep.as_mut().poll(cx)
     }
-}
-
-/// The audit record of a finished call; the clock is read once for it.
-fn audit_record(
-    tool: &str,
-    entry: Option<&Entry>,
-    started: Tick,
-    ctx: &Ctx,
-    outcome: Cow<'static, str>,
-) -> AuditRecord {
-    // One clock read: the duration and the timestamp both come from it.
-    let now = Tick::now();
-    AuditRecord {
-        tool: match entry {
-            Some(entry) => Cow::Borrowed(entry.def.name()),
-            None => Cow::Owned(tool.to_owned()),
-        },
-        user: ctx.scope().user_arc(),
-        chat_id: ctx.chat_id(),
-        ts: now.wall_time(),
-        duration_ms: now.millis_since(started),
-        outcome,
-        risk: entry.map(|entry| entry.risk),
-    }
-}
-
-/// The registry's part of a result's audit, moved from the call's record.
-fn stamp(result: &mut ToolResult, record: AuditRecord) {
-    let audit = &mut result.audit;
-    audit.tool = Some(record.tool);
-    audit.duration_ms = Some(record.duration_ms);
-    audit.ts = Some(record.ts);
-    audit.outcome = Some(record.outcome);
-    audit.risk = record.risk;
-    audit.user = record.user;
 }
 
 fn log_annotations(def: &ToolDef) {

@@ -17,16 +17,16 @@ use tool_registry_tools::Config;
 
 /// Collects audit records.
 #[derive(Clone, Default)]
-struct Records(Arc<Mutex<Vec<AuditRecord>>>);
+struct Records(Arc<Mutex<Vec<AuditRecord<'static>>>>);
 
 impl AuditSink for Records {
-    fn record(&self, record: &AuditRecord) {
-        self.0.lock().unwrap().push(record.clone());
+    fn record(&self, record: &AuditRecord<'_>) {
+        self.0.lock().unwrap().push(record.clone().into_owned());
     }
 }
 
 impl Records {
-    fn take(&self) -> Vec<AuditRecord> {
+    fn take(&self) -> Vec<AuditRecord<'static>> {
         std::mem::take(&mut *self.0.lock().unwrap())
     }
 }

@@ -146,8 +146,9 @@ struct CallResult<'a> {
     result: ToolResult,
 }
 
-/// Parses the output with this program's tools and runs the calls in order through the
-/// registry (scope, gates, limits, audit), printing
+/// Parses the output with this program's tools and runs the calls as one batch through the
+/// registry ([`Registry::execute_all`]: scope, gates, limits, audit; concurrent up to the cap,
+/// `sequential` tools alone, results in call order), printing
 /// `{"results": [{"name", "arguments", "result"}], "content", "reasoning", "errors", "unknown"}`.
 /// Exit code 0 when every call succeeded, 1 when a call failed, named an unknown tool or could
 /// not be read, 2 when the input cannot be read.
@@ -165,24 +166,20 @@ pub(crate) fn run(
         ctx = ctx.with_user_message(message);
     }
     let parsed: Parsed = parse::any_with(&text, registry, args.input.options());
-    let results = block_on(err, async {
-        let mut results = Vec::with_capacity(parsed.calls.len());
-        for call in &parsed.calls {
-            let result = registry
-                .call(&call.name, call.arguments.clone(), &ctx)
-                .await
-                .unwrap_or_else(ToolResult::from);
-            results.push(CallResult {
-                name: &call.name,
-                arguments: &call.arguments,
-                result,
-            });
-        }
-        results
-    });
-    let Some(results) = results else {
+    let batch = parsed.calls.iter().cloned().map(crate::ToolCall::from);
+    let Some(outcomes) = block_on(err, registry.execute_all(batch, &ctx)) else {
         return EXIT_TOOL_ERROR;
     };
+    let results: Vec<CallResult<'_>> = parsed
+        .calls
+        .iter()
+        .zip(outcomes)
+        .map(|(call, result)| CallResult {
+            name: &call.name,
+            arguments: &call.arguments,
+            result,
+        })
+        .collect();
     let all_ok = results.iter().all(|r| r.result.success)
         && parsed.errors.is_empty()
         && parsed.unknown.is_empty();
