@@ -228,7 +228,7 @@ fn streaming(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("whole", name), |b| {
             b.iter(|| parse::text_with(black_box(text), registry, options))
         });
-        for chunk in [16, 4096] {
+        for chunk in [16, 64, 256, 1024, 4096] {
             group.bench_function(BenchmarkId::new(format!("chunks_{chunk}"), name), |b| {
                 b.iter(|| stream_in(black_box(text), chunk, registry))
             });
