@@ -1,9 +1,11 @@
 //! The cost of the gates: a call through the whole pipeline (scope with modules and an
-//! allow-list, an evaluation gate configured, in-memory rate-limit store, audit) against the bare
-//! dispatch of the same tool, in the same run; and a rate-limited tool's admission with two
-//! threads calling at once.
+//! allow-list, an evaluation gate configured, in-memory rate-limit store, audit) against two
+//! baselines in the same run: the bare dispatch of the same tool (no audit at all) and the
+//! core's call (the dispatch plus the audit stamp every result had before the gates: `tool`,
+//! `duration_ms`, `ts`). Also a rate-limited tool's admission with two threads calling at once.
 //!
-//! Then the same two paths in alternating rounds, which prints what the gates add per call.
+//! Then the pipeline and each baseline in alternating rounds, which prints what the gates add
+//! per call.
 //!
 //! Run with `cargo bench -p tool-registry --bench gates`; docs/PERFORMANCE.md has the figures.
 
@@ -82,6 +84,13 @@ fn bench(c: &mut Criterion) {
                 .unwrap()
         })
     });
+    group.bench_function("core_call", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(registry.__dispatch_stamped(black_box("math.add"), black_box(ARGS), &ctx))
+                .unwrap()
+        })
+    });
     group.bench_function("pipeline", |b| {
         b.iter(|| {
             runtime
@@ -155,7 +164,7 @@ fn pipeline_minus_bare() {
     println!();
     println!(
         "{:<44} {:>9} {:>9} {:>9} {:>17}",
-        "pipeline - bare dispatch (alternating rounds)", "pipeline", "bare", "adds", "p10..p90"
+        "pipeline - baseline (alternating rounds)", "pipeline", "baseline", "adds", "p10..p90"
     );
     let row = |label: &str, (full, bare, [p10, adds, p90]): (f64, f64, [f64; 3])| {
         println!("{label:<44} {full:>6.0} ns {bare:>6.0} ns {adds:>6.0} ns {p10:>7.0}..{p90:<7.0}");
@@ -167,6 +176,19 @@ fn pipeline_minus_bare() {
             || runtime.block_on(registry.__dispatch(black_box("math.add"), black_box(ARGS), &ctx)),
         ),
     );
+    row(
+        "  vs the core's call (dispatch + audit stamp)",
+        paired_difference(
+            || runtime.block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
+            || {
+                runtime.block_on(registry.__dispatch_stamped(
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
+            },
+        ),
+    );
     // The same, polled directly (inside the runtime's context): without the executor's own
     // ~0.4 µs per call on both sides.
     let _entered = runtime.enter();
@@ -175,6 +197,13 @@ fn pipeline_minus_bare() {
         paired_difference(
             || block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
             || block_on(registry.__dispatch(black_box("math.add"), black_box(ARGS), &ctx)),
+        ),
+    );
+    row(
+        "  vs the core's call (dispatch + audit stamp)",
+        paired_difference(
+            || block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
+            || block_on(registry.__dispatch_stamped(black_box("math.add"), black_box(ARGS), &ctx)),
         ),
     );
 }

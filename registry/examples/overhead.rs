@@ -1,4 +1,6 @@
-//! Rough split of the pipeline's cost over the bare dispatch (development aid).
+//! Rough split of the pipeline's cost over the bare dispatch (development aid). `MODE=bare`,
+//! `core` (dispatch + the core's audit stamp), `pipeline`, `tokio-bare` or `tokio-pipeline` runs
+//! `CALLS` calls of one path, for `valgrind --tool=callgrind` or `perf`.
 use std::hint::black_box;
 use std::time::Instant;
 use tool_registry::{Ctx, Registry, Scope, tool};
@@ -68,6 +70,10 @@ fn main() {
                 ),
                 "tokio-pipeline" => black_box(
                     rt.block_on(registry.call("math.add", black_box(args), &ctx))
+                        .unwrap(),
+                ),
+                "core" => black_box(
+                    block_on(registry.__dispatch_stamped("math.add", black_box(args), &ctx))
                         .unwrap(),
                 ),
                 "bare" => black_box(

@@ -385,6 +385,34 @@ impl Registry {
             Ok(result) => result,
         }
     }
+
+    /// The call as the core defined it: [`__dispatch`](Self::__dispatch) plus the audit stamp
+    /// every result got before the gates existed (`tool`, `duration_ms`, `ts`); no scope,
+    /// limits, gate, confirmation, timeout, user, outcome or sink. The baseline of the gates
+    /// benchmark.
+    #[doc(hidden)]
+    pub async fn __dispatch_stamped<'a>(
+        &self,
+        name: &str,
+        args: impl Into<ToolArgs<'a>>,
+        ctx: &Ctx,
+    ) -> Result<ToolResult, ToolError> {
+        let started = Tick::now();
+        let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+        })?;
+        let handler = self.validate(entry.def, args.into(), ctx)?;
+        let mut result = match AssertUnwindSafe(handler).catch_unwind().await {
+            Err(payload) => Err(panicked(payload)),
+            Ok(result) => result,
+        }?;
+        let now = Tick::now();
+        let audit = &mut result.audit;
+        audit.tool = Some(Cow::Borrowed(entry.def.name()));
+        audit.duration_ms = Some(now.millis_since(started));
+        audit.ts = Some(now.wall_time());
+        Ok(result)
+    }
 }
 
 /// The canonical text of arguments, for binding approvals to them.
