@@ -1,10 +1,10 @@
 //! Per-user, per-tool rate limits: `cooldown` and `daily_limit` (UTC calendar day).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use rustc_hash::FxHashMap;
 
 const DAY: u64 = 24 * 60 * 60;
 
@@ -31,9 +31,9 @@ pub struct Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Permit {
     /// The user the call counts for.
-    pub user: String,
+    pub user: Arc<str>,
     /// The tool.
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The UTC day (days since the Unix epoch) the call counted on.
     pub day: u64,
     /// The previous admitted call's time, restored on release.
@@ -56,17 +56,39 @@ pub trait RateLimitStore: Send + Sync {
     async fn release(&self, permit: Permit);
 }
 
-#[derive(Default)]
+/// One user's usage of one tool.
 struct Usage {
+    user: Arc<str>,
     last: Option<SystemTime>,
     day: u64,
     count: u32,
 }
 
-/// The default store: in memory, one mutex, exact under concurrency.
+/// One tool's usage, per user.
+struct ToolUsage {
+    tool: Arc<str>,
+    users: FxHashMap<Arc<str>, Usage>,
+}
+
+/// The default store: in memory, one mutex, exact under concurrency. Usage is kept per tool,
+/// then per user; names are stored once, so an admission allocates nothing after a user's
+/// first call of a tool.
 #[derive(Default)]
 pub struct InMemoryRateLimits {
-    usage: Mutex<HashMap<(String, String), Usage>>,
+    usage: Mutex<FxHashMap<Arc<str>, ToolUsage>>,
+}
+
+/// The value under `key`, inserted (with the key allocated once) when missing.
+fn slot<'m, V>(
+    map: &'m mut FxHashMap<Arc<str>, V>,
+    key: &str,
+    new: impl FnOnce(Arc<str>) -> V,
+) -> &'m mut V {
+    if !map.contains_key(key) {
+        let key: Arc<str> = Arc::from(key);
+        map.insert(Arc::clone(&key), new(key));
+    }
+    map.get_mut(key).expect("inserted above")
 }
 
 impl InMemoryRateLimits {
@@ -124,8 +146,17 @@ impl RateLimitStore for InMemoryRateLimits {
         now: SystemTime,
     ) -> Result<Permit, Refusal> {
         let (day, _) = utc_day(now);
-        let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = usage.entry((user.to_owned(), tool.to_owned())).or_default();
+        let mut tools = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        let usage = slot(&mut tools, tool, |tool| ToolUsage {
+            tool,
+            users: FxHashMap::default(),
+        });
+        let entry = slot(&mut usage.users, user, |user| Usage {
+            user,
+            last: None,
+            day,
+            count: 0,
+        });
         if entry.day != day {
             entry.day = day;
             entry.count = 0;
@@ -134,16 +165,19 @@ impl RateLimitStore for InMemoryRateLimits {
         let previous = entry.last.replace(now);
         entry.count += 1;
         Ok(Permit {
-            user: user.to_owned(),
-            tool: tool.to_owned(),
+            user: Arc::clone(&entry.user),
+            tool: Arc::clone(&usage.tool),
             day,
             previous,
         })
     }
 
     async fn release(&self, permit: Permit) {
-        let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(entry) = usage.get_mut(&(permit.user, permit.tool)) {
+        let mut tools = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = tools
+            .get_mut(&*permit.tool)
+            .and_then(|usage| usage.users.get_mut(&*permit.user))
+        {
             if entry.day == permit.day {
                 entry.count = entry.count.saturating_sub(1);
             }

@@ -270,7 +270,7 @@ impl Registry {
         match self
             .policy
             .rate_limits
-            .acquire(user, def.name(), limits, SystemTime::now())
+            .acquire(user, def.name(), limits, Tick::now().wall_time())
             .await
         {
             Ok(permit) => Ok(Some(permit)),
