@@ -47,6 +47,10 @@ impl Registry {
     /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
     /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
     /// `risk` in its `audit`.
+    ///
+    /// Like any future, the call does nothing until it is awaited: a call that is created and
+    /// dropped is neither validated, run nor audited. Dropping it while the tool runs cancels
+    /// the tool.
     pub fn call<'r, 'a: 'r>(
         &'r self,
         name: &'r str,
