@@ -184,6 +184,25 @@ struct Case {
     unknown: Vec<String>,
 }
 
+impl Case {
+    /// A case with nothing expected yet.
+    fn new(file: &str, name: &str, input: String, options: Options) -> Case {
+        Case {
+            file: file.to_owned(),
+            name: name.to_owned(),
+            input,
+            options,
+            openai_tools: false,
+            any: false,
+            calls: json!([]),
+            content: String::new(),
+            reasoning: String::new(),
+            errors: Vec::new(),
+            unknown: Vec::new(),
+        }
+    }
+}
+
 /// Reads `=== name` cases with `--- input`, `--- calls`, `--- content`, `--- reasoning`,
 /// `--- errors`, `--- unknown` sections and an optional `--- options: ...` line. A missing
 /// section expects nothing (no calls, empty content, ...). Text sections end before the next
@@ -192,19 +211,7 @@ fn read_cases(file: &str, text: &str) -> Vec<Case> {
     let mut cases = Vec::new();
     for block in text.split("\n=== ").skip(1) {
         let (name, rest) = block.split_once('\n').unwrap_or((block, ""));
-        let mut case = Case {
-            file: file.to_owned(),
-            name: name.trim().to_owned(),
-            input: String::new(),
-            options: Options::default(),
-            openai_tools: false,
-            any: false,
-            calls: json!([]),
-            content: String::new(),
-            reasoning: String::new(),
-            errors: Vec::new(),
-            unknown: Vec::new(),
-        };
+        let mut case = Case::new(file, name.trim(), String::new(), Options::default());
         let mut section: Option<String> = None;
         let mut body = String::new();
         let finish = |case: &mut Case, section: &Option<String>, body: &mut String| {
@@ -657,19 +664,7 @@ fn random_chunks<'a>(text: &'a str, cuts: &[prop::sample::Index]) -> Vec<&'a str
 }
 
 fn soup_case(input: String, options: Options) -> Case {
-    Case {
-        file: "soup".into(),
-        name: "random".into(),
-        input,
-        options,
-        openai_tools: false,
-        any: false,
-        calls: json!([]),
-        content: String::new(),
-        reasoning: String::new(),
-        errors: Vec::new(),
-        unknown: Vec::new(),
-    }
+    Case::new("soup", "random", input, options)
 }
 
 proptest! {

@@ -12,7 +12,7 @@
 
 use super::json::{self, RawCall};
 use super::machine::{Item, Outcome, Step};
-use super::scan::{Finder, Input};
+use super::scan::{Finder, Input, delimited};
 use super::{ErrorKind, Format};
 
 const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -42,40 +42,20 @@ impl DeepSeekBlock {
     }
 
     pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
-        let (open, close) = if self.single {
-            (CALL_BEGIN, CALL_END)
-        } else {
-            (CALLS_BEGIN, CALLS_END)
-        };
+        let open = if self.single { CALL_BEGIN } else { CALLS_BEGIN };
         let body = self.start + open.len();
-        let (body_end, end, complete) = match self.end.find(input, body) {
-            Some(at) => (at, at + close.len(), true),
-            None if input.eof() => (input.end(), input.end(), false),
-            None => return Step::NeedMore,
+        let Some((body_end, end, complete)) = self.end.closing(input, body) else {
+            return Step::NeedMore;
         };
         let text = input.str(body..body_end);
         let mut items = Vec::new();
         if self.single {
             items.push(call(text, body, complete));
         } else {
-            let mut offset = 0;
-            while let Some(found) = text[offset..].find(CALL_BEGIN) {
-                let call_start = offset + found + CALL_BEGIN.len();
-                match text[call_start..].find(CALL_END) {
-                    Some(len) => {
-                        items.push(call(
-                            &text[call_start..call_start + len],
-                            body + call_start,
-                            true,
-                        ));
-                        offset = call_start + len + CALL_END.len();
-                    }
-                    None => {
-                        items.push(call(&text[call_start..], body + call_start, false));
-                        break;
-                    }
-                }
-            }
+            items.extend(
+                delimited(text, CALL_BEGIN, CALL_END)
+                    .map(|(call_text, at, whole)| call(call_text, body + at, whole)),
+            );
             if items.is_empty() {
                 return Step::Done(Outcome::error(
                     self.start..end,

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use super::json::{self, Shape};
-use super::machine::{Env, Item, Outcome, Step};
+use super::machine::{Env, Item, Outcome, Step, json_item};
 use super::scan::{Finder, Input, Prefix, SeqEnd, Values};
 use super::tools::{arg_kinds, typed_value};
 use super::{ErrorKind, Format};
@@ -194,32 +194,6 @@ impl ToolCallBlock {
                 }
             }
         }
-    }
-}
-
-/// The item for one JSON value inside a wrapper.
-pub(crate) fn json_item(
-    text: &str,
-    span: std::ops::Range<usize>,
-    format: Format,
-    shape: Shape,
-) -> Vec<Item> {
-    match json::value(text) {
-        Err(error) => vec![Item::error(
-            span,
-            format,
-            ErrorKind::Malformed,
-            format!(
-                "the call is not valid JSON: {error}; write it as {{\"name\": \"...\", \"arguments\": {{...}}}}"
-            ),
-        )],
-        Ok(value) => match json::calls(value, shape) {
-            Ok(calls) => calls
-                .into_iter()
-                .map(|call| Item::found(call, format, span.clone()))
-                .collect(),
-            Err(not) => vec![Item::not_call(not, format, span)],
-        },
     }
 }
 

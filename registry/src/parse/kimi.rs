@@ -8,7 +8,7 @@
 
 use super::json::{self, RawCall};
 use super::machine::{Item, Outcome, Step};
-use super::scan::{Finder, Input};
+use super::scan::{Finder, Input, delimited};
 use super::{ErrorKind, Format};
 
 const CALL_BEGIN: &str = "<|tool_call_begin|>";
@@ -19,7 +19,6 @@ const CALL_END: &str = "<|tool_call_end|>";
 pub(crate) struct KimiBlock {
     start: usize,
     open: &'static str,
-    close: &'static str,
     end: Finder,
 }
 
@@ -34,7 +33,6 @@ impl KimiBlock {
         Self {
             start,
             open,
-            close,
             end: Finder::new(close),
         }
     }
@@ -45,28 +43,13 @@ impl KimiBlock {
 
     pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
         let body = self.start + self.open.len();
-        let (body_end, end, complete) = match self.end.find(input, body) {
-            Some(at) => (at, at + self.close.len(), true),
-            None if input.eof() => (input.end(), input.end(), false),
-            None => return Step::NeedMore,
+        let Some((body_end, end, complete)) = self.end.closing(input, body) else {
+            return Step::NeedMore;
         };
         let text = input.str(body..body_end);
-        let mut items = Vec::new();
-        let mut offset = 0;
-        while let Some(found) = text[offset..].find(CALL_BEGIN) {
-            let call_start = offset + found + CALL_BEGIN.len();
-            let (len, next) = match text[call_start..].find(CALL_END) {
-                Some(len) => (len, call_start + len + CALL_END.len()),
-                None => (text.len() - call_start, text.len()),
-            };
-            let whole = next <= text.len() && text[call_start..].contains(CALL_END);
-            items.push(call(
-                &text[call_start..call_start + len],
-                body + call_start,
-                whole,
-            ));
-            offset = next;
-        }
+        let items: Vec<Item> = delimited(text, CALL_BEGIN, CALL_END)
+            .map(|(call_text, at, whole)| call(call_text, body + at, whole))
+            .collect();
         if items.is_empty() {
             return Step::Done(Outcome::error(
                 self.start..end,

@@ -8,7 +8,7 @@
 //! linear in the output however it is split.
 
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
@@ -328,7 +328,8 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<｜end▁of▁sentence｜>",
 ];
 
-const LT_MARKERS: &[(&str, Marker)] = &[
+/// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
+const MARKERS: &[(&str, Marker)] = &[
     ("<think>", Marker::Think),
     ("</think>", Marker::ThinkEnd),
     ("<tool_call>", Marker::ToolCall),
@@ -340,35 +341,24 @@ const LT_MARKERS: &[(&str, Marker)] = &[
     ("<|tool_call_section_begin|>", Marker::KimiSingular),
     ("<｜tool▁calls▁begin｜>", Marker::DeepSeekCalls),
     ("<｜tool▁call▁begin｜>", Marker::DeepSeekCall),
+    ("[TOOL_CALLS]", Marker::Mistral),
+    ("functools[", Marker::Functools),
+    ("```", Marker::Fence),
 ];
 
-/// Every marker, for the held-back suffix of a stream.
-const ALL_MARKERS: &[&str] = &[
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "<function=",
-    "<|python_tag|>",
-    "<|python_start|>",
-    "<|tool_call|>",
-    "<|tool_calls_section_begin|>",
-    "<|tool_call_section_begin|>",
-    "<｜tool▁calls▁begin｜>",
-    "<｜tool▁call▁begin｜>",
-    "[TOOL_CALLS]",
-    "functools[",
-    "```",
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "</s>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<|return|>",
-    "<|python_end|>",
-    "<｜end▁of▁sentence｜>",
-];
+/// Every marker and end-of-turn token, for the held-back suffix of a stream.
+static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    MARKERS
+        .iter()
+        .map(|(marker, _)| *marker)
+        .chain(END_TOKENS.iter().copied())
+        .collect()
+});
+
+/// Whether a byte can begin a marker: the first bytes of [`MARKERS`] and [`END_TOKENS`].
+fn may_begin_marker(b: u8) -> bool {
+    matches!(b, b'<' | b'[' | b'`' | b'f')
+}
 
 const MAX_MARKER: usize = 32;
 
@@ -426,17 +416,9 @@ impl Scanner {
     pub(crate) fn new(tags: &[String]) -> Self {
         let mut patterns: Vec<Vec<u8>> = Vec::new();
         let mut hits = Vec::new();
-        for (pattern, marker) in LT_MARKERS {
+        for (pattern, marker) in MARKERS {
             patterns.push(pattern.as_bytes().to_vec());
             hits.push(Hit::Marker(*marker));
-        }
-        for (pattern, marker) in [
-            ("[TOOL_CALLS]", Marker::Mistral),
-            ("functools[", Marker::Functools),
-            ("```", Marker::Fence),
-        ] {
-            patterns.push(pattern.as_bytes().to_vec());
-            hits.push(Hit::Marker(marker));
         }
         for token in END_TOKENS {
             patterns.push(token.as_bytes().to_vec());
@@ -987,7 +969,7 @@ impl Machine {
             self.pos = end;
             return false;
         }
-        let mut hold = self.held_suffix(input, ALL_MARKERS);
+        let mut hold = self.held_suffix(input, &ALL_MARKERS);
         if let Some(tags) = &self.tags {
             let from = self.text_from;
             let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
@@ -1013,7 +995,7 @@ impl Machine {
         let tail = &input.bytes_from(from)[..end - from];
         tail.iter()
             .enumerate()
-            .filter(|(_, b)| matches!(b, b'<' | b'[' | b'`' | b'f'))
+            .filter(|(_, b)| may_begin_marker(**b))
             .find(|(i, b)| {
                 let rest = &tail[*i..];
                 markers.iter().any(|m| {
@@ -1253,19 +1235,24 @@ pub(crate) fn value_items(
     if python && (first.is_ascii_alphabetic() || first == b'_') {
         return pythonic_items(text, span, format);
     }
+    if python && first == b'[' {
+        // A JSON list of calls, or else a Python one.
+        return match json::value(text).map(|value| json::calls(value, json::Shape::Wrapped)) {
+            Ok(Ok(calls)) => found_items(calls, format, &span),
+            _ => pythonic_items(text, span, format),
+        };
+    }
+    json_item(text, span, format, json::Shape::Wrapped)
+}
+
+/// The items for one JSON value inside a wrapper.
+pub(crate) fn json_item(
+    text: &str,
+    span: Range<usize>,
+    format: Format,
+    shape: json::Shape,
+) -> Vec<Item> {
     match json::value(text) {
-        Ok(value) => match json::calls(value, json::Shape::Wrapped) {
-            Ok(calls) => calls
-                .into_iter()
-                .map(|call| Item::found(call, format, span.clone()))
-                .collect(),
-            Err(not) if python && first == b'[' => {
-                let _ = not;
-                pythonic_items(text, span, format)
-            }
-            Err(not) => vec![Item::not_call(not, format, span)],
-        },
-        Err(_) if python && first == b'[' => pythonic_items(text, span, format),
         Err(error) => vec![Item::error(
             span,
             format,
@@ -1274,7 +1261,18 @@ pub(crate) fn value_items(
                 "the call is not valid JSON: {error}; write it as {{\"name\": \"...\", \"arguments\": {{...}}}}"
             ),
         )],
+        Ok(value) => match json::calls(value, shape) {
+            Ok(calls) => found_items(calls, format, &span),
+            Err(not) => vec![Item::not_call(not, format, span)],
+        },
     }
+}
+
+fn found_items(calls: Vec<RawCall>, format: Format, span: &Range<usize>) -> Vec<Item> {
+    calls
+        .into_iter()
+        .map(|call| Item::found(call, format, span.clone()))
+        .collect()
 }
 
 fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
@@ -1299,5 +1297,24 @@ fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
             ErrorKind::Malformed,
             format!("the call is not valid: {error}; write calls as [name(arg=value, ...)]"),
         )],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_held_back_suffix_sees_every_marker() {
+        for marker in ALL_MARKERS.iter() {
+            assert!(
+                may_begin_marker(marker.as_bytes()[0]),
+                "{marker} begins with a byte the suffix check skips"
+            );
+            assert!(
+                marker.len() <= MAX_MARKER,
+                "{marker} is longer than the suffix check looks back"
+            );
+        }
     }
 }

@@ -92,6 +92,30 @@ impl<'a> Input<'a> {
     }
 }
 
+/// The calls of a special-token section (DeepSeek, Kimi): for each `begin` in `text`, the text
+/// up to the next `end` (or to the end of `text` when it never comes), its offset in `text`, and
+/// whether its `end` came.
+pub(crate) fn delimited<'t>(
+    text: &'t str,
+    begin: &'static str,
+    end: &'static str,
+) -> impl Iterator<Item = (&'t str, usize, bool)> + 't {
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        let start = offset + text[offset..].find(begin)? + begin.len();
+        Some(match text[start..].find(end) {
+            Some(len) => {
+                offset = start + len + end.len();
+                (&text[start..start + len], start, true)
+            }
+            None => {
+                offset = text.len();
+                (&text[start..], start, false)
+            }
+        })
+    })
+}
+
 /// ASCII whitespace, the only whitespace the parser trims or collapses.
 pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
@@ -112,6 +136,21 @@ impl Finder {
             needle: needle.as_bytes(),
             found: None,
             horizon: 0,
+        }
+    }
+
+    /// Where a block whose body starts at `body` closes with this needle: the end of the body,
+    /// the end of the block, and whether the needle came (at the end of the output a block may
+    /// stay open and runs to the end). `None`: more input will tell.
+    pub(crate) fn closing(
+        &mut self,
+        input: &Input<'_>,
+        body: usize,
+    ) -> Option<(usize, usize, bool)> {
+        match self.find(input, body) {
+            Some(at) => Some((at, at + self.needle.len(), true)),
+            None if input.eof() => Some((input.end(), input.end(), false)),
+            None => None,
         }
     }
 
