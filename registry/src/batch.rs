@@ -40,6 +40,10 @@ impl Registry {
     /// default), each `sequential` tool alone (after the calls before it finish, before the
     /// ones after it start). Returns one result per call, in call order; errors become
     /// unsuccessful results (see [`ToolResult::from`]) carrying the registry's audit.
+    ///
+    /// A batch is one model output: at most [`RegistryBuilder::max_calls`](crate::RegistryBuilder::max_calls)
+    /// of its calls run (32 by default); each call after those is answered with
+    /// [`ToolError::TooManyCalls`] and does not run.
     pub async fn execute_all(
         &self,
         calls: impl IntoIterator<Item = ToolCall>,
@@ -69,6 +73,18 @@ impl Registry {
     ) -> Vec<ToolResult> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let cap = self.policy.max_concurrency;
+        let mut calls = calls;
+        let over = calls.split_off(calls.len().min(self.policy.max_calls));
+        for (offset, call) in over.into_iter().enumerate() {
+            let started = Instant::now();
+            let def = self.get_for(&call.name, ctx.scope());
+            let error = ToolError::TooManyCalls {
+                tool: def.map_or(call.name, |d| d.name().to_owned()),
+                limit: self.policy.max_calls,
+            };
+            results[self.policy.max_calls + offset] =
+                Some(error_result(error, def, ctx, started));
+        }
         let mut calls = calls.into_iter().enumerate().peekable();
         while calls.peek().is_some() {
             // The next segment: one sequential call, or a run of concurrent ones.

@@ -13,11 +13,13 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{Annotations, Registry, SourceLocation, ToolDef};
+use crate::{Annotations, Registry, Scope, SourceLocation, ToolDef};
 
-/// The documentation of a registry's tools. Get one with [`Registry::catalog`].
+/// The documentation of a registry's tools. Get one with [`Registry::catalog`], or
+/// [`Registry::catalog_for`] for what one caller may see.
 pub struct Catalog<'r> {
     registry: &'r Registry,
+    scope: Option<&'r Scope>,
 }
 
 /// One argument as the catalog shows it.
@@ -73,7 +75,30 @@ pub struct ToolDoc {
 impl Registry {
     /// The documentation of every tool in this registry.
     pub fn catalog(&self) -> Catalog<'_> {
-        Catalog { registry: self }
+        Catalog {
+            registry: self,
+            scope: None,
+        }
+    }
+
+    /// The documentation of the tools `scope` may see and run (deferred ones included): a tool
+    /// outside the scope is left out, as if it did not exist.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Registry, Scope};
+    /// /// Restart the service.
+    /// #[tool(name = "ops.restart", permission = "admin")]
+    /// fn restart() -> &'static str { "ok" }
+    ///
+    /// let registry = Registry::global();
+    /// assert!(registry.catalog().markdown().contains("ops.restart"));
+    /// assert!(!registry.catalog_for(&Scope::guest()).markdown().contains("ops.restart"));
+    /// ```
+    pub fn catalog_for<'r>(&'r self, scope: &'r Scope) -> Catalog<'r> {
+        Catalog {
+            registry: self,
+            scope: Some(scope),
+        }
     }
 }
 
@@ -82,6 +107,10 @@ impl Catalog<'_> {
     pub fn tools(&self) -> Vec<ToolDoc> {
         self.registry
             .all_tools()
+            .filter(|def| {
+                self.scope
+                    .is_none_or(|scope| self.registry.get_for(def.name(), scope).is_some())
+            })
             .map(|def| {
                 let schema = self
                     .registry

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::{Scope, ToolEvent};
+#[cfg(doc)]
+use crate::Permission;
 
 /// A map of values keyed by their type.
 #[derive(Clone, Default)]
@@ -57,9 +59,30 @@ impl fmt::Debug for TypeMap {
 /// assert_eq!(ctx.user(), Some("alice"));
 /// assert_eq!(ctx.get::<Tenant>().map(|t| t.0), Some("acme"));
 /// ```
+///
+/// # Who is trusted
+///
+/// [`Ctx::new`] is the application calling its own tools: it sees and runs every tool. Naming a
+/// user with [`Ctx::with_user`] turns it into that user's context at [`Permission::User`]
+/// level, so a context built for a user is never trusted by accident. Trust is asked for by
+/// name: [`Ctx::trusted`] keeps owner rights whoever the user is, and [`Ctx::for_scope`] takes
+/// the exact [`Scope`] the caller has.
+///
+/// ```
+/// use tool_registry::{Ctx, Permission, Scope};
+///
+/// assert_eq!(Ctx::new().scope().level(), Permission::Owner);
+/// assert_eq!(Ctx::new().with_user("alice").scope().level(), Permission::User);
+/// assert_eq!(Ctx::trusted().with_user("ops").scope().level(), Permission::Owner);
+/// let admin = Ctx::for_scope(Scope::user("root").with_level(Permission::Admin));
+/// assert_eq!(admin.scope().level(), Permission::Admin);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Ctx {
     scope: Scope,
+    /// The scope was chosen by name (`trusted`, `for_scope`, `with_scope`), not left as the
+    /// default: naming a user then keeps it.
+    scope_chosen: bool,
     user_message: Option<String>,
     kb_context: Option<String>,
     confidence: Option<f64>,
@@ -69,26 +92,46 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// An empty context: no user, no metadata.
+    /// The application's own context: no user, no metadata, every tool visible. Naming a user
+    /// with [`Ctx::with_user`] lowers it to that user's rights; see [Who is
+    /// trusted](Ctx#who-is-trusted).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A context with owner rights that it keeps when a user is named: for operators and
+    /// internal jobs acting on a user's behalf.
+    pub fn trusted() -> Self {
+        Self::for_scope(Scope::trusted())
     }
 
     /// A context for `scope`: who is asking decides what they may list and run.
     pub fn for_scope(scope: Scope) -> Self {
         Self {
             scope,
+            scope_chosen: true,
             ..Self::default()
         }
     }
     /// Replaces the scope (the user and chat ids are part of it).
     pub fn with_scope(mut self, scope: Scope) -> Self {
         self.scope = scope;
+        self.scope_chosen = true;
         self
     }
-    /// Sets the user id the call is made for.
+    /// Sets the user id the call is made for. On a context whose scope was not chosen by name
+    /// ([`Ctx::new`]), the scope becomes [`Scope::user`]: that user's rights, not the
+    /// application's. A scope given with [`Ctx::trusted`], [`Ctx::for_scope`] or
+    /// [`Ctx::with_scope`] keeps its level.
     pub fn with_user(mut self, user: impl Into<String>) -> Self {
-        self.scope.user = Some(Arc::from(user.into()));
+        if !self.scope_chosen {
+            let chat_id = self.scope.chat_id;
+            self.scope = Scope::user(user);
+            self.scope.chat_id = chat_id;
+            self.scope_chosen = true;
+        } else {
+            self.scope.user = Some(Arc::from(user.into()));
+        }
         self
     }
     /// Sets the chat the call came from.

@@ -11,11 +11,17 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
-    /// No tool has this name (or alias).
-    #[error("unknown tool `{name}`: call one of the tools listed for you")]
+    /// No tool has this name (or alias), or none the caller may see.
+    #[error(
+        "unknown tool `{}`: {}call one of the tools listed for you",
+        name.escape_debug(),
+        did_you_mean(suggestion)
+    )]
     UnknownTool {
         /// The name that was asked for.
         name: String,
+        /// The closest name the caller may see, when one is close.
+        suggestion: Option<String>,
     },
     /// The arguments do not fit the tool's schema.
     #[error(
@@ -108,6 +114,24 @@ pub enum ToolError {
         /// What is missing and how to provide it.
         message: String,
     },
+    /// The model asked for more calls in one output than the registry runs; this one did not
+    /// run.
+    #[error(
+        "call of `{tool}` not run: one answer may make at most {limit} tool calls; make the most important calls first and the rest in a later turn"
+    )]
+    TooManyCalls {
+        /// The tool that was asked for.
+        tool: String,
+        /// The most calls one model output runs.
+        limit: usize,
+    },
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(name) => format!("did you mean `{name}`? Otherwise "),
+        None => String::new(),
+    }
 }
 
 fn human(duration: &Duration) -> String {
@@ -138,6 +162,7 @@ impl ToolError {
             Self::ApprovalRefused { .. } => "approval_refused",
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
+            Self::TooManyCalls { .. } => "too_many_calls",
         }
     }
 
@@ -188,7 +213,8 @@ impl ToolError {
             | Self::TimedOut { tool, .. }
             | Self::NeedsApproval { tool, .. }
             | Self::Denied { tool, .. }
-            | Self::GateUnavailable { tool, .. } => {
+            | Self::GateUnavailable { tool, .. }
+            | Self::TooManyCalls { tool, .. } => {
                 if tool.is_empty() {
                     name.clone_into(tool);
                 }
@@ -204,7 +230,12 @@ impl Serialize for ToolError {
         map.serialize_entry("code", self.code())?;
         map.serialize_entry("message", &self.to_string())?;
         match self {
-            Self::UnknownTool { name } => map.serialize_entry("name", name)?,
+            Self::UnknownTool { name, suggestion } => {
+                map.serialize_entry("name", name)?;
+                if let Some(suggestion) = suggestion {
+                    map.serialize_entry("suggestion", suggestion)?;
+                }
+            }
             Self::InvalidArguments {
                 tool,
                 path,
@@ -230,7 +261,8 @@ impl Serialize for ToolError {
             | Self::Misconfigured { tool, .. }
             | Self::TimedOut { tool, .. }
             | Self::Denied { tool, .. }
-            | Self::GateUnavailable { tool, .. } => {
+            | Self::GateUnavailable { tool, .. }
+            | Self::TooManyCalls { tool, .. } => {
                 map.serialize_entry("tool", tool)?;
             }
         }

@@ -39,13 +39,39 @@ pub use gate::{Decision, Gate};
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use registry::{
     APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT,
-    MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
+    MAX_CALLS, MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
 };
 pub use result::ToolResult;
 pub use scope::{EMBEDDING_FLAG, Scope};
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;
+
+/// Links crates of tools into the program: `tool_registry::link!(my_tools, more_tools);` at the
+/// top level of the binary's `main.rs`.
+///
+/// The linker leaves out a crate that nothing in the binary refers to, and a `#[tool]` in it
+/// with it. Naming the crate here (it expands to `use my_tools as _;` for each) keeps its tools
+/// in [`Registry::global`].
+///
+/// ```
+/// tool_registry::link!(serde_json);
+/// # fn main() {}
+/// ```
+#[macro_export]
+macro_rules! link {
+    ($($krate:ident),+ $(,)?) => {
+        $(
+            #[allow(unused_imports)]
+            use $krate as _;
+        )+
+    };
+}
+
+/// The README of the repository, compiled as a doc test so that its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct RepositoryReadme;
 
 /// What generated code refers to. Not part of the public API.
 #[doc(hidden)]

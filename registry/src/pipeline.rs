@@ -382,6 +382,7 @@ impl Registry {
     ) -> Result<ToolResult, ToolError> {
         let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
+            suggestion: None,
         })?;
         let handler = self.validate(entry.def, args.into(), ctx)?;
         match AssertUnwindSafe(handler).catch_unwind().await {
@@ -405,6 +406,7 @@ impl Registry {
         let started = Tick::now();
         let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
+            suggestion: None,
         })?;
         let handler = self.validate(entry.def, args.into(), ctx)?;
         let mut result = match AssertUnwindSafe(handler).catch_unwind().await {
@@ -499,6 +501,7 @@ impl<'a> State<'a> {
             registry.record(name, None, started, ctx, Cow::Borrowed("unknown_tool"));
             return Err(Err(ToolError::UnknownTool {
                 name: name.to_owned(),
+                suggestion: registry.suggest(name, ctx.scope()),
             }));
         };
         let def = entry.def;

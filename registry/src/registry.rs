@@ -70,6 +70,7 @@ pub(crate) struct Policy {
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) log_annotations: bool,
     pub(crate) max_concurrency: usize,
+    pub(crate) max_calls: usize,
 }
 
 #[derive(Default)]
@@ -228,6 +229,9 @@ pub const GATE_TIMEOUT: Duration = Duration::from_secs(2);
 pub const APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
 /// How many calls of one batch run at once.
 pub const MAX_CONCURRENCY: usize = 8;
+/// How many calls of one batch (one model output) run at all; the rest are answered with
+/// [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls).
+pub const MAX_CALLS: usize = 32;
 
 impl Registry {
     /// Every `#[tool]` in every crate linked into the binary, with default policies. Built on
@@ -278,6 +282,7 @@ impl Registry {
             audit: None,
             log_annotations: true,
             max_concurrency: MAX_CONCURRENCY,
+            max_calls: MAX_CALLS,
         }
     }
 
@@ -408,6 +413,37 @@ impl Registry {
         }
     }
 
+    /// The name or alias `scope` may use that is closest to `name`, when one is close enough
+    /// to be a typo of it (`serach` for `search`, `web_search` for `research.web_search`).
+    /// Only names the caller may see are suggested.
+    pub(crate) fn suggest(&self, name: &str, scope: &Scope) -> Option<String> {
+        // Names longer than any tool's cannot be a typo of one; never spend time on them.
+        if name.is_empty() || name.len() > 128 {
+            return None;
+        }
+        let mut best: Option<(usize, &'static str)> = None;
+        for (i, entry) in self.index.entries.iter().enumerate() {
+            if !self.visible(i, entry, scope) {
+                continue;
+            }
+            let def = entry.def;
+            for candidate in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
+                let short = candidate.rsplit_once('.').map_or(candidate, |(_, t)| t);
+                let distance = if short == name && short != candidate {
+                    0
+                } else {
+                    strsim::damerau_levenshtein(name, candidate)
+                };
+                if best.is_none_or(|(d, _)| distance < d) {
+                    best = Some((distance, def.name()));
+                }
+            }
+        }
+        let (distance, suggestion) = best?;
+        let close = (name.chars().count() / 3).clamp(1, 3);
+        (distance <= close).then(|| suggestion.to_owned())
+    }
+
     pub(crate) fn listed<'r>(
         &'r self,
         scope: &'r Scope,
@@ -520,6 +556,7 @@ pub struct RegistryBuilder {
     audit: Option<Arc<dyn AuditSink>>,
     log_annotations: bool,
     max_concurrency: usize,
+    max_calls: usize,
 }
 
 impl RegistryBuilder {
@@ -631,6 +668,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
+    /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
+    /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
+    /// model learns to spread its work over turns.
+    pub fn max_calls(mut self, limit: usize) -> Self {
+        self.max_calls = limit;
+        self
+    }
+
     /// Builds the registry; reports any name claimed twice and any unknown name in the
     /// allow-lists.
     pub fn build(self) -> Result<Registry, BuildError> {
@@ -708,6 +754,7 @@ impl RegistryBuilder {
             audit: self.audit.unwrap_or_else(|| Arc::new(TracingAuditSink)),
             log_annotations: self.log_annotations,
             max_concurrency: self.max_concurrency,
+            max_calls: self.max_calls,
         };
         Ok(Registry {
             index,

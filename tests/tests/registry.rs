@@ -74,7 +74,7 @@ impl Env {
         args: impl Into<ToolArgs<'a>>,
     ) -> Result<ToolResult, ToolError> {
         // A person approves every call that asks for it, so that the handler itself is tested.
-        let ctx = Ctx::new().with_user("tester");
+        let ctx = Ctx::trusted().with_user("tester");
         match self.registry.call(name, args, &ctx).await {
             Err(ToolError::NeedsApproval { token, .. }) => {
                 self.registry.approve(&token, &ctx).await
@@ -203,7 +203,8 @@ async fn aliases_call_the_tool_and_unknown_names_are_typed_errors() {
     assert_eq!(
         env.call("util.nope", "{}").await,
         Err(ToolError::UnknownTool {
-            name: "util.nope".to_owned()
+            name: "util.nope".to_owned(),
+            suggestion: Some("util.note".to_owned())
         })
     );
 }
@@ -1074,7 +1075,7 @@ async fn sandbox_escapes_are_refused_and_nothing_outside_is_touched() {
 #[tokio::test]
 async fn scheduler_jobs_persist_in_the_file_across_registries() {
     let env = Env::new();
-    let admin = Ctx::new().with_user("root");
+    let admin = Ctx::trusted().with_user("root");
     let added = env
         .registry
         .call(

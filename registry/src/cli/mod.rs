@@ -232,15 +232,40 @@ where
             return EXIT_TOOL_ERROR;
         }
     };
+    if registry.is_empty() && !cli.command.reads_own_tool_list() {
+        let _ = err.write_all(EMPTY_REGISTRY.as_bytes());
+        return EXIT_USAGE;
+    }
     let scope = cli.scope.scope();
+    if let Some(list) = scope.allow_list()
+        && registry.allow_lists().get(list).is_none()
+    {
+        let known: Vec<String> = registry.allow_lists().names().map(shown).collect();
+        let known = if known.is_empty() {
+            "this program defines no allow-lists".to_owned()
+        } else {
+            format!("the allow-lists are {}", known.join(", "))
+        };
+        let _ = writeln!(
+            err,
+            "error: there is no allow-list named {}; {known}",
+            shown(list)
+        );
+        return EXIT_USAGE;
+    }
     let written = match cli.command {
         Command::List {
             format: ListFormat::Text,
         } => {
             let tools = registry.tools(&scope);
-            let width = tools.iter().map(|t| t.name().len()).max().unwrap_or(0);
+            let width = tools.iter().map(|t| shown(t.name()).len()).max().unwrap_or(0);
             tools.iter().try_for_each(|tool| {
-                writeln!(out, "{:width$}  {}", tool.name(), tool.short_description())
+                writeln!(
+                    out,
+                    "{:width$}  {}",
+                    shown(tool.name()),
+                    shown(tool.short_description())
+                )
             })
         }
         Command::List {
@@ -255,19 +280,24 @@ where
         }
         Command::Catalog {
             format: CatalogFormat::Md,
-        } => out.write_all(registry.catalog().markdown().as_bytes()),
+        } => out.write_all(registry.catalog_for(&scope).markdown().as_bytes()),
         Command::Catalog {
             format: CatalogFormat::Json,
-        } => print_json(out, &registry.catalog().json()),
+        } => print_json(out, &registry.catalog_for(&scope).json()),
         Command::Schema { name } => match registry
             .get_for(&name, &scope)
             .and_then(|def| registry.input_schema(def.name()))
         {
             Some(schema) => print_json(out, schema),
             None => {
+                let hint = match registry.suggest(&name, &scope) {
+                    Some(close) => format!("did you mean `{close}`? "),
+                    None => String::new(),
+                };
                 let _ = writeln!(
                     err,
-                    "error: no tool is named `{name}`; `list` shows the tools"
+                    "error: no tool is named {}; {hint}`list` shows the tools",
+                    shown(&name)
                 );
                 return EXIT_USAGE;
             }
@@ -302,7 +332,7 @@ where
                 Err(error) => finish(out, err, Some(Err(error))),
             };
         }
-        Command::Parse(args) => return parse::parse(args, &registry, out, err),
+        Command::Parse(args) => return parse::parse(args, &registry, &scope, out, err),
         Command::Run(args) => return parse::run(args, &registry, Ctx::for_scope(scope), out, err),
     };
     match written {
@@ -312,6 +342,41 @@ where
             EXIT_TOOL_ERROR
         }
     }
+}
+
+/// What every command says when no tool is linked into the program.
+const EMPTY_REGISTRY: &str = "\
+error: no tools are linked into this program.
+A #[tool] in a library crate is linked only when the program names that crate. Name each crate
+of tools once in the program's main.rs:
+
+    tool_registry::link!(my_tools);
+
+(or `use my_tools as _;`), then build again. `list` shows the tools that are linked.
+";
+
+impl Command {
+    /// Whether the command works from a tool list it is given rather than this program's tools.
+    fn reads_own_tool_list(&self) -> bool {
+        matches!(self, Command::Parse(args) if args.has_tool_list())
+    }
+}
+
+/// `text` as it may go to a terminal: control characters (escape sequences, carriage returns,
+/// bells) are written as escapes, everything else as it is.
+pub(crate) fn shown(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Runs a future on a fresh current-thread runtime with timers.

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on, print_json};
 use crate::parse::{self, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
-use crate::{Ctx, Registry, ToolResult};
+use crate::{Ctx, Registry, Scope, ToolResult};
 
 /// `toolreg parse`.
 #[derive(Args)]
@@ -68,14 +68,16 @@ impl InputArgs {
             .calls_in_thinking(self.calls_in_thinking)
     }
 
+    /// The model's output. Bytes that are not UTF-8 are replaced with U+FFFD and reported on
+    /// `err`: one bad byte does not cost the rest of the output.
     fn read(&self, err: &mut dyn Write) -> Option<String> {
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         let read = match &self.input {
-            Some(path) => std::fs::read_to_string(path).map(|t| text = t),
-            None => std::io::stdin().read_to_string(&mut text).map(drop),
+            Some(path) => std::fs::read(path).map(|b| bytes = b),
+            None => std::io::stdin().read_to_end(&mut bytes).map(drop),
         };
         match read {
-            Ok(()) => Some(text),
+            Ok(()) => Some(decode_lossy(bytes, err)),
             Err(error) => {
                 let source = self
                     .input
@@ -91,11 +93,40 @@ impl InputArgs {
     }
 }
 
+/// `bytes` as text, with what is not UTF-8 replaced and reported.
+fn decode_lossy(bytes: Vec<u8>, err: &mut dyn Write) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let first = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            let bad = bytes
+                .utf8_chunks()
+                .filter(|chunk| !chunk.invalid().is_empty())
+                .count();
+            let _ = writeln!(
+                err,
+                "warning: the model's output is not valid UTF-8: {bad} invalid byte sequence{} replaced with U+FFFD, the first at byte {first}",
+                if bad == 1 { "" } else { "s" }
+            );
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+    }
+}
+
+impl ParseArgs {
+    pub(super) fn has_tool_list(&self) -> bool {
+        self.tools.is_some()
+    }
+}
+
 /// Prints `{"calls", "content", "reasoning", "errors", "unknown"}`. Exit code 0, or 2 when the
-/// input or the tool list cannot be read.
+/// input or the tool list cannot be read. Without `--tools`, the tools are the ones `scope`
+/// may see: any other name is unknown.
 pub(crate) fn parse(
     args: ParseArgs,
     registry: &Registry,
+    scope: &Scope,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
@@ -104,7 +135,7 @@ pub(crate) fn parse(
     };
     let options = args.input.options();
     let parsed = match &args.tools {
-        None => parse::any_with(&text, registry, options),
+        None => parse::any_with(&text, &registry.scoped(scope), options),
         Some(path) => {
             let list = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read the tool list {}: {e}", path.display()))
@@ -165,7 +196,8 @@ pub(crate) fn run(
     if let Some(message) = args.message {
         ctx = ctx.with_user_message(message);
     }
-    let parsed: Parsed = parse::any_with(&text, registry, args.input.options());
+    let tools = registry.scoped(ctx.scope());
+    let parsed: Parsed = parse::any_with(&text, &tools, args.input.options());
     let batch = parsed.calls.iter().cloned().map(crate::ToolCall::from);
     let Some(outcomes) = block_on(err, registry.execute_all(batch, &ctx)) else {
         return EXIT_TOOL_ERROR;

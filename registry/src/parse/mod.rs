@@ -88,7 +88,7 @@ mod tools;
 
 pub use stream::{StreamEvent, StreamParser};
 pub use tags::TagSet;
-pub use tools::{ToolList, ToolListError, ToolSet};
+pub use tools::{Scoped, ToolList, ToolListError, ToolSet};
 
 /// What a model's output contains: the calls to make, the text to show, the reasoning, and
 /// what went wrong.

@@ -232,14 +232,17 @@ impl TagSet {
     }
 }
 
-/// The tag set of a registry's tools, built on first use and shared by every registry with the
-/// same tag tools.
-pub(crate) fn for_registry(registry: &Registry) -> Option<Arc<TagSet>> {
+/// The tag set of the registry's tools that `keep` accepts, built on first use and shared by
+/// every registry (and scope) with the same tag tools.
+pub(crate) fn for_registry(
+    registry: &Registry,
+    keep: impl Fn(&ToolDef) -> bool,
+) -> Option<Arc<TagSet>> {
     type Cache = Mutex<FxHashMap<Vec<usize>, Option<Arc<TagSet>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
 
     let defs: Vec<&'static ToolDef> = registry_tools(registry)
-        .filter(|d| d.tag().is_some())
+        .filter(|d| d.tag().is_some() && keep(d))
         .collect();
     if defs.is_empty() {
         return None;

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::tags::TagSet;
-use crate::Registry;
+use crate::{Registry, Scope};
 
 /// The tools a model may call, as the parser sees them.
 ///
@@ -42,7 +42,9 @@ impl<T: ToolSet + ?Sized> ToolSet for &T {
     }
 }
 
-// The one place that reads the registry; the scope work may rename what is used here.
+/// Every tool of the registry, whatever the scope: for the application itself. Parse what a
+/// user's model wrote with [`Registry::scoped`] instead, so that a tool the user may not see
+/// reads exactly as an unknown one.
 impl ToolSet for Registry {
     fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
@@ -51,7 +53,63 @@ impl ToolSet for Registry {
         self.input_schema(name).map(schemars::Schema::as_value)
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tags::for_registry(self)
+        super::tags::for_registry(self, |_| true)
+    }
+}
+
+/// The tools of a registry that one [`Scope`] may see and run, as the parser sees them: a
+/// hidden tool's name is unknown, its schema is not used, its tag line is plain text. Made by
+/// [`Registry::scoped`].
+///
+/// ```
+/// use tool_registry::{Registry, Scope, parse};
+///
+/// # #[tool_registry::tool(name = "ops.restart", permission = "admin")]
+/// # /// Restart the service.
+/// # fn restart() -> &'static str { "ok" }
+/// let registry = Registry::global();
+/// let output = r#"<tool_call>{"name": "ops.restart", "arguments": {}}</tool_call>"#;
+/// let as_guest = parse::any(output, &registry.scoped(&Scope::guest()));
+/// assert!(as_guest.calls.is_empty() && as_guest.unknown.len() == 1);
+/// let as_owner = parse::any(output, &registry.scoped(&Scope::trusted()));
+/// assert_eq!(as_owner.calls[0].name, "ops.restart");
+/// ```
+#[derive(Clone, Copy)]
+pub struct Scoped<'r> {
+    registry: &'r Registry,
+    scope: &'r Scope,
+}
+
+impl Registry {
+    /// This registry's tools as `scope` sees them, for the parser (see [`Scoped`]).
+    pub fn scoped<'r>(&'r self, scope: &'r Scope) -> Scoped<'r> {
+        Scoped {
+            registry: self,
+            scope,
+        }
+    }
+}
+
+impl ToolSet for Scoped<'_> {
+    fn contains(&self, name: &str) -> bool {
+        self.registry.get_for(name, self.scope).is_some()
+    }
+    fn schema(&self, name: &str) -> Option<&Value> {
+        let def = self.registry.get_for(name, self.scope)?;
+        self.registry
+            .input_schema(def.name())
+            .map(schemars::Schema::as_value)
+    }
+    fn tags(&self) -> Option<Arc<TagSet>> {
+        super::tags::for_registry(self.registry, |def| {
+            self.registry.get_for(def.name(), self.scope).is_some()
+        })
+    }
+}
+
+impl fmt::Debug for Scoped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scoped").field("scope", self.scope).finish()
     }
 }
 
