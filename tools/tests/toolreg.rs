@@ -320,3 +320,231 @@ fn approve_and_deny_work_across_processes() {
     );
     assert!(dir.path().join("sandbox/a.txt").exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// A caller with less permission: what it may not see is unknown everywhere.
+
+/// The names a guest may not see, and a name no tool has.
+const HIDDEN_FROM_GUEST: [&str; 4] = [
+    "scheduler.add_job",
+    "scheduler.list_jobs",
+    "scheduler.remove_job",
+    "file_manager.delete_file",
+];
+
+fn toolreg_stdin(root: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolreg"))
+        .current_dir(root)
+        .env_remove("TOOLREG_KB")
+        .env_remove("TOOLREG_INBOX")
+        .env_remove("TOOLREG_SANDBOX")
+        .env_remove("TOOLREG_SCHEDULE")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("toolreg runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn a_guest_lists_documents_and_exports_no_hidden_tool() {
+    let dir = workspace();
+    for args in [
+        &["list"][..],
+        &["list", "--format", "json"],
+        &["catalog"],
+        &["catalog", "--format", "json"],
+        &["tools", "--format", "openai"],
+    ] {
+        let guest: Vec<&str> = ["--level", "guest"].iter().chain(args).copied().collect();
+        let output = toolreg(dir.path(), &guest);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+        let shown = text(&output);
+        assert!(shown.contains("research"), "{args:?} lists the guest's tools");
+        for hidden in HIDDEN_FROM_GUEST {
+            assert!(!shown.contains(hidden), "{args:?} shows {hidden}:\n{shown}");
+        }
+        // The trusted caller does see them: the check above is about the scope.
+        let owner = text(&toolreg(dir.path(), args));
+        assert!(owner.contains("scheduler.add_job"), "{args:?}");
+    }
+}
+
+/// Everything a command prints about `name`, with `name` itself and the timings taken out.
+fn answer_about(dir: &Path, args: &[&str], name: &str, input: &[u8]) -> (Option<i32>, String) {
+    let args: Vec<&str> = args.iter().map(|a| if *a == "NAME" { name } else { a }).collect();
+    let output = toolreg_stdin(dir, &args, &input.to_vec().replace_name(name));
+    let mut shown = text(&output).replace(name, "NAME");
+    // Durations and timestamps differ from run to run.
+    for key in ["\"duration_ms\"", "\"ts\""] {
+        while let Some(at) = shown.find(&format!("{key}: ")) {
+            let end = shown[at..].find([',', '\n']).map_or(shown.len(), |e| at + e);
+            shown.replace_range(at..end, "");
+        }
+    }
+    (output.status.code(), shown)
+}
+
+trait ReplaceName {
+    fn replace_name(self, name: &str) -> Vec<u8>;
+}
+
+impl ReplaceName for Vec<u8> {
+    fn replace_name(self, name: &str) -> Vec<u8> {
+        String::from_utf8(self)
+            .unwrap()
+            .replace("NAME", name)
+            .into_bytes()
+    }
+}
+
+#[test]
+fn a_guest_gets_the_same_answer_for_a_hidden_tool_as_for_an_unknown_one() {
+    let dir = workspace();
+    let unknown = "zzzzzzzzz.zzzzzzzz";
+    let native = br#"<tool_call>{"name": "NAME", "arguments": {"name": "x"}}</tool_call>"#;
+    let cases: [(&[&str], &[u8]); 4] = [
+        (&["--level", "guest", "schema", "NAME"], b""),
+        (&["--level", "guest", "call", "NAME", r#"{"name": "x"}"#], b""),
+        (&["--level", "guest", "parse"], native),
+        (&["--level", "guest", "run"], native),
+    ];
+    for (args, input) in cases {
+        let expected = answer_about(dir.path(), args, unknown, input);
+        for hidden in HIDDEN_FROM_GUEST {
+            let got = answer_about(dir.path(), args, hidden, input);
+            assert_eq!(got, expected, "{args:?} as a guest, about {hidden}");
+        }
+    }
+    // A parsed call of a hidden tool is in `unknown`, not in `calls`.
+    let parsed = stdout_json(&toolreg_stdin(
+        dir.path(),
+        &["--level", "guest", "parse"],
+        &native.to_vec().replace_name("scheduler.add_job"),
+    ));
+    assert_eq!(parsed["calls"], serde_json::json!([]));
+    assert_eq!(parsed["unknown"][0]["name"], "scheduler.add_job");
+    // And nothing ran: the schedule was not created.
+    assert!(!dir.path().join("scheduler.json").exists());
+}
+
+#[test]
+fn tag_lines_of_tools_outside_the_scope_stay_text() {
+    let dir = workspace();
+    let output = b"Let me look.\nRESEARCH: caching\n";
+    let inside = stdout_json(&toolreg_stdin(dir.path(), &["parse"], output));
+    assert_eq!(inside["calls"][0]["name"], "research");
+    let outside = stdout_json(&toolreg_stdin(
+        dir.path(),
+        &["--modules", "file_manager", "parse"],
+        output,
+    ));
+    assert_eq!(outside["calls"], serde_json::json!([]));
+    assert!(
+        outside["content"]
+            .as_str()
+            .unwrap()
+            .contains("RESEARCH: caching")
+    );
+}
+
+#[test]
+fn an_unknown_name_gets_a_suggestion_only_from_what_the_caller_sees() {
+    let dir = workspace();
+    let typo = stdout_json(&toolreg(dir.path(), &["call", "reserch", r#"{"query": "x"}"#]));
+    assert_eq!(typo["content"]["error"]["suggestion"], "research");
+    assert!(
+        typo["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `research`?")
+    );
+    let owner = stdout_json(&toolreg(dir.path(), &["call", "scheduler.list_job", "{}"]));
+    assert_eq!(
+        owner["content"]["error"]["suggestion"],
+        "scheduler.list_jobs"
+    );
+    let guest = toolreg(
+        dir.path(),
+        &["--level", "guest", "call", "scheduler.list_job", "{}"],
+    );
+    assert!(
+        !text(&guest).contains("scheduler.list_jobs"),
+        "{}",
+        text(&guest)
+    );
+}
+
+#[test]
+fn one_model_output_runs_at_most_32_calls() {
+    let dir = workspace();
+    let lines: String = (0..1500)
+        .map(|i| format!("SOURCE: https://example.org/{i} page {i}\n"))
+        .collect();
+    let output = toolreg_stdin(dir.path(), &["--user", "alice", "run"], lines.as_bytes());
+    let ran = stdout_json(&output);
+    let results = ran["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1500, "every call is reported");
+    let not_run = results
+        .iter()
+        .filter(|r| r["result"]["content"]["error"]["code"] == "too_many_calls")
+        .count();
+    assert_eq!(not_run, 1500 - 32);
+    assert!(results[..32].iter().all(|r| r["result"]["success"] == true));
+    let written = std::fs::read_dir(dir.path().join("kb/inbox/sources"))
+        .map_or(0, |files| files.count());
+    assert_eq!(written, 32, "only the calls that ran wrote a file");
+}
+
+#[test]
+fn output_with_invalid_utf8_is_read_and_the_bad_bytes_reported() {
+    let dir = workspace();
+    let mut output = b"caf\xe9 \xff\n".to_vec();
+    output.extend_from_slice(br#"<tool_call>{"name": "research", "arguments": {"query": "x"}}</tool_call>"#);
+    let parsed = toolreg_stdin(dir.path(), &["parse"], &output);
+    assert_eq!(parsed.status.code(), Some(0), "{parsed:?}");
+    assert_eq!(stdout_json(&parsed)["calls"][0]["name"], "research");
+    let warning = String::from_utf8_lossy(&parsed.stderr);
+    assert!(
+        warning.contains("not valid UTF-8: 2 invalid byte sequences"),
+        "{warning}"
+    );
+    assert!(warning.contains("the first at byte 3"), "{warning}");
+}
+
+#[test]
+fn control_characters_in_names_are_escaped_on_the_terminal() {
+    let dir = workspace();
+    let output = toolreg(dir.path(), &["schema", "evil\u{1b}[2J\u{7}\r"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\r'), "{stderr:?}");
+    assert!(stderr.contains(r"evil\u{1b}[2J\u{7}\r"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_allow_list_is_an_error_naming_the_known_ones() {
+    let dir = workspace();
+    let output = toolreg(dir.path(), &["--allow-list", "exlpore", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no allow-list named exlpore"), "{stderr}");
+    for known in ["execute", "explore", "supervisor"] {
+        assert!(stderr.contains(known), "{stderr}");
+    }
+    let known = toolreg(dir.path(), &["--allow-list", "explore", "list"]);
+    assert_eq!(known.status.code(), Some(0));
+}
