@@ -82,8 +82,7 @@ impl Registry {
                 tool: def.map_or(call.name, |d| d.name().to_owned()),
                 limit: self.policy.max_calls,
             };
-            results[self.policy.max_calls + offset] =
-                Some(error_result(error, def, ctx, started));
+            results[self.policy.max_calls + offset] = Some(error_result(error, def, ctx, started));
         }
         let mut calls = calls.into_iter().enumerate().peekable();
         while calls.peek().is_some() {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::{Scope, ToolEvent};
 #[cfg(doc)]
 use crate::Permission;
+use crate::{Scope, ToolEvent};
 
 /// A map of values keyed by their type.
 #[derive(Clone, Default)]

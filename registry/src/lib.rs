@@ -38,8 +38,8 @@ pub use events::ToolEvent;
 pub use gate::{Decision, Gate};
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use registry::{
-    APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT,
-    MAX_CALLS, MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
+    APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT, MAX_CALLS,
+    MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
 };
 pub use result::ToolResult;
 pub use scope::{EMBEDDING_FLAG, Scope};

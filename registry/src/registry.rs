@@ -440,7 +440,7 @@ impl Registry {
             }
         }
         let (distance, suggestion) = best?;
-        let close = (name.chars().count() / 3).clamp(1, 3);
+        let close = (name.chars().count() / 4).clamp(1, 2);
         (distance <= close).then(|| suggestion.to_owned())
     }
 

@@ -12,7 +12,7 @@ use tool_registry::{
     Registry, RegistryBuilder, Scope, Selector, ToolCall, ToolDef, ToolError, ToolEvent,
     async_trait,
 };
-use tool_registry_tests::Runs;
+use tool_registry_tests::{Counter, Runs};
 use tool_registry_tools::Config;
 
 /// Collects audit records.
@@ -750,4 +750,88 @@ async fn a_call_does_nothing_until_awaited_and_is_audited_once_when_it_is() {
         .duration_since(audit.ts.unwrap())
         .unwrap();
     assert!(age < Duration::from_secs(5), "the timestamp is {age:?} old");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trust is asked for by name; one output runs a bounded number of calls; empty registries speak.
+
+#[tokio::test]
+async fn a_context_naming_a_user_is_never_trusted_by_accident() {
+    let registry = Registry::global();
+    let args = r#"{"command": "rm -rf /"}"#;
+    let alice = Ctx::new().with_user("alice");
+    assert_eq!(alice.scope().level(), Permission::User);
+    let refused = registry
+        .call("code_executor.run_shell", args, &alice)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "unknown_tool");
+    // The chat id set before the user survives the change of scope.
+    let in_chat = Ctx::new().with_chat_id(7).with_user("alice");
+    assert_eq!(
+        (in_chat.chat_id(), in_chat.scope().level()),
+        (Some(7), Permission::User)
+    );
+
+    // A terminal tool asks for confirmation: reaching that stage means the scope let it through.
+    let ops = Ctx::trusted().with_user("ops");
+    assert_eq!(ops.scope().level(), Permission::Owner);
+    let held = registry.call("code_executor.run_shell", args, &ops).await;
+    assert!(
+        matches!(held, Err(ToolError::NeedsApproval { .. })),
+        "{held:?}"
+    );
+    let admin = Ctx::for_scope(Scope::user("root").with_level(Permission::Admin)).with_user("r2");
+    assert_eq!(admin.user(), Some("r2"));
+    let held = registry.call("code_executor.run_shell", args, &admin).await;
+    assert!(
+        matches!(held, Err(ToolError::NeedsApproval { .. })),
+        "{held:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_runs_at_most_max_calls_and_reports_the_rest() {
+    let registry = Registry::builder()
+        .state(Counter::default())
+        .max_calls(3)
+        .build()
+        .unwrap();
+    let calls = (0..5).map(|_| ToolCall::new("util.count", json!({})));
+    let results = registry.execute_all(calls, &Ctx::new()).await;
+    assert_eq!(results.len(), 5);
+    assert!(results[..3].iter().all(|r| r.success));
+    for result in &results[3..] {
+        assert!(!result.success);
+        assert_eq!(result.content["error"]["code"], "too_many_calls");
+        assert_eq!(result.audit.tool.as_deref(), Some("util.count"));
+    }
+    let counter = registry
+        .call("util.count", json!({"by": 0}), &Ctx::new())
+        .await
+        .unwrap();
+    assert_eq!(counter.content, 3, "the calls over the limit did not run");
+}
+
+#[test]
+fn an_empty_registry_says_why_and_what_to_write() {
+    for command in ["list", "catalog", "tools", "call"] {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = tool_registry::cli::run(
+            ["prog", command, "x"]
+                .into_iter()
+                .take(if command == "call" { 3 } else { 2 }),
+            Registry::builder().without_linked(),
+            &mut out,
+            &mut err,
+        );
+        assert_eq!(code, tool_registry::cli::EXIT_USAGE, "{command}");
+        let err = String::from_utf8(err).unwrap();
+        assert!(
+            err.contains("no tools are linked into this program"),
+            "{err}"
+        );
+        assert!(err.contains("tool_registry::link!(my_tools);"), "{err}");
+        assert!(out.is_empty());
+    }
 }

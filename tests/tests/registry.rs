@@ -204,7 +204,14 @@ async fn aliases_call_the_tool_and_unknown_names_are_typed_errors() {
         env.call("util.nope", "{}").await,
         Err(ToolError::UnknownTool {
             name: "util.nope".to_owned(),
-            suggestion: Some("util.note".to_owned())
+            suggestion: None
+        })
+    );
+    assert_eq!(
+        env.call("util.ad", "{}").await,
+        Err(ToolError::UnknownTool {
+            name: "util.ad".to_owned(),
+            suggestion: Some("util.add".to_owned())
         })
     );
 }

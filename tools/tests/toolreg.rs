@@ -372,7 +372,10 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
         let output = toolreg(dir.path(), &guest);
         assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
         let shown = text(&output);
-        assert!(shown.contains("research"), "{args:?} lists the guest's tools");
+        assert!(
+            shown.contains("research"),
+            "{args:?} lists the guest's tools"
+        );
         for hidden in HIDDEN_FROM_GUEST {
             assert!(!shown.contains(hidden), "{args:?} shows {hidden}:\n{shown}");
         }
@@ -384,13 +387,18 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
 
 /// Everything a command prints about `name`, with `name` itself and the timings taken out.
 fn answer_about(dir: &Path, args: &[&str], name: &str, input: &[u8]) -> (Option<i32>, String) {
-    let args: Vec<&str> = args.iter().map(|a| if *a == "NAME" { name } else { a }).collect();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "NAME" { name } else { a })
+        .collect();
     let output = toolreg_stdin(dir, &args, &input.to_vec().replace_name(name));
     let mut shown = text(&output).replace(name, "NAME");
     // Durations and timestamps differ from run to run.
     for key in ["\"duration_ms\"", "\"ts\""] {
         while let Some(at) = shown.find(&format!("{key}: ")) {
-            let end = shown[at..].find([',', '\n']).map_or(shown.len(), |e| at + e);
+            let end = shown[at..]
+                .find([',', '\n'])
+                .map_or(shown.len(), |e| at + e);
             shown.replace_range(at..end, "");
         }
     }
@@ -417,7 +425,10 @@ fn a_guest_gets_the_same_answer_for_a_hidden_tool_as_for_an_unknown_one() {
     let native = br#"<tool_call>{"name": "NAME", "arguments": {"name": "x"}}</tool_call>"#;
     let cases: [(&[&str], &[u8]); 4] = [
         (&["--level", "guest", "schema", "NAME"], b""),
-        (&["--level", "guest", "call", "NAME", r#"{"name": "x"}"#], b""),
+        (
+            &["--level", "guest", "call", "NAME", r#"{"name": "x"}"#],
+            b"",
+        ),
         (&["--level", "guest", "parse"], native),
         (&["--level", "guest", "run"], native),
     ];
@@ -463,7 +474,10 @@ fn tag_lines_of_tools_outside_the_scope_stay_text() {
 #[test]
 fn an_unknown_name_gets_a_suggestion_only_from_what_the_caller_sees() {
     let dir = workspace();
-    let typo = stdout_json(&toolreg(dir.path(), &["call", "reserch", r#"{"query": "x"}"#]));
+    let typo = stdout_json(&toolreg(
+        dir.path(),
+        &["call", "reserch", r#"{"query": "x"}"#],
+    ));
     assert_eq!(typo["content"]["error"]["suggestion"], "research");
     assert!(
         typo["message"]
@@ -503,8 +517,8 @@ fn one_model_output_runs_at_most_32_calls() {
         .count();
     assert_eq!(not_run, 1500 - 32);
     assert!(results[..32].iter().all(|r| r["result"]["success"] == true));
-    let written = std::fs::read_dir(dir.path().join("kb/inbox/sources"))
-        .map_or(0, |files| files.count());
+    let written =
+        std::fs::read_dir(dir.path().join("kb/inbox/sources")).map_or(0, |files| files.count());
     assert_eq!(written, 32, "only the calls that ran wrote a file");
 }
 
@@ -512,7 +526,9 @@ fn one_model_output_runs_at_most_32_calls() {
 fn output_with_invalid_utf8_is_read_and_the_bad_bytes_reported() {
     let dir = workspace();
     let mut output = b"caf\xe9 \xff\n".to_vec();
-    output.extend_from_slice(br#"<tool_call>{"name": "research", "arguments": {"query": "x"}}</tool_call>"#);
+    output.extend_from_slice(
+        br#"<tool_call>{"name": "research", "arguments": {"query": "x"}}</tool_call>"#,
+    );
     let parsed = toolreg_stdin(dir.path(), &["parse"], &output);
     assert_eq!(parsed.status.code(), Some(0), "{parsed:?}");
     assert_eq!(stdout_json(&parsed)["calls"][0]["name"], "research");
@@ -530,7 +546,10 @@ fn control_characters_in_names_are_escaped_on_the_terminal() {
     let output = toolreg(dir.path(), &["schema", "evil\u{1b}[2J\u{7}\r"]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\r'), "{stderr:?}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
     assert!(stderr.contains(r"evil\u{1b}[2J\u{7}\r"), "{stderr}");
 }
 

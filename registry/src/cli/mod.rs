@@ -258,7 +258,11 @@ where
             format: ListFormat::Text,
         } => {
             let tools = registry.tools(&scope);
-            let width = tools.iter().map(|t| shown(t.name()).len()).max().unwrap_or(0);
+            let width = tools
+                .iter()
+                .map(|t| shown(t.name()).len())
+                .max()
+                .unwrap_or(0);
             tools.iter().try_for_each(|tool| {
                 writeln!(
                     out,
