@@ -215,7 +215,16 @@ impl Index {
 fn linked_index() -> Result<Arc<Index>, DuplicateToolError> {
     static LINKED: OnceLock<Result<Arc<Index>, DuplicateToolError>> = OnceLock::new();
     LINKED
-        .get_or_init(|| Index::build(crate::__private::TOOLS.iter()).map(Arc::new))
+        .get_or_init(|| {
+            if crate::__private::TOOLS.is_empty() {
+                tracing::warn!(
+                    target: "tool_registry",
+                    "no #[tool] is linked into this program: a crate of tools is linked only when \
+                     the program names it; add `tool_registry::link!(my_tools);` to main.rs"
+                );
+            }
+            Index::build(crate::__private::TOOLS.iter()).map(Arc::new)
+        })
         .clone()
 }
 
