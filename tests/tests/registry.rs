@@ -763,7 +763,18 @@ async fn source_and_claim_write_notes_to_the_inbox() {
     let again = env.registry.call("source", args, &ctx).await.unwrap();
     let (second, _) = created_file(&env, &again, "sources");
     assert_ne!(second, rel, "a second source never replaces the first");
-    assert!(second.ends_with("-2.md"), "{second}");
+    let suffix = second
+        .strip_prefix(rel.trim_end_matches(".md"))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|rest| rest.strip_suffix(".md"))
+        .unwrap_or_else(|| panic!("{second} is not {rel} with a suffix"));
+    assert!(
+        suffix.len() == 6
+            && suffix
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+        "{second}"
+    );
 
     let result = env
         .registry

@@ -1,19 +1,20 @@
 //! `file_manager.*`: documents in one sandboxed folder.
 //!
-//! Every path goes through [`Sandbox::resolve`], so no call reads, writes, lists or deletes
-//! anything outside [`Config::sandbox_root`].
+//! Every access goes through the directory handle of a [`Sandbox`] on
+//! [`Config::sandbox_root`], so no call reads, writes, lists or deletes anything outside it, even
+//! while the folders inside are being changed. The handle's calls block, so each tool runs its
+//! file work on Tokio's blocking pool.
 
-use std::io;
+use std::io::{self, Read as _};
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_registry::{State, ToolError, ToolResult, tool};
 
 use crate::Config;
 use crate::error::{failed, invalid, io_failed};
-use crate::fsutil;
-use crate::sandbox::{Resolved, Sandbox};
+use crate::sandbox::{Resolved, Sandbox, SandboxError, is_escape};
 
 /// The largest document `file_manager.create_document` writes.
 pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
@@ -43,75 +44,50 @@ pub async fn create_document(
     #[arg(desc = "Replace the file if it already exists", default = false)] overwrite: bool,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {
-    if content.len() > MAX_WRITE_BYTES {
+    let size = content.len();
+    if size > MAX_WRITE_BYTES {
         return Err(invalid(
             "content",
-            format!(
-                "the document has {} bytes; the limit is {MAX_WRITE_BYTES}",
-                content.len()
-            ),
+            format!("the document has {size} bytes; the limit is {MAX_WRITE_BYTES}"),
         ));
     }
-    let target = resolve(&config, &path)?;
-    let existed = match tokio::fs::metadata(&target.path).await {
-        Ok(meta) if meta.is_dir() => {
-            return Err(invalid(
-                "path",
-                format!("{:?} is a folder; name a file inside it", target.shown),
-            ));
-        }
-        Ok(_) if !overwrite => {
-            return Err(invalid(
-                "path",
-                format!(
-                    "{:?} already exists; pass \"overwrite\": true to replace it, or pick another path",
-                    target.shown
-                ),
-            ));
-        }
-        Ok(_) => true,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(io_failed("inspect", &target.shown, &e)),
-    };
-    if let Some(parent) = target.path.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(|e| io_failed("create the folders of", &target.shown, &e))?;
-    }
-    if existed {
-        fsutil::write_atomic(&target.path, content.as_bytes()).await
-    } else {
-        write_new(&target.path, content.as_bytes()).await
-    }
-    .map_err(|e| match e.kind() {
-        io::ErrorKind::AlreadyExists => invalid(
-            "path",
-            format!(
-                "{:?} was created meanwhile; pass \"overwrite\": true to replace it",
-                target.shown
-            ),
-        ),
-        _ => io_failed("write", &target.shown, &e),
-    })?;
+    let (shown, created) = in_sandbox(&config, move |sandbox| {
+        let target = resolve_path(sandbox, &path)?;
+        let bytes = content.as_bytes();
+        let created = match sandbox.create_new(&target, bytes) {
+            Ok(()) => true,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                if is_dir(sandbox, &target) {
+                    return Err(invalid(
+                        "path",
+                        format!("{:?} is a folder; name a file inside it", target.shown),
+                    ));
+                }
+                if !overwrite {
+                    return Err(invalid(
+                        "path",
+                        format!(
+                            "{:?} already exists; pass \"overwrite\": true to replace it, or pick another path",
+                            target.shown
+                        ),
+                    ));
+                }
+                sandbox
+                    .replace(&target, bytes)
+                    .map_err(|e| access_failed(&target, "write", &e))?;
+                false
+            }
+            Err(e) => return Err(access_failed(&target, "write", &e)),
+        };
+        Ok((target.shown, created))
+    })
+    .await?;
 
-    let effect = if existed { "updated" } else { "created" };
+    let effect = if created { "created" } else { "updated" };
     Ok(
-        ToolResult::ok(
-            json!({ "path": target.shown, "bytes": content.len(), "created": !existed }),
-        )
-        .with_side_effect(format!("{effect}:{}", target.shown)),
+        ToolResult::ok(json!({ "path": shown, "bytes": size, "created": created }))
+            .with_side_effect(format!("{effect}:{shown}")),
     )
-}
-
-/// `create_new` also refuses a symbolic link that appeared after the path was resolved.
-async fn write_new(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .await?;
-    file.write_all(bytes).await?;
-    file.flush().await
 }
 
 /// What `file_manager.read` returns.
@@ -155,57 +131,60 @@ pub async fn read(
             format!("must be from 1 to {MAX_READ_BYTES}; got {max_bytes}"),
         ));
     }
-    let target = resolve(&config, &path)?;
-    // Checked before opening: opening a FIFO or a device could block or never end.
-    let meta = tokio::fs::metadata(&target.path)
-        .await
-        .map_err(|e| not_found_or(&target, "read", &e))?;
-    if meta.is_dir() {
-        return Err(invalid(
-            "path",
-            format!(
-                "{:?} is a folder; use file_manager.list to see what it holds",
-                target.shown
-            ),
-        ));
-    }
-    if !meta.is_file() {
-        return Err(invalid(
-            "path",
-            format!("{:?} is not a regular file", target.shown),
-        ));
-    }
-    let file = tokio::fs::File::open(&target.path)
-        .await
-        .map_err(|e| not_found_or(&target, "read", &e))?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes)
-        .read_to_end(&mut bytes)
-        .await
-        .map_err(|e| io_failed("read", &target.shown, &e))?;
-    let truncated = meta.len() > bytes.len() as u64;
-    let content = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        // A cut through the middle of the last character is fine: drop that character.
-        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).unwrap_or_default()
+    in_sandbox(&config, move |sandbox| {
+        let target = resolve_path(sandbox, &path)?;
+        // Opened without waiting and then checked, on the open file itself: a FIFO or a device
+        // is refused before anything is read from it.
+        let file = sandbox
+            .open_read(&target)
+            .map_err(|e| access_failed(&target, "read", &e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| io_failed("read", &target.shown, &e))?;
+        if meta.is_dir() {
+            return Err(invalid(
+                "path",
+                format!(
+                    "{:?} is a folder; use file_manager.list to see what it holds",
+                    target.shown
+                ),
+            ));
         }
-        Err(_) => {
-            return Err(failed(format!(
-                "{:?} is not a UTF-8 text file",
-                target.shown
-            )));
+        if !meta.is_file() {
+            return Err(invalid(
+                "path",
+                format!("{:?} is not a regular file", target.shown),
+            ));
         }
-    };
-    Ok(ReadOutput {
-        path: target.shown,
-        content,
-        size: meta.len(),
-        truncated,
+        let mut bytes = Vec::new();
+        file.take(max_bytes)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_failed("read", &target.shown, &e))?;
+        let truncated = meta.len() > bytes.len() as u64;
+        let content = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            // A cut through the middle of the last character is fine: drop that character.
+            Err(e) if truncated && e.utf8_error().error_len().is_none() => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut bytes = e.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+            Err(_) => {
+                return Err(failed(format!(
+                    "{:?} is not a UTF-8 text file",
+                    target.shown
+                )));
+            }
+        };
+        Ok(ReadOutput {
+            path: target.shown,
+            content,
+            size: meta.len(),
+            truncated,
+        })
     })
+    .await
 }
 
 /// One entry of a folder listing.
@@ -255,63 +234,72 @@ pub async fn list(
     dir: Option<String>,
     config: State<Config>,
 ) -> Result<ListOutput, ToolError> {
-    let sandbox = sandbox(&config)?;
-    let target = sandbox
-        .resolve(dir.as_deref().unwrap_or(""))
-        .map_err(|e| invalid("dir", e))?;
-    let mut reader = tokio::fs::read_dir(&target.path)
-        .await
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => {
-                invalid("dir", format!("there is no folder {:?}", target.shown))
+    in_sandbox(&config, move |sandbox| {
+        let target = sandbox
+            .resolve(dir.as_deref().unwrap_or(""))
+            .map_err(|e| invalid("dir", e))?;
+        let reader = sandbox
+            .dir()
+            .read_dir(&target.relative)
+            .map_err(|e| match e.kind() {
+                _ if is_escape(&e) => invalid(
+                    "dir",
+                    SandboxError::LinkEscapes {
+                        path: target.shown.clone(),
+                    },
+                ),
+                io::ErrorKind::NotFound => {
+                    invalid("dir", format!("there is no folder {:?}", target.shown))
+                }
+                io::ErrorKind::NotADirectory => {
+                    invalid("dir", format!("{:?} is a file, not a folder", target.shown))
+                }
+                _ => io_failed("list", &target.shown, &e),
+            })?;
+        let mut entries = Vec::new();
+        let mut truncated = false;
+        for entry in reader {
+            let entry = entry.map_err(|e| io_failed("list", &target.shown, &e))?;
+            if entries.len() == MAX_LIST_ENTRIES {
+                truncated = true;
+                break;
             }
-            io::ErrorKind::NotADirectory => {
-                invalid("dir", format!("{:?} is a file, not a folder", target.shown))
-            }
-            _ => io_failed("list", &target.shown, &e),
-        })?;
-    let mut entries = Vec::new();
-    let mut truncated = false;
-    while let Some(entry) = reader
-        .next_entry()
-        .await
-        .map_err(|e| io_failed("list", &target.shown, &e))?
-    {
-        if entries.len() == MAX_LIST_ENTRIES {
-            truncated = true;
-            break;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Neither call follows a symbolic link; an error means the entry was removed while
+            // we listed.
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let (kind, size) = if file_type.is_symlink() {
+                ("symlink", None)
+            } else if file_type.is_dir() {
+                ("dir", None)
+            } else {
+                let Ok(meta) = entry.metadata() else {
+                    continue;
+                };
+                ("file", Some(meta.len()))
+            };
+            let path = if target.shown == "." {
+                name.clone()
+            } else {
+                format!("{}/{name}", target.shown)
+            };
+            entries.push(ListEntry {
+                name,
+                path,
+                kind,
+                size,
+            });
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let meta = match tokio::fs::symlink_metadata(entry.path()).await {
-            Ok(meta) => meta,
-            // Removed while we listed.
-            Err(_) => continue,
-        };
-        let (kind, size) = if meta.file_type().is_symlink() {
-            ("symlink", None)
-        } else if meta.is_dir() {
-            ("dir", None)
-        } else {
-            ("file", Some(meta.len()))
-        };
-        let path = if target.shown == "." {
-            name.clone()
-        } else {
-            format!("{}/{name}", target.shown)
-        };
-        entries.push(ListEntry {
-            name,
-            path,
-            kind,
-            size,
-        });
-    }
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(ListOutput {
-        dir: target.shown,
-        entries,
-        truncated,
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(ListOutput {
+            dir: target.shown,
+            entries,
+            truncated,
+        })
     })
+    .await
 }
 
 /// Delete one file from the sandboxed file area.
@@ -335,27 +323,35 @@ pub async fn delete_file(
     #[arg(desc = "The file to delete, relative to the sandbox root")] path: String,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {
-    let target = resolve(&config, &path)?;
-    let meta = tokio::fs::metadata(&target.path)
-        .await
-        .map_err(|e| not_found_or(&target, "delete", &e))?;
-    if meta.is_dir() {
-        return Err(invalid(
-            "path",
-            format!("{:?} is a folder; only files can be deleted", target.shown),
-        ));
-    }
-    tokio::fs::remove_file(&target.path)
-        .await
-        .map_err(|e| not_found_or(&target, "delete", &e))?;
-    Ok(
-        ToolResult::ok(json!({ "path": target.shown, "deleted": true }))
-            .with_side_effect(format!("deleted:{}", target.shown)),
-    )
+    let shown = in_sandbox(&config, move |sandbox| {
+        let target = resolve_path(sandbox, &path)?;
+        match sandbox.dir().remove_file(&target.relative) {
+            Ok(()) => Ok(target.shown),
+            Err(e) if !is_escape(&e) && is_dir(sandbox, &target) => Err(invalid(
+                "path",
+                format!("{:?} is a folder; only files can be deleted", target.shown),
+            )),
+            Err(e) => Err(access_failed(&target, "delete", &e)),
+        }
+    })
+    .await?;
+    Ok(ToolResult::ok(json!({ "path": shown, "deleted": true }))
+        .with_side_effect(format!("deleted:{shown}")))
 }
 
-fn sandbox(config: &Config) -> Result<Sandbox, ToolError> {
-    Sandbox::open(&config.sandbox_root).map_err(|e| {
+/// Runs `work` on Tokio's blocking pool with the sandbox of `config`.
+async fn in_sandbox<T: Send + 'static>(
+    config: &Config,
+    work: impl FnOnce(&Sandbox) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let root = config.sandbox_root.clone();
+    tokio::task::spawn_blocking(move || work(&open_sandbox(&root)?))
+        .await
+        .map_err(|e| failed(format!("the file operation stopped: {e}")))?
+}
+
+fn open_sandbox(root: &Path) -> Result<Sandbox, ToolError> {
+    Sandbox::open(root).map_err(|e| {
         failed(format!(
             "the sandbox folder is unavailable: {}",
             crate::error::io_reason(&e)
@@ -364,20 +360,31 @@ fn sandbox(config: &Config) -> Result<Sandbox, ToolError> {
 }
 
 /// Resolves the `path` argument of a tool.
-fn resolve(config: &Config, path: &str) -> Result<Resolved, ToolError> {
+fn resolve_path(sandbox: &Sandbox, path: &str) -> Result<Resolved, ToolError> {
     if path.trim().is_empty() {
         return Err(invalid(
             "path",
             "is empty; give a file path relative to the sandbox root",
         ));
     }
-    sandbox(config)?
-        .resolve(path)
-        .map_err(|e| invalid("path", e))
+    sandbox.resolve(path).map_err(|e| invalid("path", e))
 }
 
-fn not_found_or(target: &Resolved, what: &str, error: &io::Error) -> ToolError {
-    if error.kind() == io::ErrorKind::NotFound {
+/// Whether `target` is a folder now; `false` when that cannot be told.
+fn is_dir(sandbox: &Sandbox, target: &Resolved) -> bool {
+    sandbox
+        .dir()
+        .metadata(&target.relative)
+        .is_ok_and(|meta| meta.is_dir())
+}
+
+/// An error from the sandbox's handle on `path`, phrased for the model.
+fn access_failed(target: &Resolved, what: &str, error: &io::Error) -> ToolError {
+    if is_escape(error) {
+        // The path changed after it was resolved: a link out of the root took the place of a
+        // folder or file.
+        invalid("path", SandboxError::from_io(&target.shown, error))
+    } else if error.kind() == io::ErrorKind::NotFound {
         invalid(
             "path",
             format!(

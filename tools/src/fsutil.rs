@@ -1,7 +1,8 @@
 //! File helpers the tools share: atomic replacement, per-file locks, new-file naming.
 
 use std::collections::HashMap;
-use std::io;
+use std::hash::{BuildHasher as _, RandomState};
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -58,30 +59,48 @@ pub(crate) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-/// Creates a new file `dir/<stem>.md` (or `<stem>-2.md`, `<stem>-3.md`, ... when taken) with
-/// `content` and returns its path. Never replaces an existing file.
+/// Creates a new file `dir/<stem>.md` with `content` and returns its path. When that name is
+/// taken, the file is `<stem>-<suffix>.md` with a random suffix of six letters and digits, so
+/// a file costs two attempts however many share its stem. Never replaces an existing file.
 pub(crate) async fn create_new_markdown(
     dir: &Path,
     stem: &str,
     content: &str,
 ) -> io::Result<PathBuf> {
-    tokio::fs::create_dir_all(dir).await?;
-    for n in 1..=1000u32 {
-        let name = if n == 1 {
-            format!("{stem}.md")
+    let (dir, stem, content) = (dir.to_path_buf(), stem.to_owned(), content.to_owned());
+    tokio::task::spawn_blocking(move || {
+        create_new_named(&dir, &stem, "md", content.as_bytes(), open_new)
+    })
+    .await
+    .map_err(io::Error::other)?
+}
+
+/// How many names [`create_new_named`] tries before giving up. Past the first, each is taken
+/// with a probability of about (files with that stem) / 36⁶.
+const NAME_ATTEMPTS: usize = 16;
+
+/// Writes `bytes` to a new file `dir/<stem>.<ext>`, or `dir/<stem>-<suffix>.<ext>` when taken,
+/// creating `dir` if needed. `open` creates one file and must fail with
+/// [`io::ErrorKind::AlreadyExists`] when the name is taken.
+fn create_new_named(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    bytes: &[u8],
+    mut open: impl FnMut(&Path) -> io::Result<std::fs::File>,
+) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    for attempt in 0..NAME_ATTEMPTS {
+        let name = if attempt == 0 {
+            format!("{stem}.{ext}")
         } else {
-            format!("{stem}-{n}.md")
+            format!("{stem}-{}.{ext}", random_suffix())
         };
         let path = dir.join(name);
-        match tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .await
-        {
+        match open(&path) {
             Ok(mut file) => {
-                file.write_all(content.as_bytes()).await?;
-                file.flush().await?;
+                file.write_all(bytes)?;
+                file.flush()?;
                 return Ok(path);
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -90,8 +109,36 @@ pub(crate) async fn create_new_markdown(
     }
     Err(io::Error::new(
         io::ErrorKind::AlreadyExists,
-        format!("too many files named {stem}-N.md"),
+        format!("no free name for {stem}.{ext} after {NAME_ATTEMPTS} attempts"),
     ))
+}
+
+fn open_new(path: &Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Six lowercase letters and digits, different at each call.
+fn random_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    // `RandomState` is seeded from the OS, differently in every process and thread.
+    let mut bits = RandomState::new().hash_one((
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        nanos,
+        std::process::id(),
+    ));
+    let mut suffix = String::with_capacity(6);
+    for _ in 0..6 {
+        let digit = u32::try_from(bits % 36).unwrap_or(0);
+        suffix.extend(char::from_digit(digit, 36));
+        bits /= 36;
+    }
+    suffix
 }
 
 /// Now, as RFC 3339 in UTC to the second: `2026-03-31T09:15:00Z`.
@@ -168,7 +215,64 @@ mod tests {
         let first = create_new_markdown(dir.path(), "note", "a").await.unwrap();
         let second = create_new_markdown(dir.path(), "note", "b").await.unwrap();
         assert_eq!(first.file_name().unwrap(), "note.md");
-        assert_eq!(second.file_name().unwrap(), "note-2.md");
+        assert_ne!(second, first);
         assert_eq!(std::fs::read_to_string(first).unwrap(), "a");
+        assert_eq!(std::fs::read_to_string(second).unwrap(), "b");
+    }
+
+    #[tokio::test]
+    async fn fifteen_hundred_notes_with_one_stem_all_get_their_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut names = std::collections::HashSet::new();
+        for i in 0..1500 {
+            let path = create_new_markdown(dir.path(), "2026-03-31-same-title", &i.to_string())
+                .await
+                .unwrap_or_else(|e| panic!("note {i}: {e}"));
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                name.starts_with("2026-03-31-same-title") && name.ends_with(".md"),
+                "{name}"
+            );
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), i.to_string());
+            names.insert(name);
+        }
+        assert_eq!(names.len(), 1500);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1500);
+    }
+
+    #[test]
+    fn naming_costs_at_most_two_attempts_per_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut attempts = 0;
+        let mut counting = |path: &Path| {
+            attempts += 1;
+            open_new(path)
+        };
+        for _ in 0..1500 {
+            create_new_named(dir.path(), "same", "md", b"x", &mut counting).unwrap();
+        }
+        // The first note takes one attempt, every later one two, barring a one-in-a-million
+        // clash of random suffixes.
+        assert!(
+            attempts <= 2 * 1500 + 10,
+            "{attempts} attempts for 1500 notes"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1500);
+    }
+
+    #[test]
+    fn suffixes_are_six_lowercase_letters_and_digits() {
+        let suffixes: std::collections::HashSet<String> =
+            (0..100).map(|_| random_suffix()).collect();
+        assert_eq!(suffixes.len(), 100);
+        for suffix in &suffixes {
+            assert_eq!(suffix.len(), 6);
+            assert!(
+                suffix
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()),
+                "{suffix}"
+            );
+        }
     }
 }

@@ -319,7 +319,9 @@ fn push_context(body: &mut String, ctx: &Ctx) {
     }
 }
 
-/// Writes `<inbox>/<folder>/<date>-<slug>.md` with YAML front matter and returns its path.
+/// Writes `<inbox>/<folder>/<date>-<slug>.md` with YAML front matter and returns its path; when
+/// a note of that name exists, the new one gets a short random suffix (`<date>-<slug>-k3x9q2.md`).
+/// Never replaces a note.
 async fn write_inbox_note(
     config: &Config,
     folder: &str,
