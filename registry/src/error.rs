@@ -84,6 +84,16 @@ pub enum ToolError {
         /// Why.
         reason: String,
     },
+    /// A pending call does not match what the registry stored: its tool, user, arguments or
+    /// expiry were changed, or its MAC is missing or wrong (the store was edited, or signed
+    /// with another key). Nothing ran.
+    #[error(
+        "approval refused: the pending call was altered after it was stored ({reason}); nothing ran, call the tool again for a new token"
+    )]
+    ApprovalAltered {
+        /// What does not match.
+        reason: String,
+    },
     /// A person denied the call.
     #[error("tool `{tool}` was denied: {reason}")]
     Denied {
@@ -136,6 +146,7 @@ impl ToolError {
             Self::TimedOut { .. } => "timed_out",
             Self::NeedsApproval { .. } => "needs_approval",
             Self::ApprovalRefused { .. } => "approval_refused",
+            Self::ApprovalAltered { .. } => "approval_altered",
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
         }
@@ -193,7 +204,9 @@ impl ToolError {
                     name.clone_into(tool);
                 }
             }
-            Self::UnknownTool { .. } | Self::ApprovalRefused { .. } => {}
+            Self::UnknownTool { .. }
+            | Self::ApprovalRefused { .. }
+            | Self::ApprovalAltered { .. } => {}
         }
     }
 }
@@ -224,7 +237,7 @@ impl Serialize for ToolError {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("token", token)?;
             }
-            Self::ApprovalRefused { .. } => {}
+            Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
             Self::Handler { tool, .. }
             | Self::Panicked { tool, .. }
             | Self::Misconfigured { tool, .. }

@@ -1,9 +1,8 @@
 //! File helpers the tools share: atomic replacement, per-file locks, new-file naming.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -27,35 +26,31 @@ pub(crate) async fn lock(path: &Path) -> OwnedMutexGuard<()> {
 }
 
 /// Replaces `path` with `bytes` so that readers see the old or the new content, never a mix:
-/// write a temporary file beside it, flush it to disk, rename it over the target.
+/// write a fresh temporary file beside it (its own name, so concurrent writers never share
+/// one), flush it to disk, rename it over the target, flush the folder. `path` itself is
+/// replaced (a symbolic link there is replaced, not followed). For files several processes
+/// change, use [`tool_registry::store::JsonFile`], which also locks.
 pub(crate) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    tokio::fs::create_dir_all(dir).await?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = async {
-        let mut file = tokio::fs::File::create(&tmp).await?;
-        file.write_all(bytes).await?;
-        file.sync_all().await?;
-        drop(file);
-        tokio::fs::rename(&tmp, path).await
-    }
-    .await;
-    if result.is_err() {
-        let _ = tokio::fs::remove_file(&tmp).await;
-    }
-    result
+    let (path, bytes) = (path.to_path_buf(), bytes.to_vec());
+    tokio::task::spawn_blocking(move || {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(&bytes)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        // Only Unix can open a folder to flush it; the rename has happened either way.
+        #[cfg(unix)]
+        if let Ok(dir) = std::fs::File::open(dir) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    })
+    .await
+    .map_err(io::Error::other)?
 }
 
 /// Creates a new file `dir/<stem>.md` (or `<stem>-2.md`, `<stem>-3.md`, ... when taken) with
