@@ -163,27 +163,46 @@ fn fifty_processes_awaiting_approval_keep_fifty_tokens() {
 #[test]
 fn a_token_approved_by_ten_processes_at_once_runs_once() {
     let ws = Workspace::new();
-    // Several rounds, so that a race has more than one chance to show.
-    for round in 0..3 {
-        let file = format!("doomed-{round}.txt");
-        std::fs::write(ws.path("sandbox").join(&file), "x").unwrap();
-        let token = request_deletion(&ws, "alice", &file);
-        let runs = vec![strings(&["--user", "alice", "approve", &token]); 10];
-        let outputs = ws.run_all(&runs);
-        let codes: Vec<String> = outputs
+    // Several tokens, each approved by ten processes, all at once and in several rounds, so
+    // that a race has many chances to show.
+    for round in 0..4 {
+        let files: Vec<String> = (0..5).map(|i| format!("doomed-{round}-{i}.txt")).collect();
+        let tokens: Vec<String> = files
             .iter()
-            .map(|o| {
-                if o.status.code() == Some(0) {
-                    "ok".to_owned()
-                } else {
-                    error_code(o)
-                }
+            .map(|file| {
+                std::fs::write(ws.path("sandbox").join(file), "x").unwrap();
+                request_deletion(&ws, "alice", file)
             })
             .collect();
-        let ran = codes.iter().filter(|c| *c == "ok").count();
-        let refused = codes.iter().filter(|c| *c == "approval_refused").count();
-        assert_eq!((ran, refused), (1, 9), "round {round}: {codes:?}");
-        assert!(!ws.path("sandbox").join(&file).exists());
+        let runs: Vec<Vec<String>> = (0..10)
+            .flat_map(|_| tokens.iter())
+            .map(|token| strings(&["--user", "alice", "approve", token]))
+            .collect();
+        let outputs = ws.run_all(&runs);
+        for (t, token) in tokens.iter().enumerate() {
+            let codes: Vec<String> = outputs
+                .iter()
+                .skip(t)
+                .step_by(tokens.len())
+                .map(|o| {
+                    if o.status.code() == Some(0) {
+                        "ok".to_owned()
+                    } else {
+                        error_code(o)
+                    }
+                })
+                .collect();
+            let ran = codes.iter().filter(|c| *c == "ok").count();
+            let refused = codes.iter().filter(|c| *c == "approval_refused").count();
+            assert_eq!(
+                (ran, refused),
+                (1, 9),
+                "round {round}, token {token}: {codes:?}"
+            );
+        }
+        for file in &files {
+            assert!(!ws.path("sandbox").join(file).exists(), "{file}");
+        }
     }
 }
 
