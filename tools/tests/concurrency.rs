@@ -379,3 +379,57 @@ fn unknown_keys_survive_a_rewrite() {
     assert_eq!(research.status.code(), Some(0), "{}", result(&research));
     assert_eq!(ws.json("limits.json")["comment"], "kept");
 }
+
+#[tokio::test]
+async fn an_application_key_signs_for_every_registry_that_shares_it() {
+    use tool_registry::{Ctx, JsonFileApprovals, Registry, Scope, ToolError};
+
+    let ws = Workspace::new();
+    let config = tool_registry_tools::Config {
+        kb_dir: ws.path("kb"),
+        inbox_dir: ws.path("kb/inbox"),
+        sandbox_root: ws.path("sandbox"),
+        schedule_file: ws.path("scheduler.json"),
+    };
+    let registry = |key: &str| {
+        Registry::builder()
+            .state(config.clone())
+            .approval_store(JsonFileApprovals::new(ws.path("approvals.json")))
+            .approval_key(key)
+            .log_annotations(false)
+            .build()
+            .unwrap()
+    };
+    let alice = Ctx::for_scope(Scope::user("alice"));
+    let hold = |registry: Registry| {
+        let alice = alice.clone();
+        async move {
+            match registry
+                .call("file_manager.delete_file", r#"{"path": "a.txt"}"#, &alice)
+                .await
+            {
+                Err(ToolError::NeedsApproval { token, .. }) => token,
+                other => panic!("expected a pending approval, got {other:?}"),
+            }
+        }
+    };
+    std::fs::write(ws.path("sandbox/a.txt"), "x").unwrap();
+
+    let token = hold(registry("the application's secret, 32 bytes or more")).await;
+    let other = registry("another application's secret, 32 bytes")
+        .approve(&token, &alice)
+        .await
+        .unwrap_err();
+    assert_eq!(other.code(), "approval_altered", "{other}");
+    assert!(ws.path("sandbox/a.txt").exists());
+    let done = registry("the application's secret, 32 bytes or more")
+        .approve(&token, &alice)
+        .await
+        .unwrap();
+    assert!(done.success);
+    assert!(!ws.path("sandbox/a.txt").exists());
+    assert!(
+        !ws.path("approvals.json.key").exists(),
+        "with the application's key, none is made beside the file"
+    );
+}
