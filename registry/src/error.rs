@@ -90,6 +90,16 @@ pub enum ToolError {
         /// Why.
         reason: String,
     },
+    /// A pending call does not match what the registry stored: its tool, user, arguments or
+    /// expiry were changed, or its MAC is missing or wrong (the store was edited, or signed
+    /// with another key). Nothing ran.
+    #[error(
+        "approval refused: the pending call was altered after it was stored ({reason}); nothing ran, call the tool again for a new token"
+    )]
+    ApprovalAltered {
+        /// What does not match.
+        reason: String,
+    },
     /// A person denied the call.
     #[error("tool `{tool}` was denied: {reason}")]
     Denied {
@@ -160,6 +170,7 @@ impl ToolError {
             Self::TimedOut { .. } => "timed_out",
             Self::NeedsApproval { .. } => "needs_approval",
             Self::ApprovalRefused { .. } => "approval_refused",
+            Self::ApprovalAltered { .. } => "approval_altered",
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
@@ -219,7 +230,9 @@ impl ToolError {
                     name.clone_into(tool);
                 }
             }
-            Self::UnknownTool { .. } | Self::ApprovalRefused { .. } => {}
+            Self::UnknownTool { .. }
+            | Self::ApprovalRefused { .. }
+            | Self::ApprovalAltered { .. } => {}
         }
     }
 }
@@ -255,7 +268,7 @@ impl Serialize for ToolError {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("token", token)?;
             }
-            Self::ApprovalRefused { .. } => {}
+            Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
             Self::Handler { tool, .. }
             | Self::Panicked { tool, .. }
             | Self::Misconfigured { tool, .. }

@@ -23,10 +23,11 @@ pub mod pipeline;
 mod registry;
 mod result;
 mod scope;
+pub mod store;
 
 pub use allowlist::{AllowList, AllowListError, AllowLists};
 pub use annotations::Risk;
-pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
+pub use approval::{ApprovalKey, ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
 pub use async_trait::async_trait;
 pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
 pub use batch::ToolCall;
@@ -36,7 +37,7 @@ pub use def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, T
 pub use error::ToolError;
 pub use events::ToolEvent;
 pub use gate::{Decision, Gate};
-pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
+pub use limits::{InMemoryRateLimits, JsonFileRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use registry::{
     APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT, MAX_CALLS,
     MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,

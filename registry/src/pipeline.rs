@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::approval::{PendingCall, canonical, new_token};
+use crate::approval::{ApprovalKey, PendingCall, canonical, new_token, to_millis};
 use crate::audit::AuditRecord;
 use crate::call::{BoxFuture, CallEnv};
 use crate::clock::Tick;
@@ -60,10 +60,12 @@ impl Registry {
         self.run(name, args.into(), ctx, Confirmation::Required)
     }
 
-    /// Runs a call that waited for approval: the token must exist, not be expired, and belong
-    /// to `ctx`'s user. The token is used up either way it ends.
+    /// Runs a call that waited for approval: the token must exist, not be expired, belong to
+    /// `ctx`'s user, name a tool `ctx`'s scope may use, and carry the registry's MAC over its
+    /// content ([`ToolError::ApprovalAltered`] if not). A token that passes is used up either
+    /// way the call ends; one that does not is left for its owner.
     pub async fn approve(&self, token: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx)?;
+        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
         let args: Value =
             serde_json::from_str(&pending.arguments).map_err(|e| ToolError::ApprovalRefused {
                 reason: format!("the stored arguments are unreadable: {e}"),
@@ -79,7 +81,7 @@ impl Registry {
 
     /// Calls a tool with an approval token from an earlier call: the token must be for this
     /// tool, this user and exactly these arguments (after validation; key order and whitespace
-    /// do not matter).
+    /// do not matter), with the checks of [`approve`](Self::approve).
     pub async fn call_approved<'a>(
         &self,
         name: &str,
@@ -88,33 +90,26 @@ impl Registry {
         ctx: &Ctx,
     ) -> Result<ToolResult, ToolError> {
         let args = args.into();
-        let pending = self.take_pending(token, ctx)?;
-        let same_tool = self
-            .get_for(name, ctx.scope())
-            .is_some_and(|def| def.name() == pending.tool);
-        let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
-        if !same_tool || !same_args {
-            // A mismatch does not use the token up: its owner can still approve it.
-            let what = if same_tool {
-                "different arguments"
-            } else {
-                "another tool"
-            };
-            self.policy
-                .approvals
-                .put(token, pending)
-                .map_err(|reason| ToolError::ApprovalRefused { reason })?;
-            return Err(ToolError::ApprovalRefused {
-                reason: format!("the token was issued for {what}"),
-            });
-        }
+        self.take_pending(token, ctx, |pending| {
+            let same_tool = self
+                .get_for(name, ctx.scope())
+                .is_some_and(|def| def.name() == pending.tool);
+            let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
+            match (same_tool, same_args) {
+                (true, true) => Ok(()),
+                // A mismatch does not use the token up: its owner can still approve it.
+                (true, false) => Err(refused("the token was issued for different arguments")),
+                (false, _) => Err(refused("the token was issued for another tool")),
+            }
+        })?;
         self.run(name, args, ctx, Confirmation::Given).await
     }
 
-    /// Refuses a call that waited for approval; the token is used up. Returns the result to
-    /// hand back to the model (unsuccessful, with the reason); audited with outcome `denied`.
+    /// Refuses a call that waited for approval, with the checks of [`approve`](Self::approve);
+    /// the token is used up. Returns the result to hand back to the model (unsuccessful, with
+    /// the reason); audited with outcome `denied`.
     pub fn deny(&self, token: &str, reason: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx)?;
+        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
         let denied = ToolError::Denied {
             tool: pending.tool.clone(),
             reason: reason.to_owned(),
@@ -124,27 +119,72 @@ impl Registry {
         Ok(ToolResult::from(denied))
     }
 
-    fn take_pending(&self, token: &str, ctx: &Ctx) -> Result<PendingCall, ToolError> {
-        let refused = |reason: &str| ToolError::ApprovalRefused {
-            reason: reason.to_owned(),
-        };
+    /// Looks at the pending call of `token` without taking it, checks its MAC, its user, that
+    /// `ctx`'s scope may use its tool (the one visibility predicate: a hidden tool's token is
+    /// as unknown as a made-up one) and `also`; only then takes it, atomically, so that a
+    /// refused caller leaves the token to its owner and of concurrent approvals one wins.
+    fn take_pending(
+        &self,
+        token: &str,
+        ctx: &Ctx,
+        also: impl FnOnce(&PendingCall) -> Result<(), ToolError>,
+    ) -> Result<PendingCall, ToolError> {
+        const UNKNOWN: &str = "unknown or already used token";
+        let store = |reason: String| ToolError::ApprovalRefused { reason };
         let approvals = &self.policy.approvals;
         let pending = approvals
-            .take(token)
-            .map_err(|reason| ToolError::ApprovalRefused { reason })?
-            .ok_or_else(|| refused("unknown or already used token"))?;
+            .get(token)
+            .map_err(store)?
+            .ok_or_else(|| refused(UNKNOWN))?;
+        if !self.approval_key().map_err(store)?.verify(token, &pending) {
+            let reason = if pending.mac.is_empty() {
+                "it carries no MAC"
+            } else {
+                "its MAC does not match its tool, user, arguments and expiry"
+            };
+            return Err(ToolError::ApprovalAltered {
+                reason: reason.to_owned(),
+            });
+        }
         if pending.user.as_deref() != ctx.user() {
-            approvals
-                .put(token, pending)
-                .map_err(|reason| ToolError::ApprovalRefused { reason })?;
             return Err(refused("the token belongs to another user"));
         }
-        if pending.expires_at <= SystemTime::now() {
+        if self.resolve(&pending.tool, ctx.scope()).is_none() {
+            return Err(refused(UNKNOWN));
+        }
+        also(&pending)?;
+        let taken = approvals
+            .take(token)
+            .map_err(store)?
+            .ok_or_else(|| refused(UNKNOWN))?;
+        if taken != pending {
+            return Err(ToolError::ApprovalAltered {
+                reason: "it changed while it was being approved".to_owned(),
+            });
+        }
+        if taken.expires_at <= SystemTime::now() {
             return Err(refused(
                 "the token has expired; call the tool again for a new one",
             ));
         }
-        Ok(pending)
+        Ok(taken)
+    }
+
+    /// The key pending calls are signed with: the application's, else the store's, else one
+    /// drawn for this registry.
+    fn approval_key(&self) -> Result<ApprovalKey, String> {
+        let policy = &self.policy;
+        if let Some(key) = &policy.approval_key {
+            return Ok(key.clone());
+        }
+        if let Some(key) = policy.approvals.key()? {
+            return Ok(key);
+        }
+        if let Some(key) = policy.own_approval_key.get() {
+            return Ok(key.clone());
+        }
+        let key = ApprovalKey::random()?;
+        Ok(policy.own_approval_key.get_or_init(|| key).clone())
     }
 
     /// The call as a future that does nothing until polled; see [`CallFuture`].
@@ -324,23 +364,26 @@ impl Registry {
     }
 
     fn hold(&self, def: &ToolDef, ctx: &Ctx, arguments: String) -> Result<ToolError, ToolError> {
-        let token = new_token().map_err(|message| ToolError::Misconfigured {
+        let misconfigured = |message: String| ToolError::Misconfigured {
             tool: def.name().to_owned(),
             message,
-        })?;
-        let pending = PendingCall {
+        };
+        let token = new_token().map_err(misconfigured)?;
+        let mut pending = PendingCall {
             tool: def.name().to_owned(),
             user: ctx.user().map(str::to_owned),
             arguments,
-            expires_at: SystemTime::now() + self.policy.approval_ttl,
+            expires_at: to_millis(SystemTime::now() + self.policy.approval_ttl),
+            mac: String::new(),
         };
+        pending.mac = self
+            .approval_key()
+            .map_err(misconfigured)?
+            .sign(&token, &pending);
         self.policy
             .approvals
             .put(&token, pending)
-            .map_err(|message| ToolError::Misconfigured {
-                tool: def.name().to_owned(),
-                message,
-            })?;
+            .map_err(misconfigured)?;
         Ok(ToolError::NeedsApproval {
             tool: def.name().to_owned(),
             token,
@@ -419,6 +462,13 @@ impl Registry {
         audit.duration_ms = Some(now.millis_since(started));
         audit.ts = Some(now.wall_time());
         Ok(result)
+    }
+}
+
+/// An approval refused for `reason`.
+fn refused(reason: &str) -> ToolError {
+    ToolError::ApprovalRefused {
+        reason: reason.to_owned(),
     }
 }
 

@@ -11,7 +11,7 @@ use schemars::Schema;
 use serde_json::Value;
 
 use crate::allowlist::{AllowListError, AllowLists};
-use crate::approval::{ApprovalStore, InMemoryApprovals};
+use crate::approval::{ApprovalKey, ApprovalStore, InMemoryApprovals};
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::ctx::TypeMap;
 use crate::gate::Gate;
@@ -64,6 +64,9 @@ pub(crate) struct Policy {
     pub(crate) gate_timeout: Duration,
     pub(crate) rate_limits: Arc<dyn RateLimitStore>,
     pub(crate) approvals: Arc<dyn ApprovalStore>,
+    /// The application's approval key; without one, the store's, or else `own_approval_key`.
+    pub(crate) approval_key: Option<ApprovalKey>,
+    pub(crate) own_approval_key: OnceLock<ApprovalKey>,
     pub(crate) approval_ttl: Duration,
     /// The timeout of each entry, from its own, the slow list, or the default.
     timeouts: Vec<Duration>,
@@ -284,6 +287,7 @@ impl Registry {
             gate_timeout: GATE_TIMEOUT,
             rate_limits: None,
             approvals: None,
+            approval_key: None,
             approval_ttl: APPROVAL_TTL,
             default_timeout: DEFAULT_TIMEOUT,
             slow_timeout: SLOW_TIMEOUT,
@@ -558,6 +562,7 @@ pub struct RegistryBuilder {
     gate_timeout: Duration,
     rate_limits: Option<Arc<dyn RateLimitStore>>,
     approvals: Option<Arc<dyn ApprovalStore>>,
+    approval_key: Option<ApprovalKey>,
     approval_ttl: Duration,
     default_timeout: Duration,
     slow_timeout: Duration,
@@ -631,6 +636,15 @@ impl RegistryBuilder {
     /// Where calls awaiting approval wait (in memory by default).
     pub fn approval_store(mut self, store: impl ApprovalStore + 'static) -> Self {
         self.approvals = Some(Arc::new(store));
+        self
+    }
+
+    /// The secret that binds each pending call to its tool, user, arguments and expiry (at
+    /// least 32 random bytes; keep it out of the approvals store). Without one, the approval
+    /// store's own key is used ([`JsonFileApprovals`](crate::JsonFileApprovals) keeps one
+    /// beside its file), or else a key drawn once per registry.
+    pub fn approval_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        self.approval_key = Some(ApprovalKey::new(secret));
         self
     }
 
@@ -743,6 +757,8 @@ impl RegistryBuilder {
             approvals: self
                 .approvals
                 .unwrap_or_else(|| Arc::new(InMemoryApprovals::new())),
+            approval_key: self.approval_key,
+            own_approval_key: OnceLock::new(),
             approval_ttl: self.approval_ttl,
             timeouts: index
                 .entries

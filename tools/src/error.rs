@@ -1,7 +1,6 @@
 //! Building the registry's `ToolError`s. The registry fills in the tool's name.
 
 use std::fmt::Display;
-use std::path::Path;
 
 use tool_registry::ToolError;
 
@@ -27,9 +26,4 @@ pub(crate) fn io_reason(error: &std::io::Error) -> String {
         Some(at) => text[..at].to_owned(),
         None => text,
     }
-}
-
-/// A host path for operators' messages (configuration problems, not model mistakes).
-pub(crate) fn shown(path: &Path) -> String {
-    path.display().to_string()
 }

@@ -1,14 +1,13 @@
-//! File helpers the tools share: atomic replacement, per-file locks, new-file naming.
+//! File helpers the tools share: per-file locks, new-file naming.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher as _, RandomState};
-use std::io::{self, Write as _};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use tokio::io::AsyncWriteExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::OwnedMutexGuard;
 
 /// Holds the in-process lock of `path` until dropped.
@@ -25,38 +24,6 @@ pub(crate) async fn lock(path: &Path) -> OwnedMutexGuard<()> {
         Arc::clone(locks.entry(path.to_path_buf()).or_default())
     };
     mutex.lock_owned().await
-}
-
-/// Replaces `path` with `bytes` so that readers see the old or the new content, never a mix:
-/// write a temporary file beside it, flush it to disk, rename it over the target.
-pub(crate) async fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    tokio::fs::create_dir_all(dir).await?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = async {
-        let mut file = tokio::fs::File::create(&tmp).await?;
-        file.write_all(bytes).await?;
-        file.sync_all().await?;
-        drop(file);
-        tokio::fs::rename(&tmp, path).await
-    }
-    .await;
-    if result.is_err() {
-        let _ = tokio::fs::remove_file(&tmp).await;
-    }
-    result
 }
 
 /// Creates a new file `dir/<stem>.md` with `content` and returns its path. When that name is
@@ -203,15 +170,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn atomic_write_replaces_and_new_markdown_never_does() {
+    async fn new_markdown_never_replaces() {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("sub/file.json");
-        write_atomic(&target, b"one").await.unwrap();
-        write_atomic(&target, b"two").await.unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
-        assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
-
         let first = create_new_markdown(dir.path(), "note", "a").await.unwrap();
         let second = create_new_markdown(dir.path(), "note", "b").await.unwrap();
         assert_eq!(first.file_name().unwrap(), "note.md");

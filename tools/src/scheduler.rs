@@ -1,19 +1,21 @@
 //! `scheduler.*`: recurring jobs kept in one JSON file.
 //!
-//! The tools only keep the list; running the jobs is the host's business. Every change is a
-//! read-modify-write under an in-process lock on the file, and the new file replaces the old
-//! one atomically, so a crash never leaves half a schedule behind.
+//! The tools only keep the list; running the jobs is the host's business. Every change is one
+//! read-modify-write of the file under an OS lock ([`tool_registry::store`]), so processes
+//! sharing the schedule lose no job, and the new file replaces the old one atomically, so a
+//! crash never leaves half a schedule behind. Keys the file holds that these tools do not know
+//! (at the top or in a job) are kept.
 
-use std::io;
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Map, Value, json};
+use tool_registry::store::JsonFile;
 use tool_registry::{Ctx, State, ToolError, ToolResult, tool};
 
 use crate::Config;
-use crate::error::{failed, invalid, io_reason, shown};
+use crate::error::{failed, invalid};
 use crate::fsutil;
 
 /// The most jobs the schedule holds.
@@ -36,13 +38,21 @@ pub struct Job {
     /// Who added it, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// Keys of the job these tools do not know, kept as they are.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 /// The file's layout.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct ScheduleFile {
+    #[serde(default)]
     version: u32,
+    #[serde(default)]
     jobs: Vec<Job>,
+    /// Keys these tools do not know, kept as they are.
+    #[serde(flatten)]
+    other: Map<String, Value>,
 }
 
 /// Add a recurring job to the scheduler.
@@ -88,27 +98,29 @@ pub async fn add_job(
             .filter(|d| !d.is_empty()),
         created_at: fsutil::now_rfc3339(),
         created_by: ctx.user().map(str::to_owned),
+        other: Map::new(),
     };
 
-    let path = &config.schedule_file;
-    let _guard = fsutil::lock(path).await;
-    let mut file = load(path).await?;
-    if file.jobs.iter().any(|existing| existing.name == job.name) {
-        return Err(invalid(
-            "name",
-            format!(
-                "a job named {:?} already exists; remove it first or pick another name",
-                job.name
-            ),
-        ));
-    }
-    if file.jobs.len() >= MAX_JOBS {
-        return Err(failed(format!(
-            "the schedule already holds {MAX_JOBS} jobs; remove one first"
-        )));
-    }
-    file.jobs.push(job.clone());
-    save(path, &mut file).await?;
+    let added = job.clone();
+    update(&config.schedule_file, move |file| {
+        if file.jobs.iter().any(|existing| existing.name == added.name) {
+            return Err(invalid(
+                "name",
+                format!(
+                    "a job named {:?} already exists; remove it first or pick another name",
+                    added.name
+                ),
+            ));
+        }
+        if file.jobs.len() >= MAX_JOBS {
+            return Err(failed(format!(
+                "the schedule already holds {MAX_JOBS} jobs; remove one first"
+            )));
+        }
+        file.jobs.push(added);
+        Ok(())
+    })
+    .await?;
     Ok(ToolResult::ok(json!(job))
         .with_message(format!("Scheduled {:?} ({}).", job.name, job.schedule))
         .with_side_effect(format!("scheduled:{}", job.name)))
@@ -128,8 +140,9 @@ pub async fn add_job(
     open_world = false
 )]
 pub async fn list_jobs(config: State<Config>) -> Result<Vec<Job>, ToolError> {
-    let _guard = fsutil::lock(&config.schedule_file).await;
-    let mut jobs = load(&config.schedule_file).await?.jobs;
+    let file = schedule(&config.schedule_file);
+    let read = tokio::task::spawn_blocking(move || file.read::<ScheduleFile>()).await;
+    let mut jobs = read.map_err(failed)?.map_err(failed)?.jobs;
     jobs.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(jobs)
 }
@@ -151,63 +164,48 @@ pub async fn remove_job(
     #[arg(desc = "The name of the job to remove")] name: String,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {
-    let path = &config.schedule_file;
-    let _guard = fsutil::lock(path).await;
-    let mut file = load(path).await?;
-    let Some(at) = file.jobs.iter().position(|job| job.name == name) else {
-        let known: Vec<&str> = file.jobs.iter().map(|job| job.name.as_str()).collect();
-        let hint = if known.is_empty() {
-            "the schedule is empty".to_owned()
-        } else {
-            format!("the jobs are {}", known.join(", "))
+    let job = update(&config.schedule_file, move |file| {
+        let Some(at) = file.jobs.iter().position(|job| job.name == name) else {
+            let known: Vec<&str> = file.jobs.iter().map(|job| job.name.as_str()).collect();
+            let hint = if known.is_empty() {
+                "the schedule is empty".to_owned()
+            } else {
+                format!("the jobs are {}", known.join(", "))
+            };
+            return Err(invalid(
+                "name",
+                format!("there is no job named {name:?}; {hint}"),
+            ));
         };
-        return Err(invalid(
-            "name",
-            format!("there is no job named {name:?}; {hint}"),
-        ));
-    };
-    let job = file.jobs.remove(at);
-    save(path, &mut file).await?;
+        Ok(file.jobs.remove(at))
+    })
+    .await?;
     Ok(ToolResult::ok(json!(job))
         .with_message(format!("Removed {:?}.", job.name))
         .with_side_effect(format!("removed:{}", job.name)))
 }
 
-async fn load(path: &Path) -> Result<ScheduleFile, ToolError> {
-    let text = match tokio::fs::read_to_string(path).await {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ScheduleFile::default()),
-        Err(e) => {
-            return Err(failed(format!(
-                "cannot read the schedule file {}: {}",
-                shown(path),
-                io_reason(&e)
-            )));
-        }
-    };
-    if text.trim().is_empty() {
-        return Ok(ScheduleFile::default());
-    }
-    serde_json::from_str(&text).map_err(|e| {
-        failed(format!(
-            "the schedule file {} is not a valid schedule ({e}); fix or remove it",
-            shown(path)
-        ))
-    })
+fn schedule(path: &Path) -> JsonFile {
+    JsonFile::new(path, "schedule file")
 }
 
-async fn save(path: &Path, file: &mut ScheduleFile) -> Result<(), ToolError> {
-    file.version = 1;
-    file.jobs.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut bytes = serde_json::to_vec_pretty(file).map_err(failed)?;
-    bytes.push(b'\n');
-    fsutil::write_atomic(path, &bytes).await.map_err(|e| {
-        failed(format!(
-            "cannot write the schedule file {}: {}",
-            shown(path),
-            io_reason(&e)
-        ))
+/// One change of the schedule under its lock, off the async threads (the lock may wait for
+/// another process). The jobs are written sorted by name.
+async fn update<R: Send + 'static>(
+    path: &Path,
+    change: impl FnOnce(&mut ScheduleFile) -> Result<R, ToolError> + Send + 'static,
+) -> Result<R, ToolError> {
+    let file = schedule(path);
+    tokio::task::spawn_blocking(move || {
+        file.update(|doc: &mut ScheduleFile| {
+            let out = change(doc)?;
+            doc.version = 1;
+            doc.jobs.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        })
     })
+    .await
+    .map_err(failed)?
 }
 
 fn check_name(name: &str) -> Result<(), ToolError> {

@@ -8,6 +8,12 @@
 //! tool_registry::cli::main();
 //! ```
 //!
+//! Calls awaiting approval are kept in `--approvals FILE` (or `$TOOLREG_APPROVALS`, or
+//! `./.toolreg-approvals.json`), with the key that signs them beside it in `FILE.key`; rate-limit
+//! counts in `--limits FILE` (or `$TOOLREG_LIMITS`, or `./.toolreg-limits.json`), per `--user`
+//! (calls without one count for `anonymous`). Each file is changed under an OS lock, so any
+//! number of processes can share them. Neither file is made before a tool needs it.
+//!
 //! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error.
 
 use std::ffi::OsString;
@@ -15,7 +21,9 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::{Ctx, JsonFileApprovals, Registry, RegistryBuilder, Scope, ToolResult};
+use crate::{
+    Ctx, JsonFileApprovals, JsonFileRateLimits, Registry, RegistryBuilder, Scope, ToolResult,
+};
 
 mod parse;
 
@@ -29,6 +37,9 @@ pub const EXIT_USAGE: i32 = 2;
 /// The file pending approvals are kept in, so that `approve` can run in another process.
 pub const APPROVALS_ENV: &str = "TOOLREG_APPROVALS";
 const APPROVALS_DEFAULT: &str = ".toolreg-approvals.json";
+/// The file rate-limit counts are kept in, so that `cooldown` and `daily_limit` hold across runs.
+pub const LIMITS_ENV: &str = "TOOLREG_LIMITS";
+const LIMITS_DEFAULT: &str = ".toolreg-limits.json";
 
 #[derive(Parser)]
 #[command(about = "List, document and call the tools linked into this program.")]
@@ -38,6 +49,9 @@ struct Cli {
     /// Where calls awaiting approval are kept [default: $TOOLREG_APPROVALS or ./.toolreg-approvals.json].
     #[arg(long, global = true, value_name = "FILE")]
     approvals: Option<std::path::PathBuf>,
+    /// Where rate-limit counts are kept [default: $TOOLREG_LIMITS or ./.toolreg-limits.json].
+    #[arg(long, global = true, value_name = "FILE")]
+    limits: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -213,17 +227,20 @@ where
             return code;
         }
     };
-    let approvals = cli
-        .approvals
-        .clone()
-        .or_else(|| {
-            std::env::var_os(APPROVALS_ENV)
-                .filter(|v| !v.is_empty())
-                .map(Into::into)
-        })
-        .unwrap_or_else(|| APPROVALS_DEFAULT.into());
+    let file = |flag: &Option<std::path::PathBuf>, env: &str, default: &str| {
+        flag.clone()
+            .or_else(|| {
+                std::env::var_os(env)
+                    .filter(|v| !v.is_empty())
+                    .map(Into::into)
+            })
+            .unwrap_or_else(|| default.into())
+    };
+    let approvals = file(&cli.approvals, APPROVALS_ENV, APPROVALS_DEFAULT);
+    let limits = file(&cli.limits, LIMITS_ENV, LIMITS_DEFAULT);
     let registry = match builder
         .approval_store(JsonFileApprovals::new(approvals))
+        .rate_limit_store(JsonFileRateLimits::new(limits))
         .build()
     {
         Ok(registry) => registry,

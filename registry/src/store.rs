@@ -1,0 +1,444 @@
+//! JSON files that several processes read and change: the approvals file, the rate-limit file,
+//! an application's own state (the reference tools keep their schedule this way).
+//!
+//! Every change is one locked read-modify-write ([`JsonFile::update`]):
+//!
+//! - an OS advisory lock (`flock` on Unix, `LockFileEx` on Windows) on a lock file beside the
+//!   data file, `<name>.lock`; the data file itself is replaced on every write, so a lock on it
+//!   would be lost with it. Writers in other processes and other threads wait their turn.
+//! - the new content goes to a fresh temporary file in the same folder, is flushed to disk, and
+//!   is renamed over the data file (then the folder is flushed where the platform allows): a
+//!   reader sees the old or the new content, never a mix, so reads ([`JsonFile::read`]) need no
+//!   lock.
+//! - a symbolic link is followed to its final target, which gets the data; the link stays.
+//! - a read-only data file is refused with [`StoreError::ReadOnly`] and left as it is.
+//! - nothing is written when a change leaves the content as it was.
+//!
+//! Keys the document type does not know survive a rewrite when the type keeps them (a
+//! `#[serde(flatten)]` map, as every store of this crate does).
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use tool_registry::store::{JsonFile, StoreError};
+//!
+//! #[derive(Default, Serialize, Deserialize)]
+//! struct Counter {
+//!     #[serde(default)]
+//!     count: u64,
+//!     #[serde(flatten)]
+//!     other: serde_json::Map<String, serde_json::Value>,
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let file = JsonFile::new(dir.path().join("counter.json"), "counter file");
+//! let now = file.update(|c: &mut Counter| {
+//!     c.count += 1;
+//!     Ok::<_, StoreError>(c.count)
+//! })?;
+//! assert_eq!(now, 1);
+//! assert_eq!(file.read::<Counter>()?.count, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// How many symbolic links are followed before giving up (the Linux limit).
+const MAX_LINKS: usize = 40;
+
+/// Why a shared file could not be read or changed. Every message names the file and says what
+/// to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file system refused an operation.
+    #[error("cannot {action} the {what} {}: {source}", path.display())]
+    Io {
+        /// What the file is for (`schedule file`, `approvals file`).
+        what: &'static str,
+        /// What was being done: `read`, `lock`, `write`.
+        action: &'static str,
+        /// The file (or its lock file, or its folder).
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// The data file is read-only; it was not changed.
+    #[error(
+        "the {what} {} is read-only, so it was left unchanged; make it writable (`chmod u+w`) or use another file",
+        path.display()
+    )]
+    ReadOnly {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is not what it should be (not JSON, or JSON of another shape).
+    #[error(
+        "the {what} {} is not a valid {what} ({detail}); fix it by hand, or move it away and a new one is started",
+        path.display()
+    )]
+    Corrupt {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with its line and column.
+        detail: String,
+    },
+}
+
+/// A tool that keeps its state in a [`JsonFile`] can pass the store's error on with `?`: it
+/// becomes the tool's handler error, whose message names the file and what to do.
+impl From<StoreError> for crate::ToolError {
+    fn from(error: StoreError) -> Self {
+        crate::ToolError::failed(error.to_string())
+    }
+}
+
+/// One JSON document in a file, shared by processes. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct JsonFile {
+    path: PathBuf,
+    what: &'static str,
+}
+
+impl JsonFile {
+    /// The document in `path`; `what` names it in error messages (`"schedule file"`). Nothing
+    /// is touched until the first read or change: a missing file reads as the document's
+    /// `Default`, and the first change creates it (and its folders).
+    pub fn new(path: impl Into<PathBuf>, what: &'static str) -> Self {
+        Self {
+            path: path.into(),
+            what,
+        }
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the file is for, as error messages name it.
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+
+    /// Reads the document without a lock (writes replace the file whole, so a read sees one
+    /// complete version). A missing or empty file is `T::default()`.
+    pub fn read<T: DeserializeOwned + Default>(&self) -> Result<T, StoreError> {
+        let target = self.target()?;
+        let bytes = self.read_bytes(&target)?;
+        self.parse(&target, bytes.as_deref())
+    }
+
+    /// Changes the document under the lock: reads it, hands it to `change`, and writes it back
+    /// if `change` returned `Ok` and the content differs. An `Err` from `change` leaves the file
+    /// as it was.
+    pub fn update<T, R, E>(&self, change: impl FnOnce(&mut T) -> Result<R, E>) -> Result<R, E>
+    where
+        T: Serialize + DeserializeOwned + Default,
+        E: From<StoreError>,
+    {
+        let target = self.target()?;
+        let dir = parent(&target).to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| self.io("create the folder of", &dir, e))?;
+        let _lock = self.lock(&target)?;
+        let before = self.read_bytes(&target)?;
+        let mut doc: T = self.parse(&target, before.as_deref())?;
+        let out = change(&mut doc)?;
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt {
+            what: self.what,
+            path: target.clone(),
+            detail: format!("the new content cannot be written as JSON: {e}"),
+        };
+        let after = serde_json::to_value(&doc).map_err(corrupt)?;
+        // Compared as JSON values: the same content in other spacing or key order is unchanged.
+        let before: Option<serde_json::Value> =
+            before.and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        if before.as_ref() != Some(&after) {
+            let mut bytes = serde_json::to_vec_pretty(&after).map_err(corrupt)?;
+            bytes.push(b'\n');
+            self.replace(&target, &dir, &bytes)?;
+        }
+        Ok(out)
+    }
+
+    /// The file the data lives in: the path with every symbolic link followed, even to a target
+    /// that does not exist yet.
+    fn target(&self) -> Result<PathBuf, StoreError> {
+        let mut path = self.path.clone();
+        for _ in 0..MAX_LINKS {
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let link =
+                        std::fs::read_link(&path).map_err(|e| self.io("follow", &path, e))?;
+                    path = parent(&path).join(link);
+                }
+                Ok(_) => return Ok(path),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+                Err(e) => return Err(self.io("inspect", &path, e)),
+            }
+        }
+        Err(self.io(
+            "follow",
+            &self.path,
+            io::Error::other(format!("more than {MAX_LINKS} symbolic links")),
+        ))
+    }
+
+    /// Takes the exclusive lock of `target`'s lock file; it is released when the file closes.
+    fn lock(&self, target: &Path) -> Result<File, StoreError> {
+        let mut name = target.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        let path = target.with_file_name(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| self.io("create the lock file of", &path, e))?;
+        // `File::lock` (std) has the same name; the crate's trait is named to be explicit.
+        fs4::FileExt::lock(&file).map_err(|e| self.io("lock", &path, e))?;
+        Ok(file)
+    }
+
+    fn read_bytes(&self, target: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+        match std::fs::read(target) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io("read", target, e)),
+        }
+    }
+
+    fn parse<T: DeserializeOwned + Default>(
+        &self,
+        target: &Path,
+        bytes: Option<&[u8]>,
+    ) -> Result<T, StoreError> {
+        match bytes {
+            Some(bytes) if !bytes.trim_ascii().is_empty() => {
+                serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+                    what: self.what,
+                    path: target.to_path_buf(),
+                    detail: e.to_string(),
+                })
+            }
+            _ => Ok(T::default()),
+        }
+    }
+
+    /// Writes `bytes` to a fresh temporary file in `dir`, flushes it, and renames it over
+    /// `target`. The new file keeps the old one's permissions.
+    fn replace(&self, target: &Path, dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+        let permissions = match std::fs::metadata(target) {
+            Ok(meta) if meta.permissions().readonly() => {
+                return Err(StoreError::ReadOnly {
+                    what: self.what,
+                    path: target.to_path_buf(),
+                });
+            }
+            Ok(meta) => Some(meta.permissions()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(self.io("inspect", target, e)),
+        };
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(target.file_name().unwrap_or_default());
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        if permissions.is_none() {
+            // A new file gets the usual mode (0666 less the umask), not the temporary
+            // file's private 0600.
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut tmp = builder
+            .tempfile_in(dir)
+            .map_err(|e| self.io("create a temporary file in", dir, e))?;
+        let written = (|| {
+            tmp.write_all(bytes)?;
+            if let Some(permissions) = permissions {
+                tmp.as_file().set_permissions(permissions)?;
+            }
+            tmp.as_file().sync_all()
+        })();
+        written.map_err(|e| self.io("write", tmp.path(), e))?;
+        tmp.persist(target)
+            .map_err(|e| self.io("write", target, e.error))?;
+        sync_dir(dir);
+        Ok(())
+    }
+
+    fn io(&self, action: &'static str, path: &Path, source: io::Error) -> StoreError {
+        StoreError::Io {
+            what: self.what,
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// The folder of `path` (`.` for a bare file name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Flushes a folder so that a rename in it survives a crash. Only Unix can open a folder for
+/// this; a file system that cannot flush folders (some network ones) is left as it is, since the
+/// rename itself already happened.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde::Deserialize;
+    use serde_json::{Map, Value, json};
+
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    struct Doc {
+        #[serde(default)]
+        items: Vec<u32>,
+        #[serde(flatten)]
+        other: Map<String, Value>,
+    }
+
+    fn push(file: &JsonFile, n: u32) -> Result<(), StoreError> {
+        file.update(|doc: &mut Doc| {
+            doc.items.push(n);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn threads_never_lose_an_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/doc.json");
+        std::thread::scope(|s| {
+            for n in 0..16 {
+                let file = JsonFile::new(&path, "test file");
+                s.spawn(move || push(&file, n).unwrap());
+            }
+        });
+        let mut items = JsonFile::new(&path, "test file")
+            .read::<Doc>()
+            .unwrap()
+            .items;
+        items.sort_unstable();
+        assert_eq!(items, (0..16).collect::<Vec<_>>());
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            names.len(),
+            2,
+            "the data and its lock file, no leftovers: {names:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_survive_and_an_unchanged_document_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.json");
+        std::fs::write(&path, r#"{"items": [1], "note": {"kept": true}}"#).unwrap();
+        let file = JsonFile::new(&path, "test file");
+        file.update(|_: &mut Doc| Ok::<_, StoreError>(())).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            r#"{"items": [1], "note": {"kept": true}}"#,
+            "nothing changed, nothing written"
+        );
+        push(&file, 2).unwrap();
+        let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(written, json!({"items": [1, 2], "note": {"kept": true}}));
+    }
+
+    #[test]
+    fn a_failed_change_writes_nothing_and_a_corrupt_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.json");
+        let file = JsonFile::new(&path, "test file");
+        let refused: Result<(), StoreError> = file.update(|doc: &mut Doc| {
+            doc.items.push(1);
+            Err(StoreError::ReadOnly {
+                what: "test file",
+                path: PathBuf::new(),
+            })
+        });
+        assert!(refused.is_err());
+        assert!(!path.exists());
+
+        std::fs::write(&path, "{\"items\": [1,").unwrap();
+        let error = push(&file, 2).unwrap_err().to_string();
+        assert!(
+            error.contains("test file")
+                && error.contains("doc.json")
+                && error.contains("move it away"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"items\": [1,");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writes_go_through_a_symlink_and_keep_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real/doc.json");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, "{}").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real/doc.json", &link).unwrap();
+        push(&JsonFile::new(&link, "test file"), 7).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let doc: Doc = JsonFile::new(&real, "test file").read().unwrap();
+        assert_eq!(doc.items, [7]);
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        assert!(
+            real.with_file_name("doc.json.lock").exists(),
+            "the lock sits beside the target, shared with users of the real path"
+        );
+    }
+
+    #[test]
+    fn a_read_only_file_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.json");
+        std::fs::write(&path, "{\"items\": []}").unwrap();
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&path, permissions).unwrap();
+        let error = push(&JsonFile::new(&path, "test file"), 1).unwrap_err();
+        assert!(matches!(error, StoreError::ReadOnly { .. }), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"items\": []}");
+    }
+}
