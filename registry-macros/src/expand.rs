@@ -76,17 +76,30 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         });
     }
 
+    let blocking = attr.blocking.as_ref().is_some_and(|b| b.value);
     let mut call_args = Vec::new();
     let mut states = Vec::new();
+    let mut length_checks = Vec::new();
     let mut model_index = 0usize;
     for (i, input) in func.inputs.iter().enumerate() {
         match input {
-            Input::Model(_) => {
+            Input::Model(arg) => {
                 let local = format_ident!("__tool_registry_a{}", model_index);
                 model_index += 1;
+                if let Some(max) = &arg.attr.max_len {
+                    let (max, path) = (max.value, arg.json_name());
+                    length_checks.push(quote_spanned!(arg.ty.span()=>
+                        #p::check_max_len(&#local, #max, #path)?;
+                    ));
+                }
                 call_args.push(quote!(#local));
             }
             Input::Struct { .. } => call_args.push(quote!(__tool_registry_args)),
+            // A blocking handler outlives the call's borrow of the context: it gets a copy.
+            Input::Ctx if blocking => {
+                states.push(quote!(let __tool_registry_ctx = ::core::clone::Clone::clone(__tool_registry_env.ctx());));
+                call_args.push(quote!(&__tool_registry_ctx));
+            }
             Input::Ctx => call_args.push(quote!(__tool_registry_env.ctx())),
             Input::State(ty) => {
                 let local = format_ident!("__tool_registry_s{}", i);
@@ -128,8 +141,16 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
             quote!(#p::output::value::<#ty>(#invoke)),
         ),
     };
-    let boxed = quote_spanned! {name_span=>
-        ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
+    let boxed = match (blocking, func.is_async) {
+        (false, _) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
+        },
+        (true, false) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking(move || #convert))
+        },
+        (true, true) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking_async(async move { #convert }))
+        },
     };
 
     let ModelArgs {
@@ -179,6 +200,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
                 __tool_registry_env: #p::CallEnv<'a>,
             ) -> #p::CallResult<'a> {
                 let #pattern = (__TOOL_REGISTRY_TYPED.0)(__tool_registry_raw)?;
+                #(#length_checks)*
                 #(#states)*
                 #output_check
                 #boxed
@@ -252,6 +274,10 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         }
         if let Some(rename) = &arg.attr.rename {
             field_attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        if let Some(max) = &arg.attr.max_len {
+            let max = max.value;
+            field_attrs.push(quote!(#[schemars(length(max = #max))]));
         }
         let mut from_default = None;
         if let Some(default) = &arg.attr.default {
@@ -380,6 +406,14 @@ fn parts(
     };
     let cooldown = duration(&attr.cooldown_ms);
     let timeout = duration(&attr.timeout_ms);
+    let max_args_bytes = match &attr.max_args_bytes {
+        Some(n) => {
+            let n = n.value;
+            quote!(#n)
+        }
+        None => quote!(#krate::MAX_ARGS_BYTES),
+    };
+    let blocking = on(&attr.blocking, false);
     let daily_limit = match &attr.daily_limit {
         Some(n) => {
             let n = n.value;
@@ -441,6 +475,8 @@ fn parts(
             call: __tool_registry_call,
             enabled: #enabled,
             gate_fail_closed: #gate_fail_closed,
+            max_args_bytes: #max_args_bytes,
+            blocking: #blocking,
         }
     }
 }

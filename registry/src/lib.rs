@@ -30,7 +30,7 @@ pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingC
 pub use async_trait::async_trait;
 pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
 pub use batch::ToolCall;
-pub use call::ToolArgs;
+pub use call::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
 pub use ctx::{Ctx, State};
 pub use def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier, ToolDef};
 pub use error::ToolError;
@@ -53,7 +53,10 @@ pub mod __private {
     pub use {futures, linkme, schemars, serde, serde_json};
 
     pub use crate::call::output::{self, assert_output};
-    pub use crate::call::{CallEnv, CallFn, CallResult, ToolArgs, parse_args};
+    pub use crate::call::{
+        CallEnv, CallFn, CallResult, MaxLen, ToolArgs, blocking, blocking_async, check_max_len,
+        parse_args,
+    };
 
     use crate::def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
     use std::time::Duration;
@@ -88,6 +91,8 @@ pub mod __private {
         pub call: CallFn,
         pub enabled: Option<fn(&crate::Scope) -> bool>,
         pub gate_fail_closed: bool,
+        pub max_args_bytes: usize,
+        pub blocking: bool,
     }
 
     /// The input schema of an argument type, without a `title`.
