@@ -823,7 +823,11 @@ impl Deadline {
                     let millis = Tick::now().millis_since(started);
                     Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX)
                 });
-                let deadline = tokio::time::Instant::now() + self.limit.saturating_sub(spent);
+                if spent >= self.limit {
+                    // Known without a timer, whose clock may not have moved yet.
+                    return Poll::Ready(());
+                }
+                let deadline = tokio::time::Instant::now() + (self.limit - spent);
                 let has_runtime = tokio::runtime::Handle::try_current().is_ok();
                 let sleep = has_runtime
                     .then(|| {
