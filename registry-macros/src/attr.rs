@@ -249,7 +249,7 @@ impl ToolAttr {
 #[derive(Default)]
 pub(crate) struct ArgAttr {
     pub(crate) desc: Option<LitStr>,
-    pub(crate) default: Option<Expr>,
+    pub(crate) default: Option<Box<Expr>>,
     pub(crate) rename: Option<LitStr>,
     pub(crate) max_len: Option<Sp<usize>>,
 }
@@ -279,7 +279,7 @@ impl ArgAttr {
                 // #[arg(desc = "What to look for")] or #[arg(description = "...")]
                 "desc" => arg.desc = string(cx, "desc", &meta)?,
                 // #[arg(default = 5)]
-                "default" => arg.default = Some(meta.value()?.parse()?),
+                "default" => arg.default = Some(Box::new(meta.value()?.parse()?)),
                 // #[arg(rename = "q")]
                 "rename" => arg.rename = string(cx, "rename", &meta)?,
                 // #[arg(max_len = 200)]

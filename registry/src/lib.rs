@@ -107,14 +107,5 @@ pub mod __private {
         Duration::from_millis(ms)
     }
 
-    /// A type a `#[tool]` argument may have.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool argument",
-        label = "the model cannot send this type",
-        note = "derive `serde::Deserialize` and `schemars::JsonSchema` on it, or take it as `&Ctx` or `State<T>` if it is not meant for the model"
-    )]
-    pub trait ToolArg {}
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArg for T {}
-
-    pub fn assert_arg<T: ToolArg>() {}
+    pub use crate::call::probe;
 }
