@@ -53,29 +53,39 @@ pub const MAX_ARGS_DEPTH: usize = 127;
 /// [`MAX_ARGS_DEPTH`]. Text is only measured here (its depth is found while parsing, by
 /// `serde_json`); a [`Value`] is walked without recursion, and one that is too deep is taken
 /// apart without recursion too, since its own `Drop` would recurse once per level.
-pub(crate) fn admit_args(args: ToolArgs<'_>, max_bytes: usize) -> Result<ToolArgs<'_>, ToolError> {
-    let too_large = || ToolError::ArgumentsTooLarge {
-        tool: String::new(),
-        limit: max_bytes,
-    };
+#[inline]
+pub(crate) fn admit_args(args: &mut ToolArgs<'_>, max_bytes: usize) -> Result<(), ToolError> {
     match args {
-        ToolArgs::Text(text) if text.len() > max_bytes => Err(too_large()),
-        ToolArgs::Text(_) => Ok(args),
-        ToolArgs::Value(value) => {
-            if nests_deeper(&value, MAX_ARGS_DEPTH) {
-                dispose(value);
-                return Err(too_deep());
-            }
-            // Within the depth limit, serializing recurses at most that deep.
-            let mut budget = Budget { left: max_bytes };
-            if serde_json::to_writer(&mut budget, &value).is_err() {
-                return Err(too_large());
-            }
-            Ok(ToolArgs::Value(value))
-        }
+        ToolArgs::Text(text) if text.len() > max_bytes => Err(too_large(max_bytes)),
+        ToolArgs::Text(_) => Ok(()),
+        ToolArgs::Value(value) => admit_value(value, max_bytes),
     }
 }
 
+/// [`admit_args`] for a [`Value`]; one that is too deep is taken apart and left `null`.
+#[inline(never)]
+fn admit_value(value: &mut Value, max_bytes: usize) -> Result<(), ToolError> {
+    if nests_deeper(value, MAX_ARGS_DEPTH) {
+        dispose(std::mem::take(value));
+        return Err(too_deep());
+    }
+    // Within the depth limit, serializing recurses at most that deep.
+    let mut budget = Budget { left: max_bytes };
+    if serde_json::to_writer(&mut budget, value).is_err() {
+        return Err(too_large(max_bytes));
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_large(limit: usize) -> ToolError {
+    ToolError::ArgumentsTooLarge {
+        tool: String::new(),
+        limit,
+    }
+}
+
+#[cold]
 fn too_deep() -> ToolError {
     ToolError::ArgumentsTooDeep {
         tool: String::new(),

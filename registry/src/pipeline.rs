@@ -247,17 +247,18 @@ impl Registry {
         Guarded::new(handler, def, started, self.timeout_of(index)).await
     }
 
-    /// 8. audit: one record to the sink, and the registry's part of the result's audit.
-    fn finish<A: Answer>(
+    /// 8. audit: one record to the sink, and the registry's part of a successful result's
+    /// audit; the stamp is returned for an error result.
+    fn finish(
         &self,
         entry: &Entry,
         started: Tick,
         limit: Duration,
         ctx: &Ctx,
-        mut outcome: Result<ToolResult, ToolError>,
-    ) -> A::Output {
+        outcome: &mut Result<ToolResult, ToolError>,
+    ) -> Stamp {
         let def = entry.def;
-        let code: Cow<'static, str> = match &mut outcome {
+        let code: Cow<'static, str> = match outcome {
             Ok(result) => result
                 .audit
                 .outcome
@@ -281,16 +282,16 @@ impl Registry {
             outcome: Cow::Borrowed(&code),
             risk: Some(entry.risk),
         });
-        let stamp_on = |audit: &mut Audit| {
+        if let Ok(result) = outcome {
             stamp.put(
-                audit,
+                &mut result.audit,
                 Cow::Borrowed(def.name()),
                 ctx,
                 code,
                 Some(entry.risk),
             );
-        };
-        A::answer(outcome, stamp_on)
+        }
+        stamp
     }
 
     /// Validation: the shim deserializes the arguments and returns the handler, not yet
@@ -498,15 +499,20 @@ struct Stamp {
 }
 
 impl Stamp {
+    #[inline]
     fn now(started: Tick) -> Self {
         let now = Tick::now();
+        // Rounded by the conversion to an integer (a duration is never negative): one
+        // instruction, where `f64::round` is a call into libm.
+        let micros = (now.millis_since(started) * 1000.0 + 0.5) as u64;
         Self {
-            duration_ms: (now.millis_since(started) * 1000.0).round() / 1000.0,
+            duration_ms: micros as f64 / 1000.0,
             ts: now.wall_time(),
         }
     }
 
     /// The registry's part of a result's audit.
+    #[inline]
     fn put(
         self,
         audit: &mut Audit,
@@ -526,13 +532,13 @@ impl Stamp {
 
 /// What a call answers: the outcome as it is ([`Plain`], for [`Registry::call`]) or as a
 /// stamped result ([`ForModel`], for [`Registry::call_for_model`]). Chosen at compile time, so
-/// `call` pays nothing for the other.
+/// `call` pays nothing for the other: its outcome, stamped in place, moves as before.
 trait Answer {
     type Output;
-    /// `stamp` puts the registry's stamps on a result's audit.
+    /// `stamp_error` puts the registry's stamps on the audit of an error's result.
     fn answer(
         outcome: Result<ToolResult, ToolError>,
-        stamp: impl FnOnce(&mut Audit),
+        stamp_error: impl FnOnce(&mut Audit),
     ) -> Self::Output;
 }
 
@@ -541,14 +547,9 @@ enum Plain {}
 impl Answer for Plain {
     type Output = Result<ToolResult, ToolError>;
 
-    fn answer(
-        outcome: Result<ToolResult, ToolError>,
-        stamp: impl FnOnce(&mut Audit),
-    ) -> Self::Output {
-        outcome.map(|mut result| {
-            stamp(&mut result.audit);
-            result
-        })
+    #[inline(always)]
+    fn answer(outcome: Result<ToolResult, ToolError>, _: impl FnOnce(&mut Audit)) -> Self::Output {
+        outcome
     }
 }
 
@@ -559,11 +560,13 @@ impl Answer for ForModel {
 
     fn answer(
         outcome: Result<ToolResult, ToolError>,
-        stamp: impl FnOnce(&mut Audit),
+        stamp_error: impl FnOnce(&mut Audit),
     ) -> Self::Output {
-        let mut result = outcome.unwrap_or_else(ToolResult::from);
-        stamp(&mut result.audit);
-        result
+        outcome.unwrap_or_else(|error| {
+            let mut result = ToolResult::from(error);
+            stamp_error(&mut result.audit);
+            result
+        })
     }
 }
 
@@ -607,9 +610,15 @@ struct Finish<'a> {
 }
 
 impl Finish<'_> {
-    fn finish<A: Answer>(self, outcome: Result<ToolResult, ToolError>) -> A::Output {
-        self.registry
-            .finish::<A>(self.entry, self.started, self.limit, self.ctx, outcome)
+    fn finish<A: Answer>(self, mut outcome: Result<ToolResult, ToolError>) -> A::Output {
+        let stamp =
+            self.registry
+                .finish(self.entry, self.started, self.limit, self.ctx, &mut outcome);
+        A::answer(outcome, |audit| {
+            let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
+            let tool = Cow::Borrowed(self.entry.def.name());
+            stamp.put(audit, tool, self.ctx, code, Some(self.entry.risk));
+        })
     }
 }
 
@@ -649,10 +658,10 @@ impl<'a> State<'a> {
             ctx,
         };
         // The arguments are measured before anything reads them, approvals included.
-        let args = match admit_args(args, def.max_args_bytes()) {
-            Ok(args) => args,
-            Err(error) => return Err(audit.finish::<A>(Err(error))),
-        };
+        let mut args = args;
+        if let Err(error) = admit_args(&mut args, def.max_args_bytes()) {
+            return Err(audit.finish::<A>(Err(error)));
+        }
         if !entry.direct {
             let stages = Box::pin(registry.stages(index, entry, args, ctx, confirmation, started));
             return Ok(Self::Staged { stages, audit });
