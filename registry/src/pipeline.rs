@@ -247,8 +247,8 @@ impl Registry {
         Guarded::new(handler, def, started, self.timeout_of(index)).await
     }
 
-    /// 8. audit: one record to the sink, and the registry's part of a successful result's
-    /// audit; the stamp is returned for an error result.
+    /// The audit stage: one record to the sink, and the registry's part of a successful
+    /// result's audit; the stamp is returned for an error's result.
     fn finish(
         &self,
         entry: &Entry,
