@@ -58,6 +58,8 @@ pub(crate) struct ToolAttr {
     pub(crate) cooldown_ms: Option<Sp<u64>>,
     pub(crate) timeout_ms: Option<Sp<u64>>,
     pub(crate) daily_limit: Option<Sp<u32>>,
+    pub(crate) max_args_bytes: Option<Sp<usize>>,
+    pub(crate) blocking: Option<Sp<bool>>,
     pub(crate) tag: Option<LitStr>,
     pub(crate) pattern: Option<LitStr>,
     pub(crate) groups: Option<Sp<Vec<Sp<String>>>>,
@@ -90,6 +92,8 @@ const TOOL_KEYS: &[&str] = &[
     "cooldown",
     "timeout",
     "daily_limit",
+    "max_args_bytes",
+    "blocking",
     "tag",
     "pattern",
     "groups",
@@ -210,6 +214,16 @@ impl ToolAttr {
                     other => cx.error_spanned(other, expects(key, "an integer", "3")),
                 }
             }
+            // #[tool(max_args_bytes = 4096)]
+            "max_args_bytes" => {
+                self.max_args_bytes = positive(
+                    cx,
+                    meta,
+                    "`max_args_bytes` must be a whole number of bytes, at least 1, e.g. `max_args_bytes = 65536`; leave it out for the default of 1 MiB",
+                )?;
+            }
+            // #[tool(blocking)]
+            "blocking" => self.blocking = flag(cx, key, meta)?,
             // #[tool(tag = "RESEARCH")]
             "tag" => self.tag = string(cx, key, meta)?,
             // #[tool(pattern = r"(factual|communication)\s+(.+)")]
@@ -231,15 +245,16 @@ impl ToolAttr {
     }
 }
 
-/// `#[arg(desc = "...", default = expr, rename = "...")]` on a parameter.
+/// `#[arg(desc = "...", default = expr, rename = "...", max_len = N)]` on a parameter.
 #[derive(Default)]
 pub(crate) struct ArgAttr {
     pub(crate) desc: Option<LitStr>,
-    pub(crate) default: Option<Expr>,
+    pub(crate) default: Option<Box<Expr>>,
     pub(crate) rename: Option<LitStr>,
+    pub(crate) max_len: Option<Sp<usize>>,
 }
 
-const ARG_KEYS: &[&str] = &["desc", "default", "rename"];
+const ARG_KEYS: &[&str] = &["desc", "default", "rename", "max_len"];
 
 impl ArgAttr {
     pub(crate) fn parse(cx: &mut Ctxt, attr: &syn::Attribute) -> Self {
@@ -264,9 +279,17 @@ impl ArgAttr {
                 // #[arg(desc = "What to look for")] or #[arg(description = "...")]
                 "desc" => arg.desc = string(cx, "desc", &meta)?,
                 // #[arg(default = 5)]
-                "default" => arg.default = Some(meta.value()?.parse()?),
+                "default" => arg.default = Some(Box::new(meta.value()?.parse()?)),
                 // #[arg(rename = "q")]
                 "rename" => arg.rename = string(cx, "rename", &meta)?,
+                // #[arg(max_len = 200)]
+                "max_len" => {
+                    arg.max_len = positive(
+                        cx,
+                        &meta,
+                        "`max_len` must be a whole number of characters, at least 1, e.g. `max_len = 200`",
+                    )?;
+                }
                 unknown => {
                     cx.error_spanned(&meta.path, unknown_key("arg", unknown, ARG_KEYS));
                     skip_value(&meta)?;
@@ -415,6 +438,30 @@ fn flag(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Option<
                 other,
                 format!("`{key}` expects `true` or `false`, or no value at all"),
             );
+            Ok(None)
+        }
+    }
+}
+
+/// `key = N` with `N` a whole number of at least 1.
+fn positive(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    message: &str,
+) -> syn::Result<Option<Sp<usize>>> {
+    let expr: Expr = meta.value()?.parse()?;
+    match &expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => match int.base10_parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(sp(n, int.span()))),
+            _ => {
+                cx.error_spanned(int, message);
+                Ok(None)
+            }
+        },
+        other => {
+            cx.error_spanned(other, message);
             Ok(None)
         }
     }

@@ -3,7 +3,7 @@
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, ItemFn, LitStr, Path, Type, parse_quote};
+use syn::{ItemFn, LitStr, Path, Type, parse_quote};
 
 use crate::ast::{Input, Output, ToolFn, has_impl_trait};
 use crate::attr::{Text, ToolAttr};
@@ -76,17 +76,31 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         });
     }
 
+    let blocking = attr.blocking.as_ref().is_some_and(|b| b.value);
     let mut call_args = Vec::new();
     let mut states = Vec::new();
+    let mut length_checks = Vec::new();
     let mut model_index = 0usize;
     for (i, input) in func.inputs.iter().enumerate() {
         match input {
-            Input::Model(_) => {
+            Input::Model(arg) => {
                 let local = format_ident!("__tool_registry_a{}", model_index);
                 model_index += 1;
+                if let Some(max) = &arg.attr.max_len {
+                    let (max, path, ty) = (max.value, arg.json_name(), &arg.ty);
+                    let (first, _) = end_spans(ty);
+                    length_checks.push(quote_spanned!(first=>
+                        #p::check_max_len::<#ty>(&#local, #max, #path)?;
+                    ));
+                }
                 call_args.push(quote!(#local));
             }
             Input::Struct { .. } => call_args.push(quote!(__tool_registry_args)),
+            // A blocking handler outlives the call's borrow of the context: it gets a copy.
+            Input::Ctx if blocking => {
+                states.push(quote!(let __tool_registry_ctx = ::core::clone::Clone::clone(__tool_registry_env.ctx());));
+                call_args.push(quote!(&__tool_registry_ctx));
+            }
             Input::Ctx => call_args.push(quote!(__tool_registry_env.ctx())),
             Input::State(ty) => {
                 let local = format_ident!("__tool_registry_s{}", i);
@@ -128,22 +142,34 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
             quote!(#p::output::value::<#ty>(#invoke)),
         ),
     };
-    let boxed = quote_spanned! {name_span=>
-        ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
+    let boxed = match (blocking, func.is_async) {
+        (false, _) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
+        },
+        (true, false) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking(move || #convert))
+        },
+        (true, true) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking_async(async move { #convert }))
+        },
     };
 
     let ModelArgs {
         items,
-        params,
-        from,
         types,
-        parsed_generic,
         parsed,
         pattern,
     } = args;
-    let bounds = from.iter().map(|from| {
-        let from = from.iter();
-        quote!(#p::ToolArg + #p::serde::de::DeserializeOwned + #p::schemars::JsonSchema #(+ #from)*)
+    // Each argument type is checked on its own tokens, so an unmet bound is reported there, once.
+    // The call runs from the type's first token to its last, so that rustc's label for the call
+    // and the one for the type are one and the same.
+    let checks = types.iter().map(|ty| {
+        let (first, last) = end_spans(ty);
+        let mut call = proc_macro2::Group::new(Delimiter::Parenthesis, TokenStream::new());
+        call.set_span(last);
+        quote_spanned! {first=>
+            (&&&&#p::probe::Probe::<#ty>::new()).__tool_registry_check::<#ty>#call;
+        }
     });
     let parts = parts(attr, resolved, &krate, &p, &arg_infos);
     let uniqueness = unique_names(attr, resolved);
@@ -153,32 +179,27 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         const _: () = {
             #(#items)*
 
-            type __tool_registry_Typed<__tool_registry_A> = (
-                for<'a> fn(#p::ToolArgs<'a>) -> ::core::result::Result<__tool_registry_A, #krate::ToolError>,
-                fn() -> #p::schemars::Schema,
-            );
+            #[allow(unused_imports)]
+            use #p::probe::{
+                Both as _, DeserializeOnly as _, JsonSchemaOnly as _, Neither as _, Typed as _,
+                Untyped as _,
+            };
 
-            #[allow(non_camel_case_types)]
-            const fn __tool_registry_typed<#(#params),*>() -> __tool_registry_Typed<#parsed_generic>
-            where
-                #(#params: #bounds,)*
-            {
-                (#p::parse_args::<#parsed_generic>, #p::schema_for::<#parsed_generic>)
+            #[allow(dead_code)]
+            fn __tool_registry_check() {
+                #(#checks)*
             }
 
-            // Every bound on the argument types is checked in this one body, on the user's tokens, so
-            // rustc reports each unmet bound once; the `assert_arg` lines come first so that the
-            // message rustc keeps is `ToolArg`'s.
-            const __TOOL_REGISTRY_TYPED: __tool_registry_Typed<#parsed> = {
-                #(let _ = #p::assert_arg::<#types>;)*
-                __tool_registry_typed::<#(#types),*>()
-            };
+            fn __tool_registry_schema() -> #p::schemars::Schema {
+                (&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()
+            }
 
             fn __tool_registry_call<'a>(
                 __tool_registry_raw: #p::ToolArgs<'a>,
                 __tool_registry_env: #p::CallEnv<'a>,
             ) -> #p::CallResult<'a> {
-                let #pattern = (__TOOL_REGISTRY_TYPED.0)(__tool_registry_raw)?;
+                let #pattern = (&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)?;
+                #(#length_checks)*
                 #(#states)*
                 #output_check
                 #boxed
@@ -189,6 +210,14 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
             static __TOOL_REGISTRY_DEF: #krate::ToolDef = #krate::ToolDef::__new(#parts);
         };
     }
+}
+
+/// The spans of the first and the last token of `ty`.
+fn end_spans(ty: &Type) -> (Span, Span) {
+    let mut tokens = ty.to_token_stream().into_iter();
+    let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+    let last = tokens.last().map_or(first, |t| t.span());
+    (first, last)
 }
 
 /// The error type of a `Result`, as the user wrote it so that rustc reports a missing `Display`
@@ -204,18 +233,12 @@ fn error_type(err: Option<&Type>) -> TokenStream {
 /// struct with one field per argument.
 ///
 /// The generated struct is generic over its field types, so that its derives hold no user type
-/// and cannot fail; the user's types meet the bounds in `__tool_registry_typed` instead.
+/// and cannot fail; the user's types are checked one by one (`__tool_registry_check`).
 struct ModelArgs {
     /// The generated struct and the functions giving its defaults.
     items: Vec<TokenStream>,
-    /// One type parameter per checked type.
-    params: Vec<Ident>,
-    /// `From<T>` for a parameter whose field has a default of type `T`.
-    from: Vec<Option<TokenStream>>,
-    /// The user's types, in the order of `params`.
+    /// The user's types, one per field.
     types: Vec<Type>,
-    /// The parsed type in terms of `params`.
-    parsed_generic: TokenStream,
     /// The parsed type in terms of the user's types.
     parsed: TokenStream,
     /// The pattern the parsed value is bound to in the call shim.
@@ -224,13 +247,9 @@ struct ModelArgs {
 
 fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
     if let Some((_, ty)) = func.args_struct() {
-        let param = format_ident!("__tool_registry_T0");
         return ModelArgs {
             items: Vec::new(),
-            params: vec![param.clone()],
-            from: vec![None],
             types: vec![ty.clone()],
-            parsed_generic: quote!(#param),
             parsed: quote!(#ty),
             pattern: quote!(__tool_registry_args),
         };
@@ -252,6 +271,10 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         }
         if let Some(rename) = &arg.attr.rename {
             field_attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        if let Some(max) = &arg.attr.max_len {
+            let max = max.value;
+            field_attrs.push(quote!(#[schemars(length(max = #max))]));
         }
         let mut from_default = None;
         if let Some(default) = &arg.attr.default {
@@ -306,11 +329,8 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
     });
     ModelArgs {
         items,
-        parsed_generic: quote!(__tool_registry_Args<#(#params),*>),
         parsed: quote!(__tool_registry_Args<#(#types),*>),
         pattern: quote!(__tool_registry_Args { #(#bindings),* }),
-        params,
-        from,
         types,
     }
 }
@@ -380,6 +400,14 @@ fn parts(
     };
     let cooldown = duration(&attr.cooldown_ms);
     let timeout = duration(&attr.timeout_ms);
+    let max_args_bytes = match &attr.max_args_bytes {
+        Some(n) => {
+            let n = n.value;
+            quote!(#n)
+        }
+        None => quote!(#krate::MAX_ARGS_BYTES),
+    };
+    let blocking = on(&attr.blocking, false);
     let daily_limit = match &attr.daily_limit {
         Some(n) => {
             let n = n.value;
@@ -437,10 +465,12 @@ fn parts(
             tag: #tag,
             source: #source,
             args: &[#(#arg_infos),*],
-            input_schema: __TOOL_REGISTRY_TYPED.1,
+            input_schema: __tool_registry_schema,
             call: __tool_registry_call,
             enabled: #enabled,
             gate_fail_closed: #gate_fail_closed,
+            max_args_bytes: #max_args_bytes,
+            blocking: #blocking,
         }
     }
 }

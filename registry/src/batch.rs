@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ctx::EventSink;
-use crate::{Ctx, Registry, ToolArgs, ToolError, ToolEvent, ToolResult};
+use crate::{Ctx, Registry, ToolArgs, ToolEvent, ToolResult};
 
 /// One call a model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,13 +76,8 @@ impl Registry {
         let mut calls = calls;
         let over = calls.split_off(calls.len().min(self.policy.max_calls));
         for (offset, call) in over.into_iter().enumerate() {
-            let started = Instant::now();
-            let def = self.get_for(&call.name, ctx.scope());
-            let error = ToolError::TooManyCalls {
-                tool: def.map_or(call.name, |d| d.name().to_owned()),
-                limit: self.policy.max_calls,
-            };
-            results[self.policy.max_calls + offset] = Some(error_result(error, def, ctx, started));
+            results[self.policy.max_calls + offset] = Some(self.not_run(&call.name, ctx));
+            crate::call::dispose_args(ToolArgs::Value(call.arguments));
         }
         let mut calls = calls.into_iter().enumerate().peekable();
         while calls.peek().is_some() {
@@ -142,10 +137,9 @@ impl Registry {
             }
             _ => ctx,
         };
-        let outcome = self
-            .call(&call.name, ToolArgs::Value(call.arguments), ctx)
+        let result = self
+            .call_for_model(&call.name, ToolArgs::Value(call.arguments), ctx)
             .await;
-        let result = outcome.unwrap_or_else(|error| error_result(error, def, ctx, started));
         if let Some(sink) = &events {
             sink(ToolEvent::Finished {
                 index,
@@ -161,20 +155,4 @@ impl Registry {
         }
         (index, result)
     }
-}
-
-fn error_result(
-    error: ToolError,
-    def: Option<&'static crate::ToolDef>,
-    ctx: &Ctx,
-    started: Instant,
-) -> ToolResult {
-    let mut result = ToolResult::from(error);
-    let audit = &mut result.audit;
-    audit.tool = def.map(|d| std::borrow::Cow::Borrowed(d.name()));
-    audit.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-    audit.ts = Some(std::time::SystemTime::now());
-    audit.user = ctx.scope().user_arc();
-    audit.risk = def.map(crate::ToolDef::risk);
-    result
 }

@@ -39,6 +39,138 @@ impl From<Value> for ToolArgs<'_> {
     }
 }
 
+/// The most bytes of argument text a tool accepts unless it sets its own limit with
+/// `#[tool(max_args_bytes = N)]`: 1 MiB. Text is measured as given; a [`Value`] as the compact
+/// JSON it serializes to.
+pub const MAX_ARGS_BYTES: usize = 1 << 20;
+
+/// How deep arrays and objects may nest in the arguments of any tool: 127 levels, the most that
+/// `serde_json` reads from text (its recursion limit is 128), so text and [`Value`] arguments
+/// meet the same limit.
+pub const MAX_ARGS_DEPTH: usize = 127;
+
+/// The checks made on arguments before anything reads them: the tool's size limit and
+/// [`MAX_ARGS_DEPTH`]. Text is only measured here (its depth is found while parsing, by
+/// `serde_json`); a [`Value`] is walked without recursion, and one that is too deep is taken
+/// apart without recursion too, since its own `Drop` would recurse once per level.
+#[inline]
+pub(crate) fn admit_args(args: &mut ToolArgs<'_>, max_bytes: usize) -> Result<(), ToolError> {
+    match args {
+        ToolArgs::Text(text) if text.len() > max_bytes => Err(too_large(max_bytes)),
+        ToolArgs::Text(_) => Ok(()),
+        ToolArgs::Value(value) => admit_value(value, max_bytes),
+    }
+}
+
+/// [`admit_args`] for a [`Value`]; one that is too deep is taken apart and left `null`.
+#[inline(never)]
+fn admit_value(value: &mut Value, max_bytes: usize) -> Result<(), ToolError> {
+    if nests_deeper(value, MAX_ARGS_DEPTH) {
+        dispose(std::mem::take(value));
+        return Err(too_deep());
+    }
+    // Within the depth limit, serializing recurses at most that deep.
+    let mut budget = Budget { left: max_bytes };
+    if serde_json::to_writer(&mut budget, value).is_err() {
+        return Err(too_large(max_bytes));
+    }
+    Ok(())
+}
+
+#[cold]
+fn too_large(limit: usize) -> ToolError {
+    ToolError::ArgumentsTooLarge {
+        tool: String::new(),
+        limit,
+    }
+}
+
+#[cold]
+fn too_deep() -> ToolError {
+    ToolError::ArgumentsTooDeep {
+        tool: String::new(),
+        limit: MAX_ARGS_DEPTH,
+    }
+}
+
+/// A writer that only counts, and fails once more than `left` bytes come.
+struct Budget {
+    left: usize,
+}
+
+impl std::io::Write for Budget {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.left = self
+            .left
+            .checked_sub(buf.len())
+            .ok_or(std::io::ErrorKind::FileTooLarge)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether arrays and objects nest more than `limit` levels deep in `value`, found with an
+/// explicit stack of at most `limit` levels.
+pub(crate) fn nests_deeper(value: &Value, limit: usize) -> bool {
+    enum Children<'v> {
+        Array(std::slice::Iter<'v, Value>),
+        Object(serde_json::map::Values<'v>),
+    }
+    let mut stack: Vec<Children<'_>> = Vec::new();
+    let mut current = value;
+    loop {
+        let children = match current {
+            Value::Array(items) => Some(Children::Array(items.iter())),
+            Value::Object(map) => Some(Children::Object(map.values())),
+            _ => None,
+        };
+        if let Some(children) = children {
+            if stack.len() == limit {
+                return true;
+            }
+            stack.push(children);
+        }
+        current = loop {
+            let Some(top) = stack.last_mut() else {
+                return false;
+            };
+            let next = match top {
+                Children::Array(items) => items.next(),
+                Children::Object(values) => values.next(),
+            };
+            match next {
+                Some(next) => break next,
+                None => {
+                    stack.pop();
+                }
+            }
+        };
+    }
+}
+
+/// Drops `value` without recursion: each array and object is emptied onto a heap stack before
+/// it is dropped, so no drop goes deeper than one level.
+pub(crate) fn dispose(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, value)| value)),
+            _ => {}
+        }
+    }
+}
+
+/// Drops arguments that may be arbitrarily deep (see [`dispose`]).
+pub(crate) fn dispose_args(args: ToolArgs<'_>) {
+    if let ToolArgs::Value(value) = args {
+        dispose(value);
+    }
+}
+
 /// A boxed, `Send` future.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -97,6 +229,9 @@ pub fn parse_args<T: DeserializeOwned>(args: ToolArgs<'_>) -> Result<T, ToolErro
             {
                 return Ok(value);
             }
+            if text_nests_deeper(text, MAX_ARGS_DEPTH) {
+                return Err(too_deep());
+            }
             let mut de = serde_json::Deserializer::from_str(text);
             let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
                 let path = if e.inner().is_syntax() || e.inner().is_eof() {
@@ -114,6 +249,35 @@ pub fn parse_args<T: DeserializeOwned>(args: ToolArgs<'_>) -> Result<T, ToolErro
         ToolArgs::Value(value @ Value::Object(_)) => from_value(value),
         ToolArgs::Value(_) => Err(not_an_object()),
     }
+}
+
+/// Whether arrays and objects nest more than `limit` levels deep in JSON text (strings skipped);
+/// asked only of text that did not parse, to tell a depth problem from others.
+fn text_nests_deeper(text: &str, limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in text.as_bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ToolError> {
@@ -151,6 +315,231 @@ fn strip_position(error: &serde_json::Error) -> String {
     match text.rfind(" at line ") {
         Some(at) => text[..at].to_owned(),
         None => text,
+    }
+}
+
+/// A string argument that `#[arg(max_len = N)]` can bound.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`max_len` bounds a string argument, not `{Self}`",
+    label = "this argument is not a string",
+    note = "use `max_len` on a `String` or `Option<String>` argument; the whole argument text is bounded by `#[tool(max_args_bytes = N)]`"
+)]
+pub trait MaxLen {
+    /// The length in characters when it is more than `max`.
+    fn longer_than(&self, max: usize) -> Option<usize>;
+}
+
+impl MaxLen for str {
+    fn longer_than(&self, max: usize) -> Option<usize> {
+        // A string has no more characters than bytes: most strings are settled without counting.
+        if self.len() <= max {
+            return None;
+        }
+        let chars = self.chars().count();
+        (chars > max).then_some(chars)
+    }
+}
+
+macro_rules! max_len_via_str {
+    ($($ty:ty),*) => {$(
+        impl MaxLen for $ty {
+            fn longer_than(&self, max: usize) -> Option<usize> {
+                str::longer_than(self, max)
+            }
+        }
+    )*};
+}
+
+max_len_via_str!(
+    String,
+    Box<str>,
+    std::sync::Arc<str>,
+    std::borrow::Cow<'_, str>
+);
+
+impl<T: MaxLen> MaxLen for Option<T> {
+    fn longer_than(&self, max: usize) -> Option<usize> {
+        self.as_ref()?.longer_than(max)
+    }
+}
+
+/// `#[arg(max_len = N)]`: the argument at `path` has at most `max` characters (Unicode scalar
+/// values, as JSON Schema's `maxLength` counts them).
+#[doc(hidden)]
+pub fn check_max_len<T: MaxLen + ?Sized>(
+    value: &T,
+    max: usize,
+    path: &'static str,
+) -> Result<(), ToolError> {
+    match value.longer_than(max) {
+        None => Ok(()),
+        Some(chars) => Err(invalid(
+            path.to_owned(),
+            format!(
+                "is {chars} characters long, more than the limit of {max}; send a shorter text"
+            ),
+        )),
+    }
+}
+
+/// A `#[tool(blocking)]` handler: a synchronous function run on Tokio's blocking pool when
+/// the call is first polled. Without a Tokio runtime it runs in place.
+#[doc(hidden)]
+pub fn blocking<F>(work: F) -> BoxFuture<'static, Result<ToolResult, ToolError>>
+where
+    F: FnOnce() -> Result<ToolResult, ToolError> + Send + 'static,
+{
+    Box::pin(async move {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => joined(handle.spawn_blocking(work).await),
+            Err(_) => work(),
+        }
+    })
+}
+
+/// A `#[tool(blocking)]` handler written as an `async fn`: driven to completion on a thread of
+/// Tokio's blocking pool, so that the work it does between its `.await`s never holds up the
+/// caller's thread. Without a Tokio runtime it runs in place.
+#[doc(hidden)]
+pub fn blocking_async<F>(work: F) -> BoxFuture<'static, Result<ToolResult, ToolError>>
+where
+    F: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
+{
+    Box::pin(async move {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let driver = handle.clone();
+                joined(handle.spawn_blocking(move || driver.block_on(work)).await)
+            }
+            Err(_) => work.await,
+        }
+    })
+}
+
+fn joined(
+    outcome: Result<Result<ToolResult, ToolError>, tokio::task::JoinError>,
+) -> Result<ToolResult, ToolError> {
+    match outcome {
+        Ok(result) => result,
+        Err(error) => match error.try_into_panic() {
+            Ok(payload) => Err(crate::pipeline::panicked(payload)),
+            Err(_) => Err(ToolError::handler(
+                "",
+                "the runtime shut down before the tool finished",
+            )),
+        },
+    }
+}
+
+/// The checks on the types of a tool's arguments. Each is a method call that rustc resolves
+/// by trying receivers from the most to the least referenced (autoref specialization): the
+/// first impl whose bounds the type meets is chosen, and only the chosen method's own bound can
+/// fail. So a type that misses a derive gets one error, on the type, naming what to derive,
+/// instead of one error per unmet bound with lists of the types that do implement them.
+#[doc(hidden)]
+pub mod probe {
+    use std::marker::PhantomData;
+
+    use schemars::{JsonSchema, Schema};
+    use serde::de::DeserializeOwned;
+
+    use crate::{ToolArgs, ToolError};
+
+    /// The type under test.
+    pub struct Probe<T>(PhantomData<T>);
+
+    impl<T> Probe<T> {
+        pub const fn new() -> Self {
+            Self(PhantomData)
+        }
+    }
+
+    impl<T> Default for Probe<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// `T` has no `Deserialize` and no `JsonSchema`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool argument: it derives neither `Deserialize` nor `JsonSchema`",
+        label = "the model cannot send this type",
+        note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}` (for `Vec<T>`, `Option<T>` and the like: to `T`), or take it as `&Ctx` or `State<T>` if it is not meant for the model"
+    )]
+    pub trait ToolArg {}
+
+    /// `T` has `JsonSchema` but no `Deserialize`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool argument: it does not implement `serde::Deserialize`",
+        label = "the model cannot send this type",
+        note = "add `#[derive(serde::Deserialize)]` to `{Self}` (for `Vec<T>`, `Option<T>` and the like: to `T`), or take it as `&Ctx` or `State<T>` if it is not meant for the model"
+    )]
+    pub trait ToolArgDeserialize {}
+
+    /// `T` has `Deserialize` but no `JsonSchema`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool argument: it does not implement `schemars::JsonSchema`",
+        label = "the model cannot be shown this type",
+        note = "add `#[derive(schemars::JsonSchema)]` to `{Self}` (for `Vec<T>`, `Option<T>` and the like: to `T`), or take it as `&Ctx` or `State<T>` if it is not meant for the model"
+    )]
+    pub trait ToolArgJsonSchema {}
+
+    // Called as `(&&&&Probe::<T>::new()).__tool_registry_check::<T>()`.
+
+    pub trait Both {
+        fn __tool_registry_check<U>(&self) {}
+    }
+    impl<T: DeserializeOwned + JsonSchema> Both for &&&Probe<T> {}
+
+    pub trait DeserializeOnly {
+        fn __tool_registry_check<U: ToolArgJsonSchema>(&self) {}
+    }
+    impl<T: DeserializeOwned> DeserializeOnly for &&Probe<T> {}
+
+    pub trait JsonSchemaOnly {
+        fn __tool_registry_check<U: ToolArgDeserialize>(&self) {}
+    }
+    impl<T: JsonSchema> JsonSchemaOnly for &Probe<T> {}
+
+    pub trait Neither {
+        fn __tool_registry_check<U: ToolArg>(&self) {}
+    }
+    impl<T> Neither for Probe<T> {}
+
+    // Called as `(&&Probe::<Args>::new()).__tool_registry_parse(raw)` and
+    // `.__tool_registry_schema()`, for the whole argument type. When that type falls short,
+    // the checks above have already reported it on the argument's own type; the fallback only
+    // keeps these calls from reporting it a second time, and never runs.
+
+    pub trait Typed<T> {
+        fn __tool_registry_parse(&self, args: ToolArgs<'_>) -> Result<T, ToolError>;
+        fn __tool_registry_schema(&self) -> Schema;
+    }
+    impl<T: DeserializeOwned + JsonSchema> Typed<T> for &Probe<T> {
+        #[inline]
+        fn __tool_registry_parse(&self, args: ToolArgs<'_>) -> Result<T, ToolError> {
+            super::parse_args::<T>(args)
+        }
+        fn __tool_registry_schema(&self) -> Schema {
+            crate::__private::schema_for::<T>()
+        }
+    }
+
+    pub trait Untyped<T> {
+        fn __tool_registry_parse(&self, args: ToolArgs<'_>) -> Result<T, ToolError>;
+        fn __tool_registry_schema(&self) -> Schema;
+    }
+    impl<T> Untyped<T> for Probe<T> {
+        fn __tool_registry_parse(&self, _: ToolArgs<'_>) -> Result<T, ToolError> {
+            Err(ToolError::Misconfigured {
+                tool: String::new(),
+                message: "the argument types were not checked".to_owned(),
+            })
+        }
+        fn __tool_registry_schema(&self) -> Schema {
+            Schema::default()
+        }
     }
 }
 

@@ -261,6 +261,18 @@ impl ToolDef {
         self.parts.enabled.is_none_or(|enabled| enabled(scope))
     }
 
+    /// The most bytes of argument text the tool accepts: `max_args_bytes = N`, else
+    /// [`MAX_ARGS_BYTES`](crate::MAX_ARGS_BYTES).
+    pub fn max_args_bytes(&self) -> usize {
+        self.parts.max_args_bytes
+    }
+    /// `blocking`: the handler runs on Tokio's blocking pool, and the caller gets
+    /// [`ToolError::TimedOut`](crate::ToolError::TimedOut) at the deadline even while it
+    /// computes.
+    pub fn blocking(&self) -> bool {
+        self.parts.blocking
+    }
+
     pub(crate) fn call_fn(&self) -> CallFn {
         self.parts.call
     }

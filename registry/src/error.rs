@@ -66,8 +66,13 @@ pub enum ToolError {
         /// How long until a call would be admitted.
         retry_after: Duration,
     },
-    /// The tool did not finish in time and was cancelled.
-    #[error("tool `{tool}` timed out after {} and was cancelled", human(after))]
+    /// The tool did not finish in time. The caller stops waiting: an `async` handler is
+    /// dropped at its next `.await`; a `#[tool(blocking)]` handler keeps running on its thread
+    /// until it returns, and its result is thrown away.
+    #[error(
+        "tool `{tool}` timed out after {}; its result was abandoned, so ask for less or try again later",
+        human(after)
+    )]
     TimedOut {
         /// The tool that was called.
         tool: String,
@@ -124,6 +129,26 @@ pub enum ToolError {
         /// What is missing and how to provide it.
         message: String,
     },
+    /// The argument text is longer than the tool accepts; nothing was parsed.
+    #[error(
+        "the arguments of tool `{tool}` are larger than its limit of {limit} bytes of JSON; send less (shorter text, fewer items) or split the work into several calls"
+    )]
+    ArgumentsTooLarge {
+        /// The tool that was called.
+        tool: String,
+        /// The tool's limit on the argument text, in bytes (`#[tool(max_args_bytes = N)]`).
+        limit: usize,
+    },
+    /// The arguments nest arrays and objects deeper than any tool accepts.
+    #[error(
+        "the arguments of tool `{tool}` nest arrays and objects more than {limit} levels deep; send flatter arguments"
+    )]
+    ArgumentsTooDeep {
+        /// The tool that was called (empty for an unknown tool).
+        tool: String,
+        /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::MAX_ARGS_DEPTH).
+        limit: usize,
+    },
     /// The model asked for more calls in one output than the registry runs; this one did not
     /// run.
     #[error(
@@ -174,6 +199,8 @@ impl ToolError {
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
+            Self::ArgumentsTooLarge { .. } => "arguments_too_large",
+            Self::ArgumentsTooDeep { .. } => "arguments_too_deep",
         }
     }
 
@@ -225,7 +252,9 @@ impl ToolError {
             | Self::NeedsApproval { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
-            | Self::TooManyCalls { tool, .. } => {
+            | Self::TooManyCalls { tool, .. }
+            | Self::ArgumentsTooLarge { tool, .. }
+            | Self::ArgumentsTooDeep { tool, .. } => {
                 if tool.is_empty() {
                     name.clone_into(tool);
                 }
@@ -269,6 +298,10 @@ impl Serialize for ToolError {
                 map.serialize_entry("token", token)?;
             }
             Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
+            Self::ArgumentsTooLarge { tool, limit } | Self::ArgumentsTooDeep { tool, limit } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("limit", limit)?;
+            }
             Self::Handler { tool, .. }
             | Self::Panicked { tool, .. }
             | Self::Misconfigured { tool, .. }

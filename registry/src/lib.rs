@@ -31,7 +31,7 @@ pub use approval::{ApprovalKey, ApprovalStore, InMemoryApprovals, JsonFileApprov
 pub use async_trait::async_trait;
 pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
 pub use batch::ToolCall;
-pub use call::ToolArgs;
+pub use call::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
 pub use ctx::{Ctx, State};
 pub use def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier, ToolDef};
 pub use error::ToolError;
@@ -80,7 +80,10 @@ pub mod __private {
     pub use {futures, linkme, schemars, serde, serde_json};
 
     pub use crate::call::output::{self, assert_output};
-    pub use crate::call::{CallEnv, CallFn, CallResult, ToolArgs, parse_args};
+    pub use crate::call::{
+        CallEnv, CallFn, CallResult, MaxLen, ToolArgs, blocking, blocking_async, check_max_len,
+        parse_args,
+    };
 
     use crate::def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
     use std::time::Duration;
@@ -115,6 +118,8 @@ pub mod __private {
         pub call: CallFn,
         pub enabled: Option<fn(&crate::Scope) -> bool>,
         pub gate_fail_closed: bool,
+        pub max_args_bytes: usize,
+        pub blocking: bool,
     }
 
     /// The input schema of an argument type, without a `title`.
@@ -129,14 +134,5 @@ pub mod __private {
         Duration::from_millis(ms)
     }
 
-    /// A type a `#[tool]` argument may have.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool argument",
-        label = "the model cannot send this type",
-        note = "derive `serde::Deserialize` and `schemars::JsonSchema` on it, or take it as `&Ctx` or `State<T>` if it is not meant for the model"
-    )]
-    pub trait ToolArg {}
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArg for T {}
-
-    pub fn assert_arg<T: ToolArg>() {}
+    pub use crate::call::probe;
 }

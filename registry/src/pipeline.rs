@@ -10,6 +10,27 @@
 //! 8. **audit**: the registry stamps the result and sends one record to the audit sink.
 //!
 //! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
+//!
+//! # Limits
+//!
+//! Before stage 3 reads the arguments, they are measured: the argument text may be at most the
+//! tool's [`max_args_bytes`](crate::ToolDef::max_args_bytes) long
+//! ([`ToolError::ArgumentsTooLarge`]), and arrays and objects may nest at most
+//! [`MAX_ARGS_DEPTH`](crate::MAX_ARGS_DEPTH) levels ([`ToolError::ArgumentsTooDeep`]). A
+//! [`Value`] is measured without recursion, so a value of any depth gets the error rather than
+//! overflowing the stack.
+//!
+//! The tool's timeout counts from the moment the call is first polled and covers every stage.
+//! What it can stop depends on how the handler runs:
+//!
+//! - an `async` handler is dropped at its first `.await` after the deadline; code between two
+//!   `.await`s (or before the first) cannot be interrupted, and a handler that finishes without
+//!   ever waiting keeps its result (the audit's `duration_ms` shows how long it took, and a
+//!   warning names the tool);
+//! - a `#[tool(blocking)]` handler runs on Tokio's blocking pool: the caller gets
+//!   [`ToolError::TimedOut`] at the deadline however busy the handler is, but the thread cannot
+//!   be stopped from outside, so the handler runs on until it returns and its result is thrown
+//!   away. Whatever it changed before then stays changed.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -23,11 +44,11 @@ use serde_json::Value;
 
 use crate::approval::{ApprovalKey, PendingCall, canonical, new_token, to_millis};
 use crate::audit::AuditRecord;
-use crate::call::{BoxFuture, CallEnv};
+use crate::call::{BoxFuture, CallEnv, MAX_ARGS_DEPTH, admit_args, dispose_args, nests_deeper};
 use crate::clock::Tick;
 use crate::limits::{Limits, Permit};
 use crate::registry::Entry;
-use crate::{Ctx, Registry, ToolArgs, ToolDef, ToolError, ToolResult};
+use crate::{Audit, Ctx, Registry, Risk, ToolArgs, ToolDef, ToolError, ToolResult};
 
 /// Whether the confirmation stage already happened for this call.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -60,6 +81,19 @@ impl Registry {
         self.run(name, args.into(), ctx, Confirmation::Required)
     }
 
+    /// Calls a tool like [`call`](Self::call), and answers as a model should read it: an error
+    /// becomes an unsuccessful result (see [`ToolResult::from`]) that carries the same audit
+    /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from
+    /// the same clock reading as the record sent to the audit sink.
+    pub fn call_for_model<'r, 'a: 'r>(
+        &'r self,
+        name: &'r str,
+        args: impl Into<ToolArgs<'a>>,
+        ctx: &'r Ctx,
+    ) -> impl Future<Output = ToolResult> + Send + 'r {
+        self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Required)
+    }
+
     /// Runs a call that waited for approval: the token must exist, not be expired, belong to
     /// `ctx`'s user, name a tool `ctx`'s scope may use, and carry the registry's MAC over its
     /// content ([`ToolError::ApprovalAltered`] if not). A token that passes is used up either
@@ -90,7 +124,7 @@ impl Registry {
         ctx: &Ctx,
     ) -> Result<ToolResult, ToolError> {
         let args = args.into();
-        self.take_pending(token, ctx, |pending| {
+        let taken = self.take_pending(token, ctx, |pending| {
             let same_tool = self
                 .get_for(name, ctx.scope())
                 .is_some_and(|def| def.name() == pending.tool);
@@ -101,7 +135,11 @@ impl Registry {
                 (true, false) => Err(refused("the token was issued for different arguments")),
                 (false, _) => Err(refused("the token was issued for another tool")),
             }
-        })?;
+        });
+        if let Err(error) = taken {
+            dispose_args(args);
+            return Err(error);
+        }
         self.run(name, args, ctx, Confirmation::Given).await
     }
 
@@ -115,8 +153,7 @@ impl Registry {
             reason: reason.to_owned(),
         };
         let def = self.get(&pending.tool);
-        self.record(&pending.tool, def, Tick::now(), ctx, denied.code().into());
-        Ok(ToolResult::from(denied))
+        Ok(self.stamped_error(&pending.tool, def, Tick::now(), ctx, denied))
     }
 
     /// Looks at the pending call of `token` without taking it, checks its MAC, its user, that
@@ -194,8 +231,19 @@ impl Registry {
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         confirmation: Confirmation,
-    ) -> CallFuture<'a> {
+    ) -> CallFuture<'a, Plain> {
+        self.run_as::<Plain>(name, args, ctx, confirmation)
+    }
+
+    fn run_as<'a, A: Answer>(
+        &'a self,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    ) -> CallFuture<'a, A> {
         CallFuture {
+            answer: std::marker::PhantomData,
             state: State::Start {
                 registry: self,
                 name,
@@ -214,6 +262,7 @@ impl Registry {
         args: ToolArgs<'_>,
         ctx: &Ctx,
         confirmation: Confirmation,
+        started: Tick,
     ) -> Result<ToolResult, ToolError> {
         let def = entry.def;
         let confirm = confirmation == Confirmation::Required && entry.confirm;
@@ -238,17 +287,19 @@ impl Registry {
         }
         // 7. handler (an admitted call keeps its permit: it counts)
         drop((permit, arguments));
-        Guarded::new(handler, def, self.timeout_of(index)).await
+        Guarded::new(handler, def, started, self.timeout_of(index)).await
     }
 
-    /// 8. audit: one record to the sink, and the registry's part of the result's audit.
+    /// The audit stage: one record to the sink, and the registry's part of a successful
+    /// result's audit; the stamp is returned for an error's result.
     fn finish(
         &self,
         entry: &Entry,
         started: Tick,
+        limit: Duration,
         ctx: &Ctx,
         outcome: &mut Result<ToolResult, ToolError>,
-    ) {
+    ) -> Stamp {
         let def = entry.def;
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
@@ -261,27 +312,29 @@ impl Registry {
                 Cow::Borrowed(error.code())
             }
         };
-        // One clock read: the duration and the timestamp both come from it.
-        let now = Tick::now();
-        let (duration_ms, ts) = (now.millis_since(started), now.wall_time());
+        let stamp = Stamp::now(started);
+        if stamp.duration_ms > limit.as_secs_f64() * 1000.0 && outcome.is_ok() {
+            tracing::warn!(target: "tool_registry", tool = def.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
+        }
         self.policy.audit.record(&AuditRecord {
             tool: Cow::Borrowed(def.name()),
             user: ctx.user().map(Cow::Borrowed),
             chat_id: ctx.chat_id(),
-            ts,
-            duration_ms,
+            ts: stamp.ts,
+            duration_ms: stamp.duration_ms,
             outcome: Cow::Borrowed(&code),
             risk: Some(entry.risk),
         });
         if let Ok(result) = outcome {
-            let audit = &mut result.audit;
-            audit.tool = Some(Cow::Borrowed(def.name()));
-            audit.duration_ms = Some(duration_ms);
-            audit.ts = Some(ts);
-            audit.user = ctx.scope().user_arc();
-            audit.outcome = Some(code);
-            audit.risk = Some(entry.risk);
+            stamp.put(
+                &mut result.audit,
+                Cow::Borrowed(def.name()),
+                ctx,
+                code,
+                Some(entry.risk),
+            );
         }
+        stamp
     }
 
     /// Validation: the shim deserializes the arguments and returns the handler, not yet
@@ -390,6 +443,41 @@ impl Registry {
         })
     }
 
+    /// The answer to a call of a batch that is not run at all (over the batch's `max_calls`):
+    /// [`ToolError::TooManyCalls`] as a result, audited and stamped like any other call.
+    pub(crate) fn not_run(&self, name: &str, ctx: &Ctx) -> ToolResult {
+        let started = Tick::now();
+        let def = self.get_for(name, ctx.scope());
+        let error = ToolError::TooManyCalls {
+            tool: def.map_or_else(|| name.to_owned(), |d| d.name().to_owned()),
+            limit: self.policy.max_calls,
+        };
+        self.stamped_error(name, def, started, ctx, error)
+    }
+
+    /// An error that ends a call without running its tool, as a result: audited and stamped
+    /// like any other call.
+    fn stamped_error(
+        &self,
+        name: &str,
+        def: Option<&'static ToolDef>,
+        started: Tick,
+        ctx: &Ctx,
+        error: ToolError,
+    ) -> ToolResult {
+        let code = Cow::Borrowed(error.code());
+        let stamp = self.record(name, def, started, ctx, code.clone());
+        let tool = def.map_or_else(|| Cow::Owned(name.to_owned()), |d| Cow::Borrowed(d.name()));
+        let mut result = ToolResult::from(error);
+        stamp.put(&mut result.audit, tool, ctx, code, self.risk_of(def));
+        result
+    }
+
+    fn risk_of(&self, def: Option<&'static ToolDef>) -> Option<Risk> {
+        def.and_then(|def| self.index.get(def.name()))
+            .map(|(_, entry)| entry.risk)
+    }
+
     /// The audit record of a call that ended before a tool was found, or without running it.
     fn record(
         &self,
@@ -398,20 +486,19 @@ impl Registry {
         started: Tick,
         ctx: &Ctx,
         outcome: Cow<'static, str>,
-    ) {
-        let risk = def
-            .and_then(|def| self.index.get(def.name()))
-            .map(|(_, entry)| entry.risk);
-        let now = Tick::now();
+    ) -> Stamp {
+        let risk = self.risk_of(def);
+        let stamp = Stamp::now(started);
         self.policy.audit.record(&AuditRecord {
             tool: Cow::Borrowed(tool),
             user: ctx.user().map(Cow::Borrowed),
             chat_id: ctx.chat_id(),
-            ts: now.wall_time(),
-            duration_ms: now.millis_since(started),
+            ts: stamp.ts,
+            duration_ms: stamp.duration_ms,
             outcome,
             risk,
         });
+        stamp
     }
 
     /// Runs a tool with none of the pipeline's checks: no scope, limits, gate, confirmation,
@@ -456,11 +543,11 @@ impl Registry {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
         }?;
-        let now = Tick::now();
+        let stamp = Stamp::now(started);
         let audit = &mut result.audit;
         audit.tool = Some(Cow::Borrowed(entry.def.name()));
-        audit.duration_ms = Some(now.millis_since(started));
-        audit.ts = Some(now.wall_time());
+        audit.duration_ms = Some(stamp.duration_ms);
+        audit.ts = Some(stamp.ts);
         Ok(result)
     }
 }
@@ -482,14 +569,100 @@ fn canonical_args(args: &ToolArgs<'_>) -> Option<String> {
             .ok()
             .map(|v| canonical(&v)),
         ToolArgs::Value(Value::Null) => Some("{}".to_owned()),
+        // `canonical` recurses: it is given nothing deeper than the arguments' limit.
+        ToolArgs::Value(value) if nests_deeper(value, MAX_ARGS_DEPTH) => None,
         ToolArgs::Value(value) => Some(canonical(value)),
+    }
+}
+
+/// The time a call took and when it ended, from one clock reading: what the registry stamps on
+/// every result and audit record.
+#[derive(Clone, Copy)]
+struct Stamp {
+    /// Milliseconds, rounded to the microsecond: the counter's nanoseconds carry no meaning
+    /// past that, and a rounded figure prints without float noise (`0.005`, not
+    /// `0.005366999999999999`).
+    duration_ms: f64,
+    ts: SystemTime,
+}
+
+impl Stamp {
+    #[inline]
+    fn now(started: Tick) -> Self {
+        let now = Tick::now();
+        // Rounded by the conversion to an integer (a duration is never negative): one
+        // instruction, where `f64::round` is a call into libm.
+        let micros = (now.millis_since(started) * 1000.0 + 0.5) as u64;
+        Self {
+            duration_ms: micros as f64 / 1000.0,
+            ts: now.wall_time(),
+        }
+    }
+
+    /// The registry's part of a result's audit.
+    #[inline]
+    fn put(
+        self,
+        audit: &mut Audit,
+        tool: Cow<'static, str>,
+        ctx: &Ctx,
+        outcome: Cow<'static, str>,
+        risk: Option<Risk>,
+    ) {
+        audit.tool = Some(tool);
+        audit.duration_ms = Some(self.duration_ms);
+        audit.ts = Some(self.ts);
+        audit.user = ctx.scope().user_arc();
+        audit.outcome = Some(outcome);
+        audit.risk = risk;
+    }
+}
+
+/// What a call answers: the outcome as it is ([`Plain`], for [`Registry::call`]) or as a
+/// stamped result ([`ForModel`], for [`Registry::call_for_model`]). Chosen at compile time, so
+/// `call` pays nothing for the other: its outcome, stamped in place, moves as before.
+trait Answer {
+    type Output;
+    /// `stamp_error` puts the registry's stamps on the audit of an error's result.
+    fn answer(
+        outcome: Result<ToolResult, ToolError>,
+        stamp_error: impl FnOnce(&mut Audit),
+    ) -> Self::Output;
+}
+
+enum Plain {}
+
+impl Answer for Plain {
+    type Output = Result<ToolResult, ToolError>;
+
+    #[inline(always)]
+    fn answer(outcome: Result<ToolResult, ToolError>, _: impl FnOnce(&mut Audit)) -> Self::Output {
+        outcome
+    }
+}
+
+enum ForModel {}
+
+impl Answer for ForModel {
+    type Output = ToolResult;
+
+    fn answer(
+        outcome: Result<ToolResult, ToolError>,
+        stamp_error: impl FnOnce(&mut Audit),
+    ) -> Self::Output {
+        outcome.unwrap_or_else(|error| {
+            let mut result = ToolResult::from(error);
+            stamp_error(&mut result.audit);
+            result
+        })
     }
 }
 
 /// One call through the pipeline, written out by hand so that the common case (a tool with no
 /// limits, gate or confirmation) is one future around the handler: its result moves once
 /// instead of once per stage, and nothing is allocated besides the handler's own future.
-struct CallFuture<'a> {
+struct CallFuture<'a, A> {
+    answer: std::marker::PhantomData<fn() -> A>,
     state: State<'a>,
 }
 
@@ -520,68 +693,82 @@ struct Finish<'a> {
     registry: &'a Registry,
     entry: &'a Entry,
     started: Tick,
+    limit: Duration,
     ctx: &'a Ctx,
 }
 
 impl Finish<'_> {
-    fn finish(self, mut outcome: Result<ToolResult, ToolError>) -> Result<ToolResult, ToolError> {
-        self.registry
-            .finish(self.entry, self.started, self.ctx, &mut outcome);
-        outcome
+    fn finish<A: Answer>(self, mut outcome: Result<ToolResult, ToolError>) -> A::Output {
+        let stamp =
+            self.registry
+                .finish(self.entry, self.started, self.limit, self.ctx, &mut outcome);
+        A::answer(outcome, |audit| {
+            let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
+            let tool = Cow::Borrowed(self.entry.def.name());
+            stamp.put(audit, tool, self.ctx, code, Some(self.entry.risk));
+        })
     }
 }
 
 impl<'a> State<'a> {
     /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
     /// call ends here.
-    #[expect(
-        clippy::result_large_err,
-        reason = "the outcome goes straight to `poll`'s return; boxing it would allocate"
-    )]
-    fn start(
+    fn start<A: Answer>(
         registry: &'a Registry,
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         confirmation: Confirmation,
-    ) -> Result<Self, Result<ToolResult, ToolError>> {
+    ) -> Result<Self, A::Output> {
         let started = Tick::now();
         // 1. resolve, 2. scope
         let Some((index, entry)) = registry.resolve(name, ctx.scope()) else {
-            registry.record(name, None, started, ctx, Cow::Borrowed("unknown_tool"));
-            return Err(Err(ToolError::UnknownTool {
+            dispose_args(args);
+            let code = Cow::Borrowed("unknown_tool");
+            let stamp = registry.record(name, None, started, ctx, code.clone());
+            let error = ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: registry.suggest(name, ctx.scope()),
+            };
+            return Err(A::answer(Err(error), |audit| {
+                stamp.put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
             }));
         };
         let def = entry.def;
         if registry.policy.log_annotations {
             log_annotations(def);
         }
+        let limit = registry.timeout_of(index);
         let audit = Finish {
             registry,
             entry,
             started,
+            limit,
             ctx,
         };
+        // The arguments are measured before anything reads them, approvals included.
+        let mut args = args;
+        if let Err(error) = admit_args(&mut args, def.max_args_bytes()) {
+            return Err(audit.finish::<A>(Err(error)));
+        }
         if !entry.direct {
-            let stages = Box::pin(registry.stages(index, entry, args, ctx, confirmation));
+            let stages = Box::pin(registry.stages(index, entry, args, ctx, confirmation, started));
             return Ok(Self::Staged { stages, audit });
         }
         // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
         // 3. validate
         match registry.validate(def, args, ctx) {
             Ok(handler) => Ok(Self::Direct {
-                guarded: Guarded::new(handler, def, registry.timeout_of(index)),
+                guarded: Guarded::new(handler, def, started, limit),
                 audit,
             }),
-            Err(error) => Err(audit.finish(Err(error))),
+            Err(error) => Err(audit.finish::<A>(Err(error))),
         }
     }
 }
 
-impl Future for CallFuture<'_> {
-    type Output = Result<ToolResult, ToolError>;
+impl<A: Answer> Future for CallFuture<'_, A> {
+    type Output = A::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let state = &mut self.state;
@@ -596,7 +783,7 @@ impl Future for CallFuture<'_> {
             else {
                 unreachable!()
             };
-            match State::start(registry, name, args, ctx, confirmation) {
+            match State::start::<A>(registry, name, args, ctx, confirmation) {
                 Ok(next) => *state = next,
                 Err(outcome) => return Poll::Ready(outcome),
             }
@@ -608,9 +795,19 @@ impl Future for CallFuture<'_> {
         };
         match std::mem::replace(state, State::Done) {
             State::Direct { audit, .. } | State::Staged { audit, .. } => {
-                Poll::Ready(audit.finish(outcome))
+                Poll::Ready(audit.finish::<A>(outcome))
             }
             State::Start { .. } | State::Done => unreachable!(),
+        }
+    }
+}
+
+impl<A> Drop for CallFuture<'_, A> {
+    /// A call dropped before it was polled still owns its arguments, which may be too deep for
+    /// a recursive drop.
+    fn drop(&mut self) {
+        if let State::Start { args, .. } = &mut self.state {
+            dispose_args(std::mem::replace(args, ToolArgs::Text("")));
         }
     }
 }
@@ -652,11 +849,11 @@ struct Guarded<'a> {
 }
 
 impl<'a> Guarded<'a> {
-    fn new(handler: Handler<'a>, def: &'static ToolDef, limit: Duration) -> Self {
+    fn new(handler: Handler<'a>, def: &'static ToolDef, started: Tick, limit: Duration) -> Self {
         Self {
             handler,
             tool: def.name(),
-            deadline: Deadline::new(limit),
+            deadline: Deadline::since(started, limit),
         }
     }
 }
@@ -680,25 +877,37 @@ impl Future for Guarded<'_> {
     }
 }
 
-/// A Tokio timer of `limit`, started when the guarded future first waits: a call that
-/// finishes on its first poll never reads the clock or touches the timer wheel. Without a
-/// Tokio runtime with timers the future runs unbounded (a warning says so once).
+/// A Tokio timer that expires `limit` after a start: the call's start for a handler, the first
+/// wait for a gate. The timer is armed only when the guarded future first waits, so a call
+/// that finishes on its first poll never touches the timer wheel. Without a Tokio runtime with
+/// timers the future runs unbounded (a warning says so once).
 struct Deadline {
     limit: Duration,
+    started: Option<Tick>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     unbounded: bool,
 }
 
 impl Deadline {
+    /// `limit` from the first wait.
     fn new(limit: Duration) -> Self {
         Self {
             limit,
+            started: None,
             sleep: None,
             unbounded: false,
         }
     }
 
-    /// `Ready` once the limit has passed since the first call.
+    /// `limit` from `started`.
+    fn since(started: Tick, limit: Duration) -> Self {
+        Self {
+            started: Some(started),
+            ..Self::new(limit)
+        }
+    }
+
+    /// `Ready` once the limit has passed.
     fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.unbounded {
             return Poll::Pending;
@@ -706,8 +915,17 @@ impl Deadline {
         let sleep = match &mut self.sleep {
             Some(sleep) => sleep,
             None => {
-                // The first wait happens as the stage starts, so the clock starts here.
-                let deadline = tokio::time::Instant::now() + self.limit;
+                // Whatever ran before this first wait (work before the handler's first
+                // `.await`, earlier stages) counts against the limit.
+                let spent = self.started.map_or(Duration::ZERO, |started| {
+                    let millis = Tick::now().millis_since(started);
+                    Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX)
+                });
+                if spent >= self.limit {
+                    // Known without a timer, whose clock may not have moved yet.
+                    return Poll::Ready(());
+                }
+                let deadline = tokio::time::Instant::now() + (self.limit - spent);
                 let has_runtime = tokio::runtime::Handle::try_current().is_ok();
                 let sleep = has_runtime
                     .then(|| {

@@ -37,10 +37,11 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
     open_world = false,
     tag = "RESEARCH",
     example = "RESEARCH: [search query]",
-    daily_limit = 3
+    daily_limit = 3,
+    blocking
 )]
 pub async fn research(
-    #[arg(desc = "What to look for: words or a phrase")] query: String,
+    #[arg(desc = "What to look for: words or a phrase", max_len = 1000)] query: String,
     #[arg(desc = "How many notes to return, from 1 to 50", default = 5)] limit: u32,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {

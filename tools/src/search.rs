@@ -3,6 +3,7 @@
 //! Matching is ASCII-case-insensitive on the raw text, so byte offsets found in the lowered copy
 //! are valid in the original and snippets keep their case.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -18,6 +19,9 @@ const MAX_NOTES: usize = 20_000;
 const MAX_DEPTH: usize = 16;
 const SNIPPET_BEFORE: usize = 60;
 const SNIPPET_AFTER: usize = 180;
+/// The search looks for at most this many distinct words of a query, the first ones: each word
+/// is one pass over every note, so the work stays linear in the notes' size whatever the query.
+const MAX_TERMS: usize = 32;
 
 /// One matching note.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,22 +49,20 @@ pub(crate) struct Query {
 }
 
 impl Query {
-    /// `None` when the query has no word to look for.
+    /// `None` when the query has no word to look for. Linear in the query's length.
     pub(crate) fn new(text: &str) -> Option<Self> {
-        let mut terms: Vec<String> = Vec::new();
-        for word in text
+        let mut seen = HashSet::new();
+        let mut terms: Vec<String> = text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
-        {
-            let word = word.to_ascii_lowercase();
-            if !terms.contains(&word) {
-                terms.push(word);
-            }
-        }
+            .map(str::to_ascii_lowercase)
+            .filter(|word| seen.insert(word.clone()))
+            .collect();
         // Single letters match everywhere; keep them only when they are all there is.
-        if terms.iter().any(|t| t.chars().count() > 1) {
-            terms.retain(|t| t.chars().count() > 1);
+        if terms.iter().any(|t| t.chars().nth(1).is_some()) {
+            terms.retain(|t| t.chars().nth(1).is_some());
         }
+        terms.truncate(MAX_TERMS);
         if terms.is_empty() {
             return None;
         }
@@ -268,6 +270,15 @@ mod tests {
         assert_eq!(q.phrase, "rust a rust traits");
         assert!(Query::new(" ?! ").is_none());
         assert_eq!(Query::new("x").unwrap().terms, ["x"]);
+    }
+
+    #[test]
+    fn long_queries_keep_the_first_distinct_words() {
+        let words: Vec<String> = (0..5_000).map(|i| format!("w{i}")).collect();
+        let q = Query::new(&words.join(" ")).unwrap();
+        assert_eq!(q.terms.len(), MAX_TERMS);
+        assert_eq!(q.terms[..3], ["w0", "w1", "w2"]);
+        assert_eq!(q.terms.last().map(String::as_str), Some("w31"));
     }
 
     #[test]

@@ -1,5 +1,7 @@
+use schemars::JsonSchema;
 use tool_registry::tool;
 
+#[derive(JsonSchema)]
 struct Query {
     text: String,
 }

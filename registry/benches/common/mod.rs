@@ -304,6 +304,8 @@ pub fn synthetic_registry(count: usize) -> Registry {
             call: synthetic_call,
             enabled: None,
             gate_fail_closed: false,
+            max_args_bytes: tool_registry::MAX_ARGS_BYTES,
+            blocking: false,
         });
         builder = builder.tool(Box::leak(Box::new(def)));
     }

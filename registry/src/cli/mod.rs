@@ -335,8 +335,8 @@ where
             if let Some(message) = message {
                 ctx = ctx.with_user_message(message);
             }
-            let outcome = block_on(err, registry.call(&name, args.as_str(), &ctx));
-            return finish(out, err, outcome);
+            let outcome = block_on(err, registry.call_for_model(&name, args.as_str(), &ctx));
+            return finish(out, err, outcome.map(Ok));
         }
         Command::Approve { token } => {
             let ctx = Ctx::for_scope(scope);
@@ -409,7 +409,12 @@ pub(crate) fn block_on<F: std::future::Future>(
         .enable_all()
         .build()
     {
-        Ok(runtime) => Some(runtime.block_on(future)),
+        Ok(runtime) => {
+            let output = runtime.block_on(future);
+            // A blocking tool that timed out may still be running; the answer does not wait.
+            runtime.shutdown_background();
+            Some(output)
+        }
         Err(error) => {
             let _ = writeln!(err, "error: cannot start the async runtime: {error}");
             None

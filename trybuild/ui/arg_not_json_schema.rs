@@ -1,0 +1,15 @@
+use serde::Deserialize;
+use tool_registry::tool;
+
+#[derive(Deserialize)]
+struct Query {
+    text: String,
+}
+
+/// Search the notes.
+#[tool]
+async fn search(query: Query) -> String {
+    query.text
+}
+
+fn main() {}
