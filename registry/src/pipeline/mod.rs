@@ -40,15 +40,21 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
-use serde_json::Value;
 
-use crate::approval::{ApprovalKey, PendingCall, canonical, new_token, to_millis};
+use crate::approval::{PendingCall, new_token, to_millis};
 use crate::audit::AuditRecord;
-use crate::call::{BoxFuture, CallEnv, MAX_ARGS_DEPTH, admit_args, dispose_args, nests_deeper};
+use crate::call::{BoxFuture, CallEnv, admit_args, dispose_args};
 use crate::clock::Tick;
 use crate::limits::{Limits, Permit};
 use crate::registry::Entry;
 use crate::{Audit, Ctx, Registry, Risk, ToolArgs, ToolDef, ToolError, ToolResult};
+
+mod approve;
+mod guard;
+
+use approve::canonical_args;
+pub(crate) use guard::panicked;
+use guard::{Guarded, with_timeout};
 
 /// Whether the confirmation stage already happened for this call.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,136 +98,6 @@ impl Registry {
         ctx: &'r Ctx,
     ) -> impl Future<Output = ToolResult> + Send + 'r {
         self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Required)
-    }
-
-    /// Runs a call that waited for approval: the token must exist, not be expired, belong to
-    /// `ctx`'s user, name a tool `ctx`'s scope may use, and carry the registry's MAC over its
-    /// content ([`ToolError::ApprovalAltered`] if not). A token that passes is used up either
-    /// way the call ends; one that does not is left for its owner.
-    pub async fn approve(&self, token: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
-        let args: Value =
-            serde_json::from_str(&pending.arguments).map_err(|e| ToolError::ApprovalRefused {
-                reason: format!("the stored arguments are unreadable: {e}"),
-            })?;
-        self.run(
-            &pending.tool,
-            ToolArgs::Value(args),
-            ctx,
-            Confirmation::Given,
-        )
-        .await
-    }
-
-    /// Calls a tool with an approval token from an earlier call: the token must be for this
-    /// tool, this user and exactly these arguments (after validation; key order and whitespace
-    /// do not matter), with the checks of [`approve`](Self::approve).
-    pub async fn call_approved<'a>(
-        &self,
-        name: &str,
-        args: impl Into<ToolArgs<'a>>,
-        token: &str,
-        ctx: &Ctx,
-    ) -> Result<ToolResult, ToolError> {
-        let args = args.into();
-        let taken = self.take_pending(token, ctx, |pending| {
-            let same_tool = self
-                .get_for(name, ctx.scope())
-                .is_some_and(|def| def.name() == pending.tool);
-            let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
-            match (same_tool, same_args) {
-                (true, true) => Ok(()),
-                // A mismatch does not use the token up: its owner can still approve it.
-                (true, false) => Err(refused("the token was issued for different arguments")),
-                (false, _) => Err(refused("the token was issued for another tool")),
-            }
-        });
-        if let Err(error) = taken {
-            dispose_args(args);
-            return Err(error);
-        }
-        self.run(name, args, ctx, Confirmation::Given).await
-    }
-
-    /// Refuses a call that waited for approval, with the checks of [`approve`](Self::approve);
-    /// the token is used up. Returns the result to hand back to the model (unsuccessful, with
-    /// the reason); audited with outcome `denied`.
-    pub fn deny(&self, token: &str, reason: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
-        let denied = ToolError::Denied {
-            tool: pending.tool.clone(),
-            reason: reason.to_owned(),
-        };
-        let def = self.get(&pending.tool);
-        Ok(self.stamped_error(&pending.tool, def, Tick::now(), ctx, denied))
-    }
-
-    /// Looks at the pending call of `token` without taking it, checks its MAC, its user, that
-    /// `ctx`'s scope may use its tool (the one visibility predicate: a hidden tool's token is
-    /// as unknown as a made-up one) and `also`; only then takes it, atomically, so that a
-    /// refused caller leaves the token to its owner and of concurrent approvals one wins.
-    fn take_pending(
-        &self,
-        token: &str,
-        ctx: &Ctx,
-        also: impl FnOnce(&PendingCall) -> Result<(), ToolError>,
-    ) -> Result<PendingCall, ToolError> {
-        const UNKNOWN: &str = "unknown or already used token";
-        let store = |reason: String| ToolError::ApprovalRefused { reason };
-        let approvals = &self.policy.approvals;
-        let pending = approvals
-            .get(token)
-            .map_err(store)?
-            .ok_or_else(|| refused(UNKNOWN))?;
-        if !self.approval_key().map_err(store)?.verify(token, &pending) {
-            let reason = if pending.mac.is_empty() {
-                "it carries no MAC"
-            } else {
-                "its MAC does not match its tool, user, arguments and expiry"
-            };
-            return Err(ToolError::ApprovalAltered {
-                reason: reason.to_owned(),
-            });
-        }
-        if pending.user.as_deref() != ctx.user() {
-            return Err(refused("the token belongs to another user"));
-        }
-        if self.resolve(&pending.tool, ctx.scope()).is_none() {
-            return Err(refused(UNKNOWN));
-        }
-        also(&pending)?;
-        let taken = approvals
-            .take(token)
-            .map_err(store)?
-            .ok_or_else(|| refused(UNKNOWN))?;
-        if taken != pending {
-            return Err(ToolError::ApprovalAltered {
-                reason: "it changed while it was being approved".to_owned(),
-            });
-        }
-        if taken.expires_at <= SystemTime::now() {
-            return Err(refused(
-                "the token has expired; call the tool again for a new one",
-            ));
-        }
-        Ok(taken)
-    }
-
-    /// The key pending calls are signed with: the application's, else the store's, else one
-    /// drawn for this registry.
-    fn approval_key(&self) -> Result<ApprovalKey, String> {
-        let policy = &self.policy;
-        if let Some(key) = &policy.approval_key {
-            return Ok(key.clone());
-        }
-        if let Some(key) = policy.approvals.key()? {
-            return Ok(key);
-        }
-        if let Some(key) = policy.own_approval_key.get() {
-            return Ok(key.clone());
-        }
-        let key = ApprovalKey::random()?;
-        Ok(policy.own_approval_key.get_or_init(|| key).clone())
     }
 
     /// The call as a future that does nothing until polled; see [`CallFuture`].
@@ -552,29 +428,6 @@ impl Registry {
     }
 }
 
-/// An approval refused for `reason`.
-fn refused(reason: &str) -> ToolError {
-    ToolError::ApprovalRefused {
-        reason: reason.to_owned(),
-    }
-}
-
-/// The canonical text of arguments, for binding approvals to them.
-fn canonical_args(args: &ToolArgs<'_>) -> Option<String> {
-    match args {
-        ToolArgs::Text(text) if text.trim().is_empty() || text.trim() == "null" => {
-            Some("{}".to_owned())
-        }
-        ToolArgs::Text(text) => serde_json::from_str::<Value>(text)
-            .ok()
-            .map(|v| canonical(&v)),
-        ToolArgs::Value(Value::Null) => Some("{}".to_owned()),
-        // `canonical` recurses: it is given nothing deeper than the arguments' limit.
-        ToolArgs::Value(value) if nests_deeper(value, MAX_ARGS_DEPTH) => None,
-        ToolArgs::Value(value) => Some(canonical(value)),
-    }
-}
-
 /// The time a call took and when it ended, from one clock reading: what the registry stamps on
 /// every result and audit record.
 #[derive(Clone, Copy)]
@@ -812,142 +665,6 @@ impl<A> Drop for CallFuture<'_, A> {
     }
 }
 
-/// Runs `future` under a Tokio timer of `limit` (see [`Deadline`]).
-fn with_timeout<F: Future>(limit: Duration, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        deadline: Deadline::new(limit),
-    }
-}
-
-pin_project_lite::pin_project! {
-    struct Timeout<F> {
-        #[pin]
-        future: F,
-        deadline: Deadline,
-    }
-}
-
-impl<F: Future> Future for Timeout<F> {
-    type Output = Option<F::Output>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        if let Poll::Ready(output) = this.future.poll(cx) {
-            return Poll::Ready(Some(output));
-        }
-        this.deadline.poll_expired(cx).map(|()| None)
-    }
-}
-
-/// The handler of a call under its timeout, with panics caught: one future, which turns a
-/// panic into [`ToolError::Panicked`] and a timeout into [`ToolError::TimedOut`].
-struct Guarded<'a> {
-    handler: Handler<'a>,
-    tool: &'static str,
-    deadline: Deadline,
-}
-
-impl<'a> Guarded<'a> {
-    fn new(handler: Handler<'a>, def: &'static ToolDef, started: Tick, limit: Duration) -> Self {
-        Self {
-            handler,
-            tool: def.name(),
-            deadline: Deadline::since(started, limit),
-        }
-    }
-}
-
-impl Future for Guarded<'_> {
-    type Output = Result<ToolResult, ToolError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| this.handler.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => return Poll::Ready(result),
-            Ok(Poll::Pending) => {}
-            Err(payload) => return Poll::Ready(Err(panicked(payload))),
-        }
-        this.deadline.poll_expired(cx).map(|()| {
-            Err(ToolError::TimedOut {
-                tool: this.tool.to_owned(),
-                after: this.deadline.limit,
-            })
-        })
-    }
-}
-
-/// A Tokio timer that expires `limit` after a start: the call's start for a handler, the first
-/// wait for a gate. The timer is armed only when the guarded future first waits, so a call
-/// that finishes on its first poll never touches the timer wheel. Without a Tokio runtime with
-/// timers the future runs unbounded (a warning says so once).
-struct Deadline {
-    limit: Duration,
-    started: Option<Tick>,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    unbounded: bool,
-}
-
-impl Deadline {
-    /// `limit` from the first wait.
-    fn new(limit: Duration) -> Self {
-        Self {
-            limit,
-            started: None,
-            sleep: None,
-            unbounded: false,
-        }
-    }
-
-    /// `limit` from `started`.
-    fn since(started: Tick, limit: Duration) -> Self {
-        Self {
-            started: Some(started),
-            ..Self::new(limit)
-        }
-    }
-
-    /// `Ready` once the limit has passed.
-    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.unbounded {
-            return Poll::Pending;
-        }
-        let sleep = match &mut self.sleep {
-            Some(sleep) => sleep,
-            None => {
-                // Whatever ran before this first wait (work before the handler's first
-                // `.await`, earlier stages) counts against the limit.
-                let spent = self.started.map_or(Duration::ZERO, |started| {
-                    let millis = Tick::now().millis_since(started);
-                    Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX)
-                });
-                if spent >= self.limit {
-                    // Known without a timer, whose clock may not have moved yet.
-                    return Poll::Ready(());
-                }
-                let deadline = tokio::time::Instant::now() + (self.limit - spent);
-                let has_runtime = tokio::runtime::Handle::try_current().is_ok();
-                let sleep = has_runtime
-                    .then(|| {
-                        std::panic::catch_unwind(|| Box::pin(tokio::time::sleep_until(deadline)))
-                            .ok()
-                    })
-                    .flatten();
-                let Some(sleep) = sleep else {
-                    static WARNED: std::sync::Once = std::sync::Once::new();
-                    WARNED.call_once(|| {
-                        tracing::warn!(target: "tool_registry", "no Tokio runtime with timers: tool and gate timeouts are not enforced");
-                    });
-                    self.unbounded = true;
-                    return Poll::Pending;
-                };
-                self.sleep.insert(sleep)
-            }
-        };
-        sleep.as_mut().poll(cx)
-    }
-}
-
 fn log_annotations(def: &ToolDef) {
     if !tracing::enabled!(target: "tool_registry::annotations", tracing::Level::DEBUG) {
         return;
@@ -964,18 +681,4 @@ fn log_annotations(def: &ToolDef) {
         risk = def.risk().as_str(),
         "tool invoked"
     );
-}
-
-pub(crate) fn panicked(payload: Box<dyn std::any::Any + Send>) -> ToolError {
-    let message = if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    };
-    ToolError::Panicked {
-        tool: String::new(),
-        message,
-    }
 }

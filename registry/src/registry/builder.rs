@@ -1,0 +1,299 @@
+//! [`RegistryBuilder`]: the linked tools, more tools, application state and policies, checked
+//! and indexed into a [`Registry`].
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use super::{
+    APPROVAL_TTL, BuildError, DEFAULT_TIMEOUT, GATE_TIMEOUT, Index, MAX_CALLS, MAX_CONCURRENCY,
+    Policy, Registry, SLOW_TIMEOUT, Switches, allow_bit, linked_index,
+};
+use crate::ToolDef;
+use crate::allowlist::{AllowListError, AllowLists};
+use crate::approval::{ApprovalKey, ApprovalStore, InMemoryApprovals};
+use crate::audit::{AuditSink, TracingAuditSink};
+use crate::ctx::TypeMap;
+use crate::gate::Gate;
+use crate::limits::{InMemoryRateLimits, RateLimitStore};
+use crate::scope::module_of;
+
+impl Registry {
+    /// A builder starting from every linked `#[tool]`.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder {
+            extra: Vec::new(),
+            linked: true,
+            state: TypeMap::default(),
+            guest_modules: None,
+            allow_lists: AllowLists::new(),
+            gate: None,
+            gate_timeout: GATE_TIMEOUT,
+            rate_limits: None,
+            approvals: None,
+            approval_key: None,
+            approval_ttl: APPROVAL_TTL,
+            default_timeout: DEFAULT_TIMEOUT,
+            slow_timeout: SLOW_TIMEOUT,
+            slow: BTreeSet::new(),
+            audit: None,
+            log_annotations: true,
+            max_concurrency: MAX_CONCURRENCY,
+            max_calls: MAX_CALLS,
+        }
+    }
+}
+
+/// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
+///
+/// ```
+/// # use std::time::Duration;
+/// # use tool_registry::{AllowList, AllowLists, Registry};
+/// struct Db;
+/// let registry = Registry::builder()
+///     .state(Db)
+///     .guest_modules(["research"])
+///     .allow_lists(AllowLists::new().with("explore", AllowList::tools(Vec::<String>::new())))
+///     .slow(["deployer"])
+///     .approval_ttl(Duration::from_secs(300))
+///     .build()?;
+/// # Ok::<(), tool_registry::BuildError>(())
+/// ```
+#[must_use]
+pub struct RegistryBuilder {
+    extra: Vec<&'static ToolDef>,
+    linked: bool,
+    state: TypeMap,
+    guest_modules: Option<Vec<String>>,
+    allow_lists: AllowLists,
+    gate: Option<Arc<dyn Gate>>,
+    gate_timeout: Duration,
+    rate_limits: Option<Arc<dyn RateLimitStore>>,
+    approvals: Option<Arc<dyn ApprovalStore>>,
+    approval_key: Option<ApprovalKey>,
+    approval_ttl: Duration,
+    default_timeout: Duration,
+    slow_timeout: Duration,
+    slow: BTreeSet<String>,
+    audit: Option<Arc<dyn AuditSink>>,
+    log_annotations: bool,
+    max_concurrency: usize,
+    max_calls: usize,
+}
+
+impl RegistryBuilder {
+    /// Adds application state, injected into tools that take a `State<T>` parameter.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Adds application state that is already shared.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert_arc(value);
+        self
+    }
+
+    /// Adds one more tool definition.
+    pub fn tool(mut self, def: &'static ToolDef) -> Self {
+        self.extra.push(def);
+        self
+    }
+
+    /// Leaves out the tools linked into the binary: the registry holds only what [`tool`]
+    /// added.
+    ///
+    /// [`tool`]: RegistryBuilder::tool
+    pub fn without_linked(mut self) -> Self {
+        self.linked = false;
+        self
+    }
+
+    /// The modules a guest scope without its own module list may use (by default: all).
+    pub fn guest_modules<I: IntoIterator<Item = S>, S: Into<String>>(mut self, modules: I) -> Self {
+        self.guest_modules = Some(modules.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Named allow-lists scopes can refer to. Names they mention that no tool has make
+    /// [`build`](RegistryBuilder::build) fail.
+    pub fn allow_lists(mut self, lists: AllowLists) -> Self {
+        self.allow_lists = lists;
+        self
+    }
+
+    /// The evaluation gate consulted for `requires_gate` tools (none by default: such tools
+    /// run unconditionally).
+    pub fn gate(mut self, gate: impl Gate + 'static) -> Self {
+        self.gate = Some(Arc::new(gate));
+        self
+    }
+
+    /// How long the gate may take (2 s by default).
+    pub fn gate_timeout(mut self, timeout: Duration) -> Self {
+        self.gate_timeout = timeout;
+        self
+    }
+
+    /// Where rate-limit counts live (in memory by default).
+    pub fn rate_limit_store(mut self, store: impl RateLimitStore + 'static) -> Self {
+        self.rate_limits = Some(Arc::new(store));
+        self
+    }
+
+    /// Where calls awaiting approval wait (in memory by default).
+    pub fn approval_store(mut self, store: impl ApprovalStore + 'static) -> Self {
+        self.approvals = Some(Arc::new(store));
+        self
+    }
+
+    /// The secret that binds each pending call to its tool, user, arguments and expiry (at
+    /// least 32 random bytes; keep it out of the approvals store). Without one, the approval
+    /// store's own key is used ([`JsonFileApprovals`](crate::JsonFileApprovals) keeps one
+    /// beside its file), or else a key drawn once per registry.
+    pub fn approval_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        self.approval_key = Some(ApprovalKey::new(secret));
+        self
+    }
+
+    /// How long an approval token stays valid (15 minutes by default).
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.approval_ttl = ttl;
+        self
+    }
+
+    /// The timeout of tools without their own (30 s by default).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The timeout of slow tools and modules (120 s by default).
+    pub fn slow_timeout(mut self, timeout: Duration) -> Self {
+        self.slow_timeout = timeout;
+        self
+    }
+
+    /// Tools (`module.tool`) or whole modules that get the slow timeout.
+    pub fn slow<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.slow.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Where audit records go (a `tracing` event per call by default).
+    pub fn audit_sink(mut self, sink: impl AuditSink + 'static) -> Self {
+        self.audit = Some(Arc::new(sink));
+        self
+    }
+
+    /// Whether every invocation logs the tool's annotations as a `tracing` event (on by
+    /// default; target `tool_registry::annotations`).
+    pub fn log_annotations(mut self, on: bool) -> Self {
+        self.log_annotations = on;
+        self
+    }
+
+    /// How many calls of one batch run at once (8 by default).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = limit.max(1);
+        self
+    }
+
+    /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
+    /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
+    /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
+    /// model learns to spread its work over turns.
+    pub fn max_calls(mut self, limit: usize) -> Self {
+        self.max_calls = limit;
+        self
+    }
+
+    /// Builds the registry; reports any name claimed twice and any unknown name in the
+    /// allow-lists.
+    pub fn build(self) -> Result<Registry, BuildError> {
+        let index = match (self.linked, self.extra.is_empty()) {
+            (true, true) => linked_index()?,
+            (true, false) => Arc::new(Index::build(
+                crate::__private::TOOLS.iter().chain(self.extra),
+            )?),
+            (false, _) => Arc::new(Index::build(self.extra)?),
+        };
+        let unknown = self
+            .allow_lists
+            .unknown_names(|name| index.by_name.contains_key(name));
+        if !unknown.is_empty() {
+            return Err(AllowListError::UnknownTools { unknown }.into());
+        }
+        let canonical = |name: &str| index.get(name).map(|(_, e)| e.def.name());
+        let defs = || index.entries.iter().map(|e| e.def);
+        let allow_sets = self
+            .allow_lists
+            .names()
+            .map(|list| {
+                let mut members = vec![0_u8; index.entries.len()].into_boxed_slice();
+                for (local, embedding) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let names = self
+                        .allow_lists
+                        .resolve(list, defs(), canonical, local, embedding)
+                        .unwrap_or_default();
+                    for name in names {
+                        if let Some((i, _)) = index.get(name) {
+                            members[i] |= allow_bit(local, embedding);
+                        }
+                    }
+                }
+                (list.to_owned(), members)
+            })
+            .collect();
+        let policy = Policy {
+            disabled: index
+                .entries
+                .iter()
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            switches: Mutex::new(Switches::default()),
+            guest_modules: self.guest_modules,
+            allow_lists: self.allow_lists,
+            allow_sets,
+            gate: self.gate,
+            gate_timeout: self.gate_timeout,
+            rate_limits: self
+                .rate_limits
+                .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
+            approvals: self
+                .approvals
+                .unwrap_or_else(|| Arc::new(InMemoryApprovals::new())),
+            approval_key: self.approval_key,
+            own_approval_key: OnceLock::new(),
+            approval_ttl: self.approval_ttl,
+            timeouts: index
+                .entries
+                .iter()
+                .map(|entry| {
+                    let def = entry.def;
+                    def.timeout().unwrap_or_else(|| {
+                        let slow = self.slow.contains(def.name())
+                            || self.slow.contains(module_of(def.name()));
+                        if slow {
+                            self.slow_timeout
+                        } else {
+                            self.default_timeout
+                        }
+                    })
+                })
+                .collect(),
+            audit: self.audit.unwrap_or_else(|| Arc::new(TracingAuditSink)),
+            log_annotations: self.log_annotations,
+            max_concurrency: self.max_concurrency,
+            max_calls: self.max_calls,
+        };
+        Ok(Registry {
+            index,
+            state: self.state,
+            policy,
+        })
+    }
+}
