@@ -74,6 +74,31 @@ fn spin() -> String {
     "released".to_owned()
 }
 
+/// Set when `hostile.dedupe` returns; it gives up once released.
+static DEDUPED: AtomicBool = AtomicBool::new(false);
+static DEDUPE_RELEASE: AtomicBool = AtomicBool::new(false);
+
+/// Count the distinct words of a text the slow way (quadratic); takes up to 4 MiB.
+#[tool(
+    name = "hostile.dedupe",
+    blocking,
+    timeout = "100ms",
+    max_args_bytes = 4194304
+)]
+fn dedupe(text: String) -> usize {
+    let mut seen: Vec<&str> = Vec::new();
+    for word in text.split_whitespace() {
+        if DEDUPE_RELEASE.load(Ordering::Relaxed) {
+            break;
+        }
+        if !seen.contains(&word) {
+            seen.push(word);
+        }
+    }
+    DEDUPED.store(true, Ordering::SeqCst);
+    seen.len()
+}
+
 /// Compute past the deadline, then wait once.
 #[tool(name = "hostile.compute_then_wait", timeout = "50ms")]
 async fn compute_then_wait() -> String {
@@ -186,6 +211,26 @@ async fn a_busy_blocking_tool_answers_timed_out_at_its_deadline() {
     }
     assert!(still_running, "the timeout came only after the work ended");
     assert!(registry().get("hostile.spin").unwrap().blocking());
+}
+
+#[tokio::test]
+async fn a_2_mb_argument_to_slow_blocking_work_answers_timed_out_at_the_deadline() {
+    let text: String = (0..300_000).map(|i| format!("w{i} ")).collect();
+    assert!(text.len() > 2_000_000);
+    let args = json_object("text", Value::String(text));
+    let outcome = registry().call("hostile.dedupe", args, &Ctx::new()).await;
+    // Parsing 2 MB may use up the deadline before the handler starts; either way the handler
+    // had not returned when the caller got its answer.
+    let returned = DEDUPED.load(Ordering::SeqCst);
+    DEDUPE_RELEASE.store(true, Ordering::SeqCst);
+    match outcome {
+        Err(ToolError::TimedOut { tool, after }) => {
+            assert_eq!(tool, "hostile.dedupe");
+            assert_eq!(after, Duration::from_millis(100));
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(!returned, "the timeout came only after the work ended");
 }
 
 #[tokio::test]
