@@ -7,16 +7,21 @@ use serde_json::Value;
 use tool_registry::Registry;
 use tool_registry_tools as _;
 
-fn toolreg(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolreg"))
+/// `toolreg args` in `root`, with no path taken from the environment.
+fn command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolreg"));
+    command
         .current_dir(root)
         .env_remove("TOOLREG_KB")
         .env_remove("TOOLREG_INBOX")
         .env_remove("TOOLREG_SANDBOX")
         .env_remove("TOOLREG_SCHEDULE")
-        .args(args)
-        .output()
-        .expect("toolreg runs")
+        .args(args);
+    command
+}
+
+fn toolreg(root: &Path, args: &[&str]) -> Output {
+    command(root, args).output().expect("toolreg runs")
 }
 
 fn stdout_json(output: &Output) -> Value {
@@ -334,13 +339,7 @@ const HIDDEN_FROM_GUEST: [&str; 4] = [
 
 fn toolreg_stdin(root: &Path, args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolreg"))
-        .current_dir(root)
-        .env_remove("TOOLREG_KB")
-        .env_remove("TOOLREG_INBOX")
-        .env_remove("TOOLREG_SANDBOX")
-        .env_remove("TOOLREG_SCHEDULE")
-        .args(args)
+    let mut child = command(root, args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
