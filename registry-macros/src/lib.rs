@@ -7,6 +7,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod files;
 
 use proc_macro::TokenStream;
 
@@ -18,4 +19,12 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         eprintln!("{expanded}");
     }
     expanded.into()
+}
+
+/// One module per file of a folder of tools. Documented on `tool_registry::tool_files`.
+#[proc_macro]
+pub fn tool_files(input: TokenStream) -> TokenStream {
+    files::tool_files(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

@@ -48,6 +48,27 @@ pub use scope::{EMBEDDING_FLAG, Scope};
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;
 
+/// One module per file of a folder of tools, so that adding a tool is adding a file: no `mod`
+/// line to write.
+///
+/// Write it in the module that owns the folder, with the folder's path from the crate's
+/// `Cargo.toml`: in `src/tools.rs` for the folder `src/tools/`. Every `name.rs` there becomes
+/// `pub mod name;`; a file starting with `_` (`_helpers.rs`) is internal, the private module
+/// `_helpers`, for code the tool files share (`super::_helpers::..` from a tool file).
+///
+/// ```text
+/// src/lib.rs        mod tools;  pub use tools::*;
+/// src/tools.rs      tool_registry::tool_files!("src/tools");
+/// src/tools/kb.rs   #[tool] async fn research(..) { .. }
+/// src/tools/_text.rs  helpers the tool files share
+/// build.rs          fn main() { println!("cargo:rerun-if-changed=src/tools"); }
+/// ```
+///
+/// The `build.rs` line makes Cargo build the crate again when a file is added to or removed
+/// from the folder; without a build script, the next `cargo build` after adding a file would
+/// not know the crate changed.
+pub use tool_registry_macros::tool_files;
+
 /// Links crates of tools into the program: `tool_registry::link!(my_tools, more_tools);` at the
 /// top level of the binary's `main.rs`.
 ///

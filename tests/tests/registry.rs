@@ -161,7 +161,7 @@ fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
 
     let research = global.get("research").unwrap();
     assert_eq!(research.source().crate_name, "tool_registry_tools");
-    assert_eq!(research.source().file, "tools/src/kb.rs");
+    assert_eq!(research.source().file, "tools/src/tools/kb.rs");
     let echo = global.get("util.echo").unwrap();
     assert_eq!(echo.source().crate_name, "tool_registry_tests");
     assert_eq!(echo.source().file, "tests/src/lib.rs");

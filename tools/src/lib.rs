@@ -23,12 +23,12 @@
 
 pub mod config;
 mod error;
-pub mod file_manager;
 mod fsutil;
-pub mod kb;
 pub mod sandbox;
-pub mod scheduler;
 mod search;
+mod tools;
+
+pub use tools::*;
 
 pub use config::Config;
 pub use sandbox::{Resolved, Sandbox, SandboxError};

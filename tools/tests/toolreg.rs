@@ -566,3 +566,24 @@ fn an_unknown_allow_list_is_an_error_naming_the_known_ones() {
     let known = toolreg(dir.path(), &["--allow-list", "explore", "list"]);
     assert_eq!(known.status.code(), Some(0));
 }
+
+#[test]
+fn list_verbose_says_which_file_each_tool_comes_from() {
+    let dir = workspace();
+    let output = toolreg(dir.path(), &["list", "--verbose"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let research = text.lines().find(|l| l.starts_with("research ")).unwrap();
+    assert!(research.contains("(tools/src/tools/kb.rs:"), "{research}");
+    let json = stdout_json(&toolreg(
+        dir.path(),
+        &["list", "--format", "json", "--verbose"],
+    ));
+    let jobs = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "scheduler.add_job")
+        .unwrap();
+    assert_eq!(jobs["source"]["file"], "tools/src/tools/scheduler.rs");
+}

@@ -121,6 +121,9 @@ enum Command {
         /// `text` (one tool per line) or `json`.
         #[arg(long, value_enum, default_value_t = ListFormat::Text)]
         format: ListFormat,
+        /// Also show where each tool is declared (`file:line:column`).
+        #[arg(long, short)]
+        verbose: bool,
     },
     /// Print the documentation of every tool.
     Catalog {
@@ -273,6 +276,7 @@ where
     let written = match cli.command {
         Command::List {
             format: ListFormat::Text,
+            verbose,
         } => {
             let tools = registry.tools(&scope);
             let width = tools
@@ -281,21 +285,33 @@ where
                 .max()
                 .unwrap_or(0);
             tools.iter().try_for_each(|tool| {
-                writeln!(
+                write!(
                     out,
                     "{:width$}  {}",
                     shown(tool.name()),
                     shown(tool.short_description())
-                )
+                )?;
+                if verbose {
+                    let at = tool.source();
+                    write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?;
+                }
+                writeln!(out)
             })
         }
         Command::List {
             format: ListFormat::Json,
+            verbose,
         } => {
             let list: Vec<_> = registry
                 .tools(&scope)
                 .iter()
-                .map(|t| serde_json::json!({ "name": t.name(), "description": t.short_description() }))
+                .map(|t| {
+                    let mut entry = serde_json::json!({ "name": t.name(), "description": t.short_description() });
+                    if verbose {
+                        entry["source"] = serde_json::json!(t.source());
+                    }
+                    entry
+                })
                 .collect();
             print_json(out, &list)
         }
