@@ -1,7 +1,6 @@
 //! Many calls at once: concurrency under a cap, `sequential` tools alone, results in call order.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -123,7 +122,6 @@ impl Registry {
         ctx: &Ctx,
         events: Option<EventSink>,
     ) -> (usize, ToolResult) {
-        let started = Instant::now();
         let def = self.get_for(&call.name, ctx.scope());
         let scoped_ctx;
         let ctx = match (&events, def) {
@@ -150,7 +148,8 @@ impl Registry {
                     .as_deref()
                     .unwrap_or("failed")
                     .to_owned(),
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                // The registry's own stamp: the event and the audit record agree.
+                duration_ms: result.audit.duration_ms.unwrap_or_default(),
             });
         }
         (index, result)

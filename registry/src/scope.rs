@@ -18,8 +18,10 @@ use crate::Permission;
 ///     .with_modules(["research", "file_manager", "code_executor"])
 ///     .with_chat_id(42);
 /// assert_eq!(scope.level(), Permission::User);
-/// assert!(scope.allows_module("research.web_search"));
-/// assert!(!scope.allows_module("scheduler.add_job"));
+/// assert!(scope.allows_module("research.web_search", None));
+/// assert!(!scope.allows_module("scheduler.add_job", None));
+/// // A guest without modules of its own gets the registry's guest modules.
+/// assert!(!Scope::guest().allows_module("scheduler.add_job", Some(&["research".to_owned()])));
 /// ```
 ///
 /// The default scope, [`Scope::trusted`], sees everything: it is for the application itself,
@@ -167,12 +169,22 @@ impl Scope {
         self.include_deferred
     }
 
-    /// Whether the scope's module list admits the tool `name` (always, without a list).
-    pub fn allows_module(&self, name: &str) -> bool {
-        match &self.modules {
-            None => true,
-            Some(modules) => modules.iter().any(|m| m == module_of(name)),
-        }
+    /// Whether the module rule admits the tool `name` for this scope: the scope's own modules
+    /// if it has a list; else, for a guest, `guest_modules` (the registry's default, see
+    /// [`RegistryBuilder::guest_modules`](crate::RegistryBuilder::guest_modules)); else every
+    /// module. The registry's visibility check applies exactly this rule.
+    pub fn allows_module(&self, name: &str, guest_modules: Option<&[String]>) -> bool {
+        self.admits_module(module_of(name), guest_modules)
+    }
+
+    /// [`Scope::allows_module`] for a module name already split off: the one module rule.
+    pub(crate) fn admits_module(&self, module: &str, guest_modules: Option<&[String]>) -> bool {
+        let modules = match (&self.modules, guest_modules) {
+            (Some(modules), _) => Some(&**modules),
+            (None, Some(guest)) if self.level == Permission::Guest => Some(guest),
+            (None, _) => None,
+        };
+        modules.is_none_or(|modules| modules.iter().any(|m| m == module))
     }
 }
 

@@ -610,11 +610,24 @@ async fn a_batch_times_out_the_slow_call_isolates_the_panic_and_keeps_call_order
     }
 
     let events = events.lock().unwrap();
-    let finished = events
+    let finished: Vec<(usize, f64)> = events
         .iter()
-        .filter(|e| matches!(e, ToolEvent::Finished { .. }))
-        .count();
-    assert_eq!(finished, 5);
+        .filter_map(|e| match e {
+            ToolEvent::Finished {
+                index, duration_ms, ..
+            } => Some((*index, *duration_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished.len(), 5);
+    // An event's duration is the registry's stamp on the result, not a second clock.
+    for (index, duration_ms) in finished {
+        assert_eq!(
+            Some(duration_ms),
+            results[index].audit.duration_ms,
+            "{index}"
+        );
+    }
     assert!(
         events.iter().any(
             |e| matches!(e, ToolEvent::Progress { message, .. } if message == "sleeping 50 ms")

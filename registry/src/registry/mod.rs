@@ -457,16 +457,7 @@ impl Registry {
         if self.policy.disabled[i].load(Ordering::Acquire) || scope.level < def.permission() {
             return false;
         }
-        let modules = match (&scope.modules, &self.policy.guest_modules) {
-            (Some(modules), _) => Some(&**modules),
-            (None, Some(guest)) if scope.level == crate::Permission::Guest => {
-                Some(guest.as_slice())
-            }
-            (None, _) => None,
-        };
-        if let Some(modules) = modules
-            && !modules.iter().any(|m| m == entry.module)
-        {
+        if !scope.admits_module(entry.module, self.policy.guest_modules.as_deref()) {
             return false;
         }
         if let Some(list) = &scope.allow_list {
