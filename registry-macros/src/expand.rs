@@ -22,7 +22,7 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             return fallback::emit(item, error);
         }
     };
-    let mut cx = Ctxt::default();
+    let mut cx = Ctxt::new();
     let attr = ToolAttr::parse(&mut cx, args);
     let func = ToolFn::parse(&mut cx, &mut item);
     let resolved = check::resolve(&mut cx, &attr, &func);
