@@ -230,22 +230,7 @@ where
             return code;
         }
     };
-    let file = |flag: &Option<std::path::PathBuf>, env: &str, default: &str| {
-        flag.clone()
-            .or_else(|| {
-                std::env::var_os(env)
-                    .filter(|v| !v.is_empty())
-                    .map(Into::into)
-            })
-            .unwrap_or_else(|| default.into())
-    };
-    let approvals = file(&cli.approvals, APPROVALS_ENV, APPROVALS_DEFAULT);
-    let limits = file(&cli.limits, LIMITS_ENV, LIMITS_DEFAULT);
-    let registry = match builder
-        .approval_store(JsonFileApprovals::new(approvals))
-        .rate_limit_store(JsonFileRateLimits::new(limits))
-        .build()
-    {
+    let registry = match build(&cli, builder) {
         Ok(registry) => registry,
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
@@ -257,88 +242,19 @@ where
         return EXIT_USAGE;
     }
     let scope = cli.scope.scope();
-    if let Some(list) = scope.allow_list()
-        && registry.allow_lists().get(list).is_none()
-    {
-        let known: Vec<String> = registry.allow_lists().names().map(shown).collect();
-        let known = if known.is_empty() {
-            "this program defines no allow-lists".to_owned()
-        } else {
-            format!("the allow-lists are {}", known.join(", "))
-        };
-        let _ = writeln!(
-            err,
-            "error: there is no allow-list named {}; {known}",
-            shown(list)
-        );
+    if let Err(message) = check_allow_list(&registry, &scope) {
+        let _ = writeln!(err, "error: {message}");
         return EXIT_USAGE;
     }
     let written = match cli.command {
-        Command::List {
-            format: ListFormat::Text,
-            verbose,
-        } => {
-            let tools = registry.tools(&scope);
-            let width = tools
-                .iter()
-                .map(|t| shown(t.name()).len())
-                .max()
-                .unwrap_or(0);
-            tools.iter().try_for_each(|tool| {
-                write!(
-                    out,
-                    "{:width$}  {}",
-                    shown(tool.name()),
-                    shown(tool.short_description())
-                )?;
-                if verbose {
-                    let at = tool.source();
-                    write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?;
-                }
-                writeln!(out)
-            })
-        }
-        Command::List {
-            format: ListFormat::Json,
-            verbose,
-        } => {
-            let list: Vec<_> = registry
-                .tools(&scope)
-                .iter()
-                .map(|t| {
-                    let mut entry = serde_json::json!({ "name": t.name(), "description": t.short_description() });
-                    if verbose {
-                        entry["source"] = serde_json::json!(t.source());
-                    }
-                    entry
-                })
-                .collect();
-            print_json(out, &list)
-        }
+        Command::List { format, verbose } => list(out, &registry, &scope, format, verbose),
         Command::Catalog {
             format: CatalogFormat::Md,
         } => out.write_all(registry.catalog_for(&scope).markdown().as_bytes()),
         Command::Catalog {
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
-        Command::Schema { name } => match registry
-            .get_for(&name, &scope)
-            .and_then(|def| registry.input_schema(def.name()))
-        {
-            Some(schema) => print_json(out, schema),
-            None => {
-                let hint = match registry.suggest(&name, &scope) {
-                    Some(close) => format!("did you mean `{close}`? "),
-                    None => String::new(),
-                };
-                let _ = writeln!(
-                    err,
-                    "error: no tool is named {}; {hint}`list` shows the tools",
-                    shown(&name)
-                );
-                return EXIT_USAGE;
-            }
-        },
+        Command::Schema { name } => return schema(out, err, &registry, &scope, &name),
         Command::Tools {
             format: ProviderFormat::Openai,
         } => print_json(out, &registry.openai_tools(&scope)),
@@ -362,6 +278,7 @@ where
         Command::Deny { token, reason } => {
             let ctx = Ctx::for_scope(scope);
             return match registry.deny(&token, &reason, &ctx) {
+                // The denial itself succeeded; the result is what goes back to the model.
                 Ok(result) => {
                     let _ = print_json(out, &result);
                     EXIT_OK
@@ -373,6 +290,123 @@ where
         Command::Run(args) => return parse::run(args, &registry, Ctx::for_scope(scope), out, err),
     };
     match written {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_TOOL_ERROR
+        }
+    }
+}
+
+/// The registry `builder` makes, with the command line's shared stores: approvals and rate
+/// limits in files (from the flags, the environment, or the defaults).
+fn build(cli: &Cli, builder: RegistryBuilder) -> Result<Registry, crate::BuildError> {
+    let file = |flag: &Option<std::path::PathBuf>, env: &str, default: &str| {
+        flag.clone()
+            .or_else(|| {
+                std::env::var_os(env)
+                    .filter(|v| !v.is_empty())
+                    .map(Into::into)
+            })
+            .unwrap_or_else(|| default.into())
+    };
+    let approvals = file(&cli.approvals, APPROVALS_ENV, APPROVALS_DEFAULT);
+    let limits = file(&cli.limits, LIMITS_ENV, LIMITS_DEFAULT);
+    builder
+        .approval_store(JsonFileApprovals::new(approvals))
+        .rate_limit_store(JsonFileRateLimits::new(limits))
+        .build()
+}
+
+/// An `--allow-list` the program does not define is a usage error that names the ones it does.
+fn check_allow_list(registry: &Registry, scope: &Scope) -> Result<(), String> {
+    let Some(list) = scope.allow_list() else {
+        return Ok(());
+    };
+    if registry.allow_lists().get(list).is_some() {
+        return Ok(());
+    }
+    let known: Vec<String> = registry.allow_lists().names().map(shown).collect();
+    let known = if known.is_empty() {
+        "this program defines no allow-lists".to_owned()
+    } else {
+        format!("the allow-lists are {}", known.join(", "))
+    };
+    Err(format!(
+        "there is no allow-list named {}; {known}",
+        shown(list)
+    ))
+}
+
+/// `list`: the tools `scope` may see, a line each or as JSON; with `verbose`, where each is
+/// declared.
+fn list(
+    out: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    format: ListFormat,
+    verbose: bool,
+) -> std::io::Result<()> {
+    let tools = registry.tools(scope);
+    if let ListFormat::Json = format {
+        let list: Vec<_> = tools
+            .iter()
+            .map(|t| {
+                let mut entry =
+                    serde_json::json!({ "name": t.name(), "description": t.short_description() });
+                if verbose {
+                    entry["source"] = serde_json::json!(t.source());
+                }
+                entry
+            })
+            .collect();
+        return print_json(out, &list);
+    }
+    let width = tools
+        .iter()
+        .map(|t| shown(t.name()).len())
+        .max()
+        .unwrap_or(0);
+    tools.iter().try_for_each(|tool| {
+        write!(
+            out,
+            "{:width$}  {}",
+            shown(tool.name()),
+            shown(tool.short_description())
+        )?;
+        if verbose {
+            let at = tool.source();
+            write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?;
+        }
+        writeln!(out)
+    })
+}
+
+/// `schema NAME`: the tool's argument schema, or a usage error with a suggestion from the
+/// names `scope` may see.
+fn schema(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    name: &str,
+) -> i32 {
+    let found = registry
+        .get_for(name, scope)
+        .and_then(|def| registry.input_schema(def.name()));
+    let Some(schema) = found else {
+        let hint = match registry.suggest(name, scope) {
+            Some(close) => format!("did you mean `{close}`? "),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            err,
+            "error: no tool is named {}; {hint}`list` shows the tools",
+            shown(name)
+        );
+        return EXIT_USAGE;
+    };
+    match print_json(out, schema) {
         Ok(()) => EXIT_OK,
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
