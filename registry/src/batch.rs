@@ -42,7 +42,7 @@ impl Registry {
     ///
     /// A batch is one model output: at most [`RegistryBuilder::max_calls`](crate::RegistryBuilder::max_calls)
     /// of its calls run (32 by default); each call after those is answered with
-    /// [`ToolError::TooManyCalls`] and does not run.
+    /// [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls) and does not run.
     pub async fn execute_all(
         &self,
         calls: impl IntoIterator<Item = ToolCall>,

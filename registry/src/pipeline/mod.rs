@@ -17,8 +17,8 @@
 //! tool's [`max_args_bytes`](crate::ToolDef::max_args_bytes) long
 //! ([`ToolError::ArgumentsTooLarge`]), and arrays and objects may nest at most
 //! [`MAX_ARGS_DEPTH`](crate::MAX_ARGS_DEPTH) levels ([`ToolError::ArgumentsTooDeep`]). A
-//! [`Value`] is measured without recursion, so a value of any depth gets the error rather than
-//! overflowing the stack.
+//! [`Value`](serde_json::Value) is measured without recursion, so a value of any depth gets
+//! the error rather than overflowing the stack.
 //!
 //! The tool's timeout counts from the moment the call is first polled and covers every stage.
 //! What it can stop depends on how the handler runs:
@@ -69,8 +69,8 @@ impl Registry {
     /// Calls a tool by name or alias, through every stage of the pipeline (see the
     /// [`pipeline`](crate::pipeline) module).
     ///
-    /// `args` is JSON text (`&str`) or a [`Value`]. Text is deserialized straight into the
-    /// tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
+    /// `args` is JSON text (`&str`) or a [`Value`](serde_json::Value). Text is deserialized
+    /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
     /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
     /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
     /// `risk` in its `audit`.
