@@ -10,8 +10,9 @@
 //! V3.1 writes `<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>`.
 //! A lone `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` is read too.
 
-use super::json::{self, RawCall};
-use super::machine::{Item, Outcome, Step};
+use super::block::RawCall;
+use super::block::{Item, Outcome, Step};
+use super::json;
 use super::scan::{Finder, Input, delimited};
 use super::{ErrorKind, Format};
 

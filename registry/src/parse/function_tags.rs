@@ -13,10 +13,11 @@
 
 use serde_json::{Map, Value};
 
-use super::json::{self, Shape};
-use super::machine::{Env, Item, Outcome, Step, json_item};
+use super::block::{Env, Item, Outcome, RawCall, Step};
+use super::json::{self, Shape, json_item};
 use super::scan::{Finder, Input, Prefix, SeqEnd, Values};
-use super::tools::{arg_kinds, typed_value};
+use super::tools::arg_kinds;
+use super::typing::typed_value;
 use super::{ErrorKind, Format};
 
 const TOOL_CALL: &str = "<tool_call>";
@@ -290,7 +291,7 @@ impl FunctionBlock {
                                 self.state = FunctionState::Params { name, body: p }
                             }
                             (_, Prefix::Yes) => {
-                                let call = json::RawCall {
+                                let call = RawCall {
                                     name,
                                     arguments: Value::Object(Map::new()),
                                     id: None,
@@ -325,7 +326,7 @@ impl FunctionBlock {
                             .map(json::arguments_object)
                         {
                             Ok(Ok(arguments)) => {
-                                let call = json::RawCall {
+                                let call = RawCall {
                                     name: std::mem::take(name),
                                     arguments,
                                     id: None,
@@ -362,7 +363,7 @@ impl FunctionBlock {
                     };
                     let arguments = parameters(input.str(*body..close), name, env);
                     let end = close + FUNCTION_END.len();
-                    let call = json::RawCall {
+                    let call = RawCall {
                         name: std::mem::take(name),
                         arguments,
                         id: None,
@@ -549,7 +550,7 @@ impl GlmBlock {
         let item = if body.starts_with('{') {
             match json::value(body).map(json::arguments_object) {
                 Ok(Ok(arguments)) => Item::found(
-                    json::RawCall {
+                    RawCall {
                         name: name.to_owned(),
                         arguments,
                         id: None,
@@ -568,7 +569,7 @@ impl GlmBlock {
             }
         } else {
             Item::found(
-                json::RawCall {
+                RawCall {
                     name: name.to_owned(),
                     arguments: glm_arguments(body, name, env),
                     id: None,

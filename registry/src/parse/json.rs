@@ -5,17 +5,10 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::machine::{END_TOKENS, Env, Item, Outcome, Step, value_items};
+use super::block::{Env, Item, NotCall, Outcome, RawCall, Step};
+use super::markers::END_TOKENS;
 use super::scan::{Input, Prefix, SeqEnd, Values};
 use super::{ErrorKind, Format, Formats, pythonic};
-
-/// One call read from JSON or Python syntax, before the tool set is consulted.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RawCall {
-    pub(crate) name: String,
-    pub(crate) arguments: Value,
-    pub(crate) id: Option<String>,
-}
 
 /// Reads a value as JSON, falling back to Python literal syntax (`{'a': True}`), which models
 /// trained on Python write often enough.
@@ -33,15 +26,6 @@ pub(crate) enum Shape {
     Wrapped,
     /// Bare JSON: `name` and `arguments` (or `parameters`) must both be there.
     Bare,
-}
-
-/// Why a value is not a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum NotCall {
-    /// Not call-shaped at all.
-    Shape(String),
-    /// Call-shaped, but the arguments are not an object.
-    Arguments { name: String, message: String },
 }
 
 /// The calls in a value: one object, or an array of them.
@@ -642,6 +626,77 @@ impl FenceBlock {
                 }
             }
         }
+    }
+}
+
+/// The calls in one value written in JSON or Python syntax, for readers of wrapped values.
+pub(crate) fn value_items(
+    text: &str,
+    span: Range<usize>,
+    format: Format,
+    python: bool,
+) -> Vec<Item> {
+    let first = text.as_bytes().first().copied().unwrap_or(b' ');
+    if python && (first.is_ascii_alphabetic() || first == b'_') {
+        return pythonic_items(text, span, format);
+    }
+    if python && first == b'[' {
+        // A JSON list of calls, or else a Python one.
+        return match value(text).map(|value| calls(value, Shape::Wrapped)) {
+            Ok(Ok(calls)) => found_items(calls, format, &span),
+            _ => pythonic_items(text, span, format),
+        };
+    }
+    json_item(text, span, format, Shape::Wrapped)
+}
+
+/// The items for one JSON value inside a wrapper.
+pub(crate) fn json_item(text: &str, span: Range<usize>, format: Format, shape: Shape) -> Vec<Item> {
+    match value(text) {
+        Err(error) => vec![Item::error(
+            span,
+            format,
+            ErrorKind::Malformed,
+            format!(
+                "the call is not valid JSON: {error}; write it as {{\"name\": \"...\", \"arguments\": {{...}}}}"
+            ),
+        )],
+        Ok(value) => match calls(value, shape) {
+            Ok(calls) => found_items(calls, format, &span),
+            Err(not) => vec![Item::not_call(not, format, span)],
+        },
+    }
+}
+
+fn found_items(calls: Vec<RawCall>, format: Format, span: &Range<usize>) -> Vec<Item> {
+    calls
+        .into_iter()
+        .map(|call| Item::found(call, format, span.clone()))
+        .collect()
+}
+
+fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
+    match pythonic::calls(text) {
+        Ok(calls) => calls
+            .into_iter()
+            .map(|c| {
+                Item::found(
+                    RawCall {
+                        name: c.name,
+                        arguments: serde_json::Value::Object(c.arguments),
+                        id: None,
+                    },
+                    format,
+                    span.clone(),
+                )
+            })
+            .collect(),
+        Err(error) => vec![Item::error(
+            span,
+            format,
+            ErrorKind::Malformed,
+            format!("the call is not valid: {error}; write calls as [name(arg=value, ...)]"),
+        )],
     }
 }
 

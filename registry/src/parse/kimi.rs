@@ -6,8 +6,9 @@
 //!
 //! The call id is `functions.NAME:INDEX`; the name is what lies between.
 
-use super::json::{self, RawCall};
-use super::machine::{Item, Outcome, Step};
+use super::block::RawCall;
+use super::block::{Item, Outcome, Step};
+use super::json;
 use super::scan::{Finder, Input, delimited};
 use super::{ErrorKind, Format};
 

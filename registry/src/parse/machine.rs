@@ -8,18 +8,20 @@
 //! linear in the output however it is split.
 
 use std::ops::Range;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::Arc;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-
+use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::content::Assembler;
 use super::deepseek::DeepSeekBlock;
+use super::event::StreamEvent;
 use super::function_tags::{FunctionBlock, ToolCallBlock};
-use super::json::{self, BareBlock, FenceBlock, NotCall, RawCall, Wrapper, WrapperBlock};
+use super::json::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::kimi::KimiBlock;
+use super::markers::{
+    ALL_MARKERS, END_TOKENS, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker,
+};
 use super::mistral::MistralBlock;
 use super::scan::{Finder, Input};
-use super::stream::StreamEvent;
 use super::tags::TagSet;
 use super::{
     ErrorKind, Format, Formats, Options, ParseError, Parsed, ParsedCall, Thinking, ToolSet,
@@ -31,113 +33,6 @@ const CONTEXT: usize = 16;
 
 /// How far into a block its name is looked for while it streams in.
 const HINT_WINDOW: usize = 1024;
-
-/// What the block readers see of the parse.
-pub(crate) struct Env<'a> {
-    pub(crate) tools: &'a dyn ToolSet,
-    pub(crate) formats: Formats,
-}
-
-/// What a block reader says after looking at more input.
-#[derive(Debug)]
-pub(crate) enum Step {
-    /// The block goes on past the available input.
-    NeedMore,
-    /// The marker was not a call after all (prose that mentions it); scanning resumes at
-    /// `resume` and the text is kept.
-    NotACall { resume: usize },
-    /// A fenced code block of text: the closing fence is looked for from `body`.
-    CodeBlock { body: usize },
-    /// The block is read.
-    Done(Outcome),
-}
-
-/// A block read to its end.
-#[derive(Debug, Default)]
-pub(crate) struct Outcome {
-    /// Where the block ends.
-    pub(crate) end: usize,
-    /// The calls and errors in it, in order.
-    pub(crate) items: Vec<Item>,
-    /// Whether the block's text stays in the display text (errors, tags that are not
-    /// stripped) rather than being cut out.
-    pub(crate) keep_text: bool,
-}
-
-impl Outcome {
-    /// A block ending at `end` with these items; kept as text when any item is an error.
-    pub(crate) fn new(end: usize, items: Vec<Item>) -> Self {
-        let keep_text = items.iter().any(|i| matches!(i, Item::Error(_)));
-        Self {
-            end,
-            items,
-            keep_text,
-        }
-    }
-
-    /// A block that is one error; its text is kept.
-    pub(crate) fn error(
-        span: Range<usize>,
-        format: Format,
-        kind: ErrorKind,
-        message: String,
-    ) -> Self {
-        Self {
-            end: span.end,
-            items: vec![Item::error(span, format, kind, message)],
-            keep_text: true,
-        }
-    }
-}
-
-/// One thing found in a block.
-#[derive(Debug)]
-pub(crate) enum Item {
-    Found {
-        call: RawCall,
-        format: Format,
-        span: Range<usize>,
-    },
-    Error(ParseError),
-}
-
-impl Item {
-    pub(crate) fn found(call: RawCall, format: Format, span: Range<usize>) -> Self {
-        Item::Found { call, format, span }
-    }
-
-    pub(crate) fn error(
-        span: Range<usize>,
-        format: Format,
-        kind: ErrorKind,
-        message: String,
-    ) -> Self {
-        Item::Error(ParseError {
-            kind,
-            format,
-            message,
-            span,
-        })
-    }
-
-    /// The error for a value that is not a call.
-    pub(crate) fn not_call(not: NotCall, format: Format, span: Range<usize>) -> Self {
-        match not {
-            NotCall::Shape(why) => Item::error(
-                span,
-                format,
-                ErrorKind::Malformed,
-                format!("{why}; write the call as {{\"name\": \"...\", \"arguments\": {{...}}}}"),
-            ),
-            NotCall::Arguments { name, message } => Item::error(
-                span,
-                format,
-                ErrorKind::Arguments,
-                format!("the arguments of `{name}` are wrong: {message}"),
-            ),
-        }
-    }
-}
 
 /// The call blocks, one per format family.
 #[derive(Debug)]
@@ -292,76 +187,6 @@ impl EndTokenBlock {
     }
 }
 
-/// The markers that open something, by first byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Marker {
-    Think,
-    ThinkEnd,
-    ToolCall,
-    Function,
-    PythonTag,
-    PythonStart,
-    Granite,
-    Kimi,
-    KimiSingular,
-    DeepSeekCalls,
-    DeepSeekCall,
-    Mistral,
-    Functools,
-    Fence,
-    /// `<|eot_id|>`, `<|im_end|>`, … at the end of raw output.
-    EndToken,
-}
-
-/// End-of-turn tokens that raw output (special tokens not skipped) ends with. At the very end
-/// of the output they are removed; anywhere else they are text.
-pub(crate) const END_TOKENS: &[&str] = &[
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "</s>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<|return|>",
-    "<|python_end|>",
-    "<｜end▁of▁sentence｜>",
-];
-
-/// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
-const MARKERS: &[(&str, Marker)] = &[
-    ("<think>", Marker::Think),
-    ("</think>", Marker::ThinkEnd),
-    ("<tool_call>", Marker::ToolCall),
-    ("<function=", Marker::Function),
-    ("<|python_tag|>", Marker::PythonTag),
-    ("<|python_start|>", Marker::PythonStart),
-    ("<|tool_call|>", Marker::Granite),
-    ("<|tool_calls_section_begin|>", Marker::Kimi),
-    ("<|tool_call_section_begin|>", Marker::KimiSingular),
-    ("<｜tool▁calls▁begin｜>", Marker::DeepSeekCalls),
-    ("<｜tool▁call▁begin｜>", Marker::DeepSeekCall),
-    ("[TOOL_CALLS]", Marker::Mistral),
-    ("functools[", Marker::Functools),
-    ("```", Marker::Fence),
-];
-
-/// Every marker and end-of-turn token, for the held-back suffix of a stream.
-static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    MARKERS
-        .iter()
-        .map(|(marker, _)| *marker)
-        .chain(END_TOKENS.iter().copied())
-        .collect()
-});
-
-/// Whether a byte can begin a marker: the first bytes of [`MARKERS`] and [`END_TOKENS`].
-fn may_begin_marker(b: u8) -> bool {
-    matches!(b, b'<' | b'[' | b'`' | b'f')
-}
-
-const MAX_MARKER: usize = 32;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Region {
     Content,
@@ -379,126 +204,6 @@ enum Mode {
     /// A fenced code block: only its closing fence matters.
     FenceText,
     Block(Block),
-}
-
-/// What a match of the scanning automaton found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hit {
-    Marker(Marker),
-    /// `\nTAG:`: a tag line starts after the newline.
-    Tag,
-}
-
-/// One automaton for every marker (and, when the tools have tags, every `\nTAG:`), so that
-/// text without calls is skipped at SIMD speed instead of stopping at every `<` or `[`.
-pub(crate) struct Scanner {
-    automaton: AhoCorasick,
-    hits: Vec<Hit>,
-    longest: usize,
-    /// The patterns again, for the small windows of a stream, where a plain check beats the
-    /// automaton's setup.
-    patterns: Vec<Vec<u8>>,
-}
-
-/// Windows up to this size are searched by hand.
-const SMALL_WINDOW: usize = 64;
-
-impl std::fmt::Debug for Scanner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scanner")
-            .field("patterns", &self.hits.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Scanner {
-    /// The automaton for the markers and these tags.
-    pub(crate) fn new(tags: &[String]) -> Self {
-        let mut patterns: Vec<Vec<u8>> = Vec::new();
-        let mut hits = Vec::new();
-        for (pattern, marker) in MARKERS {
-            patterns.push(pattern.as_bytes().to_vec());
-            hits.push(Hit::Marker(*marker));
-        }
-        for token in END_TOKENS {
-            patterns.push(token.as_bytes().to_vec());
-            hits.push(Hit::Marker(Marker::EndToken));
-        }
-        for tag in tags {
-            patterns.push(format!("\n{tag}:").into_bytes());
-            hits.push(Hit::Tag);
-        }
-        let longest = patterns.iter().map(Vec::len).max().unwrap_or(1);
-        // A few dozen short literals: far below every limit of the automaton builder.
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&patterns)
-            .expect("the marker patterns build an automaton");
-        Scanner {
-            automaton,
-            hits,
-            longest,
-            patterns,
-        }
-    }
-
-    /// The first match (leftmost, then first pattern) in `haystack`: its start and index.
-    fn find(&self, haystack: &[u8]) -> Option<(usize, usize)> {
-        if haystack.len() > SMALL_WINDOW {
-            return self
-                .automaton
-                .find(haystack)
-                .map(|m| (m.start(), m.pattern().as_usize()));
-        }
-        (0..haystack.len()).find_map(|at| {
-            let rest = &haystack[at..];
-            if !matches!(rest[0], b'<' | b'[' | b'`' | b'f' | b'\n') {
-                return None;
-            }
-            self.patterns
-                .iter()
-                .position(|p| rest.starts_with(p))
-                .map(|i| (at, i))
-        })
-    }
-
-    /// The automaton without tags, shared by every parse of tools that have none.
-    fn base() -> &'static Scanner {
-        static BASE: OnceLock<Scanner> = OnceLock::new();
-        BASE.get_or_init(|| Scanner::new(&[]))
-    }
-}
-
-/// The next hit at or after a position, searched forward only.
-#[derive(Debug, Default)]
-struct HitCache {
-    found: Option<(usize, Hit)>,
-    horizon: usize,
-}
-
-impl HitCache {
-    fn find(&mut self, scanner: &Scanner, input: &Input<'_>, from: usize) -> Option<(usize, Hit)> {
-        if let Some((at, hit)) = self.found
-            && at >= from
-        {
-            return Some((at, hit));
-        }
-        let start = from.max(self.horizon).min(input.end());
-        match scanner.find(input.bytes_from(start)) {
-            Some((offset, pattern)) => {
-                let at = start + offset;
-                self.found = Some((at, scanner.hits[pattern]));
-                self.horizon = at + 1;
-            }
-            None => {
-                self.found = None;
-                // A pattern may start in the last bytes and end past the input.
-                self.horizon = start.max((input.end() + 1).saturating_sub(scanner.longest));
-            }
-        }
-        self.found
-    }
 }
 
 /// Where the results go: display text, reasoning, calls, errors, and (for a stream) events.
@@ -1221,100 +926,5 @@ impl Machine {
         self.pos = end;
         self.text_from = end;
         self.mode = self.text_mode();
-    }
-}
-
-/// The calls in one value written in JSON or Python syntax, for readers of wrapped values.
-pub(crate) fn value_items(
-    text: &str,
-    span: Range<usize>,
-    format: Format,
-    python: bool,
-) -> Vec<Item> {
-    let first = text.as_bytes().first().copied().unwrap_or(b' ');
-    if python && (first.is_ascii_alphabetic() || first == b'_') {
-        return pythonic_items(text, span, format);
-    }
-    if python && first == b'[' {
-        // A JSON list of calls, or else a Python one.
-        return match json::value(text).map(|value| json::calls(value, json::Shape::Wrapped)) {
-            Ok(Ok(calls)) => found_items(calls, format, &span),
-            _ => pythonic_items(text, span, format),
-        };
-    }
-    json_item(text, span, format, json::Shape::Wrapped)
-}
-
-/// The items for one JSON value inside a wrapper.
-pub(crate) fn json_item(
-    text: &str,
-    span: Range<usize>,
-    format: Format,
-    shape: json::Shape,
-) -> Vec<Item> {
-    match json::value(text) {
-        Err(error) => vec![Item::error(
-            span,
-            format,
-            ErrorKind::Malformed,
-            format!(
-                "the call is not valid JSON: {error}; write it as {{\"name\": \"...\", \"arguments\": {{...}}}}"
-            ),
-        )],
-        Ok(value) => match json::calls(value, shape) {
-            Ok(calls) => found_items(calls, format, &span),
-            Err(not) => vec![Item::not_call(not, format, span)],
-        },
-    }
-}
-
-fn found_items(calls: Vec<RawCall>, format: Format, span: &Range<usize>) -> Vec<Item> {
-    calls
-        .into_iter()
-        .map(|call| Item::found(call, format, span.clone()))
-        .collect()
-}
-
-fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
-    match super::pythonic::calls(text) {
-        Ok(calls) => calls
-            .into_iter()
-            .map(|c| {
-                Item::found(
-                    RawCall {
-                        name: c.name,
-                        arguments: serde_json::Value::Object(c.arguments),
-                        id: None,
-                    },
-                    format,
-                    span.clone(),
-                )
-            })
-            .collect(),
-        Err(error) => vec![Item::error(
-            span,
-            format,
-            ErrorKind::Malformed,
-            format!("the call is not valid: {error}; write calls as [name(arg=value, ...)]"),
-        )],
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_held_back_suffix_sees_every_marker() {
-        for marker in ALL_MARKERS.iter() {
-            assert!(
-                may_begin_marker(marker.as_bytes()[0]),
-                "{marker} begins with a byte the suffix check skips"
-            );
-            assert!(
-                marker.len() <= MAX_MARKER,
-                "{marker} is longer than the suffix check looks back"
-            );
-        }
     }
 }

@@ -7,8 +7,9 @@
 //!
 //! Each `[TOOL_CALLS]` starts a block of its own; several in a row are several calls.
 
+use super::block::{Item, Outcome, RawCall, Step};
+use super::json::value_items;
 use super::json::{self, Shape, sniff_name};
-use super::machine::{Item, Outcome, Step, value_items};
 use super::scan::{Input, Prefix, SeqEnd, Values};
 use super::{ErrorKind, Format};
 
@@ -254,7 +255,7 @@ impl MistralBlock {
                                 .map(json::arguments_object)
                             {
                                 Ok(Ok(arguments)) => Item::found(
-                                    json::RawCall {
+                                    RawCall {
                                         name: std::mem::take(name),
                                         arguments,
                                         id: id.take(),

@@ -72,12 +72,15 @@ use serde::Serialize;
 use serde::ser::SerializeStruct;
 use serde_json::Value;
 
+mod block;
 mod content;
 mod deepseek;
+mod event;
 mod function_tags;
 mod json;
 mod kimi;
 mod machine;
+mod markers;
 mod mistral;
 mod native;
 mod pythonic;
@@ -85,8 +88,10 @@ mod scan;
 mod stream;
 mod tags;
 mod tools;
+mod typing;
 
-pub use stream::{StreamEvent, StreamParser};
+pub use event::StreamEvent;
+pub use stream::StreamParser;
 pub use tags::TagSet;
 pub use tools::{Scoped, ToolList, ToolListError, ToolSet};
 

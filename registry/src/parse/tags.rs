@@ -13,8 +13,8 @@ use regex::Regex;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use super::machine::Scanner;
-use super::tools::{Kinds, schema_arg_kinds, typed_value};
+use super::markers::Scanner;
+use super::typing::{Kinds, schema_arg_kinds, typed_value};
 use crate::{Registry, ToolDef};
 
 /// The compiled response-tag patterns of a set of tools.

@@ -1,0 +1,133 @@
+//! What the block readers and the scanner say to each other: a reader's step, the outcome of
+//! a block, the calls and errors in it. A leaf: the readers and the scanner depend on it, it on
+//! none of them.
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+use super::{ErrorKind, Format, Formats, ParseError, ToolSet};
+
+/// One call read from JSON or Python syntax, before the tool set is consulted.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawCall {
+    pub(crate) name: String,
+    pub(crate) arguments: Value,
+    pub(crate) id: Option<String>,
+}
+
+/// Why a value is not a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotCall {
+    /// Not call-shaped at all.
+    Shape(String),
+    /// Call-shaped, but the arguments are not an object.
+    Arguments { name: String, message: String },
+}
+
+/// What the block readers see of the parse.
+pub(crate) struct Env<'a> {
+    pub(crate) tools: &'a dyn ToolSet,
+    pub(crate) formats: Formats,
+}
+
+/// What a block reader says after looking at more input.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The block goes on past the available input.
+    NeedMore,
+    /// The marker was not a call after all (prose that mentions it); scanning resumes at
+    /// `resume` and the text is kept.
+    NotACall { resume: usize },
+    /// A fenced code block of text: the closing fence is looked for from `body`.
+    CodeBlock { body: usize },
+    /// The block is read.
+    Done(Outcome),
+}
+
+/// A block read to its end.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// Where the block ends.
+    pub(crate) end: usize,
+    /// The calls and errors in it, in order.
+    pub(crate) items: Vec<Item>,
+    /// Whether the block's text stays in the display text (errors, tags that are not
+    /// stripped) rather than being cut out.
+    pub(crate) keep_text: bool,
+}
+
+impl Outcome {
+    /// A block ending at `end` with these items; kept as text when any item is an error.
+    pub(crate) fn new(end: usize, items: Vec<Item>) -> Self {
+        let keep_text = items.iter().any(|i| matches!(i, Item::Error(_)));
+        Self {
+            end,
+            items,
+            keep_text,
+        }
+    }
+
+    /// A block that is one error; its text is kept.
+    pub(crate) fn error(
+        span: Range<usize>,
+        format: Format,
+        kind: ErrorKind,
+        message: String,
+    ) -> Self {
+        Self {
+            end: span.end,
+            items: vec![Item::error(span, format, kind, message)],
+            keep_text: true,
+        }
+    }
+}
+
+/// One thing found in a block.
+#[derive(Debug)]
+pub(crate) enum Item {
+    Found {
+        call: RawCall,
+        format: Format,
+        span: Range<usize>,
+    },
+    Error(ParseError),
+}
+
+impl Item {
+    pub(crate) fn found(call: RawCall, format: Format, span: Range<usize>) -> Self {
+        Item::Found { call, format, span }
+    }
+
+    pub(crate) fn error(
+        span: Range<usize>,
+        format: Format,
+        kind: ErrorKind,
+        message: String,
+    ) -> Self {
+        Item::Error(ParseError {
+            kind,
+            format,
+            message,
+            span,
+        })
+    }
+
+    /// The error for a value that is not a call.
+    pub(crate) fn not_call(not: NotCall, format: Format, span: Range<usize>) -> Self {
+        match not {
+            NotCall::Shape(why) => Item::error(
+                span,
+                format,
+                ErrorKind::Malformed,
+                format!("{why}; write the call as {{\"name\": \"...\", \"arguments\": {{...}}}}"),
+            ),
+            NotCall::Arguments { name, message } => Item::error(
+                span,
+                format,
+                ErrorKind::Arguments,
+                format!("the arguments of `{name}` are wrong: {message}"),
+            ),
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The one marker table: every token that opens a call block, thinking or a fence, the
+//! end-of-turn tokens, and the automaton that finds them (and `\nTAG:` lines) in one pass.
+
+use std::sync::{LazyLock, OnceLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+use super::scan::Input;
+
+/// The markers that open something, by first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marker {
+    Think,
+    ThinkEnd,
+    ToolCall,
+    Function,
+    PythonTag,
+    PythonStart,
+    Granite,
+    Kimi,
+    KimiSingular,
+    DeepSeekCalls,
+    DeepSeekCall,
+    Mistral,
+    Functools,
+    Fence,
+    /// `<|eot_id|>`, `<|im_end|>`, … at the end of raw output.
+    EndToken,
+}
+
+/// End-of-turn tokens that raw output (special tokens not skipped) ends with. At the very end
+/// of the output they are removed; anywhere else they are text.
+pub(crate) const END_TOKENS: &[&str] = &[
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "</s>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|return|>",
+    "<|python_end|>",
+    "<｜end▁of▁sentence｜>",
+];
+
+/// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
+const MARKERS: &[(&str, Marker)] = &[
+    ("<think>", Marker::Think),
+    ("</think>", Marker::ThinkEnd),
+    ("<tool_call>", Marker::ToolCall),
+    ("<function=", Marker::Function),
+    ("<|python_tag|>", Marker::PythonTag),
+    ("<|python_start|>", Marker::PythonStart),
+    ("<|tool_call|>", Marker::Granite),
+    ("<|tool_calls_section_begin|>", Marker::Kimi),
+    ("<|tool_call_section_begin|>", Marker::KimiSingular),
+    ("<｜tool▁calls▁begin｜>", Marker::DeepSeekCalls),
+    ("<｜tool▁call▁begin｜>", Marker::DeepSeekCall),
+    ("[TOOL_CALLS]", Marker::Mistral),
+    ("functools[", Marker::Functools),
+    ("```", Marker::Fence),
+];
+
+/// Every marker and end-of-turn token, for the held-back suffix of a stream.
+pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    MARKERS
+        .iter()
+        .map(|(marker, _)| *marker)
+        .chain(END_TOKENS.iter().copied())
+        .collect()
+});
+
+/// Whether a byte can begin a marker: the first bytes of [`MARKERS`] and [`END_TOKENS`].
+pub(crate) fn may_begin_marker(b: u8) -> bool {
+    matches!(b, b'<' | b'[' | b'`' | b'f')
+}
+
+pub(crate) const MAX_MARKER: usize = 32;
+
+/// What a match of the scanning automaton found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hit {
+    Marker(Marker),
+    /// `\nTAG:`: a tag line starts after the newline.
+    Tag,
+}
+
+/// One automaton for every marker (and, when the tools have tags, every `\nTAG:`), so that
+/// text without calls is skipped at SIMD speed instead of stopping at every `<` or `[`.
+pub(crate) struct Scanner {
+    automaton: AhoCorasick,
+    hits: Vec<Hit>,
+    longest: usize,
+    /// The patterns again, for the small windows of a stream, where a plain check beats the
+    /// automaton's setup.
+    patterns: Vec<Vec<u8>>,
+}
+
+/// Windows up to this size are searched by hand.
+const SMALL_WINDOW: usize = 64;
+
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanner")
+            .field("patterns", &self.hits.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scanner {
+    /// The automaton for the markers and these tags.
+    pub(crate) fn new(tags: &[String]) -> Self {
+        let mut patterns: Vec<Vec<u8>> = Vec::new();
+        let mut hits = Vec::new();
+        for (pattern, marker) in MARKERS {
+            patterns.push(pattern.as_bytes().to_vec());
+            hits.push(Hit::Marker(*marker));
+        }
+        for token in END_TOKENS {
+            patterns.push(token.as_bytes().to_vec());
+            hits.push(Hit::Marker(Marker::EndToken));
+        }
+        for tag in tags {
+            patterns.push(format!("\n{tag}:").into_bytes());
+            hits.push(Hit::Tag);
+        }
+        let longest = patterns.iter().map(Vec::len).max().unwrap_or(1);
+        // A few dozen short literals: far below every limit of the automaton builder.
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&patterns)
+            .expect("the marker patterns build an automaton");
+        Scanner {
+            automaton,
+            hits,
+            longest,
+            patterns,
+        }
+    }
+
+    /// The first match (leftmost, then first pattern) in `haystack`: its start and index.
+    fn find(&self, haystack: &[u8]) -> Option<(usize, usize)> {
+        if haystack.len() > SMALL_WINDOW {
+            return self
+                .automaton
+                .find(haystack)
+                .map(|m| (m.start(), m.pattern().as_usize()));
+        }
+        (0..haystack.len()).find_map(|at| {
+            let rest = &haystack[at..];
+            if !matches!(rest[0], b'<' | b'[' | b'`' | b'f' | b'\n') {
+                return None;
+            }
+            self.patterns
+                .iter()
+                .position(|p| rest.starts_with(p))
+                .map(|i| (at, i))
+        })
+    }
+
+    /// The automaton without tags, shared by every parse of tools that have none.
+    pub(crate) fn base() -> &'static Scanner {
+        static BASE: OnceLock<Scanner> = OnceLock::new();
+        BASE.get_or_init(|| Scanner::new(&[]))
+    }
+}
+
+/// The next hit at or after a position, searched forward only.
+#[derive(Debug, Default)]
+pub(crate) struct HitCache {
+    found: Option<(usize, Hit)>,
+    horizon: usize,
+}
+
+impl HitCache {
+    pub(crate) fn find(
+        &mut self,
+        scanner: &Scanner,
+        input: &Input<'_>,
+        from: usize,
+    ) -> Option<(usize, Hit)> {
+        if let Some((at, hit)) = self.found
+            && at >= from
+        {
+            return Some((at, hit));
+        }
+        let start = from.max(self.horizon).min(input.end());
+        match scanner.find(input.bytes_from(start)) {
+            Some((offset, pattern)) => {
+                let at = start + offset;
+                self.found = Some((at, scanner.hits[pattern]));
+                self.horizon = at + 1;
+            }
+            None => {
+                self.found = None;
+                // A pattern may start in the last bytes and end past the input.
+                self.horizon = start.max((input.end() + 1).saturating_sub(scanner.longest));
+            }
+        }
+        self.found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_held_back_suffix_sees_every_marker() {
+        for marker in ALL_MARKERS.iter() {
+            assert!(
+                may_begin_marker(marker.as_bytes()[0]),
+                "{marker} begins with a byte the suffix check skips"
+            );
+            assert!(
+                marker.len() <= MAX_MARKER,
+                "{marker} is longer than the suffix check looks back"
+            );
+        }
+    }
+}
