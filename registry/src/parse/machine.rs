@@ -11,21 +11,19 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::block::{Env, Item, Outcome, RawCall, Step};
-use super::content::Assembler;
 use super::deepseek::DeepSeekBlock;
 use super::event::StreamEvent;
 use super::function_tags::{FunctionBlock, ToolCallBlock};
 use super::json::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::kimi::KimiBlock;
 use super::markers::{
-    ALL_MARKERS, END_TOKENS, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker,
+    ALL_MARKERS, EndTokenBlock, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker,
 };
 use super::mistral::MistralBlock;
 use super::scan::{Finder, Input};
-use super::tags::TagSet;
-use super::{
-    ErrorKind, Format, Formats, Options, ParseError, Parsed, ParsedCall, Thinking, ToolSet,
-};
+use super::sink::{Region, Sink};
+use super::tags::{TagLine, TagSet};
+use super::{Format, Formats, Options, Parsed, ParsedCall, Thinking, ToolSet};
 
 /// Bytes kept before the earliest position still needed, for the look-behinds (line starts,
 /// a backtick before a marker, `functools` before `[`).
@@ -92,107 +90,6 @@ impl Block {
     }
 }
 
-/// A `TAG: argument` line.
-#[derive(Debug)]
-struct TagLine {
-    start: usize,
-    scanned: usize,
-}
-
-impl TagLine {
-    fn step(&mut self, input: &Input<'_>, tags: Option<&TagSet>) -> Step {
-        let line_end = match memchr::memchr(b'\n', input.bytes_from(self.scanned)) {
-            Some(i) => self.scanned + i,
-            None if input.eof() => input.end(),
-            None => {
-                self.scanned = input.end();
-                return Step::NeedMore;
-            }
-        };
-        let line = input.str(self.start..line_end).trim_end();
-        let Some(tags) = tags else {
-            return Step::NotACall {
-                resume: self.start + 1,
-            };
-        };
-        Step::Done(match tags.read_line(line) {
-            Ok(call) => Outcome {
-                end: line_end,
-                items: vec![Item::found(
-                    RawCall {
-                        name: call.tool,
-                        arguments: call.arguments,
-                        id: None,
-                    },
-                    Format::Tag,
-                    self.start..line_end,
-                )],
-                keep_text: !call.strip,
-            },
-            Err(message) => Outcome::error(
-                self.start..line_end,
-                Format::Tag,
-                ErrorKind::TagMismatch,
-                message,
-            ),
-        })
-    }
-}
-
-/// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
-#[derive(Debug)]
-struct EndTokenBlock {
-    start: usize,
-    cursor: usize,
-}
-
-impl EndTokenBlock {
-    fn step(&mut self, input: &Input<'_>) -> Step {
-        loop {
-            let at = input.skip_ws(self.cursor);
-            if at == input.end() {
-                if !input.eof() {
-                    self.cursor = at;
-                    return Step::NeedMore;
-                }
-                return Step::Done(Outcome {
-                    end: at,
-                    items: Vec::new(),
-                    keep_text: false,
-                });
-            }
-            let mut partial = false;
-            let mut matched = None;
-            for token in END_TOKENS {
-                match input.prefix(at, token.as_bytes()) {
-                    super::scan::Prefix::Yes => matched = Some(token.len()),
-                    super::scan::Prefix::Partial => partial = true,
-                    super::scan::Prefix::No => {}
-                }
-            }
-            match matched {
-                Some(len) => self.cursor = at + len,
-                None if partial => {
-                    self.cursor = at;
-                    return Step::NeedMore;
-                }
-                // Text follows: the token is part of it.
-                None => {
-                    return Step::NotACall {
-                        resume: self.start + 1,
-                    };
-                }
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Region {
-    Content,
-    Reasoning,
-}
-
 #[derive(Debug)]
 enum Mode {
     /// `Thinking::Auto` before a `<think>` or `</think>` has been seen.
@@ -204,64 +101,6 @@ enum Mode {
     /// A fenced code block: only its closing fence matters.
     FenceText,
     Block(Block),
-}
-
-/// Where the results go: display text, reasoning, calls, errors, and (for a stream) events.
-#[derive(Debug, Default)]
-pub(crate) struct Sink {
-    content: Assembler,
-    reasoning: Assembler,
-    calls: Vec<ParsedCall>,
-    unknown: Vec<ParsedCall>,
-    errors: Vec<ParseError>,
-    pub(crate) events: Option<Vec<StreamEvent>>,
-    /// A stream that only reports events keeps no copy of the text and calls.
-    pub(crate) events_only: bool,
-}
-
-impl Sink {
-    fn assembler(&mut self, region: Region) -> &mut Assembler {
-        match region {
-            Region::Content => &mut self.content,
-            Region::Reasoning => &mut self.reasoning,
-        }
-    }
-
-    fn text(&mut self, region: Region, text: &str) {
-        self.assembler(region).push(text);
-        self.flush(region);
-    }
-
-    fn cut(&mut self, region: Region, paragraph: bool) {
-        self.assembler(region).cut(paragraph);
-    }
-
-    fn flush(&mut self, region: Region) {
-        if self.events.is_none() {
-            return;
-        }
-        let keep = !self.events_only;
-        let assembler = self.assembler(region);
-        let delta = if keep {
-            assembler.take_delta()
-        } else {
-            assembler.take_delta_unkept()
-        };
-        if let Some(delta) = delta
-            && let Some(events) = &mut self.events
-        {
-            events.push(match region {
-                Region::Content => StreamEvent::Text(delta),
-                Region::Reasoning => StreamEvent::Reasoning(delta),
-            });
-        }
-    }
-
-    fn event(&mut self, event: StreamEvent) {
-        if let Some(events) = &mut self.events {
-            events.push(event);
-        }
-    }
 }
 
 /// The scanner. See the module documentation.

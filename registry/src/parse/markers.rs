@@ -5,7 +5,8 @@ use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use super::scan::Input;
+use super::block::{Outcome, Step};
+use super::scan::{Input, Prefix};
 
 /// The markers that open something, by first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +200,54 @@ impl HitCache {
             }
         }
         self.found
+    }
+}
+
+/// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
+#[derive(Debug)]
+pub(crate) struct EndTokenBlock {
+    pub(crate) start: usize,
+    pub(crate) cursor: usize,
+}
+
+impl EndTokenBlock {
+    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+        loop {
+            let at = input.skip_ws(self.cursor);
+            if at == input.end() {
+                if !input.eof() {
+                    self.cursor = at;
+                    return Step::NeedMore;
+                }
+                return Step::Done(Outcome {
+                    end: at,
+                    items: Vec::new(),
+                    keep_text: false,
+                });
+            }
+            let mut partial = false;
+            let mut matched = None;
+            for token in END_TOKENS {
+                match input.prefix(at, token.as_bytes()) {
+                    Prefix::Yes => matched = Some(token.len()),
+                    Prefix::Partial => partial = true,
+                    Prefix::No => {}
+                }
+            }
+            match matched {
+                Some(len) => self.cursor = at + len,
+                None if partial => {
+                    self.cursor = at;
+                    return Step::NeedMore;
+                }
+                // Text follows: the token is part of it.
+                None => {
+                    return Step::NotACall {
+                        resume: self.start + 1,
+                    };
+                }
+            }
+        }
     }
 }
 

@@ -85,6 +85,7 @@ mod mistral;
 mod native;
 mod pythonic;
 mod scan;
+mod sink;
 mod stream;
 mod tags;
 mod tools;

@@ -13,8 +13,11 @@ use regex::Regex;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
+use super::block::{Item, Outcome, RawCall, Step};
 use super::markers::Scanner;
+use super::scan::Input;
 use super::typing::{Kinds, schema_arg_kinds, typed_value};
+use super::{ErrorKind, Format};
 use crate::{Registry, ToolDef};
 
 /// The compiled response-tag patterns of a set of tools.
@@ -322,5 +325,52 @@ impl Registry {
             out.push('\n');
         }
         out
+    }
+}
+
+/// A `TAG: argument` line.
+#[derive(Debug)]
+pub(crate) struct TagLine {
+    pub(crate) start: usize,
+    pub(crate) scanned: usize,
+}
+
+impl TagLine {
+    pub(crate) fn step(&mut self, input: &Input<'_>, tags: Option<&TagSet>) -> Step {
+        let line_end = match memchr::memchr(b'\n', input.bytes_from(self.scanned)) {
+            Some(i) => self.scanned + i,
+            None if input.eof() => input.end(),
+            None => {
+                self.scanned = input.end();
+                return Step::NeedMore;
+            }
+        };
+        let line = input.str(self.start..line_end).trim_end();
+        let Some(tags) = tags else {
+            return Step::NotACall {
+                resume: self.start + 1,
+            };
+        };
+        Step::Done(match tags.read_line(line) {
+            Ok(call) => Outcome {
+                end: line_end,
+                items: vec![Item::found(
+                    RawCall {
+                        name: call.tool,
+                        arguments: call.arguments,
+                        id: None,
+                    },
+                    Format::Tag,
+                    self.start..line_end,
+                )],
+                keep_text: !call.strip,
+            },
+            Err(message) => Outcome::error(
+                self.start..line_end,
+                Format::Tag,
+                ErrorKind::TagMismatch,
+                message,
+            ),
+        })
     }
 }
