@@ -14,7 +14,7 @@ use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::deepseek::DeepSeekBlock;
 use super::event::StreamEvent;
 use super::function_tags::{FunctionBlock, ToolCallBlock};
-use super::json::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
+use super::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::kimi::KimiBlock;
 use super::markers::{
     ALL_MARKERS, EndTokenBlock, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker,

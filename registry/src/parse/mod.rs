@@ -78,6 +78,7 @@ mod deepseek;
 mod event;
 mod function_tags;
 mod json;
+mod json_blocks;
 mod kimi;
 mod machine;
 mod markers;
