@@ -112,8 +112,27 @@ pub(crate) fn utc_day(now: SystemTime) -> (u64, Duration) {
     (day, next.saturating_sub(since))
 }
 
-/// The admission rule every store applies to one user's usage of one tool.
-pub(crate) fn admit(
+/// The admission rule every store applies to one user's usage of one tool: a new UTC day
+/// (`day`, days since the epoch) starts the count again, and an admitted call counts.
+fn count_call(
+    day: &mut u64,
+    count: &mut u32,
+    last: Option<SystemTime>,
+    limits: Limits,
+    now: SystemTime,
+) -> Result<(), Refusal> {
+    let (today, _) = utc_day(now);
+    if *day != today {
+        *day = today;
+        *count = 0;
+    }
+    admit(last, *count, limits, now)?;
+    *count += 1;
+    Ok(())
+}
+
+/// Whether one more call fits the cooldown and the daily limit.
+fn admit(
     last: Option<SystemTime>,
     count_today: u32,
     limits: Limits,
@@ -163,13 +182,8 @@ impl RateLimitStore for InMemoryRateLimits {
             day,
             count: 0,
         });
-        if entry.day != day {
-            entry.day = day;
-            entry.count = 0;
-        }
-        admit(entry.last, entry.count, limits, now)?;
+        count_call(&mut entry.day, &mut entry.count, entry.last, limits, now)?;
         let previous = entry.last.replace(now);
-        entry.count += 1;
         Ok(Permit {
             user: Arc::clone(&entry.user),
             tool: Arc::clone(&usage.tool),
@@ -279,10 +293,6 @@ impl RateLimitStore for JsonFileRateLimits {
                 .or_default()
                 .entry(user.to_owned())
                 .or_default();
-            if entry.day != day {
-                entry.day = day;
-                entry.count = 0;
-            }
             let last = match entry.last.as_deref().map(time_of).transpose() {
                 Ok(last) => last,
                 Err(detail) => {
@@ -292,9 +302,9 @@ impl RateLimitStore for JsonFileRateLimits {
                     )));
                 }
             };
-            admit(last, entry.count, limits, now).map_err(Stop::Refused)?;
+            count_call(&mut entry.day, &mut entry.count, last, limits, now)
+                .map_err(Stop::Refused)?;
             entry.last = Some(time_text(now));
-            entry.count += 1;
             Ok(Permit {
                 user: Arc::from(user),
                 tool: Arc::from(tool),

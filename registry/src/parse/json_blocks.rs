@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::json::{Shape, calls, sniff_name, value, value_items};
-use super::markers::END_TOKENS;
+use super::markers::{EndToken, end_token_at};
 use super::scan::{Input, Prefix, SeqEnd, Values};
 use super::{ErrorKind, Format, Formats, pythonic};
 
@@ -306,19 +306,10 @@ fn only_end_tokens(input: &Input<'_>, mut at: usize) -> Option<bool> {
         if at == input.end() {
             return input.eof().then_some(true);
         }
-        let mut partial = false;
-        let mut matched = None;
-        for token in END_TOKENS {
-            match input.prefix(at, token.as_bytes()) {
-                Prefix::Yes => matched = Some(token.len()),
-                Prefix::Partial => partial = true,
-                Prefix::No => {}
-            }
-        }
-        match matched {
-            Some(len) => at += len,
-            None if partial => return None,
-            None => return Some(false),
+        match end_token_at(input, at) {
+            EndToken::Whole(len) => at += len,
+            EndToken::Partial => return None,
+            EndToken::No => return Some(false),
         }
     }
 }

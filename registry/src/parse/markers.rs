@@ -203,6 +203,33 @@ impl HitCache {
     }
 }
 
+/// What stands at a position, as far as end-of-turn tokens go.
+pub(crate) enum EndToken {
+    /// A whole token of this many bytes.
+    Whole(usize),
+    /// The start of one, cut off by the end of the input so far.
+    Partial,
+    /// None.
+    No,
+}
+
+/// The end-of-turn token at `at`, if any.
+pub(crate) fn end_token_at(input: &Input<'_>, at: usize) -> EndToken {
+    let mut partial = false;
+    for token in END_TOKENS {
+        match input.prefix(at, token.as_bytes()) {
+            Prefix::Yes => return EndToken::Whole(token.len()),
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
+        }
+    }
+    if partial {
+        EndToken::Partial
+    } else {
+        EndToken::No
+    }
+}
+
 /// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
 #[derive(Debug)]
 pub(crate) struct EndTokenBlock {
@@ -225,23 +252,14 @@ impl EndTokenBlock {
                     keep_text: false,
                 });
             }
-            let mut partial = false;
-            let mut matched = None;
-            for token in END_TOKENS {
-                match input.prefix(at, token.as_bytes()) {
-                    Prefix::Yes => matched = Some(token.len()),
-                    Prefix::Partial => partial = true,
-                    Prefix::No => {}
-                }
-            }
-            match matched {
-                Some(len) => self.cursor = at + len,
-                None if partial => {
+            match end_token_at(input, at) {
+                EndToken::Whole(len) => self.cursor = at + len,
+                EndToken::Partial => {
                     self.cursor = at;
                     return Step::NeedMore;
                 }
                 // Text follows: the token is part of it.
-                None => {
+                EndToken::No => {
                     return Step::NotACall {
                         resume: self.start + 1,
                     };
