@@ -7,6 +7,9 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod common;
+use common::toolreg_command;
+
 /// A folder with everything `toolreg` keeps, and the flags that point there.
 struct Workspace {
     dir: tempfile::TempDir,
@@ -30,18 +33,7 @@ impl Workspace {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolreg"));
-        command.current_dir(self.dir.path());
-        for var in [
-            "TOOLREG_KB",
-            "TOOLREG_INBOX",
-            "TOOLREG_SANDBOX",
-            "TOOLREG_SCHEDULE",
-            "TOOLREG_APPROVALS",
-            "TOOLREG_LIMITS",
-        ] {
-            command.env_remove(var);
-        }
+        let mut command = toolreg_command(self.dir.path(), &[]);
         let flag =
             |name: &str, file: &str| [name.to_owned(), self.path(file).display().to_string()];
         command

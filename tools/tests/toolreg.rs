@@ -1,27 +1,17 @@
 //! The `toolreg` binary end to end, and the freshness of `docs/TOOLS.md`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use tool_registry::Registry;
 use tool_registry_tools as _;
 
-/// `toolreg args` in `root`, with no path taken from the environment.
-fn command(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolreg"));
-    command
-        .current_dir(root)
-        .env_remove("TOOLREG_KB")
-        .env_remove("TOOLREG_INBOX")
-        .env_remove("TOOLREG_SANDBOX")
-        .env_remove("TOOLREG_SCHEDULE")
-        .args(args);
-    command
-}
+mod common;
+use common::toolreg_command;
 
 fn toolreg(root: &Path, args: &[&str]) -> Output {
-    command(root, args).output().expect("toolreg runs")
+    toolreg_command(root, args).output().expect("toolreg runs")
 }
 
 fn stdout_json(output: &Output) -> Value {
@@ -339,7 +329,7 @@ const HIDDEN_FROM_GUEST: [&str; 4] = [
 
 fn toolreg_stdin(root: &Path, args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = command(root, args)
+    let mut child = toolreg_command(root, args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

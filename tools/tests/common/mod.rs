@@ -1,0 +1,23 @@
+//! What the `toolreg` tests share.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `toolreg args` run in `root`, with no path or store taken from the environment: every
+/// `TOOLREG_*` variable of the caller is removed.
+pub fn toolreg_command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolreg"));
+    command.current_dir(root);
+    for var in [
+        "TOOLREG_KB",
+        "TOOLREG_INBOX",
+        "TOOLREG_SANDBOX",
+        "TOOLREG_SCHEDULE",
+        "TOOLREG_APPROVALS",
+        "TOOLREG_LIMITS",
+    ] {
+        command.env_remove(var);
+    }
+    command.args(args);
+    command
+}
