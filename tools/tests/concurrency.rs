@@ -8,7 +8,7 @@ use std::process::{Child, Command, Output, Stdio};
 use serde_json::{Value, json};
 
 mod common;
-use common::toolreg_command;
+use common::{toolreg_command, workspace};
 
 /// A folder with everything `toolreg` keeps, and the flags that point there.
 struct Workspace {
@@ -17,13 +17,7 @@ struct Workspace {
 
 impl Workspace {
     fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(dir.path().join("kb")).unwrap();
-        std::fs::write(
-            dir.path().join("kb/caching.md"),
-            "# Caching\n\nWe cache manifests for one hour in Redis.\n",
-        )
-        .unwrap();
+        let dir = workspace();
         std::fs::create_dir_all(dir.path().join("sandbox")).unwrap();
         Self { dir }
     }

@@ -8,7 +8,7 @@ use tool_registry::Registry;
 use tool_registry_tools as _;
 
 mod common;
-use common::toolreg_command;
+use common::{toolreg_command, workspace};
 
 fn toolreg(root: &Path, args: &[&str]) -> Output {
     toolreg_command(root, args).output().expect("toolreg runs")
@@ -21,17 +21,6 @@ fn stdout_json(output: &Output) -> Value {
             String::from_utf8_lossy(&output.stdout)
         )
     })
-}
-
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir_all(dir.path().join("kb")).unwrap();
-    std::fs::write(
-        dir.path().join("kb/caching.md"),
-        "# Caching\n\nWe cache manifests for one hour in Redis.\n",
-    )
-    .unwrap();
-    dir
 }
 
 #[test]

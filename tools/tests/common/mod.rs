@@ -21,3 +21,15 @@ pub fn toolreg_command(root: &Path, args: &[&str]) -> Command {
     command.args(args);
     command
 }
+
+/// A fresh folder with a knowledge base of one note, `kb/caching.md`.
+pub fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("kb")).unwrap();
+    std::fs::write(
+        dir.path().join("kb/caching.md"),
+        "# Caching\n\nWe cache manifests for one hour in Redis.\n",
+    )
+    .unwrap();
+    dir
+}
