@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group};
 use rounds::{block_on, paired_difference};
 use tool_registry::{
-    AllowList, AllowLists, Ctx, Decision, Gate, Registry, Scope, ToolDef, async_trait, tool,
+    AllowList, AllowLists, Ctx, Decision, Gate, Registry, Scope, Tool, async_trait, tool,
 };
 
 /// Add two numbers.
@@ -38,7 +38,7 @@ struct ApproveAll;
 
 #[async_trait]
 impl Gate for ApproveAll {
-    async fn check(&self, _tool: &ToolDef, _ctx: &Ctx) -> Result<Decision, String> {
+    async fn check(&self, _tool: &Tool, _ctx: &Ctx) -> Result<Decision, String> {
         Ok(Decision::approve())
     }
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::ToolDef;
+use crate::Tool;
 
 /// One named set of tools: by name and by category, plus rules for local mode and embedding.
 ///
@@ -173,14 +173,13 @@ impl AllowLists {
     pub(crate) fn resolve<'t>(
         &self,
         name: &str,
-        tools: impl Iterator<Item = &'t ToolDef>,
-        canonical: impl Fn(&str) -> Option<&'static str>,
+        tools: &'t [Tool],
+        canonical: impl Fn(&str) -> Option<&'t str>,
         local: bool,
         embedding: bool,
-    ) -> Option<BTreeSet<&'static str>> {
+    ) -> Option<BTreeSet<&'t str>> {
         let list = self.lists.get(name)?;
-        let mut set: BTreeSet<&'static str> =
-            list.tools.iter().filter_map(|n| canonical(n)).collect();
+        let mut set: BTreeSet<&'t str> = list.tools.iter().filter_map(|n| canonical(n)).collect();
         for def in tools {
             if def
                 .category()

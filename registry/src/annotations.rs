@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Annotations, Tier, ToolDef};
+use crate::{Annotations, Tier};
 
 /// How much harm a mistaken call can do, computed from the annotations and the tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -37,9 +37,9 @@ impl fmt::Display for Risk {
 }
 
 /// The annotations one category implies (the allow-list design's categories).
-fn from_category(def: &ToolDef) -> Annotations {
-    let name = def.name().rsplit('.').next().unwrap_or(def.name());
-    match def.category() {
+fn from_category(name: &str, category: Option<&str>) -> Annotations {
+    let name = name.rsplit('.').next().unwrap_or(name);
+    match category {
         Some("search") => Annotations {
             read_only: Some(true),
             destructive: Some(false),
@@ -66,42 +66,33 @@ fn from_category(def: &ToolDef) -> Annotations {
     }
 }
 
-impl ToolDef {
-    /// The annotations that apply: each declared one as declared, the others derived from the
-    /// category (`search` is read-only; `code_changes` tools that write or delete are
-    /// destructive; `terminal` is destructive and needs confirmation), the rest `false`
-    /// (`read_only` `false` unless known).
-    pub fn effective_annotations(&self) -> Annotations {
-        let declared = self.annotations();
-        let derived = from_category(self);
-        let pick = |d: Option<bool>, c: Option<bool>| Some(d.or(c).unwrap_or(false));
-        Annotations {
-            read_only: pick(declared.read_only, derived.read_only),
-            destructive: pick(declared.destructive, derived.destructive),
-            idempotent: pick(declared.idempotent, derived.idempotent),
-            open_world: pick(declared.open_world, derived.open_world),
-            requires_confirmation: pick(
-                declared.requires_confirmation,
-                derived.requires_confirmation,
-            ),
-        }
+/// The annotations that apply: each declared one as declared, the others derived from the
+/// category (`search` is read-only; `code_changes` tools that write or delete are destructive;
+/// `terminal` is destructive and needs confirmation), the rest `false` (`read_only` `false`
+/// unless known).
+pub(crate) fn effective(name: &str, category: Option<&str>, declared: Annotations) -> Annotations {
+    let derived = from_category(name, category);
+    let pick = |d: Option<bool>, c: Option<bool>| Some(d.or(c).unwrap_or(false));
+    Annotations {
+        read_only: pick(declared.read_only, derived.read_only),
+        destructive: pick(declared.destructive, derived.destructive),
+        idempotent: pick(declared.idempotent, derived.idempotent),
+        open_world: pick(declared.open_world, derived.open_world),
+        requires_confirmation: pick(
+            declared.requires_confirmation,
+            derived.requires_confirmation,
+        ),
     }
+}
 
-    /// The risk level of a call.
-    pub fn risk(&self) -> Risk {
-        let a = self.effective_annotations();
-        let yes = |v: Option<bool>| v == Some(true);
-        if yes(a.destructive) || yes(a.requires_confirmation) {
-            Risk::High
-        } else if !yes(a.read_only) || yes(a.open_world) || self.tier() == Tier::High {
-            Risk::Medium
-        } else {
-            Risk::Low
-        }
-    }
-
-    /// Whether calls wait for a person's approval (declared or derived).
-    pub fn needs_confirmation(&self) -> bool {
-        self.effective_annotations().requires_confirmation == Some(true)
+/// The risk level of a call, from the annotations that apply and the tier.
+pub(crate) fn risk(a: &Annotations, tier: Tier) -> Risk {
+    let yes = |v: Option<bool>| v == Some(true);
+    if yes(a.destructive) || yes(a.requires_confirmation) {
+        Risk::High
+    } else if !yes(a.read_only) || yes(a.open_world) || tier == Tier::High {
+        Risk::Medium
+    } else {
+        Risk::Low
     }
 }

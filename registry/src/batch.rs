@@ -124,13 +124,13 @@ impl Registry {
     ) -> (usize, ToolResult) {
         let def = self.get_for(&call.name, ctx.scope());
         let scoped_ctx;
-        let ctx = match (&events, def) {
+        let ctx = match (&events, &def) {
             (Some(sink), Some(def)) => {
                 sink(ToolEvent::Started {
                     index,
-                    tool: def.name(),
+                    tool: def.name().to_owned(),
                 });
-                scoped_ctx = ctx.with_progress(index, def.name(), Arc::clone(sink));
+                scoped_ctx = ctx.with_progress(index, Arc::from(def.name()), Arc::clone(sink));
                 &scoped_ctx
             }
             _ => ctx,

@@ -251,6 +251,20 @@ pub fn parse_args<T: DeserializeOwned>(args: ToolArgs<'_>) -> Result<T, ToolErro
     }
 }
 
+/// The arguments as a JSON object, for a tool that takes them as a [`Value`] (a run-time tool):
+/// the same rules and errors as [`parse_args`].
+pub(crate) fn args_value(args: ToolArgs<'_>) -> Result<Value, ToolError> {
+    match args {
+        ToolArgs::Value(Value::Null) => Ok(Value::Object(Default::default())),
+        ToolArgs::Value(value @ Value::Object(_)) => Ok(value),
+        ToolArgs::Value(other) => {
+            dispose(other);
+            Err(not_an_object())
+        }
+        text @ ToolArgs::Text(_) => parse_args::<Value>(text),
+    }
+}
+
 /// Whether arrays and objects nest more than `limit` levels deep in JSON text (strings skipped);
 /// asked only of text that did not parse, to tell a depth problem from others.
 fn text_nests_deeper(text: &str, limit: usize) -> bool {

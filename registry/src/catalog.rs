@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{Annotations, Registry, Scope, SourceLocation, ToolDef};
+use crate::{Annotations, Registry, Scope, SourceLocation, Tool};
 
 /// The documentation of a registry's tools. Get one with [`Registry::catalog`], or
 /// [`Registry::catalog_for`] for what one caller may see.
@@ -47,11 +47,11 @@ pub struct ArgDoc {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDoc {
     /// The tool's name.
-    pub name: &'static str,
+    pub name: String,
     /// The full description.
-    pub description: &'static str,
+    pub description: String,
     /// The first sentence of the description.
-    pub short_description: &'static str,
+    pub short_description: String,
     /// Other names.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub aliases: &'static [&'static str],
@@ -66,10 +66,17 @@ pub struct ToolDoc {
     /// The response-tag form.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<Value>,
-    /// Where the tool is declared.
-    pub source: SourceLocation,
+    /// Where a compiled tool is declared; `None` for a tool registered at run time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLocation>,
+    /// When a run-time tool was registered (RFC 3339); `None` for a compiled tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registered_at: Option<String>,
     /// The JSON Schema of the arguments.
     pub input_schema: Value,
+    /// The JSON Schema of what the tool returns, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 impl Registry {
@@ -105,19 +112,13 @@ impl Registry {
 impl Catalog<'_> {
     /// Every tool's documentation, sorted by name.
     pub fn tools(&self) -> Vec<ToolDoc> {
-        self.registry
-            .all_tools()
-            .filter(|def| {
+        let snapshot = self.registry.current();
+        (snapshot.tools.iter().enumerate())
+            .filter(|(i, _)| {
                 self.scope
-                    .is_none_or(|scope| self.registry.get_for(def.name(), scope).is_some())
+                    .is_none_or(|scope| self.registry.visible(&snapshot, *i, scope))
             })
-            .map(|def| {
-                let schema = self
-                    .registry
-                    .input_schema(def.name())
-                    .map(|s| s.as_value().clone());
-                tool_doc(def, schema.unwrap_or(Value::Null))
-            })
+            .map(|(_, tool)| tool_doc(tool))
             .collect()
     }
 
@@ -144,8 +145,8 @@ impl Catalog<'_> {
                 out,
                 "| [`{}`](#{}) | {} |",
                 tool.name,
-                anchor(tool.name),
-                cell(tool.short_description)
+                anchor(&tool.name),
+                cell(&tool.short_description)
             );
         }
         for tool in &tools {
@@ -245,11 +246,22 @@ fn write_tool(out: &mut String, tool: &ToolDoc) {
             }
         );
     }
-    let _ = writeln!(
-        out,
-        "- **Source:** `{}:{}` in crate `{}`",
-        tool.source.file, tool.source.line, tool.source.crate_name
-    );
+    match (&tool.source, &tool.registered_at) {
+        (Some(source), _) => {
+            let _ = writeln!(
+                out,
+                "- **Source:** `{}:{}` in crate `{}`",
+                source.file, source.line, source.crate_name
+            );
+        }
+        (None, Some(at)) => {
+            let _ = writeln!(out, "- **Source:** registered at run time, {at}");
+        }
+        (None, None) => {}
+    }
+    if let Some(schema) = &tool.output_schema {
+        let _ = writeln!(out, "- **Output schema:** `{schema}`");
+    }
 }
 
 fn annotation_words(annotations: &Annotations) -> Vec<String> {
@@ -266,12 +278,13 @@ fn annotation_words(annotations: &Annotations) -> Vec<String> {
     .collect()
 }
 
-fn tool_doc(def: &'static ToolDef, schema: Value) -> ToolDoc {
+fn tool_doc(def: &Tool) -> ToolDoc {
+    let schema = def.input_schema().as_value().clone();
     ToolDoc {
-        name: def.name(),
-        description: def.description(),
-        short_description: def.short_description(),
-        aliases: def.aliases(),
+        name: def.name().to_owned(),
+        description: def.description().to_owned(),
+        short_description: def.short_description().to_owned(),
+        aliases: def.definition().map_or(&[], |d| d.aliases()),
         arguments: arguments(def, &schema),
         metadata: metadata(def),
         annotations: def.effective_annotations(),
@@ -283,12 +296,16 @@ fn tool_doc(def: &'static ToolDef, schema: Value) -> ToolDoc {
             }
             value
         }),
-        source: *def.source(),
+        source: def.source().copied(),
+        registered_at: def
+            .created_at()
+            .map(|at| humantime::format_rfc3339_millis(at).to_string()),
         input_schema: schema,
+        output_schema: def.output_schema().cloned(),
     }
 }
 
-fn metadata(def: &ToolDef) -> Map<String, Value> {
+fn metadata(def: &Tool) -> Map<String, Value> {
     let mut map = Map::new();
     let mut put = |key: &str, value: Value| {
         map.insert(key.to_owned(), value);
@@ -299,8 +316,9 @@ fn metadata(def: &ToolDef) -> Map<String, Value> {
     if let Some(category) = def.category() {
         put("category", category.into());
     }
-    if !def.tags().is_empty() {
-        put("tags", def.tags().into());
+    let tags: Vec<&str> = def.tags().collect();
+    if !tags.is_empty() {
+        put("tags", tags.into());
     }
     put("tier", def.tier().as_str().into());
     put("cost", def.cost().as_str().into());
@@ -334,7 +352,7 @@ fn human(duration: Duration) -> String {
 }
 
 /// The argument table, read from the schema so that it always matches what the model sees.
-fn arguments(def: &ToolDef, schema: &Value) -> Vec<ArgDoc> {
+fn arguments(def: &Tool, schema: &Value) -> Vec<ArgDoc> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };

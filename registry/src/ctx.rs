@@ -209,13 +209,13 @@ impl Ctx {
         if let Some(hook) = &self.progress {
             (hook.sink)(ToolEvent::Progress {
                 index: hook.index,
-                tool: hook.tool,
+                tool: hook.tool.to_string(),
                 message: message.into(),
             });
         }
     }
 
-    pub(crate) fn with_progress(&self, index: usize, tool: &'static str, sink: EventSink) -> Self {
+    pub(crate) fn with_progress(&self, index: usize, tool: Arc<str>, sink: EventSink) -> Self {
         let mut ctx = self.clone();
         ctx.progress = Some(ProgressHook { index, tool, sink });
         ctx
@@ -228,7 +228,7 @@ pub(crate) type EventSink = Arc<dyn Fn(ToolEvent) + Send + Sync>;
 #[derive(Clone)]
 struct ProgressHook {
     index: usize,
-    tool: &'static str,
+    tool: Arc<str>,
     sink: EventSink,
 }
 

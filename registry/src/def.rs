@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use schemars::Schema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::call::CallFn;
 
@@ -37,7 +37,9 @@ pub enum Cost {
 /// The least permission level a caller needs (`#[tool(permission = "admin")]`).
 ///
 /// Levels are ordered: `Guest < User < Admin < Owner`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Permission {
     /// Anyone, the default.
@@ -76,7 +78,8 @@ names! {
 /// Behavioural hints as declared on the tool; `None` means "not declared".
 ///
 /// The names follow the MCP tool annotations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Annotations {
     /// The tool does not change its environment.
     #[serde(skip_serializing_if = "Option::is_none")]

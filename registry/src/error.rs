@@ -79,6 +79,15 @@ pub enum ToolError {
         /// The limit that was exceeded.
         after: Duration,
     },
+    /// The tool is listed but has nothing to run: a run-time tool registered from its spec
+    /// alone ([`Registry::register`](crate::Registry::register)).
+    #[error(
+        "tool `{tool}` has no handler in this process, so it cannot run here; call another tool"
+    )]
+    NoHandler {
+        /// The tool that was called.
+        tool: String,
+    },
     /// The tool needs a human's approval; nothing ran yet.
     #[error("tool `{tool}` needs a person's approval before it runs; approval token `{token}`")]
     NeedsApproval {
@@ -194,6 +203,7 @@ impl ToolError {
             Self::RateLimited { .. } => "rate_limited",
             Self::TimedOut { .. } => "timed_out",
             Self::NeedsApproval { .. } => "needs_approval",
+            Self::NoHandler { .. } => "no_handler",
             Self::ApprovalRefused { .. } => "approval_refused",
             Self::ApprovalAltered { .. } => "approval_altered",
             Self::Denied { .. } => "denied",
@@ -250,6 +260,7 @@ impl ToolError {
             | Self::RateLimited { tool, .. }
             | Self::TimedOut { tool, .. }
             | Self::NeedsApproval { tool, .. }
+            | Self::NoHandler { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
             | Self::TooManyCalls { tool, .. }
@@ -308,7 +319,8 @@ impl Serialize for ToolError {
             | Self::TimedOut { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
-            | Self::TooManyCalls { tool, .. } => {
+            | Self::TooManyCalls { tool, .. }
+            | Self::NoHandler { tool } => {
                 map.serialize_entry("tool", tool)?;
             }
         }

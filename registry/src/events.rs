@@ -12,14 +12,14 @@ pub enum ToolEvent {
         /// The position of the call in the batch.
         index: usize,
         /// The tool.
-        tool: &'static str,
+        tool: String,
     },
     /// The tool reported progress through [`Ctx::progress`](crate::Ctx::progress).
     Progress {
         /// The position of the call in the batch.
         index: usize,
         /// The tool.
-        tool: &'static str,
+        tool: String,
         /// What the tool said.
         message: String,
     },

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::{Ctx, ToolDef};
+use crate::{Ctx, Tool};
 
 /// A gate's verdict on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,13 +38,13 @@ impl Decision {
 /// warning (fail-open), except for tools marked `gate_fail_closed`, which are refused.
 ///
 /// ```
-/// use tool_registry::{async_trait, Ctx, Decision, Gate, ToolDef, Cost};
+/// use tool_registry::{async_trait, Ctx, Decision, Gate, Tool, Cost};
 ///
 /// struct NoExpensiveCallsForGuests;
 ///
 /// #[async_trait]
 /// impl Gate for NoExpensiveCallsForGuests {
-///     async fn check(&self, tool: &ToolDef, ctx: &Ctx) -> Result<Decision, String> {
+///     async fn check(&self, tool: &Tool, ctx: &Ctx) -> Result<Decision, String> {
 ///         if tool.cost() == Cost::Expensive && ctx.user().is_none() {
 ///             return Ok(Decision::deny("expensive tools need a signed-in user"));
 ///         }
@@ -55,5 +55,5 @@ impl Decision {
 #[async_trait]
 pub trait Gate: Send + Sync {
     /// Decides one call. An `Err` is a failure of the gate itself, not a denial.
-    async fn check(&self, tool: &ToolDef, ctx: &Ctx) -> Result<Decision, String>;
+    async fn check(&self, tool: &Tool, ctx: &Ctx) -> Result<Decision, String>;
 }

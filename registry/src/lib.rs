@@ -23,7 +23,9 @@ pub mod pipeline;
 mod registry;
 mod result;
 mod scope;
+pub mod spec;
 pub mod store;
+mod tool;
 
 pub use allowlist::{AllowList, AllowListError, AllowLists};
 pub use annotations::Risk;
@@ -44,6 +46,7 @@ pub use registry::{
 };
 pub use result::ToolResult;
 pub use scope::{EMBEDDING_FLAG, Scope};
+pub use tool::Tool;
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;

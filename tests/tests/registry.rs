@@ -146,7 +146,8 @@ fn tree(dir: &Path) -> Vec<String> {
 #[test]
 fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
     let global = Registry::global();
-    let names: Vec<&str> = global.all_tools().map(|t| t.name()).collect();
+    let tools: Vec<_> = global.all_tools().collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted, "the listing is sorted by name");
@@ -160,11 +161,11 @@ fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
     );
 
     let research = global.get("research").unwrap();
-    assert_eq!(research.source().crate_name, "tool_registry_tools");
-    assert_eq!(research.source().file, "tools/src/tools/kb.rs");
+    assert_eq!(research.source().unwrap().crate_name, "tool_registry_tools");
+    assert_eq!(research.source().unwrap().file, "tools/src/tools/kb.rs");
     let echo = global.get("util.echo").unwrap();
-    assert_eq!(echo.source().crate_name, "tool_registry_tests");
-    assert_eq!(echo.source().file, "tests/src/lib.rs");
+    assert_eq!(echo.source().unwrap().crate_name, "tool_registry_tests");
+    assert_eq!(echo.source().unwrap().file, "tests/src/lib.rs");
 
     for (alias, name) in [
         ("echo", "util.echo"),
@@ -173,13 +174,18 @@ fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
         ("file_manager.read_file", "file_manager.read"),
         ("file_manager.list_files", "file_manager.list"),
     ] {
-        assert_eq!(global.get(alias).map(|t| t.name()), Some(name), "{alias}");
+        assert_eq!(
+            global.get(alias).map(|t| t.name().to_owned()).as_deref(),
+            Some(name),
+            "{alias}"
+        );
     }
     assert!(global.get("util").is_none());
     assert!(global.get("UTIL.ECHO").is_none());
 
     let built = Env::new();
-    let built_names: Vec<&str> = built.registry.all_tools().map(|t| t.name()).collect();
+    let built_tools: Vec<_> = built.registry.all_tools().collect();
+    let built_names: Vec<&str> = built_tools.iter().map(|t| t.name()).collect();
     assert_eq!(
         built_names, names,
         "a builder registry starts from the same linked tools"
@@ -245,14 +251,12 @@ fn reference_tools_declare_their_metadata() {
             "LEARNING: [category] [what was learned]",
         ),
     ] {
-        let tag = registry
-            .get(name)
-            .unwrap()
-            .tag()
-            .unwrap_or_else(|| panic!("{name} has a tag"));
+        let tool = registry.get(name).unwrap();
+        let tag = tool.tag().unwrap_or_else(|| panic!("{name} has a tag"));
         assert_eq!((tag.prefix, tag.example), (prefix, example));
     }
-    let learning = registry.get("learning").unwrap().tag().unwrap();
+    let learning = registry.get("learning").unwrap();
+    let learning = learning.tag().unwrap();
     assert_eq!(
         learning.pattern,
         r"(factual|communication|structured_data)\s+(.+)"
@@ -322,7 +326,8 @@ fn reference_tools_declare_their_metadata() {
 #[test]
 fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
     let registry = Registry::global();
-    let tools = registry.openai_tools_all().as_array().expect("an array");
+    let all = registry.openai_tools_all();
+    let tools = all.as_array().expect("an array");
     assert_eq!(tools.len(), registry.len());
     let by_name = |name: &str| -> &Value {
         let tool = tools.iter().find(|t| t["function"]["name"] == name);
@@ -453,7 +458,8 @@ fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
 fn input_schemas_are_json_schema_2020_12() {
     let registry = Registry::global();
     for def in registry.all_tools() {
-        let schema = registry.input_schema(def.name()).unwrap().as_value();
+        let schema = registry.input_schema(def.name()).unwrap();
+        let schema = schema.as_value();
         assert_eq!(
             schema["$schema"],
             "https://json-schema.org/draft/2020-12/schema",

@@ -149,7 +149,7 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
     assert_eq!(names, expected);
 
     let tools = stdout_json(&toolreg(dir.path(), &["tools", "--format", "openai"]));
-    assert_eq!(&tools, registry.openai_tools_all());
+    assert_eq!(&tools, &*registry.openai_tools_all());
 
     let schema = stdout_json(&toolreg(dir.path(), &["schema", "research"]));
     assert_eq!(schema["properties"]["query"]["type"], "string");

@@ -375,8 +375,10 @@ fn list(
             shown(tool.short_description())
         )?;
         if verbose {
-            let at = tool.source();
-            write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?;
+            match tool.source() {
+                Some(at) => write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?,
+                None => write!(out, "  (registered at run time)")?,
+            }
         }
         writeln!(out)
     })
@@ -391,10 +393,8 @@ fn schema(
     scope: &Scope,
     name: &str,
 ) -> i32 {
-    let found = registry
-        .get_for(name, scope)
-        .and_then(|def| registry.input_schema(def.name()));
-    let Some(schema) = found else {
+    let found = registry.get_for(name, scope);
+    let Some(tool) = found else {
         let hint = match registry.suggest(name, scope) {
             Some(close) => format!("did you mean `{close}`? "),
             None => String::new(),
@@ -406,7 +406,7 @@ fn schema(
         );
         return EXIT_USAGE;
     };
-    match print_json(out, schema) {
+    match print_json(out, tool.input_schema()) {
         Ok(()) => EXIT_OK,
         Err(error) => {
             let _ = writeln!(err, "error: {error}");

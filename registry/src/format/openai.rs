@@ -2,10 +2,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{Registry, Scope, ToolDef};
+use std::sync::Arc;
+
+use crate::{Registry, Scope, Tool};
 
 /// The `{"type": "function", "function": {...}}` object of one tool, from its input schema.
-pub fn openai_function(def: &ToolDef, input_schema: &schemars::Schema) -> Value {
+pub fn openai_function(def: &Tool, input_schema: &schemars::Schema) -> Value {
     let mut parameters = match input_schema.as_value() {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
@@ -27,42 +29,39 @@ impl Registry {
     /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order.
     /// Each tool's entry is built once and reused.
     pub fn openai_tools(&self, scope: &Scope) -> Value {
-        Value::Array(
-            self.listed(scope)
-                .map(|(_, entry)| self.openai_of(entry).clone())
-                .collect(),
-        )
+        self.openai_tools_where(scope, |_| true)
     }
 
-    /// The OpenAI `tools` array of every tool, whatever the scope, built once and reused.
-    pub fn openai_tools_all(&self) -> &Value {
-        self.openai_all_cache().get_or_init(|| {
-            Value::Array(
-                self.entries()
+    /// The OpenAI `tools` array of every tool, whatever the scope, built once per set of tools
+    /// and reused.
+    pub fn openai_tools_all(&self) -> Arc<Value> {
+        let snapshot = self.current();
+        Arc::clone(self.openai_all_cache(&snapshot).get_or_init(|| {
+            Arc::new(Value::Array(
+                snapshot
+                    .tools
                     .iter()
-                    .map(|entry| self.openai_of(entry).clone())
+                    .map(|tool| openai_of(tool).clone())
                     .collect(),
-            )
-        })
+            ))
+        }))
     }
 
     /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
-    pub fn openai_tools_where(
-        &self,
-        scope: &Scope,
-        mut keep: impl FnMut(&ToolDef) -> bool,
-    ) -> Value {
+    pub fn openai_tools_where(&self, scope: &Scope, mut keep: impl FnMut(&Tool) -> bool) -> Value {
+        let snapshot = self.current();
         Value::Array(
-            self.listed(scope)
-                .filter(|(_, entry)| keep(entry.def))
-                .map(|(_, entry)| self.openai_of(entry).clone())
+            self.listed(&snapshot, scope)
+                .filter(|(_, tool)| keep(tool))
+                .map(|(_, tool)| openai_of(tool).clone())
                 .collect(),
         )
     }
+}
 
-    fn openai_of<'a>(&self, entry: &'a crate::registry::Entry) -> &'a Value {
-        entry
-            .openai
-            .get_or_init(|| openai_function(entry.def, entry.input_schema()))
-    }
+/// The cached OpenAI entry of one tool.
+fn openai_of(tool: &Tool) -> &Value {
+    tool.entry()
+        .openai
+        .get_or_init(|| openai_function(tool, tool.input_schema()))
 }

@@ -18,7 +18,8 @@ use super::markers::Scanner;
 use super::scan::Input;
 use super::typing::{Kinds, schema_arg_kinds, typed_value};
 use super::{ErrorKind, Format};
-use crate::{Registry, ToolDef};
+use crate::registry::Snapshot;
+use crate::{Registry, Tool, ToolDef};
 
 /// The compiled response-tag patterns of a set of tools.
 ///
@@ -65,9 +66,9 @@ pub(crate) struct TagCall {
 }
 
 impl TagSet {
-    fn build<'a>(
-        defs: impl IntoIterator<Item = &'a ToolDef>,
-        schema: impl Fn(&str) -> Option<Value>,
+    fn build(
+        defs: impl IntoIterator<Item = &'static ToolDef>,
+        schema: impl Fn(&'static ToolDef) -> Option<Value>,
     ) -> Option<Self> {
         let mut rules = Vec::new();
         for def in defs {
@@ -79,7 +80,7 @@ impl TagSet {
                     continue;
                 }
             };
-            let schema = schema(def.name());
+            let schema = schema(def);
             let kinds = tag
                 .groups
                 .iter()
@@ -235,17 +236,21 @@ impl TagSet {
     }
 }
 
-/// The tag set of the registry's tools that `keep` accepts, built on first use and shared by
-/// every registry (and scope) with the same tag tools.
+/// The tag set of the tools of `snapshot` that `keep` accepts, built on first use and shared
+/// by every registry (and scope) with the same tag tools.
 pub(crate) fn for_registry(
-    registry: &Registry,
-    keep: impl Fn(&ToolDef) -> bool,
+    snapshot: &Snapshot,
+    keep: impl Fn(&Tool) -> bool,
 ) -> Option<Arc<TagSet>> {
     type Cache = Mutex<FxHashMap<Vec<usize>, Option<Arc<TagSet>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
 
-    let defs: Vec<&'static ToolDef> = registry_tools(registry)
-        .filter(|d| d.tag().is_some() && keep(d))
+    // Only compiled tools have tag forms.
+    let defs: Vec<&'static ToolDef> = snapshot
+        .tools
+        .iter()
+        .filter(|tool| tool.tag().is_some() && keep(tool))
+        .filter_map(Tool::definition)
         .collect();
     if defs.is_empty() {
         return None;
@@ -262,17 +267,12 @@ pub(crate) fn for_registry(
     cache
         .entry(key)
         .or_insert_with(|| {
-            TagSet::build(defs, |name| {
-                registry.input_schema(name).map(|s| s.as_value().clone())
+            TagSet::build(defs, |def| {
+                crate::tool::linked(def).static_input_schema().cloned()
             })
             .map(Arc::new)
         })
         .clone()
-}
-
-/// Every tool of the registry, whatever the scope.
-fn registry_tools(registry: &Registry) -> impl Iterator<Item = &'static ToolDef> + '_ {
-    registry.all_tools()
 }
 
 impl Registry {
@@ -295,13 +295,19 @@ impl Registry {
 
     /// [`Registry::prompt_block`] for the tools `scope` may see and run.
     pub fn prompt_block_for(&self, scope: &crate::Scope) -> String {
-        self.prompt_block_where(|def| self.get_for(def.name(), scope).is_some())
+        let snapshot = self.current();
+        let visible: Vec<&str> = (snapshot.tools.iter().enumerate())
+            .filter(|(i, _)| self.visible(&snapshot, *i, scope))
+            .map(|(_, tool)| tool.name())
+            .collect();
+        self.prompt_block_where(|tool| visible.contains(&tool.name()))
     }
 
     /// [`Registry::prompt_block`] for the tools `keep` accepts.
-    pub fn prompt_block_where(&self, keep: impl Fn(&ToolDef) -> bool) -> String {
-        let tools: Vec<&ToolDef> = registry_tools(self)
-            .filter(|d| d.tag().is_some() && keep(d))
+    pub fn prompt_block_where(&self, keep: impl Fn(&Tool) -> bool) -> String {
+        let tools: Vec<Tool> = self
+            .all_tools()
+            .filter(|tool| tool.tag().is_some() && keep(tool))
             .collect();
         if tools.is_empty() {
             return String::new();
@@ -316,7 +322,7 @@ impl Registry {
             out.push_str(" The user does not see these lines.");
         }
         out.push_str("\n\n");
-        for def in tools {
+        for def in &tools {
             let Some(tag) = def.tag() else { continue };
             let _ = write!(out, "- `{}`: {}", tag.example, def.short_description());
             if !def.strip_from_display() {

@@ -1,6 +1,7 @@
 //! What the parser needs to know about the tools: which names exist, and the types of their
 //! arguments, so that values written as text become numbers, booleans or objects.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -21,8 +22,10 @@ pub trait ToolSet {
     fn contains(&self, name: &str) -> bool;
 
     /// The JSON Schema of the tool's arguments, if known. Values written as text are typed by
-    /// its `properties`; without it they stay strings.
-    fn schema(&self, name: &str) -> Option<&Value>;
+    /// its `properties`; without it they stay strings. Borrowed when the set holds it (a copy
+    /// only for a run-time tool read through [`Registry`] itself, whose schema may be replaced
+    /// meanwhile; [`Registry::scoped`] holds one snapshot and borrows from it).
+    fn schema(&self, name: &str) -> Option<Cow<'_, Value>>;
 
     /// The compiled response-tag patterns of the tools that declare a tag. Only a
     /// [`Registry`] has tag forms; the default is none.
@@ -35,7 +38,7 @@ impl<T: ToolSet + ?Sized> ToolSet for &T {
     fn contains(&self, name: &str) -> bool {
         (**self).contains(name)
     }
-    fn schema(&self, name: &str) -> Option<&Value> {
+    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
         (**self).schema(name)
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
@@ -50,11 +53,16 @@ impl ToolSet for Registry {
     fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
-    fn schema(&self, name: &str) -> Option<&Value> {
-        self.input_schema(name).map(schemars::Schema::as_value)
+    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
+        let tool = self.get(name)?;
+        // A compiled tool's entry lives as long as the program.
+        Some(match tool.static_input_schema() {
+            Some(schema) => Cow::Borrowed(schema),
+            None => Cow::Owned(tool.input_schema().as_value().clone()),
+        })
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tags::for_registry(self, |_| true)
+        super::tags::for_registry(&self.current(), |_| true)
     }
 }
 
@@ -75,10 +83,14 @@ impl ToolSet for Registry {
 /// let as_owner = parse::any(output, &registry.scoped(&Scope::trusted()));
 /// assert_eq!(as_owner.calls[0].name, "ops.restart");
 /// ```
-#[derive(Clone, Copy)]
+///
+/// It reads the registry's tools as they were when it was made: tools registered or removed
+/// later are not seen by it.
+#[derive(Clone)]
 pub struct Scoped<'r> {
     registry: &'r Registry,
     scope: &'r Scope,
+    snapshot: Arc<crate::registry::Snapshot>,
 }
 
 impl Registry {
@@ -87,24 +99,29 @@ impl Registry {
         Scoped {
             registry: self,
             scope,
+            snapshot: arc_swap::Guard::into_inner(self.current()),
         }
+    }
+}
+
+impl Scoped<'_> {
+    fn find(&self, name: &str) -> Option<&crate::Tool> {
+        let (i, tool) = self.snapshot.get(name)?;
+        self.registry
+            .visible(&self.snapshot, i, self.scope)
+            .then_some(tool)
     }
 }
 
 impl ToolSet for Scoped<'_> {
     fn contains(&self, name: &str) -> bool {
-        self.registry.get_for(name, self.scope).is_some()
+        self.find(name).is_some()
     }
-    fn schema(&self, name: &str) -> Option<&Value> {
-        let def = self.registry.get_for(name, self.scope)?;
-        self.registry
-            .input_schema(def.name())
-            .map(schemars::Schema::as_value)
+    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
+        Some(Cow::Borrowed(self.find(name)?.input_schema().as_value()))
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tags::for_registry(self.registry, |def| {
-            self.registry.get_for(def.name(), self.scope).is_some()
-        })
+        super::tags::for_registry(&self.snapshot, |tool| self.find(tool.name()).is_some())
     }
 }
 
@@ -118,7 +135,7 @@ impl ToolSet for [&str] {
     fn contains(&self, name: &str) -> bool {
         self.contains(&name)
     }
-    fn schema(&self, _: &str) -> Option<&Value> {
+    fn schema(&self, _: &str) -> Option<Cow<'_, Value>> {
         None
     }
 }
@@ -127,7 +144,7 @@ impl<const N: usize> ToolSet for [&str; N] {
     fn contains(&self, name: &str) -> bool {
         self.as_slice().contains(&name)
     }
-    fn schema(&self, _: &str) -> Option<&Value> {
+    fn schema(&self, _: &str) -> Option<Cow<'_, Value>> {
         None
     }
 }
@@ -136,7 +153,7 @@ impl ToolSet for Vec<String> {
     fn contains(&self, name: &str) -> bool {
         self.iter().any(|n| n == name)
     }
-    fn schema(&self, _: &str) -> Option<&Value> {
+    fn schema(&self, _: &str) -> Option<Cow<'_, Value>> {
         None
     }
 }
@@ -252,15 +269,18 @@ impl ToolSet for ToolList {
     fn contains(&self, name: &str) -> bool {
         self.schemas.contains_key(name)
     }
-    fn schema(&self, name: &str) -> Option<&Value> {
-        self.schemas.get(name).filter(|s| !s.is_null())
+    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
+        self.schemas
+            .get(name)
+            .filter(|s| !s.is_null())
+            .map(Cow::Borrowed)
     }
 }
 
 /// The kinds of argument `arg` of tool `tool`, from the tool set's schema.
 pub(crate) fn arg_kinds(tools: &dyn ToolSet, tool: &str, arg: &str) -> Kinds {
     match tools.schema(tool) {
-        Some(schema) => schema_arg_kinds(schema, arg),
+        Some(schema) => schema_arg_kinds(&schema, arg),
         None => Kinds::default(),
     }
 }

@@ -71,7 +71,7 @@ impl Registry {
             reason: reason.to_owned(),
         };
         let def = self.get(&pending.tool);
-        Ok(self.stamped_error(&pending.tool, def, Tick::now(), ctx, denied))
+        Ok(self.stamped_error(&pending.tool, def.as_ref(), Tick::now(), ctx, denied))
     }
 
     /// Looks at the pending call of `token` without taking it, checks its MAC, its user, that

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::Handler;
 use crate::clock::Tick;
-use crate::{ToolDef, ToolError, ToolResult};
+use crate::{ToolError, ToolResult};
 
 /// Runs `future` under a Tokio timer of `limit` (see [`Deadline`]).
 pub(super) fn with_timeout<F: Future>(limit: Duration, future: F) -> Timeout<F> {
@@ -39,23 +39,17 @@ impl<F: Future> Future for Timeout<F> {
 }
 
 /// The handler of a call under its timeout, with panics caught: one future, which turns a
-/// panic into [`ToolError::Panicked`] and a timeout into [`ToolError::TimedOut`].
+/// panic into [`ToolError::Panicked`] and a timeout into [`ToolError::TimedOut`] (the audit
+/// stage names the tool in both).
 pub(super) struct Guarded<'a> {
     handler: Handler<'a>,
-    tool: &'static str,
     deadline: Deadline,
 }
 
 impl<'a> Guarded<'a> {
-    pub(super) fn new(
-        handler: Handler<'a>,
-        def: &'static ToolDef,
-        started: Tick,
-        limit: Duration,
-    ) -> Self {
+    pub(super) fn new(handler: Handler<'a>, started: Tick, limit: Duration) -> Self {
         Self {
             handler,
-            tool: def.name(),
             deadline: Deadline::since(started, limit),
         }
     }
@@ -73,7 +67,7 @@ impl Future for Guarded<'_> {
         }
         this.deadline.poll_expired(cx).map(|()| {
             Err(ToolError::TimedOut {
-                tool: this.tool.to_owned(),
+                tool: String::new(),
                 after: this.deadline.limit,
             })
         })

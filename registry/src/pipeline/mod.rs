@@ -43,11 +43,10 @@ use futures::FutureExt;
 
 use crate::approval::{PendingCall, new_token, to_millis};
 use crate::audit::AuditRecord;
-use crate::call::{BoxFuture, CallEnv, admit_args, dispose_args};
+use crate::call::{BoxFuture, admit_args, dispose_args};
 use crate::clock::Tick;
 use crate::limits::{Limits, Permit};
-use crate::registry::Entry;
-use crate::{Audit, Ctx, Registry, Risk, ToolArgs, ToolDef, ToolError, ToolResult};
+use crate::{Audit, Ctx, Registry, Risk, Tool, ToolArgs, ToolError, ToolResult};
 
 mod approve;
 mod guard;
@@ -133,22 +132,21 @@ impl Registry {
     /// 3. validate, 4. rate limit, 5. eval gate, 6. confirmation, 7. handler.
     async fn stages(
         &self,
-        index: usize,
-        entry: &Entry,
+        tool: Tool,
         args: ToolArgs<'_>,
         ctx: &Ctx,
         confirmation: Confirmation,
         started: Tick,
+        limit: Duration,
     ) -> Result<ToolResult, ToolError> {
-        let def = entry.def;
-        let confirm = confirmation == Confirmation::Required && entry.confirm;
+        let confirm = confirmation == Confirmation::Required && tool.needs_confirmation();
         let arguments = if confirm { canonical_args(&args) } else { None };
         // 3. validate
-        let handler = self.validate(def, args, ctx)?;
+        let handler = self.validate(&tool, args, ctx)?;
         // 4. rate limit
-        let mut permit = self.admit(def, ctx).await?;
+        let mut permit = self.admit(&tool, ctx).await?;
         // 5. eval gate
-        let verdict = self.gate(def, ctx).await;
+        let verdict = self.gate(&tool, ctx).await;
         if !matches!(verdict, Ok(None)) {
             self.release(permit.take()).await;
         }
@@ -159,24 +157,23 @@ impl Registry {
         if confirm {
             self.release(permit).await;
             let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
-            return Err(self.hold(def, ctx, arguments)?);
+            return Err(self.hold(&tool, ctx, arguments)?);
         }
         // 7. handler (an admitted call keeps its permit: it counts)
         drop((permit, arguments));
-        Guarded::new(handler, def, started, self.timeout_of(index)).await
+        Guarded::new(handler, started, limit).await
     }
 
     /// The audit stage: one record to the sink, and the registry's part of a successful
     /// result's audit; the stamp is returned for an error's result.
     fn finish(
         &self,
-        entry: &Entry,
+        tool: &Tool,
         started: Tick,
         limit: Duration,
         ctx: &Ctx,
         outcome: &mut Result<ToolResult, ToolError>,
     ) -> Stamp {
-        let def = entry.def;
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
                 .audit
@@ -184,30 +181,30 @@ impl Registry {
                 .take()
                 .unwrap_or(Cow::Borrowed(if result.success { "ok" } else { "failed" })),
             Err(error) => {
-                error.set_tool(def.name());
+                error.set_tool(tool.name());
                 Cow::Borrowed(error.code())
             }
         };
         let stamp = Stamp::now(started);
         if stamp.duration_ms > limit.as_secs_f64() * 1000.0 && outcome.is_ok() {
-            tracing::warn!(target: "tool_registry", tool = def.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
+            tracing::warn!(target: "tool_registry", tool = tool.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
         }
         self.policy.audit.record(&AuditRecord {
-            tool: Cow::Borrowed(def.name()),
+            tool: Cow::Borrowed(tool.name()),
             user: ctx.user().map(Cow::Borrowed),
             chat_id: ctx.chat_id(),
             ts: stamp.ts,
             duration_ms: stamp.duration_ms,
             outcome: Cow::Borrowed(&code),
-            risk: Some(entry.risk),
+            risk: Some(tool.risk()),
         });
         if let Ok(result) = outcome {
             stamp.put(
                 &mut result.audit,
-                Cow::Borrowed(def.name()),
+                tool_name(tool),
                 ctx,
                 code,
-                Some(entry.risk),
+                Some(tool.risk()),
             );
         }
         stamp
@@ -217,21 +214,17 @@ impl Registry {
     /// started.
     fn validate<'a>(
         &'a self,
-        def: &ToolDef,
+        tool: &Tool,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
     ) -> Result<Handler<'a>, ToolError> {
-        let env = CallEnv {
-            ctx,
-            state: &self.state,
-        };
-        match std::panic::catch_unwind(AssertUnwindSafe(|| (def.call_fn())(args, env))) {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(args, ctx, &self.state))) {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
         }
     }
 
-    async fn admit(&self, def: &ToolDef, ctx: &Ctx) -> Result<Option<Permit>, ToolError> {
+    async fn admit(&self, def: &Tool, ctx: &Ctx) -> Result<Option<Permit>, ToolError> {
         let limits = Limits {
             cooldown: def.cooldown(),
             daily_limit: def.daily_limit(),
@@ -262,7 +255,7 @@ impl Registry {
     }
 
     /// `Ok(Some(result))` when the gate blocks the call.
-    async fn gate(&self, def: &ToolDef, ctx: &Ctx) -> Result<Option<ToolResult>, ToolError> {
+    async fn gate(&self, def: &Tool, ctx: &Ctx) -> Result<Option<ToolResult>, ToolError> {
         let Some(gate) = self.policy.gate.as_ref().filter(|_| def.requires_gate()) else {
             return Ok(None);
         };
@@ -292,7 +285,7 @@ impl Registry {
         }
     }
 
-    fn hold(&self, def: &ToolDef, ctx: &Ctx, arguments: String) -> Result<ToolError, ToolError> {
+    fn hold(&self, def: &Tool, ctx: &Ctx, arguments: String) -> Result<ToolError, ToolError> {
         let misconfigured = |message: String| ToolError::Misconfigured {
             tool: def.name().to_owned(),
             message,
@@ -323,12 +316,12 @@ impl Registry {
     /// [`ToolError::TooManyCalls`] as a result, audited and stamped like any other call.
     pub(crate) fn not_run(&self, name: &str, ctx: &Ctx) -> ToolResult {
         let started = Tick::now();
-        let def = self.get_for(name, ctx.scope());
+        let tool = self.get_for(name, ctx.scope());
         let error = ToolError::TooManyCalls {
-            tool: def.map_or_else(|| name.to_owned(), |d| d.name().to_owned()),
+            tool: tool.as_ref().map_or(name, Tool::name).to_owned(),
             limit: self.policy.max_calls,
         };
-        self.stamped_error(name, def, started, ctx, error)
+        self.stamped_error(name, tool.as_ref(), started, ctx, error)
     }
 
     /// An error that ends a call without running its tool, as a result: audited and stamped
@@ -336,34 +329,29 @@ impl Registry {
     fn stamped_error(
         &self,
         name: &str,
-        def: Option<&'static ToolDef>,
+        tool: Option<&Tool>,
         started: Tick,
         ctx: &Ctx,
         error: ToolError,
     ) -> ToolResult {
         let code = Cow::Borrowed(error.code());
-        let stamp = self.record(name, def, started, ctx, code.clone());
-        let tool = def.map_or_else(|| Cow::Owned(name.to_owned()), |d| Cow::Borrowed(d.name()));
+        let stamp = self.record(name, tool, started, ctx, code.clone());
+        let shown = tool.map_or_else(|| Cow::Owned(name.to_owned()), tool_name);
         let mut result = ToolResult::from(error);
-        stamp.put(&mut result.audit, tool, ctx, code, self.risk_of(def));
+        stamp.put(&mut result.audit, shown, ctx, code, tool.map(Tool::risk));
         result
-    }
-
-    fn risk_of(&self, def: Option<&'static ToolDef>) -> Option<Risk> {
-        def.and_then(|def| self.index.get(def.name()))
-            .map(|(_, entry)| entry.risk)
     }
 
     /// The audit record of a call that ended before a tool was found, or without running it.
     fn record(
         &self,
         tool: &str,
-        def: Option<&'static ToolDef>,
+        def: Option<&Tool>,
         started: Tick,
         ctx: &Ctx,
         outcome: Cow<'static, str>,
     ) -> Stamp {
-        let risk = self.risk_of(def);
+        let risk = def.map(Tool::risk);
         let stamp = Stamp::now(started);
         self.policy.audit.record(&AuditRecord {
             tool: Cow::Borrowed(tool),
@@ -386,11 +374,11 @@ impl Registry {
         args: impl Into<ToolArgs<'a>>,
         ctx: &Ctx,
     ) -> Result<ToolResult, ToolError> {
-        let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
+        let tool = self.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
             suggestion: None,
         })?;
-        let handler = self.validate(entry.def, args.into(), ctx)?;
+        let handler = self.validate(&tool, args.into(), ctx)?;
         match AssertUnwindSafe(handler).catch_unwind().await {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
@@ -410,18 +398,18 @@ impl Registry {
         ctx: &Ctx,
     ) -> Result<ToolResult, ToolError> {
         let started = Tick::now();
-        let (_, entry) = self.index.get(name).ok_or_else(|| ToolError::UnknownTool {
+        let tool = self.get(name).ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
             suggestion: None,
         })?;
-        let handler = self.validate(entry.def, args.into(), ctx)?;
+        let handler = self.validate(&tool, args.into(), ctx)?;
         let mut result = match AssertUnwindSafe(handler).catch_unwind().await {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
         }?;
         let stamp = Stamp::now(started);
         let audit = &mut result.audit;
-        audit.tool = Some(Cow::Borrowed(entry.def.name()));
+        audit.tool = Some(tool_name(&tool));
         audit.duration_ms = Some(stamp.duration_ms);
         audit.ts = Some(stamp.ts);
         Ok(result)
@@ -544,7 +532,7 @@ enum State<'a> {
 /// What stage 8 (audit) needs once the call has an outcome.
 struct Finish<'a> {
     registry: &'a Registry,
-    entry: &'a Entry,
+    tool: Tool,
     started: Tick,
     limit: Duration,
     ctx: &'a Ctx,
@@ -554,11 +542,11 @@ impl Finish<'_> {
     fn finish<A: Answer>(self, mut outcome: Result<ToolResult, ToolError>) -> A::Output {
         let stamp =
             self.registry
-                .finish(self.entry, self.started, self.limit, self.ctx, &mut outcome);
+                .finish(&self.tool, self.started, self.limit, self.ctx, &mut outcome);
         A::answer(outcome, |audit| {
             let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
-            let tool = Cow::Borrowed(self.entry.def.name());
-            stamp.put(audit, tool, self.ctx, code, Some(self.entry.risk));
+            let risk = Some(self.tool.risk());
+            stamp.put(audit, tool_name(&self.tool), self.ctx, code, risk);
         })
     }
 }
@@ -575,7 +563,7 @@ impl<'a> State<'a> {
     ) -> Result<Self, A::Output> {
         let started = Tick::now();
         // 1. resolve, 2. scope
-        let Some((index, entry)) = registry.resolve(name, ctx.scope()) else {
+        let Some((tool, limit)) = registry.resolve(name, ctx.scope()) else {
             dispose_args(args);
             let code = Cow::Borrowed("unknown_tool");
             let stamp = registry.record(name, None, started, ctx, code.clone());
@@ -587,32 +575,33 @@ impl<'a> State<'a> {
                 stamp.put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
             }));
         };
-        let def = entry.def;
         if registry.policy.log_annotations {
-            log_annotations(def);
+            log_annotations(&tool);
         }
-        let limit = registry.timeout_of(index);
+        let direct = tool.entry().direct;
+        let max_bytes = tool.max_args_bytes();
         let audit = Finish {
             registry,
-            entry,
+            tool,
             started,
             limit,
             ctx,
         };
         // The arguments are measured before anything reads them, approvals included.
         let mut args = args;
-        if let Err(error) = admit_args(&mut args, def.max_args_bytes()) {
+        if let Err(error) = admit_args(&mut args, max_bytes) {
             return Err(audit.finish::<A>(Err(error)));
         }
-        if !entry.direct {
-            let stages = Box::pin(registry.stages(index, entry, args, ctx, confirmation, started));
+        if !direct {
+            let tool = audit.tool.clone();
+            let stages = Box::pin(registry.stages(tool, args, ctx, confirmation, started, limit));
             return Ok(Self::Staged { stages, audit });
         }
         // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
         // 3. validate
-        match registry.validate(def, args, ctx) {
+        match registry.validate(&audit.tool, args, ctx) {
             Ok(handler) => Ok(Self::Direct {
-                guarded: Guarded::new(handler, def, started, limit),
+                guarded: Guarded::new(handler, started, limit),
                 audit,
             }),
             Err(error) => Err(audit.finish::<A>(Err(error))),
@@ -665,7 +654,15 @@ impl<A> Drop for CallFuture<'_, A> {
     }
 }
 
-fn log_annotations(def: &ToolDef) {
+/// The tool's name for an audit: borrowed for free from a compiled tool.
+fn tool_name(tool: &Tool) -> Cow<'static, str> {
+    match tool.definition() {
+        Some(def) => Cow::Borrowed(def.name()),
+        None => Cow::Owned(tool.name().to_owned()),
+    }
+}
+
+fn log_annotations(def: &Tool) {
     if !tracing::enabled!(target: "tool_registry::annotations", tracing::Level::DEBUG) {
         return;
     }

@@ -1,14 +1,16 @@
 //! [`RegistryBuilder`]: the linked tools, more tools, application state and policies, checked
 //! and indexed into a [`Registry`].
 
-use std::collections::BTreeSet;
-use std::sync::atomic::AtomicBool;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
+use rustc_hash::FxHashMap;
+
 use super::{
-    APPROVAL_TTL, BuildError, DEFAULT_TIMEOUT, GATE_TIMEOUT, Index, MAX_CALLS, MAX_CONCURRENCY,
-    Policy, Registry, SLOW_TIMEOUT, Switches, allow_bit, linked_index,
+    APPROVAL_TTL, BuildError, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy,
+    Registry, SLOW_TIMEOUT, Snapshot, Switches, Timeouts, Writer, checked, linked_tools,
 };
 use crate::ToolDef;
 use crate::allowlist::{AllowListError, AllowLists};
@@ -17,7 +19,11 @@ use crate::audit::{AuditSink, TracingAuditSink};
 use crate::ctx::TypeMap;
 use crate::gate::Gate;
 use crate::limits::{InMemoryRateLimits, RateLimitStore};
-use crate::scope::module_of;
+use crate::spec::ToolHandler;
+
+/// How many changes a subscriber may fall behind before it misses some
+/// ([`tokio::sync::broadcast`]).
+const CHANGES_CAPACITY: usize = 1024;
 
 impl Registry {
     /// A builder starting from every linked `#[tool]`.
@@ -25,6 +31,7 @@ impl Registry {
         RegistryBuilder {
             extra: Vec::new(),
             linked: true,
+            handlers: FxHashMap::default(),
             state: TypeMap::default(),
             guest_modules: None,
             allow_lists: AllowLists::new(),
@@ -64,6 +71,7 @@ impl Registry {
 pub struct RegistryBuilder {
     extra: Vec<&'static ToolDef>,
     linked: bool,
+    handlers: FxHashMap<String, ToolHandler>,
     state: TypeMap,
     guest_modules: Option<Vec<String>>,
     allow_lists: AllowLists,
@@ -98,6 +106,13 @@ impl RegistryBuilder {
     /// Adds one more tool definition.
     pub fn tool(mut self, def: &'static ToolDef) -> Self {
         self.extra.push(def);
+        self
+    }
+
+    /// A handler for run-time specs of this name that come without one: specs read back by
+    /// [`Registry::restore`] (or registered with [`Registry::register`]) run it.
+    pub fn handler(mut self, tool: impl Into<String>, handler: ToolHandler) -> Self {
+        self.handlers.insert(tool.into(), handler);
         self
     }
 
@@ -212,52 +227,21 @@ impl RegistryBuilder {
     /// Builds the registry; reports any name claimed twice and any unknown name in the
     /// allow-lists.
     pub fn build(self) -> Result<Registry, BuildError> {
-        let index = match (self.linked, self.extra.is_empty()) {
-            (true, true) => linked_index()?,
-            (true, false) => Arc::new(Index::build(
-                crate::__private::TOOLS.iter().chain(self.extra),
+        let linked = match (self.linked, self.extra.is_empty()) {
+            (true, true) => linked_tools()?,
+            (true, false) => Arc::from(checked(
+                crate::__private::TOOLS.iter().chain(self.extra).collect(),
             )?),
-            (false, _) => Arc::new(Index::build(self.extra)?),
+            (false, _) => Arc::from(checked(self.extra)?),
         };
-        let unknown = self
-            .allow_lists
-            .unknown_names(|name| index.by_name.contains_key(name));
-        if !unknown.is_empty() {
-            return Err(AllowListError::UnknownTools { unknown }.into());
-        }
-        let canonical = |name: &str| index.get(name).map(|(_, e)| e.def.name());
-        let defs = || index.entries.iter().map(|e| e.def);
-        let allow_sets = self
-            .allow_lists
-            .names()
-            .map(|list| {
-                let mut members = vec![0_u8; index.entries.len()].into_boxed_slice();
-                for (local, embedding) in
-                    [(false, false), (true, false), (false, true), (true, true)]
-                {
-                    let names = self
-                        .allow_lists
-                        .resolve(list, defs(), canonical, local, embedding)
-                        .unwrap_or_default();
-                    for name in names {
-                        if let Some((i, _)) = index.get(name) {
-                            members[i] |= allow_bit(local, embedding);
-                        }
-                    }
-                }
-                (list.to_owned(), members)
-            })
-            .collect();
         let policy = Policy {
-            disabled: index
-                .entries
-                .iter()
-                .map(|_| AtomicBool::new(false))
-                .collect(),
-            switches: Mutex::new(Switches::default()),
             guest_modules: self.guest_modules,
             allow_lists: self.allow_lists,
-            allow_sets,
+            timeouts: Timeouts {
+                default: self.default_timeout,
+                slow: self.slow_timeout,
+                slow_names: self.slow,
+            },
             gate: self.gate,
             gate_timeout: self.gate_timeout,
             rate_limits: self
@@ -269,29 +253,28 @@ impl RegistryBuilder {
             approval_key: self.approval_key,
             own_approval_key: OnceLock::new(),
             approval_ttl: self.approval_ttl,
-            timeouts: index
-                .entries
-                .iter()
-                .map(|entry| {
-                    let def = entry.def;
-                    def.timeout().unwrap_or_else(|| {
-                        let slow = self.slow.contains(def.name())
-                            || self.slow.contains(module_of(def.name()));
-                        if slow {
-                            self.slow_timeout
-                        } else {
-                            self.default_timeout
-                        }
-                    })
-                })
-                .collect(),
             audit: self.audit.unwrap_or_else(|| Arc::new(TracingAuditSink)),
             log_annotations: self.log_annotations,
             max_concurrency: self.max_concurrency,
             max_calls: self.max_calls,
         };
+        let writer = Writer {
+            linked,
+            owned: BTreeMap::new(),
+            switches: Switches::default(),
+            handlers: self.handlers,
+        };
+        let snapshot = Snapshot::build(&writer, &policy);
+        let unknown = policy
+            .allow_lists
+            .unknown_names(|name| snapshot.get(name).is_some());
+        if !unknown.is_empty() {
+            return Err(AllowListError::UnknownTools { unknown }.into());
+        }
         Ok(Registry {
-            index,
+            snapshot: ArcSwap::from_pointee(snapshot),
+            writer: Mutex::new(writer),
+            changes: tokio::sync::broadcast::channel(CHANGES_CAPACITY).0,
             state: self.state,
             policy,
         })

@@ -1,13 +1,14 @@
-//! The registry: every linked `#[tool]`, indexed once; who may see what; run-time switches.
+//! The registry: the tools, indexed into an immutable snapshot that readers share and writers
+//! replace; who may see what; run-time switches; and the tools registered at run time.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
-use schemars::Schema;
 use serde_json::Value;
 
 use crate::allowlist::{AllowListError, AllowLists};
@@ -17,9 +18,11 @@ use crate::ctx::TypeMap;
 use crate::gate::Gate;
 use crate::limits::RateLimitStore;
 use crate::scope::{EMBEDDING_FLAG, module_of};
-use crate::{Scope, SourceLocation, ToolDef};
+use crate::spec::{RegistryChange, ToolHandler};
+use crate::{Scope, SourceLocation, Tool, ToolDef};
 
 mod builder;
+mod lifecycle;
 
 pub use builder::RegistryBuilder;
 
@@ -28,42 +31,65 @@ pub use builder::RegistryBuilder;
 ///
 /// [`Registry::global`] holds every `#[tool]` linked into the binary with default policies;
 /// [`Registry::builder`] adds application state, more tools, a gate, stores and policies.
+/// Tools can also be registered, replaced, switched and removed while the registry is in use
+/// ([`Registry::register`]): readers never wait for a writer and never see half a change.
 pub struct Registry {
-    pub(crate) index: Arc<Index>,
+    /// What listings and calls read: replaced as a whole by each change.
+    snapshot: ArcSwap<Snapshot>,
+    /// What changes build the next snapshot from; one writer at a time.
+    writer: Mutex<Writer>,
+    changes: tokio::sync::broadcast::Sender<RegistryChange>,
     pub(crate) state: TypeMap,
     pub(crate) policy: Policy,
 }
 
-pub(crate) struct Index {
-    entries: Vec<Entry>,
-    by_name: FxHashMap<&'static str, usize>,
-    openai_all: OnceLock<Value>,
+/// The registry's tools at one moment, indexed: immutable once published.
+pub(crate) struct Snapshot {
+    /// Every tool, sorted by name.
+    pub(crate) tools: Vec<Tool>,
+    /// Names and aliases to positions in `tools`.
+    by_name: FxHashMap<Cow<'static, str>, usize>,
+    /// What this registry decided for each tool.
+    slots: Vec<Slot>,
+    /// Resolved allow-lists: one byte per tool, whose bit `local + 2 * embedding` says whether
+    /// the list holds the tool in that mode.
+    allow_sets: FxHashMap<String, Box<[u8]>>,
+    openai_all: OnceLock<Arc<Value>>,
 }
 
-pub(crate) struct Entry {
-    pub(crate) def: &'static ToolDef,
-    /// Computed once: the risk level and whether calls wait for approval.
-    pub(crate) risk: crate::Risk,
-    pub(crate) confirm: bool,
-    /// No rate limits, no gate and no confirmation: calls go straight from validation to the
-    /// handler.
-    pub(crate) direct: bool,
-    /// The module the scope's module list is matched against.
-    module: &'static str,
-    input_schema: OnceLock<Schema>,
-    pub(crate) openai: OnceLock<Value>,
+/// What one registry decided for one tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// Switched off by name, tag or category.
+    pub(crate) disabled: bool,
+    /// Its own timeout, the slow timeout for listed tools and modules, or the default.
+    pub(crate) timeout: Duration,
+}
+
+/// What a change starts from: the compiled tools, the run-time ones, the switches.
+struct Writer {
+    /// The compiled tools, sorted by name (shared with other registries of the same tools).
+    linked: Arc<[Tool]>,
+    /// The tools registered at run time, by name.
+    owned: BTreeMap<String, Tool>,
+    switches: Switches,
+    /// Handlers given to the builder by name, attached to specs that come without one
+    /// ([`Registry::restore`]).
+    handlers: FxHashMap<String, ToolHandler>,
+}
+
+/// How long calls may take: one policy, applied to every tool as it joins.
+pub(crate) struct Timeouts {
+    default: Duration,
+    slow: Duration,
+    slow_names: BTreeSet<String>,
 }
 
 /// What the builder configured: every stage of the pipeline reads it.
 pub(crate) struct Policy {
-    /// One flag per entry: switched off at run time by name, tag or category.
-    disabled: Vec<AtomicBool>,
-    switches: Mutex<Switches>,
     guest_modules: Option<Vec<String>>,
     allow_lists: AllowLists,
-    /// Resolved allow-lists: one byte per entry, whose bit `local + 2 * embedding` says whether
-    /// the list holds the tool in that mode.
-    allow_sets: FxHashMap<String, Box<[u8]>>,
+    timeouts: Timeouts,
     pub(crate) gate: Option<Arc<dyn Gate>>,
     pub(crate) gate_timeout: Duration,
     pub(crate) rate_limits: Arc<dyn RateLimitStore>,
@@ -72,15 +98,13 @@ pub(crate) struct Policy {
     pub(crate) approval_key: Option<ApprovalKey>,
     pub(crate) own_approval_key: OnceLock<ApprovalKey>,
     pub(crate) approval_ttl: Duration,
-    /// The timeout of each entry, from its own, the slow list, or the default.
-    timeouts: Vec<Duration>,
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) log_annotations: bool,
     pub(crate) max_concurrency: usize,
     pub(crate) max_calls: usize,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Switches {
     names: BTreeSet<String>,
     tags: BTreeSet<String>,
@@ -125,7 +149,7 @@ pub struct DuplicateToolError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clash {
     /// The contested name.
-    pub name: &'static str,
+    pub name: String,
     /// Where the first claimant was declared.
     pub first: SourceLocation,
     /// Where the second claimant was declared.
@@ -162,65 +186,40 @@ pub enum BuildError {
     AllowLists(#[from] AllowListError),
 }
 
-impl Index {
-    fn build(defs: impl IntoIterator<Item = &'static ToolDef>) -> Result<Self, DuplicateToolError> {
-        let mut defs: Vec<&'static ToolDef> = defs.into_iter().collect();
-        defs.sort_by(|a, b| {
-            (a.name(), a.source().file, a.source().line).cmp(&(
-                b.name(),
-                b.source().file,
-                b.source().line,
-            ))
-        });
-        let mut by_name = FxHashMap::with_capacity_and_hasher(defs.len(), Default::default());
-        let mut clashes = Vec::new();
-        for (i, def) in defs.iter().enumerate() {
-            for name in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
-                if let Some(&first) = by_name.get(name) {
-                    let first: &ToolDef = defs[first];
-                    clashes.push(Clash {
-                        name,
-                        first: *first.source(),
-                        second: *def.source(),
-                    });
-                } else {
-                    by_name.insert(name, i);
-                }
+/// Sorts definitions by name and reports every name or alias claimed twice.
+fn checked(mut defs: Vec<&'static ToolDef>) -> Result<Vec<Tool>, DuplicateToolError> {
+    defs.sort_by(|a, b| {
+        (a.name(), a.source().file, a.source().line).cmp(&(
+            b.name(),
+            b.source().file,
+            b.source().line,
+        ))
+    });
+    let mut seen: FxHashMap<&'static str, &'static ToolDef> = FxHashMap::default();
+    let mut clashes = Vec::new();
+    for &def in &defs {
+        for name in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
+            if let Some(first) = seen.get(name) {
+                clashes.push(Clash {
+                    name: name.to_owned(),
+                    first: *first.source(),
+                    second: *def.source(),
+                });
+            } else {
+                seen.insert(name, def);
             }
         }
-        if !clashes.is_empty() {
-            clashes.sort_by(|a, b| a.name.cmp(b.name));
-            return Err(DuplicateToolError { clashes });
-        }
-        let entries = defs
-            .into_iter()
-            .map(|def| Entry {
-                def,
-                risk: def.risk(),
-                confirm: def.needs_confirmation(),
-                direct: !def.needs_confirmation()
-                    && !def.requires_gate()
-                    && def.cooldown().is_none()
-                    && def.daily_limit().is_none(),
-                module: module_of(def.name()),
-                input_schema: OnceLock::new(),
-                openai: OnceLock::new(),
-            })
-            .collect();
-        Ok(Self {
-            entries,
-            by_name,
-            openai_all: OnceLock::new(),
-        })
     }
-
-    pub(crate) fn get(&self, name: &str) -> Option<(usize, &Entry)> {
-        self.by_name.get(name).map(|&i| (i, &self.entries[i]))
+    if !clashes.is_empty() {
+        clashes.sort_by(|a, b| a.name.cmp(&b.name));
+        return Err(DuplicateToolError { clashes });
     }
+    Ok(defs.into_iter().map(crate::tool::linked).collect())
 }
 
-fn linked_index() -> Result<Arc<Index>, DuplicateToolError> {
-    static LINKED: OnceLock<Result<Arc<Index>, DuplicateToolError>> = OnceLock::new();
+/// The tools linked into the program, checked and sorted once.
+fn linked_tools() -> Result<Arc<[Tool]>, DuplicateToolError> {
+    static LINKED: OnceLock<Result<Arc<[Tool]>, DuplicateToolError>> = OnceLock::new();
     LINKED
         .get_or_init(|| {
             if crate::__private::TOOLS.is_empty() {
@@ -230,9 +229,112 @@ fn linked_index() -> Result<Arc<Index>, DuplicateToolError> {
                      the program names it; add `tool_registry::link!(my_tools);` to main.rs"
                 );
             }
-            Index::build(crate::__private::TOOLS.iter()).map(Arc::new)
+            checked(crate::__private::TOOLS.iter().collect()).map(Arc::from)
         })
         .clone()
+}
+
+impl Snapshot {
+    /// Indexes the compiled and run-time tools (whose names do not overlap) under the
+    /// registry's switches and policies.
+    fn build(writer: &Writer, policy: &Policy) -> Self {
+        let mut tools = Vec::with_capacity(writer.linked.len() + writer.owned.len());
+        let (mut linked, mut owned) = (
+            writer.linked.iter().peekable(),
+            writer.owned.values().peekable(),
+        );
+        loop {
+            let next = match (linked.peek(), owned.peek()) {
+                (Some(a), Some(b)) if a.name() <= b.name() => linked.next(),
+                (Some(_), Some(_)) | (None, _) => owned.next(),
+                (Some(_), None) => linked.next(),
+            };
+            let Some(tool) = next else { break };
+            tools.push(tool.clone());
+        }
+        let mut by_name = FxHashMap::with_capacity_and_hasher(tools.len(), Default::default());
+        for (i, tool) in tools.iter().enumerate() {
+            match tool.definition() {
+                Some(def) => {
+                    for name in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
+                        by_name.entry(Cow::Borrowed(name)).or_insert(i);
+                    }
+                }
+                None => {
+                    by_name.insert(Cow::Owned(tool.name().to_owned()), i);
+                }
+            }
+        }
+        let slots = tools
+            .iter()
+            .map(|tool| Slot {
+                disabled: writer.switches.covers(tool),
+                timeout: policy.timeouts.of(tool),
+            })
+            .collect();
+        let mut snapshot = Self {
+            tools,
+            by_name,
+            slots,
+            allow_sets: FxHashMap::default(),
+            openai_all: OnceLock::new(),
+        };
+        snapshot.allow_sets = snapshot.allow_sets(&policy.allow_lists);
+        snapshot
+    }
+
+    /// Each allow-list resolved against these tools.
+    fn allow_sets(&self, lists: &AllowLists) -> FxHashMap<String, Box<[u8]>> {
+        let canonical = |name: &str| self.get(name).map(|(_, tool)| tool.name());
+        lists
+            .names()
+            .map(|list| {
+                let mut members = vec![0_u8; self.tools.len()].into_boxed_slice();
+                for (local, embedding) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let names = lists
+                        .resolve(list, &self.tools, canonical, local, embedding)
+                        .unwrap_or_default();
+                    for name in names {
+                        if let Some((i, _)) = self.get(name) {
+                            members[i] |= allow_bit(local, embedding);
+                        }
+                    }
+                }
+                (list.to_owned(), members)
+            })
+            .collect()
+    }
+
+    /// The position and tool of a name or alias.
+    #[inline]
+    pub(crate) fn get(&self, name: &str) -> Option<(usize, &Tool)> {
+        self.by_name.get(name).map(|&i| (i, &self.tools[i]))
+    }
+}
+
+impl Switches {
+    /// Whether a switch turns `tool` off.
+    fn covers(&self, tool: &Tool) -> bool {
+        (!self.names.is_empty() && self.names.contains(tool.name()))
+            || (!self.tags.is_empty() && tool.tags().any(|t| self.tags.contains(t)))
+            || (!self.categories.is_empty()
+                && tool.category().is_some_and(|c| self.categories.contains(c)))
+    }
+}
+
+impl Timeouts {
+    fn of(&self, tool: &Tool) -> Duration {
+        tool.timeout().unwrap_or_else(|| {
+            let name = tool.name();
+            if self.slow_names.contains(name) || self.slow_names.contains(module_of(name)) {
+                self.slow
+            } else {
+                self.default
+            }
+        })
+    }
 }
 
 /// The timeout of tools without one of their own.
@@ -279,93 +381,97 @@ impl Registry {
             .map_err(Clone::clone)
     }
 
-    /// Looks a tool up by name or alias, in O(1), whatever the scope.
-    pub fn get(&self, name: &str) -> Option<&'static ToolDef> {
-        self.index.get(name).map(|(_, entry)| entry.def)
+    /// The tools as they are now; later changes publish a new snapshot and leave this one as
+    /// it is.
+    #[inline]
+    pub(crate) fn current(&self) -> arc_swap::Guard<Arc<Snapshot>> {
+        self.snapshot.load()
+    }
+
+    /// Looks a tool up by name or alias, in O(1), whatever the scope and switches.
+    pub fn get(&self, name: &str) -> Option<Tool> {
+        self.current().get(name).map(|(_, tool)| tool.clone())
     }
 
     /// Looks a tool up by name or alias as `scope` sees it: `None` when it does not exist, is
     /// outside the scope, or is switched off.
-    pub fn get_for(&self, name: &str, scope: &Scope) -> Option<&'static ToolDef> {
-        self.resolve(name, scope).map(|(_, entry)| entry.def)
+    pub fn get_for(&self, name: &str, scope: &Scope) -> Option<Tool> {
+        self.resolve(name, scope).map(|(tool, _)| tool)
     }
 
     /// The tools `scope` may see, sorted by name. Tools marked `defer_loading` are left out
     /// unless the scope includes deferred tools; they stay callable.
-    pub fn tools(&self, scope: &Scope) -> Vec<&'static ToolDef> {
-        self.listed(scope).map(|(_, entry)| entry.def).collect()
+    pub fn tools(&self, scope: &Scope) -> Vec<Tool> {
+        let snapshot = self.current();
+        self.listed(&snapshot, scope)
+            .map(|(_, tool)| tool.clone())
+            .collect()
     }
 
     /// Every tool, whatever the scope and switches, sorted by name.
-    pub fn all_tools(&self) -> impl ExactSizeIterator<Item = &'static ToolDef> + '_ {
-        self.index.entries.iter().map(|entry| entry.def)
+    pub fn all_tools(&self) -> impl ExactSizeIterator<Item = Tool> + use<> {
+        let snapshot = self.snapshot.load_full();
+        (0..snapshot.tools.len()).map(move |i| snapshot.tools[i].clone())
     }
 
     /// The number of tools, whatever the scope.
     pub fn len(&self) -> usize {
-        self.index.entries.len()
+        self.current().tools.len()
     }
 
     /// Whether the registry has no tools.
     pub fn is_empty(&self) -> bool {
-        self.index.entries.is_empty()
+        self.current().tools.is_empty()
     }
 
-    /// The JSON Schema (2020-12) of a tool's arguments, built once and cached.
-    pub fn input_schema(&self, name: &str) -> Option<&Schema> {
-        self.index.get(name).map(|(_, entry)| entry.input_schema())
+    /// The JSON Schema (2020-12) of a tool's arguments (a copy; [`Tool::input_schema`] borrows
+    /// the cached one).
+    pub fn input_schema(&self, name: &str) -> Option<schemars::Schema> {
+        self.get(name).map(|tool| tool.input_schema().clone())
     }
 
     /// Switches tools off at once, for listing and for calls: one tool by name (or alias), or
-    /// every tool with a tag or of a category. Returns how many tools are now off because of
-    /// this switch.
+    /// every tool with a tag or of a category. Returns how many tools the selector covers.
+    /// Subscribers get one [`RegistryChange::Disabled`] naming the tools that were on.
     pub fn disable(&self, selector: Selector) -> usize {
-        self.switch(selector, true)
+        self.switch(&selector, true)
     }
 
     /// Switches tools back on (undoes [`Registry::disable`] with the same selector). A tool
     /// stays off while another switch still covers it. Returns how many tools the selector
     /// covers.
     pub fn enable(&self, selector: Selector) -> usize {
-        self.switch(selector, false)
+        self.switch(&selector, false)
     }
 
-    fn switch(&self, selector: Selector, off: bool) -> usize {
-        let mut switches = self
-            .policy
-            .switches
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let (set, key): (_, String) = match &selector {
-            Selector::Name(name) => (
-                &mut switches.names,
-                self.get(name).map_or(name.clone(), |d| d.name().to_owned()),
-            ),
-            Selector::Tag(tag) => (&mut switches.tags, tag.clone()),
-            Selector::Category(category) => (&mut switches.categories, category.clone()),
+    fn switch(&self, selector: &Selector, off: bool) -> usize {
+        let mut writer = self.write();
+        let key = match selector {
+            Selector::Name(name) => self.get(name).map_or(name.clone(), |t| t.name().to_owned()),
+            Selector::Tag(tag) => tag.clone(),
+            Selector::Category(category) => category.clone(),
+        };
+        let switches = &mut writer.switches;
+        let set = match selector {
+            Selector::Name(_) => &mut switches.names,
+            Selector::Tag(_) => &mut switches.tags,
+            Selector::Category(_) => &mut switches.categories,
         };
         if off {
             set.insert(key.clone());
         } else {
             set.remove(&key);
         }
-        let mut covered = 0;
-        for (entry, flag) in self.index.entries.iter().zip(&self.policy.disabled) {
-            let def = entry.def;
-            let disabled = switches.names.contains(def.name())
-                || def.tags().iter().any(|t| switches.tags.contains(*t))
-                || def
-                    .category()
-                    .is_some_and(|c| switches.categories.contains(c));
-            flag.store(disabled, Ordering::Release);
-            let matches = match &selector {
-                Selector::Name(_) => def.name() == key.as_str(),
-                Selector::Tag(tag) => def.tags().contains(&tag.as_str()),
-                Selector::Category(category) => def.category() == Some(category.as_str()),
-            };
-            covered += usize::from(matches);
-        }
-        covered
+        let published = self.publish(&writer);
+        published
+            .tools
+            .iter()
+            .filter(|tool| match selector {
+                Selector::Name(_) => tool.name() == key,
+                Selector::Tag(tag) => tool.tags().any(|t| t == tag),
+                Selector::Category(category) => tool.category() == Some(category.as_str()),
+            })
+            .count()
     }
 
     /// The allow-lists registered on this registry.
@@ -379,27 +485,32 @@ impl Registry {
         name: &str,
         local: bool,
         embedding: bool,
-    ) -> Option<Vec<&'static str>> {
-        let members = self.policy.allow_sets.get(name)?;
+    ) -> Option<Vec<String>> {
+        let snapshot = self.current();
+        let members = snapshot.allow_sets.get(name)?;
         let bit = allow_bit(local, embedding);
-        let mut names: Vec<&'static str> = (self.index.entries.iter().zip(members.iter()))
+        let mut names: Vec<String> = (snapshot.tools.iter().zip(members.iter()))
             .filter(|(_, member)| *member & bit != 0)
-            .map(|(entry, _)| entry.def.name())
+            .map(|(tool, _)| tool.name().to_owned())
             .collect();
         names.sort_unstable();
         Some(names)
     }
 
-    /// The entry of `name` if `scope` may use it. Unknown and out-of-scope names take the same
-    /// path and give the same answer.
-    pub(crate) fn resolve(&self, name: &str, scope: &Scope) -> Option<(usize, &Entry)> {
-        match self.index.get(name) {
-            Some((i, entry)) if self.visible(i, entry, scope) => Some((i, entry)),
+    /// The tool `name` names and its timeout, if `scope` may use it. Unknown and out-of-scope
+    /// names take the same path and give the same answer.
+    #[inline]
+    pub(crate) fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)> {
+        let snapshot = self.current();
+        match snapshot.get(name) {
+            Some((i, tool)) if self.visible(&snapshot, i, scope) => {
+                Some((tool.clone(), snapshot.slots[i].timeout))
+            }
             Some(_) => None,
             None => {
                 // Run the same check on some tool, so that a miss costs what a refusal costs.
-                if let Some(first) = self.index.entries.first() {
-                    std::hint::black_box(self.visible(0, first, scope));
+                if !snapshot.tools.is_empty() {
+                    std::hint::black_box(self.visible(&snapshot, 0, scope));
                 }
                 None
             }
@@ -414,13 +525,13 @@ impl Registry {
         if name.is_empty() || name.len() > 128 {
             return None;
         }
-        let mut best: Option<(usize, &'static str)> = None;
-        for (i, entry) in self.index.entries.iter().enumerate() {
-            if !self.visible(i, entry, scope) {
+        let snapshot = self.current();
+        let mut best: Option<(usize, &str)> = None;
+        for (i, tool) in snapshot.tools.iter().enumerate() {
+            if !self.visible(&snapshot, i, scope) {
                 continue;
             }
-            let def = entry.def;
-            for candidate in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
+            for candidate in std::iter::once(tool.name()).chain(tool.aliases().iter().copied()) {
                 let short = candidate.rsplit_once('.').map_or(candidate, |(_, t)| t);
                 let distance = if short == name && short != candidate {
                     0
@@ -428,7 +539,7 @@ impl Registry {
                     strsim::damerau_levenshtein(name, candidate)
                 };
                 if best.is_none_or(|(d, _)| distance < d) {
-                    best = Some((distance, def.name()));
+                    best = Some((distance, tool.name()));
                 }
             }
         }
@@ -437,31 +548,29 @@ impl Registry {
         (distance <= close).then(|| suggestion.to_owned())
     }
 
-    pub(crate) fn listed<'r>(
-        &'r self,
-        scope: &'r Scope,
-    ) -> impl Iterator<Item = (usize, &'r Entry)> + 'r {
-        self.index
-            .entries
-            .iter()
-            .enumerate()
-            .filter(move |(i, entry)| {
-                self.visible(*i, entry, scope)
-                    && (scope.include_deferred || !entry.def.defer_loading())
-            })
+    /// The tools of `snapshot` that `scope` may see in a listing, with their positions.
+    pub(crate) fn listed<'s>(
+        &'s self,
+        snapshot: &'s Snapshot,
+        scope: &'s Scope,
+    ) -> impl Iterator<Item = (usize, &'s Tool)> + 's {
+        snapshot.tools.iter().enumerate().filter(move |(i, tool)| {
+            self.visible(snapshot, *i, scope) && (scope.include_deferred || !tool.defer_loading())
+        })
     }
 
-    /// The one predicate of listing and execution.
-    fn visible(&self, i: usize, entry: &Entry, scope: &Scope) -> bool {
-        let def = entry.def;
-        if self.policy.disabled[i].load(Ordering::Acquire) || scope.level < def.permission() {
+    /// The one predicate of listing and execution: whether `scope` may see and use the tool at
+    /// position `i`.
+    pub(crate) fn visible(&self, snapshot: &Snapshot, i: usize, scope: &Scope) -> bool {
+        let tool = &snapshot.tools[i];
+        if snapshot.slots[i].disabled || scope.level < tool.permission() {
             return false;
         }
-        if !scope.admits_module(entry.module, self.policy.guest_modules.as_deref()) {
+        if !scope.admits_module(tool.module_key(), self.policy.guest_modules.as_deref()) {
             return false;
         }
         if let Some(list) = &scope.allow_list {
-            let Some(members) = self.policy.allow_sets.get(&**list) else {
+            let Some(members) = snapshot.allow_sets.get(&**list) else {
                 return false;
             };
             let bit = allow_bit(scope.local, scope.has_flag(EMBEDDING_FLAG));
@@ -469,35 +578,39 @@ impl Registry {
                 return false;
             }
         }
-        def.enabled_for(scope)
+        tool.enabled_for(scope)
     }
 
-    /// The timeout of entry `i`: its own, or the slow timeout for listed tools and modules, or
-    /// the default.
-    pub(crate) fn timeout_of(&self, i: usize) -> Duration {
-        self.policy.timeouts[i]
+    pub(crate) fn openai_all_cache<'s>(&self, snapshot: &'s Snapshot) -> &'s OnceLock<Arc<Value>> {
+        &snapshot.openai_all
     }
 
-    pub(crate) fn entries(&self) -> &[Entry] {
-        &self.index.entries
+    /// The writer's lock (a panic while holding it leaves nothing half-written: the snapshot is
+    /// only replaced whole).
+    fn write(&self) -> MutexGuard<'_, Writer> {
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn openai_all_cache(&self) -> &OnceLock<Value> {
-        &self.index.openai_all
-    }
-}
-
-impl Entry {
-    pub(crate) fn input_schema(&self) -> &Schema {
-        self.input_schema
-            .get_or_init(|| self.def.build_input_schema())
+    /// Builds the snapshot of `writer`'s state and makes it the one readers see; sends the
+    /// changes from the previous one to subscribers.
+    fn publish(&self, writer: &Writer) -> Arc<Snapshot> {
+        let next = Arc::new(Snapshot::build(writer, &self.policy));
+        let previous = self.snapshot.swap(Arc::clone(&next));
+        if self.changes.receiver_count() > 0 {
+            for change in lifecycle::changes(&previous, &next) {
+                let _ = self.changes.send(change);
+            }
+        }
+        next
     }
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.index.entries.len())
+            .field("tools", &self.len())
             .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,314 @@
+//! Tools that come and go while the registry is in use, under the Tool Registry v2 rules:
+//! register, replace, switch, remove, snapshot and restore, and the changes subscribers see.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Registry, Snapshot, Writer};
+use crate::spec::{
+    Origin, RegisterError, Registration, RegistryChange, RegistrySnapshot, SnapshotEntry,
+    ToolHandler, ToolSpec,
+};
+use crate::{Ctx, Tool};
+
+impl Registry {
+    /// Registers a tool from its spec alone: it is listed, and a call gets
+    /// [`ToolError::NoHandler`](crate::ToolError::NoHandler), unless the builder was given a
+    /// handler of that name ([`RegistryBuilder::handler`](crate::RegistryBuilder::handler)).
+    /// The rules are those of [`register_with_handler`](Self::register_with_handler).
+    pub fn register(&self, spec: ToolSpec) -> Result<Registration, RegisterError> {
+        self.put(spec, None)
+    }
+
+    /// Registers a tool that runs `handler`, an `async` closure over the arguments (validated
+    /// against the spec's input schema) and the call's [`Ctx`]:
+    ///
+    /// - a new name is registered, switched on, stamped with the time;
+    /// - a spec equal to the registered one returns that registration unchanged (its handler
+    ///   stays the one it was registered with);
+    /// - a spec of another version replaces it (switched on, stamped anew); calls already
+    ///   running finish with the tool they started with;
+    /// - a different spec of the same version is refused: bump the version to replace a tool
+    ///   ([`RegisterError::SameVersion`]). Two unversioned specs have the same version.
+    ///
+    /// A name or alias of a compiled tool cannot be registered ([`RegisterError::Compiled`]).
+    /// Calls go through the same pipeline as a compiled tool's: scope, rate limits, gate,
+    /// confirmation, timeout, audit.
+    pub fn register_with_handler<F, Fut, T, E>(
+        &self,
+        spec: ToolSpec,
+        handler: F,
+    ) -> Result<Registration, RegisterError>
+    where
+        F: Fn(Value, Ctx) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize + 'static,
+        E: std::fmt::Display + 'static,
+    {
+        self.put(spec, Some(ToolHandler::new(handler)))
+    }
+
+    fn put(
+        &self,
+        spec: ToolSpec,
+        handler: Option<ToolHandler>,
+    ) -> Result<Registration, RegisterError> {
+        let mut writer = self.write();
+        let name = spec.tool_name().to_owned();
+        if let Some(compiled) = compiled(&writer, &name) {
+            return Err(compiled);
+        }
+        if let Some(existing) = writer.owned.get(&name) {
+            let registered = existing.owned().map(|owned| &owned.spec);
+            if registered == Some(&spec) {
+                let existing = existing.clone();
+                return Ok(self.registration_of(existing));
+            }
+            if registered.is_some_and(|r| r.version() == spec.version()) {
+                return Err(RegisterError::SameVersion {
+                    tool: name,
+                    version: spec.version().map(str::to_owned),
+                });
+            }
+        }
+        let handler = handler.or_else(|| writer.handlers.get(&name).cloned());
+        let tool = crate::tool::owned(spec, handler, SystemTime::now())?;
+        writer.switches.names.remove(&name);
+        writer.owned.insert(name, tool.clone());
+        let snapshot = self.publish(&writer);
+        Ok(registration_in(&snapshot, tool))
+    }
+
+    /// Every tool, compiled and run-time, sorted by name; switched-off ones only with
+    /// `include_disabled`.
+    pub fn list(&self, include_disabled: bool) -> Vec<Registration> {
+        let snapshot = self.current();
+        (snapshot.tools.iter().zip(&snapshot.slots))
+            .filter(|(_, slot)| include_disabled || !slot.disabled)
+            .map(|(tool, slot)| Registration {
+                tool: tool.clone(),
+                enabled: !slot.disabled,
+            })
+            .collect()
+    }
+
+    /// The registration of a name or alias, switched on or not.
+    pub fn registration(&self, name: &str) -> Option<Registration> {
+        let snapshot = self.current();
+        let (i, tool) = snapshot.get(name)?;
+        Some(Registration {
+            tool: tool.clone(),
+            enabled: !snapshot.slots[i].disabled,
+        })
+    }
+
+    /// Switches one tool on or off by name or alias; idempotent. A tool that a tag or category
+    /// switch ([`Registry::disable`]) turns off stays off until that switch is undone: the
+    /// registration returned says how it is.
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<Registration, RegisterError> {
+        let mut writer = self.write();
+        let Some(tool) = self.get(name) else {
+            return Err(RegisterError::UnknownTool {
+                name: name.to_owned(),
+            });
+        };
+        let key = tool.name().to_owned();
+        let changed = if enabled {
+            writer.switches.names.remove(&key)
+        } else {
+            writer.switches.names.insert(key)
+        };
+        if changed {
+            let snapshot = self.publish(&writer);
+            return Ok(registration_in(&snapshot, tool));
+        }
+        drop(writer);
+        Ok(self.registration_of(tool))
+    }
+
+    /// Removes a run-time tool; idempotent (removing a name that is not registered does
+    /// nothing). Calls already running finish; later calls get `unknown_tool`. A compiled tool
+    /// cannot be removed ([`RegisterError::Compiled`]): switch it off instead.
+    pub fn remove(&self, name: &str) -> Result<Option<Registration>, RegisterError> {
+        let mut writer = self.write();
+        if let Some(compiled) = compiled(&writer, name) {
+            return Err(compiled);
+        }
+        let Some(tool) = writer.owned.remove(name) else {
+            return Ok(None);
+        };
+        let enabled = self.registration_of(tool.clone()).enabled;
+        writer.switches.names.remove(name);
+        self.publish(&writer);
+        Ok(Some(Registration { tool, enabled }))
+    }
+
+    /// Every tool with its spec and switch, sorted by name: compiled tools as `linked` (their
+    /// spec is what the declaration amounts to), run-time ones as `run_time` with the time they
+    /// were registered. [`Registry::restore`] reads it back.
+    pub fn snapshot(&self) -> RegistrySnapshot {
+        let snapshot = self.current();
+        RegistrySnapshot {
+            tools: (snapshot.tools.iter().zip(&snapshot.slots))
+                .map(|(tool, slot)| SnapshotEntry {
+                    spec: tool.spec(),
+                    enabled: !slot.disabled,
+                    origin: if tool.is_linked() {
+                        Origin::Linked
+                    } else {
+                        Origin::RunTime
+                    },
+                    created_at: tool.created_at(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Makes the registry's tools those of `snapshot`, in one change: run-time tools are
+    /// registered from their specs (with the time they were first registered) and the ones not
+    /// in the snapshot are removed; every tool is switched as the snapshot says (tag and
+    /// category switches are replaced by per-tool ones). A run-time tool gets the handler that
+    /// the tool of its name has now, or the builder's handler of that name, or none.
+    ///
+    /// Nothing changes when the snapshot names a compiled tool this program does not have, or
+    /// gives a run-time spec a compiled tool's name.
+    pub fn restore(&self, snapshot: &RegistrySnapshot) -> Result<(), RegisterError> {
+        let mut writer = self.write();
+        let mut owned = BTreeMap::new();
+        let mut off = std::collections::BTreeSet::new();
+        for entry in &snapshot.tools {
+            let name = entry.spec.tool_name();
+            let linked = writer.linked.iter().any(|tool| tool.name() == name);
+            match entry.origin {
+                Origin::Linked if !linked => {
+                    return Err(RegisterError::UnknownTool {
+                        name: name.to_owned(),
+                    });
+                }
+                Origin::Linked => {}
+                Origin::RunTime => {
+                    if let Some(compiled) = compiled(&writer, name) {
+                        return Err(compiled);
+                    }
+                    let handler = writer
+                        .owned
+                        .get(name)
+                        .and_then(|tool| tool.owned())
+                        .and_then(|owned| owned.handler.clone())
+                        .or_else(|| writer.handlers.get(name).cloned());
+                    let reuse = writer.owned.get(name).filter(|tool| {
+                        tool.owned().is_some_and(|o| {
+                            o.spec == entry.spec && Some(o.created_at) == entry.created_at
+                        })
+                    });
+                    let tool = match reuse {
+                        Some(tool) => tool.clone(),
+                        None => crate::tool::owned(
+                            entry.spec.clone(),
+                            handler,
+                            entry.created_at.unwrap_or_else(SystemTime::now),
+                        )?,
+                    };
+                    owned.insert(name.to_owned(), tool);
+                }
+            }
+            if !entry.enabled {
+                off.insert(name.to_owned());
+            }
+        }
+        writer.owned = owned;
+        writer.switches = super::Switches {
+            names: off,
+            ..super::Switches::default()
+        };
+        self.publish(&writer);
+        Ok(())
+    }
+
+    /// Every later change to the tools: registered, replaced, switched on or off (by name, tag
+    /// or category), removed. A subscriber that falls more than 1,024 changes behind misses the
+    /// oldest ([`tokio::sync::broadcast`]).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
+        self.changes.subscribe()
+    }
+
+    fn registration_of(&self, tool: Tool) -> Registration {
+        let snapshot = self.current();
+        registration_in(&snapshot, tool)
+    }
+}
+
+fn registration_in(snapshot: &Snapshot, tool: Tool) -> Registration {
+    let enabled = snapshot
+        .get(tool.name())
+        .is_some_and(|(i, _)| !snapshot.slots[i].disabled);
+    Registration { tool, enabled }
+}
+
+/// The error for a name that belongs to a compiled tool (a name or an alias).
+fn compiled(writer: &Writer, name: &str) -> Option<RegisterError> {
+    writer
+        .linked
+        .iter()
+        .find(|tool| tool.name() == name || tool.aliases().contains(&name))
+        .map(|tool| RegisterError::Compiled {
+            name: name.to_owned(),
+            at: tool.source().map(ToString::to_string),
+        })
+}
+
+/// What changed from one snapshot to the next, in name order; switches in one event each way.
+pub(super) fn changes(before: &Snapshot, after: &Snapshot) -> Vec<RegistryChange> {
+    let mut changes = Vec::new();
+    let (mut enabled, mut disabled) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < before.tools.len() || j < after.tools.len() {
+        let old = before.tools.get(i);
+        let new = after.tools.get(j);
+        match (old, new) {
+            (Some(old), Some(new)) if old.name() == new.name() => {
+                if !old.same(new) {
+                    changes.push(RegistryChange::Replaced {
+                        tool: new.name().to_owned(),
+                        from: old.version().map(str::to_owned),
+                        to: new.version().map(str::to_owned),
+                    });
+                } else if before.slots[i].disabled != after.slots[j].disabled {
+                    let list = if after.slots[j].disabled {
+                        &mut disabled
+                    } else {
+                        &mut enabled
+                    };
+                    list.push(new.name().to_owned());
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(old), new) if new.is_none_or(|new| old.name() < new.name()) => {
+                changes.push(RegistryChange::Removed {
+                    tool: old.name().to_owned(),
+                });
+                i += 1;
+            }
+            (_, Some(new)) => {
+                changes.push(RegistryChange::Registered {
+                    tool: new.name().to_owned(),
+                    version: new.version().map(str::to_owned),
+                });
+                j += 1;
+            }
+            (_, None) => unreachable!("the loop runs while one side has tools"),
+        }
+    }
+    if !enabled.is_empty() {
+        changes.push(RegistryChange::Enabled { tools: enabled });
+    }
+    if !disabled.is_empty() {
+        changes.push(RegistryChange::Disabled { tools: disabled });
+    }
+    changes
+}
