@@ -4,8 +4,8 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, ItemFn, Lit, Meta, Pat, PathArguments,
-    ReturnType, Type,
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, Ident, ItemFn, Lit, Meta, Pat, PatType,
+    PathArguments, ReturnType, Signature, Type,
 };
 
 use crate::attr::{ArgAttr, Text};
@@ -69,25 +69,7 @@ impl ToolFn {
     /// function can be emitted as written.
     pub(crate) fn parse(cx: &mut Ctxt, item: &mut ItemFn) -> Self {
         let sig = &mut item.sig;
-        if let Some(param) = sig.generics.type_params().next() {
-            cx.error_spanned(
-                param,
-                "`#[tool]` functions cannot be generic: the registry must know every argument type; use a concrete type",
-            );
-        }
-        if let Some(param) = sig.generics.const_params().next() {
-            cx.error_spanned(
-                param,
-                "`#[tool]` functions cannot have const generics; use a concrete value",
-            );
-        }
-        if let Some(unsafety) = &sig.unsafety {
-            cx.error_spanned(unsafety, "`#[tool]` functions cannot be `unsafe`");
-        }
-        if let Some(variadic) = &sig.variadic {
-            cx.error_spanned(variadic, "`#[tool]` functions cannot be variadic");
-        }
-
+        check_signature(cx, sig);
         let mut inputs = Vec::new();
         for input in &mut sig.inputs {
             match input {
@@ -95,86 +77,10 @@ impl ToolFn {
                     receiver.self_token,
                     "`#[tool]` works on free functions, not methods: remove `self` and pass what the tool needs as `State<T>` or `&Ctx`",
                 ),
-                FnArg::Typed(pat_type) => {
-                    let mut arg_attr = None;
-                    let mut is_args = None;
-                    pat_type.attrs.retain(|attr| {
-                        if attr.path().is_ident("arg") {
-                            arg_attr = Some(attr.clone());
-                            false
-                        } else if attr.path().is_ident("args") {
-                            is_args = Some(attr.clone());
-                            false
-                        } else {
-                            true
-                        }
-                    });
-                    let ident = match &*pat_type.pat {
-                        Pat::Ident(pat) if pat.subpat.is_none() => pat.ident.clone(),
-                        other => {
-                            cx.error_spanned(
-                                other,
-                                "`#[tool]` parameters must be plain names such as `query: String`, since each becomes an argument name",
-                            );
-                            continue;
-                        }
-                    };
-                    let ty = pat_type.ty.clone();
-                    if has_impl_trait(&ty) {
-                        cx.error_spanned(
-                            &ty,
-                            "`#[tool]` parameters cannot be `impl Trait`: the registry must know every argument type; use a concrete type",
-                        );
-                        continue;
-                    }
-                    if let Some(attr) = &is_args {
-                        if let Some(problem) = borrowed(&ty) {
-                            cx.error_spanned(&ty, problem);
-                        }
-                        if !matches!(attr.meta, Meta::Path(_)) {
-                            cx.error_spanned(attr, "`#[args]` takes no options; describe the fields with doc comments");
-                        }
-                        inputs.push(Input::Struct { ident, ty });
-                        continue;
-                    }
-                    if arg_attr.is_none() {
-                        if is_ctx(&ty) {
-                            inputs.push(Input::Ctx);
-                            continue;
-                        }
-                        if let Some(inner) = state_inner(&ty) {
-                            inputs.push(Input::State(Box::new(inner.clone())));
-                            continue;
-                        }
-                    }
-                    if let Some(problem) = borrowed(&ty) {
-                        cx.error_spanned(&ty, problem);
-                        continue;
-                    }
-                    let attr = arg_attr.map(|a| ArgAttr::parse(cx, &a)).unwrap_or_default();
-                    let optional = last_segment_is(&ty, "Option") || attr.default.is_some();
-                    inputs.push(Input::Model(ModelArg { ident, ty, attr, optional }));
-                }
+                FnArg::Typed(pat_type) => inputs.extend(Input::parse(cx, pat_type)),
             }
         }
-
-        let structs: Vec<_> = inputs
-            .iter()
-            .filter(|i| matches!(i, Input::Struct { .. }))
-            .collect();
-        if let Some(Input::Struct { ident, .. }) = structs.get(1) {
-            cx.error_spanned(ident, "only one parameter can be `#[args]`; move these fields into the first `#[args]` struct");
-        }
-        if !structs.is_empty() {
-            for input in &inputs {
-                if let Input::Model(arg) = input {
-                    cx.error_spanned(
-                        &arg.ident,
-                        "with an `#[args]` struct, every model argument is a field of that struct; move this parameter into it",
-                    );
-                }
-            }
-        }
+        check_args_struct(cx, &inputs);
 
         let output = match &sig.output {
             ReturnType::Default => Output::Unit,
@@ -206,6 +112,137 @@ impl ToolFn {
 
     pub(crate) fn name_span(&self) -> Span {
         self.ident.span()
+    }
+}
+
+/// What the registry cannot call: generics, `unsafe`, variadics.
+fn check_signature(cx: &mut Ctxt, sig: &Signature) {
+    if let Some(param) = sig.generics.type_params().next() {
+        cx.error_spanned(
+            param,
+            "`#[tool]` functions cannot be generic: the registry must know every argument type; use a concrete type",
+        );
+    }
+    if let Some(param) = sig.generics.const_params().next() {
+        cx.error_spanned(
+            param,
+            "`#[tool]` functions cannot have const generics; use a concrete value",
+        );
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        cx.error_spanned(unsafety, "`#[tool]` functions cannot be `unsafe`");
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned(variadic, "`#[tool]` functions cannot be variadic");
+    }
+}
+
+impl Input {
+    /// Reads one parameter and strips its `#[arg]` / `#[args]`; `None` when it was reported.
+    fn parse(cx: &mut Ctxt, pat_type: &mut PatType) -> Option<Self> {
+        let (arg_attr, is_args) = take_helper_attrs(pat_type);
+        let ident = match &*pat_type.pat {
+            Pat::Ident(pat) if pat.subpat.is_none() => pat.ident.clone(),
+            other => {
+                cx.error_spanned(
+                    other,
+                    "`#[tool]` parameters must be plain names such as `query: String`, since each becomes an argument name",
+                );
+                return None;
+            }
+        };
+        let ty = pat_type.ty.clone();
+        if has_impl_trait(&ty) {
+            cx.error_spanned(
+                &ty,
+                "`#[tool]` parameters cannot be `impl Trait`: the registry must know every argument type; use a concrete type",
+            );
+            return None;
+        }
+        if let Some(attr) = &is_args {
+            if let Some(problem) = borrowed(&ty) {
+                cx.error_spanned(&ty, problem);
+            }
+            if !matches!(attr.meta, Meta::Path(_)) {
+                cx.error_spanned(
+                    attr,
+                    "`#[args]` takes no options; describe the fields with doc comments",
+                );
+            }
+            return Some(Input::Struct { ident, ty });
+        }
+        if arg_attr.is_none() {
+            if is_ctx(&ty) {
+                return Some(Input::Ctx);
+            }
+            if let Some(inner) = state_inner(&ty) {
+                return Some(Input::State(Box::new(inner.clone())));
+            }
+        }
+        if let Some(problem) = borrowed(&ty) {
+            cx.error_spanned(&ty, problem);
+            return None;
+        }
+        let attr = arg_attr.map(|a| ArgAttr::parse(cx, &a)).unwrap_or_default();
+        let optional = last_segment_is(&ty, "Option") || attr.default.is_some();
+        Some(Input::Model(ModelArg {
+            ident,
+            ty,
+            attr,
+            optional,
+        }))
+    }
+
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            Input::Model(arg) => arg.ident.span(),
+            Input::Struct { ident, .. } => ident.span(),
+            Input::Ctx => Span::call_site(),
+            Input::State(ty) => ty.span(),
+        }
+    }
+}
+
+/// Removes `#[arg(...)]` and `#[args]` from a parameter, which would not compile on the emitted
+/// function, and returns them (the last of each).
+fn take_helper_attrs(pat_type: &mut PatType) -> (Option<Attribute>, Option<Attribute>) {
+    let mut arg_attr = None;
+    let mut is_args = None;
+    pat_type.attrs.retain(|attr| {
+        if attr.path().is_ident("arg") {
+            arg_attr = Some(attr.clone());
+            false
+        } else if attr.path().is_ident("args") {
+            is_args = Some(attr.clone());
+            false
+        } else {
+            true
+        }
+    });
+    (arg_attr, is_args)
+}
+
+/// At most one `#[args]` struct, and then no other model argument.
+fn check_args_struct(cx: &mut Ctxt, inputs: &[Input]) {
+    let structs: Vec<_> = inputs
+        .iter()
+        .filter(|i| matches!(i, Input::Struct { .. }))
+        .collect();
+    if let Some(Input::Struct { ident, .. }) = structs.get(1) {
+        cx.error_spanned(
+            ident,
+            "only one parameter can be `#[args]`; move these fields into the first `#[args]` struct",
+        );
+    }
+    if !structs.is_empty() {
+        for input in inputs {
+            if let Input::Model(arg) = input {
+                cx.error_spanned(
+                    &arg.ident,
+                    "with an `#[args]` struct, every model argument is a field of that struct; move this parameter into it",
+                );
+            }
+        }
     }
 }
 
@@ -328,16 +365,5 @@ fn classify_output(ty: &Type) -> Output {
             }
         }
         _ => Output::Value(Box::new(ty.clone())),
-    }
-}
-
-impl Input {
-    pub(crate) fn span(&self) -> Span {
-        match self {
-            Input::Model(arg) => arg.ident.span(),
-            Input::Struct { ident, .. } => ident.span(),
-            Input::Ctx => Span::call_site(),
-            Input::State(ty) => ty.span(),
-        }
     }
 }

@@ -1,7 +1,5 @@
 //! Parses `#[tool(...)]` and `#[arg(...)]`.
 
-use std::collections::HashSet;
-
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
@@ -32,7 +30,7 @@ pub(crate) enum Text {
     Macro(Expr),
 }
 
-#[derive(Default)]
+/// `#[tool(...)]`, read.
 pub(crate) struct ToolAttr {
     pub(crate) krate: Option<Path>,
     pub(crate) name: Option<LitStr>,
@@ -66,7 +64,8 @@ pub(crate) struct ToolAttr {
     pub(crate) example: Option<LitStr>,
 }
 
-/// Every key `#[tool(...)]` accepts, for suggestions.
+/// Every key `#[tool(...)]` accepts, in the order the unknown-key message lists them. Only that
+/// message reads it: a repeated key is caught by its slot.
 const TOOL_KEYS: &[&str] = &[
     "crate",
     "name",
@@ -102,10 +101,9 @@ const TOOL_KEYS: &[&str] = &[
 
 impl ToolAttr {
     pub(crate) fn parse(cx: &mut Ctxt, args: TokenStream) -> Self {
-        let mut attr = ToolAttr::default();
-        let mut seen = Seen::new("tool", TOOL_KEYS);
+        let mut slots = ToolSlots::default();
         let parser = syn::meta::parser(|meta| {
-            let key = meta
+            let name = meta
                 .path
                 .get_ident()
                 .map(ToString::to_string)
@@ -117,131 +115,150 @@ impl ToolAttr {
                         .collect::<Vec<_>>()
                         .join("::")
                 });
-            if seen.repeated(cx, &key, &meta) {
-                return skip_value(&meta);
-            }
-            attr.parse_key(cx, &key, &meta)
+            slots.read(cx, &Key::new("tool", &name, &meta))
         });
         if let Err(error) = parser.parse2(args) {
             cx.push(error);
         }
-        attr
+        slots.into_attr()
     }
+}
 
-    fn parse_key(&mut self, cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<()> {
-        match key {
-            // #[tool(crate = ::my_renamed_registry)]
-            "crate" => {
-                let value = meta.value()?;
-                self.krate = Some(if value.peek(LitStr) {
-                    value.parse::<LitStr>()?.parse()?
-                } else {
-                    value.parse()?
-                });
-            }
+const TIERS: &[&str] = &["low", "medium", "high"];
+const COSTS: &[&str] = &["free", "cheap", "expensive"];
+const PERMISSIONS: &[&str] = &["guest", "user", "admin", "owner"];
+
+/// The slots `#[tool(...)]` is read into, one per key.
+#[derive(Default)]
+struct ToolSlots {
+    krate: Attr<Path>,
+    name: Attr<LitStr>,
+    description: Attr<Sp<Text>>,
+    aliases: Attr<Vec<LitStr>>,
+    version: Attr<LitStr>,
+    category: Attr<LitStr>,
+    tags: Attr<Vec<LitStr>>,
+    tier: Attr<Sp<String>>,
+    cost: Attr<Sp<String>>,
+    permission: Attr<Sp<String>>,
+    read_only: BoolAttr,
+    destructive: BoolAttr,
+    idempotent: BoolAttr,
+    open_world: BoolAttr,
+    requires_confirmation: BoolAttr,
+    requires_gate: BoolAttr,
+    defer_loading: BoolAttr,
+    sequential: BoolAttr,
+    gate_fail_closed: BoolAttr,
+    enabled: Attr<Path>,
+    strip_from_display: BoolAttr,
+    cooldown_ms: Attr<Sp<u64>>,
+    timeout_ms: Attr<Sp<u64>>,
+    daily_limit: Attr<Sp<u32>>,
+    max_args_bytes: Attr<Sp<usize>>,
+    blocking: BoolAttr,
+    tag: Attr<LitStr>,
+    pattern: Attr<LitStr>,
+    groups: Attr<Sp<Vec<Sp<String>>>>,
+    example: Attr<LitStr>,
+}
+
+impl ToolSlots {
+    fn read(&mut self, cx: &mut Ctxt, key: &Key) -> syn::Result<()> {
+        match key.name {
+            // #[tool(crate = ::my_renamed_registry)] or #[tool(crate = "::my_renamed_registry")]
+            "crate" => self.krate.read(cx, key, crate_path),
             // #[tool(name = "module.tool")]
-            "name" => self.name = string(cx, key, meta)?,
+            "name" => self.name.read(cx, key, string),
             // #[tool(description = "...")] or #[tool(description = include_str!("x.md"))]
-            "description" => {
-                let expr: Expr = meta.value()?.parse()?;
-                let span = expr.span();
-                match expr {
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Str(s), ..
-                    }) => {
-                        self.description = Some(sp(Text::Literal(s.value()), span));
-                    }
-                    Expr::Macro(_) => self.description = Some(sp(Text::Macro(expr), span)),
-                    other => {
-                        cx.error_spanned(other, expects(key, "a string", "\"Search the notes.\""))
-                    }
-                }
-            }
+            "description" => self.description.read(cx, key, text),
             // #[tool(aliases(search, find))]
-            "aliases" => self.aliases = list(cx, key, meta)?.into_iter().map(to_lit).collect(),
+            "aliases" => self.aliases.read(cx, key, names),
             // #[tool(version = "1.0.0")]
-            "version" => self.version = string(cx, key, meta)?,
+            "version" => self.version.read(cx, key, string),
             // #[tool(category = "search")]
-            "category" => self.category = string(cx, key, meta)?,
+            "category" => self.category.read(cx, key, string),
             // #[tool(tags(web, search))]
-            "tags" => self.tags = list(cx, key, meta)?.into_iter().map(to_lit).collect(),
+            "tags" => self.tags.read(cx, key, names),
             // #[tool(tier = "low" | "medium" | "high")]
-            "tier" => self.tier = choice(cx, key, meta, &["low", "medium", "high"])?,
+            "tier" => self.tier.read(cx, key, choice(TIERS)),
             // #[tool(cost = "free" | "cheap" | "expensive")]
-            "cost" => self.cost = choice(cx, key, meta, &["free", "cheap", "expensive"])?,
+            "cost" => self.cost.read(cx, key, choice(COSTS)),
             // #[tool(permission = "guest" | "user" | "admin" | "owner")]
-            "permission" => {
-                self.permission = choice(cx, key, meta, &["guest", "user", "admin", "owner"])?;
-            }
-            // #[tool(read_only)] or #[tool(read_only = false)]
-            "read_only" => self.read_only = flag(cx, key, meta)?,
-            "destructive" => self.destructive = flag(cx, key, meta)?,
-            "idempotent" => self.idempotent = flag(cx, key, meta)?,
-            "open_world" => self.open_world = flag(cx, key, meta)?,
-            "requires_confirmation" => self.requires_confirmation = flag(cx, key, meta)?,
-            "requires_gate" => self.requires_gate = flag(cx, key, meta)?,
-            "defer_loading" => self.defer_loading = flag(cx, key, meta)?,
-            "sequential" => self.sequential = flag(cx, key, meta)?,
+            "permission" => self.permission.read(cx, key, choice(PERMISSIONS)),
+            // #[tool(read_only)] or #[tool(read_only = false)], and so for every flag
+            "read_only" => self.read_only.read(cx, key),
+            "destructive" => self.destructive.read(cx, key),
+            "idempotent" => self.idempotent.read(cx, key),
+            "open_world" => self.open_world.read(cx, key),
+            "requires_confirmation" => self.requires_confirmation.read(cx, key),
+            "requires_gate" => self.requires_gate.read(cx, key),
+            "defer_loading" => self.defer_loading.read(cx, key),
+            "sequential" => self.sequential.read(cx, key),
             // #[tool(gate_fail_closed)]
-            "gate_fail_closed" => self.gate_fail_closed = flag(cx, key, meta)?,
+            "gate_fail_closed" => self.gate_fail_closed.read(cx, key),
             // #[tool(enabled = path::to::predicate)], a `fn(&Scope) -> bool`
-            "enabled" => {
-                let expr: Expr = meta.value()?.parse()?;
-                match expr {
-                    Expr::Path(path) if path.qself.is_none() => self.enabled = Some(path.path),
-                    other => cx.error_spanned(
-                        other,
-                        "`enabled` expects the path of a `fn(&Scope) -> bool`, e.g. `enabled = has_documents`",
-                    ),
-                }
-            }
-            "strip_from_display" => self.strip_from_display = flag(cx, key, meta)?,
+            "enabled" => self.enabled.read(cx, key, predicate),
+            // #[tool(strip_from_display = false)]
+            "strip_from_display" => self.strip_from_display.read(cx, key),
             // #[tool(cooldown = "30s")]
-            "cooldown" => self.cooldown_ms = duration(cx, key, meta)?,
+            "cooldown" => self.cooldown_ms.read(cx, key, duration),
             // #[tool(timeout = "2m")]
-            "timeout" => self.timeout_ms = duration(cx, key, meta)?,
+            "timeout" => self.timeout_ms.read(cx, key, duration),
             // #[tool(daily_limit = 3)]
-            "daily_limit" => {
-                let expr: Expr = meta.value()?.parse()?;
-                match &expr {
-                    Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => match int.base10_parse::<u32>() {
-                        Ok(0) | Err(_) => cx.error_spanned(
-                            int,
-                            "`daily_limit` must be a whole number from 1 to 4294967295; leave it out for no limit",
-                        ),
-                        Ok(n) => self.daily_limit = Some(sp(n, int.span())),
-                    },
-                    other => cx.error_spanned(other, expects(key, "an integer", "3")),
-                }
-            }
+            "daily_limit" => self.daily_limit.read(cx, key, daily_limit),
             // #[tool(max_args_bytes = 4096)]
             "max_args_bytes" => {
-                self.max_args_bytes = positive(
-                    cx,
-                    meta,
-                    "`max_args_bytes` must be a whole number of bytes, at least 1, e.g. `max_args_bytes = 65536`; leave it out for the default of 1 MiB",
-                )?;
+                let wanted = "`max_args_bytes` must be a whole number of bytes, at least 1, e.g. `max_args_bytes = 65536`; leave it out for the default of 1 MiB";
+                self.max_args_bytes.read(cx, key, positive(wanted))
             }
             // #[tool(blocking)]
-            "blocking" => self.blocking = flag(cx, key, meta)?,
+            "blocking" => self.blocking.read(cx, key),
             // #[tool(tag = "RESEARCH")]
-            "tag" => self.tag = string(cx, key, meta)?,
+            "tag" => self.tag.read(cx, key, string),
             // #[tool(pattern = r"(factual|communication)\s+(.+)")]
-            "pattern" => self.pattern = string(cx, key, meta)?,
+            "pattern" => self.pattern.read(cx, key, string),
             // #[tool(groups(category, content))]
-            "groups" => {
-                let span = meta.path.span();
-                let items = list(cx, key, meta)?;
-                self.groups = Some(sp(items, span));
-            }
+            "groups" => self.groups.read(cx, key, groups),
             // #[tool(example = "RESEARCH: [query]")]
-            "example" => self.example = string(cx, key, meta)?,
-            unknown => {
-                cx.error_spanned(&meta.path, unknown_key("tool", unknown, TOOL_KEYS));
-                skip_value(meta)?;
-            }
+            "example" => self.example.read(cx, key, string),
+            _ => key.unknown(cx, TOOL_KEYS),
         }
-        Ok(())
+    }
+
+    fn into_attr(self) -> ToolAttr {
+        ToolAttr {
+            krate: self.krate.get(),
+            name: self.name.get(),
+            description: self.description.get(),
+            aliases: self.aliases.get().unwrap_or_default(),
+            version: self.version.get(),
+            category: self.category.get(),
+            tags: self.tags.get().unwrap_or_default(),
+            tier: self.tier.get(),
+            cost: self.cost.get(),
+            permission: self.permission.get(),
+            read_only: self.read_only.get(),
+            destructive: self.destructive.get(),
+            idempotent: self.idempotent.get(),
+            open_world: self.open_world.get(),
+            requires_confirmation: self.requires_confirmation.get(),
+            requires_gate: self.requires_gate.get(),
+            defer_loading: self.defer_loading.get(),
+            sequential: self.sequential.get(),
+            gate_fail_closed: self.gate_fail_closed.get(),
+            enabled: self.enabled.get(),
+            strip_from_display: self.strip_from_display.get(),
+            cooldown_ms: self.cooldown_ms.get(),
+            timeout_ms: self.timeout_ms.get(),
+            daily_limit: self.daily_limit.get(),
+            max_args_bytes: self.max_args_bytes.get(),
+            blocking: self.blocking.get(),
+            tag: self.tag.get(),
+            pattern: self.pattern.get(),
+            groups: self.groups.get(),
+            example: self.example.get(),
+        }
     }
 }
 
@@ -254,94 +271,168 @@ pub(crate) struct ArgAttr {
     pub(crate) max_len: Option<Sp<usize>>,
 }
 
+/// Every key `#[arg(...)]` accepts, for the unknown-key message.
 const ARG_KEYS: &[&str] = &["desc", "default", "rename", "max_len"];
 
 impl ArgAttr {
     pub(crate) fn parse(cx: &mut Ctxt, attr: &syn::Attribute) -> Self {
-        let mut arg = ArgAttr::default();
         if matches!(attr.meta, syn::Meta::Path(_)) {
-            return arg;
+            return ArgAttr::default();
         }
-        let mut seen = Seen::new("arg", ARG_KEYS);
+        let mut slots = ArgSlots::default();
         let result = attr.parse_nested_meta(|meta| {
-            let mut key = meta
+            let written = meta
                 .path
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            if key == "description" {
-                key = "desc".to_owned();
-            }
-            if seen.repeated(cx, &key, &meta) {
-                return skip_value(&meta);
-            }
-            match key.as_str() {
-                // #[arg(desc = "What to look for")] or #[arg(description = "...")]
-                "desc" => arg.desc = string(cx, "desc", &meta)?,
-                // #[arg(default = 5)]
-                "default" => arg.default = Some(Box::new(meta.value()?.parse()?)),
-                // #[arg(rename = "q")]
-                "rename" => arg.rename = string(cx, "rename", &meta)?,
-                // #[arg(max_len = 200)]
-                "max_len" => {
-                    arg.max_len = positive(
-                        cx,
-                        &meta,
-                        "`max_len` must be a whole number of characters, at least 1, e.g. `max_len = 200`",
-                    )?;
-                }
-                unknown => {
-                    cx.error_spanned(&meta.path, unknown_key("arg", unknown, ARG_KEYS));
-                    skip_value(&meta)?;
-                }
-            }
-            Ok(())
+            let name = if written == "description" {
+                "desc"
+            } else {
+                &written
+            };
+            slots.read(cx, &Key::new("arg", name, &meta))
         });
         if let Err(error) = result {
             cx.push(error);
         }
-        arg
+        slots.into_attr()
     }
 }
 
-/// The keys an attribute has had so far: a repeated key is reported here, for every key alike.
-struct Seen {
+/// The slots `#[arg(...)]` is read into, one per key.
+#[derive(Default)]
+struct ArgSlots {
+    desc: Attr<LitStr>,
+    default: Attr<Box<Expr>>,
+    rename: Attr<LitStr>,
+    max_len: Attr<Sp<usize>>,
+}
+
+impl ArgSlots {
+    fn read(&mut self, cx: &mut Ctxt, key: &Key) -> syn::Result<()> {
+        match key.name {
+            // #[arg(desc = "What to look for")] or #[arg(description = "...")]
+            "desc" => self.desc.read(cx, key, string),
+            // #[arg(default = 5)]
+            "default" => self.default.read(cx, key, |_, key| {
+                Ok(Some(Box::new(key.meta.value()?.parse()?)))
+            }),
+            // #[arg(rename = "q")]
+            "rename" => self.rename.read(cx, key, string),
+            // #[arg(max_len = 200)]
+            "max_len" => {
+                let wanted = "`max_len` must be a whole number of characters, at least 1, e.g. `max_len = 200`";
+                self.max_len.read(cx, key, positive(wanted))
+            }
+            _ => key.unknown(cx, ARG_KEYS),
+        }
+    }
+
+    fn into_attr(self) -> ArgAttr {
+        ArgAttr {
+            desc: self.desc.get(),
+            default: self.default.get(),
+            rename: self.rename.get(),
+            max_len: self.max_len.get(),
+        }
+    }
+}
+
+/// One key of `#[tool(...)]` or `#[arg(...)]` as it is read, with what follows it.
+struct Key<'a, 'm> {
+    /// `tool` or `arg`.
     kind: &'static str,
-    known: &'static [&'static str],
-    keys: HashSet<String>,
+    /// The key's own name: `desc` where `description` was written.
+    name: &'a str,
+    meta: &'a ParseNestedMeta<'m>,
 }
 
-impl Seen {
-    fn new(kind: &'static str, known: &'static [&'static str]) -> Self {
-        Self {
-            kind,
-            known,
-            keys: HashSet::new(),
-        }
+impl<'a, 'm> Key<'a, 'm> {
+    fn new(kind: &'static str, name: &'a str, meta: &'a ParseNestedMeta<'m>) -> Self {
+        Self { kind, name, meta }
     }
 
-    /// Whether `key` came before in this attribute (then the error is reported). Unknown keys are
-    /// left to the caller, which reports each of them as unknown.
-    fn repeated(&mut self, cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> bool {
-        if self.keys.insert(key.to_owned()) || !self.known.contains(&key) {
-            return false;
-        }
-        let kind = self.kind;
-        let written = meta
+    /// Reports this key as written a second time in the same attribute.
+    fn duplicate(&self, cx: &mut Ctxt) {
+        let written = self
+            .meta
             .path
             .get_ident()
             .map(ToString::to_string)
             .unwrap_or_default();
-        let same = if written == key {
+        let same = if written == self.name {
             String::new()
         } else {
-            format!(" (the same as `{key}`)")
+            format!(" (the same as `{}`)", self.name)
         };
         cx.error_spanned(
-            &meta.path,
-            format!("duplicate {kind} attribute `{written}`{same}; keep one of them"),
+            &self.meta.path,
+            format!(
+                "duplicate {} attribute `{written}`{same}; keep one of them",
+                self.kind
+            ),
         );
-        true
+    }
+
+    /// Reports a key that is none of `known`, then steps over its value so parsing goes on.
+    fn unknown(&self, cx: &mut Ctxt, known: &[&str]) -> syn::Result<()> {
+        cx.error_spanned(&self.meta.path, unknown_key(self.kind, self.name, known));
+        skip_value(self.meta)
+    }
+}
+
+/// The slot of one key: what was read for it, and whether it was written at all.
+struct Attr<T> {
+    /// Set even when the value was rejected, so that writing the key again is still a duplicate.
+    written: bool,
+    value: Option<T>,
+}
+
+impl<T> Default for Attr<T> {
+    fn default() -> Self {
+        Self {
+            written: false,
+            value: None,
+        }
+    }
+}
+
+impl<T> Attr<T> {
+    /// Reads the key's value with `parse`, or reports the key as a duplicate if it came before:
+    /// the one place where repeated keys are caught. A duplicate's value is skipped unread, so it
+    /// yields that one error whatever it holds.
+    fn read(
+        &mut self,
+        cx: &mut Ctxt,
+        key: &Key,
+        parse: impl FnOnce(&mut Ctxt, &Key) -> syn::Result<Option<T>>,
+    ) -> syn::Result<()> {
+        if self.written {
+            key.duplicate(cx);
+            return skip_value(key.meta);
+        }
+        self.written = true;
+        self.value = parse(cx, key)?;
+        Ok(())
+    }
+
+    fn get(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// The slot of a flag: `key`, `key = true` or `key = false`.
+#[derive(Default)]
+struct BoolAttr(Attr<Sp<bool>>);
+
+impl BoolAttr {
+    fn read(&mut self, cx: &mut Ctxt, key: &Key) -> syn::Result<()> {
+        self.0.read(cx, key, flag)
+    }
+
+    fn get(self) -> Option<Sp<bool>> {
+        self.0.get()
     }
 }
 
@@ -371,9 +462,10 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     Ok(())
 }
 
-fn string(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> {
+fn string(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
+    let meta = key.meta;
     if !meta.input.peek(Token![=]) {
-        cx.error_spanned(&meta.path, expects(key, "a string", "\"...\""));
+        cx.error_spanned(&meta.path, expects(key.name, "a string", "\"...\""));
         skip_value(meta)?;
         return Ok(None);
     }
@@ -383,44 +475,87 @@ fn string(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Optio
             lit: Lit::Str(s), ..
         }) => Ok(Some(s)),
         other => {
-            cx.error_spanned(other, expects(key, "a string", "\"...\""));
+            cx.error_spanned(other, expects(key.name, "a string", "\"...\""));
             Ok(None)
         }
     }
 }
 
-fn choice(
-    cx: &mut Ctxt,
-    key: &str,
-    meta: &ParseNestedMeta,
-    options: &[&str],
-) -> syn::Result<Option<Sp<String>>> {
-    let quoted = options
-        .iter()
-        .map(|o| format!("\"{o}\""))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let Some(lit) = string(cx, key, meta)? else {
-        return Ok(None);
-    };
-    let value = lit.value();
-    if options.contains(&value.as_str()) {
-        Ok(Some(sp(value, lit.span())))
-    } else {
-        cx.error_spanned(
-            &lit,
-            format!("`{key}` must be one of {quoted}; found \"{value}\""),
-        );
-        Ok(None)
+/// A string literal or a macro such as `include_str!("doc.md")`.
+fn text(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<Text>>> {
+    let expr: Expr = key.meta.value()?.parse()?;
+    let span = expr.span();
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(Some(sp(Text::Literal(s.value()), span))),
+        Expr::Macro(_) => Ok(Some(sp(Text::Macro(expr), span))),
+        other => {
+            cx.error_spanned(
+                other,
+                expects(key.name, "a string", "\"Search the notes.\""),
+            );
+            Ok(None)
+        }
     }
 }
 
-fn flag(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Option<Sp<bool>>> {
+/// A path, bare or in a string.
+fn crate_path(_: &mut Ctxt, key: &Key) -> syn::Result<Option<Path>> {
+    let value = key.meta.value()?;
+    Ok(Some(if value.peek(LitStr) {
+        value.parse::<LitStr>()?.parse()?
+    } else {
+        value.parse()?
+    }))
+}
+
+/// The path of a `fn(&Scope) -> bool`.
+fn predicate(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Path>> {
+    let expr: Expr = key.meta.value()?.parse()?;
+    match expr {
+        Expr::Path(path) if path.qself.is_none() => Ok(Some(path.path)),
+        other => {
+            cx.error_spanned(
+                other,
+                "`enabled` expects the path of a `fn(&Scope) -> bool`, e.g. `enabled = has_documents`",
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// A string that must be one of `options`.
+fn choice(options: &[&str]) -> impl FnOnce(&mut Ctxt, &Key) -> syn::Result<Option<Sp<String>>> {
+    move |cx, key| {
+        let quoted = options
+            .iter()
+            .map(|o| format!("\"{o}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let Some(lit) = string(cx, key)? else {
+            return Ok(None);
+        };
+        let value = lit.value();
+        if options.contains(&value.as_str()) {
+            Ok(Some(sp(value, lit.span())))
+        } else {
+            cx.error_spanned(
+                &lit,
+                format!("`{}` must be one of {quoted}; found \"{value}\"", key.name),
+            );
+            Ok(None)
+        }
+    }
+}
+
+fn flag(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<bool>>> {
+    let (name, meta) = (key.name, key.meta);
     if !meta.input.peek(Token![=]) {
         if meta.input.peek(syn::token::Paren) {
             cx.error_spanned(
                 &meta.path,
-                format!("`{key}` is a flag: write `{key}` or `{key} = false`"),
+                format!("`{name}` is a flag: write `{name}` or `{name} = false`"),
             );
             skip_value(meta)?;
             return Ok(None);
@@ -436,41 +571,63 @@ fn flag(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Option<
         other => {
             cx.error_spanned(
                 other,
-                format!("`{key}` expects `true` or `false`, or no value at all"),
+                format!("`{name}` expects `true` or `false`, or no value at all"),
             );
             Ok(None)
         }
     }
 }
 
-/// `key = N` with `N` a whole number of at least 1.
-fn positive(
-    cx: &mut Ctxt,
-    meta: &ParseNestedMeta,
-    message: &str,
-) -> syn::Result<Option<Sp<usize>>> {
-    let expr: Expr = meta.value()?.parse()?;
+/// `key = N` with `N` a whole number of at least 1; `message` says so otherwise.
+fn positive(message: &str) -> impl FnOnce(&mut Ctxt, &Key) -> syn::Result<Option<Sp<usize>>> {
+    move |cx, key| {
+        let expr: Expr = key.meta.value()?.parse()?;
+        match &expr {
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(int), ..
+            }) => match int.base10_parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Some(sp(n, int.span()))),
+                _ => {
+                    cx.error_spanned(int, message);
+                    Ok(None)
+                }
+            },
+            other => {
+                cx.error_spanned(other, message);
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// `daily_limit = N` with `N` from 1 to `u32::MAX`.
+fn daily_limit(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<u32>>> {
+    let expr: Expr = key.meta.value()?.parse()?;
     match &expr {
         Expr::Lit(ExprLit {
             lit: Lit::Int(int), ..
-        }) => match int.base10_parse::<usize>() {
-            Ok(n) if n > 0 => Ok(Some(sp(n, int.span()))),
-            _ => {
-                cx.error_spanned(int, message);
+        }) => match int.base10_parse::<u32>() {
+            Ok(0) | Err(_) => {
+                cx.error_spanned(
+                    int,
+                    "`daily_limit` must be a whole number from 1 to 4294967295; leave it out for no limit",
+                );
                 Ok(None)
             }
+            Ok(n) => Ok(Some(sp(n, int.span()))),
         },
         other => {
-            cx.error_spanned(other, message);
+            cx.error_spanned(other, expects(key.name, "an integer", "3"));
             Ok(None)
         }
     }
 }
 
-fn duration(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Option<Sp<u64>>> {
-    let Some(lit) = string(cx, key, meta)? else {
+fn duration(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<u64>>> {
+    let Some(lit) = string(cx, key)? else {
         return Ok(None);
     };
+    let name = key.name;
     match humantime::parse_duration(&lit.value()) {
         Ok(d) if !d.is_zero() => Ok(Some(sp(
             u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
@@ -479,14 +636,14 @@ fn duration(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Opt
         Ok(_) => {
             cx.error_spanned(
                 &lit,
-                format!("`{key}` must be longer than zero; leave it out for none"),
+                format!("`{name}` must be longer than zero; leave it out for none"),
             );
             Ok(None)
         }
         Err(error) => {
             cx.error_spanned(
                 &lit,
-                format!("cannot read `{key}` as a duration ({error}); write it like \"30s\", \"5m\", \"1h 30m\" or \"250ms\""),
+                format!("cannot read `{name}` as a duration ({error}); write it like \"30s\", \"5m\", \"1h 30m\" or \"250ms\""),
             );
             Ok(None)
         }
@@ -494,11 +651,12 @@ fn duration(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Opt
 }
 
 /// `key(a, b)` or `key("a", "b")`.
-fn list(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Vec<Sp<String>>> {
+fn list(cx: &mut Ctxt, key: &Key) -> syn::Result<Vec<Sp<String>>> {
+    let (name, meta) = (key.name, key.meta);
     if !meta.input.peek(syn::token::Paren) {
         cx.error_spanned(
             &meta.path,
-            format!("`{key}` expects a list, e.g. `{key}(a, b)`"),
+            format!("`{name}` expects a list, e.g. `{name}(a, b)`"),
         );
         skip_value(meta)?;
         return Ok(Vec::new());
@@ -507,6 +665,17 @@ fn list(cx: &mut Ctxt, key: &str, meta: &ParseNestedMeta) -> syn::Result<Vec<Sp<
     syn::parenthesized!(content in meta.input);
     let items = Punctuated::<ListItem, Token![,]>::parse_terminated(&content)?;
     Ok(items.into_iter().map(|item| item.0).collect())
+}
+
+/// A list of names as string literals; a malformed list reads as none.
+fn names(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Vec<LitStr>>> {
+    Ok(Some(list(cx, key)?.into_iter().map(to_lit).collect()))
+}
+
+/// A list with the span of its key, even when malformed: `check` reports it outside the tag form.
+fn groups(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<Vec<Sp<String>>>>> {
+    let span = key.meta.path.span();
+    Ok(Some(sp(list(cx, key)?, span)))
 }
 
 struct ListItem(Sp<String>);
@@ -537,4 +706,109 @@ fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse::Parser;
+
+    use super::{ARG_KEYS, ArgAttr, TOOL_KEYS, ToolAttr};
+    use crate::ctxt::Ctxt;
+
+    fn messages(cx: Ctxt) -> Vec<String> {
+        cx.finish()
+            .map_or_else(Vec::new, |e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    fn tool_errors(args: &str) -> Vec<String> {
+        let mut cx = Ctxt::new();
+        ToolAttr::parse(&mut cx, args.parse().unwrap());
+        messages(cx)
+    }
+
+    fn arg_errors(args: &str) -> Vec<String> {
+        let attrs = syn::Attribute::parse_outer
+            .parse_str(&format!("#[arg({args})]"))
+            .unwrap();
+        let mut cx = Ctxt::new();
+        ArgAttr::parse(&mut cx, &attrs[0]);
+        messages(cx)
+    }
+
+    #[test]
+    fn every_tool_key_has_a_slot_that_catches_a_repeat() {
+        for key in TOOL_KEYS {
+            let errors = tool_errors(&format!("{key} = x, {key} = x"));
+            let duplicate = format!("duplicate tool attribute `{key}`; keep one of them");
+            assert_eq!(
+                errors.iter().filter(|e| **e == duplicate).count(),
+                1,
+                "{errors:?}"
+            );
+            assert!(
+                !errors.iter().any(|e| e.starts_with("unknown")),
+                "{errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_arg_key_has_a_slot_that_catches_a_repeat() {
+        for key in ARG_KEYS {
+            let errors = arg_errors(&format!("{key} = x, {key} = x"));
+            let duplicate = format!("duplicate arg attribute `{key}`; keep one of them");
+            assert_eq!(
+                errors.iter().filter(|e| **e == duplicate).count(),
+                1,
+                "{errors:?}"
+            );
+            assert!(
+                !errors.iter().any(|e| e.starts_with("unknown")),
+                "{errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn description_and_desc_share_one_slot() {
+        assert_eq!(
+            arg_errors(r#"desc = "a", description = "b""#),
+            ["duplicate arg attribute `description` (the same as `desc`); keep one of them"],
+        );
+        assert_eq!(
+            arg_errors(r#"description = "a", desc = "b""#),
+            ["duplicate arg attribute `desc`; keep one of them"],
+        );
+    }
+
+    #[test]
+    fn a_rejected_value_still_fills_its_slot() {
+        assert_eq!(
+            tool_errors(r#"tier = "extreme", tier = "low""#),
+            [
+                r#"`tier` must be one of "low", "medium", "high"; found "extreme""#,
+                "duplicate tool attribute `tier`; keep one of them",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_repeated_value_is_not_read() {
+        assert_eq!(
+            tool_errors("daily_limit = 3, daily_limit = 0, tags = 1, tags = 2"),
+            [
+                "duplicate tool attribute `daily_limit`; keep one of them",
+                "`tags` expects a list, e.g. `tags(a, b)`",
+                "duplicate tool attribute `tags`; keep one of them",
+            ],
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_never_duplicates() {
+        assert_eq!(
+            tool_errors("dayly_limit = 3, dayly_limit = 3"),
+            ["unknown tool attribute `dayly_limit`; did you mean `daily_limit`?"; 2],
+        );
+    }
 }

@@ -4,7 +4,7 @@ use proc_macro2::Span;
 use syn::LitStr;
 
 use crate::ast::ToolFn;
-use crate::attr::{Text, ToolAttr};
+use crate::attr::{Sp, Text, ToolAttr};
 use crate::ctxt::Ctxt;
 
 /// The most characters a tool name may have (OpenAI's and Anthropic's limit).
@@ -108,18 +108,7 @@ fn check_name(name: &str) -> Result<(), String> {
 
 fn tag_form(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Option<TagForm> {
     let Some(tag) = &attr.tag else {
-        for (key, span) in [
-            ("pattern", attr.pattern.as_ref().map(LitStr::span)),
-            ("groups", attr.groups.as_ref().map(|g| g.span)),
-            ("example", attr.example.as_ref().map(LitStr::span)),
-        ] {
-            if let Some(span) = span {
-                cx.error_at(
-                    span,
-                    format!("`{key}` belongs to the tag form; add `tag = \"PREFIX\"` too"),
-                );
-            }
-        }
+        reject_tag_keys(cx, attr);
         return None;
     };
     let prefix = tag.value();
@@ -134,62 +123,8 @@ fn tag_form(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Option<TagForm> {
         Some(lit) => (lit.value(), lit.span()),
         None => ("(.+)".to_owned(), tag.span()),
     };
-    let captures = match regex_syntax::Parser::new().parse(&pattern) {
-        Ok(hir) => Some(hir.properties().explicit_captures_len()),
-        Err(error) => {
-            let detail = error.to_string();
-            let summary = detail
-                .lines()
-                .last()
-                .unwrap_or(&detail)
-                .trim_start_matches("error: ")
-                .to_owned();
-            cx.error_at(
-                pattern_span,
-                format!("invalid regex in `pattern`: {summary}"),
-            );
-            None
-        }
-    };
-
-    let model_args: Vec<String> = func.model_args().map(|arg| arg.json_name()).collect();
-    let required: Vec<String> = func
-        .model_args()
-        .filter(|arg| !arg.optional)
-        .map(|arg| arg.json_name())
-        .collect();
-    let groups: Vec<String> = match &attr.groups {
-        Some(groups) => {
-            if func.args_struct().is_none() {
-                for group in &groups.value {
-                    if !model_args.contains(&group.value) {
-                        let known = if model_args.is_empty() {
-                            "the tool has no arguments".to_owned()
-                        } else {
-                            format!("the arguments are {}", quoted(&model_args))
-                        };
-                        cx.error_at(
-                            group.span,
-                            format!("group `{}` names no argument; {known}", group.value),
-                        );
-                    }
-                }
-            }
-            groups.value.iter().map(|g| g.value.clone()).collect()
-        }
-        None if model_args.len() == 1 => model_args.clone(),
-        None if required.len() == 1 => required.clone(),
-        None => {
-            cx.error_spanned(
-                tag,
-                format!(
-                    "the tag form needs `groups(...)` to say which argument each capture group of the pattern fills; the arguments are {}",
-                    if model_args.is_empty() { "none".to_owned() } else { quoted(&model_args) }
-                ),
-            );
-            Vec::new()
-        }
-    };
+    let captures = capture_count(cx, &pattern, pattern_span);
+    let groups = groups(cx, attr, func, tag);
     if let Some(captures) = captures
         && !groups.is_empty()
         && captures != groups.len()
@@ -218,6 +153,87 @@ fn tag_form(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Option<TagForm> {
         groups,
         example,
     })
+}
+
+/// `pattern`, `groups` and `example` without `tag`.
+fn reject_tag_keys(cx: &mut Ctxt, attr: &ToolAttr) {
+    for (key, span) in [
+        ("pattern", attr.pattern.as_ref().map(LitStr::span)),
+        ("groups", attr.groups.as_ref().map(|g| g.span)),
+        ("example", attr.example.as_ref().map(LitStr::span)),
+    ] {
+        if let Some(span) = span {
+            cx.error_at(
+                span,
+                format!("`{key}` belongs to the tag form; add `tag = \"PREFIX\"` too"),
+            );
+        }
+    }
+}
+
+/// The number of capture groups of `pattern`, or `None` (reported) when it is not a regex.
+fn capture_count(cx: &mut Ctxt, pattern: &str, span: Span) -> Option<usize> {
+    match regex_syntax::Parser::new().parse(pattern) {
+        Ok(hir) => Some(hir.properties().explicit_captures_len()),
+        Err(error) => {
+            let detail = error.to_string();
+            let summary = detail
+                .lines()
+                .last()
+                .unwrap_or(&detail)
+                .trim_start_matches("error: ")
+                .to_owned();
+            cx.error_at(span, format!("invalid regex in `pattern`: {summary}"));
+            None
+        }
+    }
+}
+
+/// The argument each capture group fills: as `groups(...)` names them, or the one argument (or the
+/// one required argument) when that is unambiguous.
+fn groups(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn, tag: &LitStr) -> Vec<String> {
+    let model_args: Vec<String> = func.model_args().map(|arg| arg.json_name()).collect();
+    let required: Vec<String> = func
+        .model_args()
+        .filter(|arg| !arg.optional)
+        .map(|arg| arg.json_name())
+        .collect();
+    match &attr.groups {
+        Some(groups) => {
+            if func.args_struct().is_none() {
+                check_group_names(cx, &groups.value, &model_args);
+            }
+            groups.value.iter().map(|g| g.value.clone()).collect()
+        }
+        None if model_args.len() == 1 => model_args,
+        None if required.len() == 1 => required,
+        None => {
+            cx.error_spanned(
+                tag,
+                format!(
+                    "the tag form needs `groups(...)` to say which argument each capture group of the pattern fills; the arguments are {}",
+                    if model_args.is_empty() { "none".to_owned() } else { quoted(&model_args) }
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn check_group_names(cx: &mut Ctxt, groups: &[Sp<String>], model_args: &[String]) {
+    for group in groups {
+        if !model_args.contains(&group.value) {
+            let known = if model_args.is_empty() {
+                "the tool has no arguments".to_owned()
+            } else {
+                format!("the arguments are {}", quoted(model_args))
+            };
+            cx.error_at(
+                group.span,
+                format!("group `{}` names no argument; {known}", group.value),
+            );
+        }
+    }
 }
 
 fn quoted(names: &[String]) -> String {

@@ -3,11 +3,11 @@
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{ItemFn, LitStr, Path, Type, parse_quote};
+use syn::{Expr, ItemFn, LitStr, Path, Type, parse_quote};
 
 use crate::ast::{Input, Output, ToolFn, has_impl_trait};
-use crate::attr::{Text, ToolAttr};
-use crate::check::{self, Resolved};
+use crate::attr::{ArgAttr, Sp, Text, ToolAttr};
+use crate::check::{self, Resolved, TagForm};
 use crate::ctxt::Ctxt;
 use crate::fallback;
 
@@ -63,114 +63,23 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         .clone()
         .unwrap_or_else(|| parse_quote!(::tool_registry));
     let p = quote!(#krate::__private);
-    let name_span = resolved.name_span;
-
-    let args = model_args(func, &p);
-    let mut arg_infos = Vec::new();
-    for arg in func.model_args() {
-        let json_name = arg.json_name();
-        let rust_type = type_text(&arg.ty);
-        let required = !arg.optional;
-        arg_infos.push(quote! {
-            #krate::ArgInfo { name: #json_name, rust_type: #rust_type, required: #required }
-        });
-    }
-
     let blocking = attr.blocking.as_ref().is_some_and(|b| b.value);
-    let mut call_args = Vec::new();
-    let mut states = Vec::new();
-    let mut length_checks = Vec::new();
-    let mut model_index = 0usize;
-    for (i, input) in func.inputs.iter().enumerate() {
-        match input {
-            Input::Model(arg) => {
-                let local = format_ident!("__tool_registry_a{}", model_index);
-                model_index += 1;
-                if let Some(max) = &arg.attr.max_len {
-                    let (max, path, ty) = (max.value, arg.json_name(), &arg.ty);
-                    let (first, _) = end_spans(ty);
-                    length_checks.push(quote_spanned!(first=>
-                        #p::check_max_len::<#ty>(&#local, #max, #path)?;
-                    ));
-                }
-                call_args.push(quote!(#local));
-            }
-            Input::Struct { .. } => call_args.push(quote!(__tool_registry_args)),
-            // A blocking handler outlives the call's borrow of the context: it gets a copy.
-            Input::Ctx if blocking => {
-                states.push(quote!(let __tool_registry_ctx = ::core::clone::Clone::clone(__tool_registry_env.ctx());));
-                call_args.push(quote!(&__tool_registry_ctx));
-            }
-            Input::Ctx => call_args.push(quote!(__tool_registry_env.ctx())),
-            Input::State(ty) => {
-                let local = format_ident!("__tool_registry_s{}", i);
-                states.push(quote_spanned!(input.span()=> let #local = __tool_registry_env.state::<#ty>()?;));
-                call_args.push(quote!(#local));
-            }
-        }
-    }
-
-    let ident = &func.ident;
-    let invoke = if func.is_async {
-        quote!(#ident(#(#call_args),*).await)
-    } else {
-        quote!(#ident(#(#call_args),*))
-    };
-    // `assert_output` comes before the conversion, whose turbofish names the same user tokens: rustc
-    // then reports the unmet `Serialize` bound once, with `ToolOutput`'s message.
-    let (output_check, convert) = match &func.output {
-        Output::Unit => (None, quote!({ #invoke; #p::output::value(()) })),
-        Output::ToolResult => (None, quote!(#p::output::tool_result(#invoke))),
-        Output::ResultToolResult { err } => {
-            let err = error_type(err.as_deref());
-            (
-                None,
-                quote!(#p::output::result_tool_result::<#err>(#invoke)),
-            )
-        }
-        Output::Result { ok, err } => {
-            let err = error_type(err.as_deref());
-            (
-                Some(quote!(#p::assert_output::<#ok>();)),
-                quote!(#p::output::result::<#ok, #err>(#invoke)),
-            )
-        }
-        // An opaque type cannot be named in a turbofish; its bounds were checked where it was defined.
-        Output::Value(ty) if has_impl_trait(ty) => (None, quote!(#p::output::value(#invoke))),
-        Output::Value(ty) => (
-            Some(quote!(#p::assert_output::<#ty>();)),
-            quote!(#p::output::value::<#ty>(#invoke)),
-        ),
-    };
-    let boxed = match (blocking, func.is_async) {
-        (false, _) => quote_spanned! {name_span=>
-            ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
-        },
-        (true, false) => quote_spanned! {name_span=>
-            ::core::result::Result::Ok(#p::blocking(move || #convert))
-        },
-        (true, true) => quote_spanned! {name_span=>
-            ::core::result::Result::Ok(#p::blocking_async(async move { #convert }))
-        },
-    };
 
     let ModelArgs {
         items,
         types,
         parsed,
         pattern,
-    } = args;
-    // Each argument type is checked on its own tokens, so an unmet bound is reported there, once.
-    // The call runs from the type's first token to its last, so that rustc's label for the call
-    // and the one for the type are one and the same.
-    let checks = types.iter().map(|ty| {
-        let (first, last) = end_spans(ty);
-        let mut call = proc_macro2::Group::new(Delimiter::Parenthesis, TokenStream::new());
-        call.set_span(last);
-        quote_spanned! {first=>
-            (&&&&#p::probe::Probe::<#ty>::new()).__tool_registry_check::<#ty>#call;
-        }
-    });
+    } = model_args(func, &p);
+    let arg_infos = arg_infos(func, &krate);
+    let CallInputs {
+        args: call_args,
+        states,
+        length_checks,
+    } = call_inputs(func, &p, blocking);
+    let (output_check, convert) = convert_output(func, &p, &call_args);
+    let boxed = boxed_future(&p, resolved.name_span, blocking, func.is_async, &convert);
+    let checks = type_checks(&types, &p);
     let parts = parts(attr, resolved, &krate, &p, &arg_infos);
     let uniqueness = unique_names(attr, resolved);
 
@@ -210,6 +119,149 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
             static __TOOL_REGISTRY_DEF: #krate::ToolDef = #krate::ToolDef::__new(#parts);
         };
     }
+}
+
+/// The `ArgInfo` of each model argument, for the catalog.
+fn arg_infos(func: &ToolFn, krate: &Path) -> Vec<TokenStream> {
+    func.model_args()
+        .map(|arg| {
+            let json_name = arg.json_name();
+            let rust_type = type_text(&arg.ty);
+            let required = !arg.optional;
+            quote! {
+                #krate::ArgInfo { name: #json_name, rust_type: #rust_type, required: #required }
+            }
+        })
+        .collect()
+}
+
+/// What the call shim does with each input of the function.
+struct CallInputs {
+    /// The function's arguments, in order.
+    args: Vec<TokenStream>,
+    /// Statements that fetch the state and copy the context before the call.
+    states: Vec<TokenStream>,
+    /// The `#[arg(max_len)]` checks, run on the parsed arguments.
+    length_checks: Vec<TokenStream>,
+}
+
+fn call_inputs(func: &ToolFn, p: &TokenStream, blocking: bool) -> CallInputs {
+    let mut args = Vec::new();
+    let mut states = Vec::new();
+    let mut length_checks = Vec::new();
+    let mut model_index = 0usize;
+    for (i, input) in func.inputs.iter().enumerate() {
+        match input {
+            Input::Model(arg) => {
+                let local = format_ident!("__tool_registry_a{}", model_index);
+                model_index += 1;
+                if let Some(max) = &arg.attr.max_len {
+                    let (max, path, ty) = (max.value, arg.json_name(), &arg.ty);
+                    let (first, _) = end_spans(ty);
+                    length_checks.push(quote_spanned!(first=>
+                        #p::check_max_len::<#ty>(&#local, #max, #path)?;
+                    ));
+                }
+                args.push(quote!(#local));
+            }
+            Input::Struct { .. } => args.push(quote!(__tool_registry_args)),
+            // A blocking handler outlives the call's borrow of the context: it gets a copy.
+            Input::Ctx if blocking => {
+                states.push(quote!(let __tool_registry_ctx = ::core::clone::Clone::clone(__tool_registry_env.ctx());));
+                args.push(quote!(&__tool_registry_ctx));
+            }
+            Input::Ctx => args.push(quote!(__tool_registry_env.ctx())),
+            Input::State(ty) => {
+                let local = format_ident!("__tool_registry_s{}", i);
+                states.push(quote_spanned!(input.span()=> let #local = __tool_registry_env.state::<#ty>()?;));
+                args.push(quote!(#local));
+            }
+        }
+    }
+    CallInputs {
+        args,
+        states,
+        length_checks,
+    }
+}
+
+/// The check that the output can be serialized, when it needs one, and the expression that calls
+/// the function and turns what it returns into the tool's output.
+fn convert_output(
+    func: &ToolFn,
+    p: &TokenStream,
+    call_args: &[TokenStream],
+) -> (Option<TokenStream>, TokenStream) {
+    let ident = &func.ident;
+    let invoke = if func.is_async {
+        quote!(#ident(#(#call_args),*).await)
+    } else {
+        quote!(#ident(#(#call_args),*))
+    };
+    // `assert_output` comes before the conversion, whose turbofish names the same user tokens: rustc
+    // then reports the unmet `Serialize` bound once, with `ToolOutput`'s message.
+    match &func.output {
+        Output::Unit => (None, quote!({ #invoke; #p::output::value(()) })),
+        Output::ToolResult => (None, quote!(#p::output::tool_result(#invoke))),
+        Output::ResultToolResult { err } => {
+            let err = error_type(err.as_deref());
+            (
+                None,
+                quote!(#p::output::result_tool_result::<#err>(#invoke)),
+            )
+        }
+        Output::Result { ok, err } => {
+            let err = error_type(err.as_deref());
+            (
+                Some(quote!(#p::assert_output::<#ok>();)),
+                quote!(#p::output::result::<#ok, #err>(#invoke)),
+            )
+        }
+        // An opaque type cannot be named in a turbofish; its bounds were checked where it was defined.
+        Output::Value(ty) if has_impl_trait(ty) => (None, quote!(#p::output::value(#invoke))),
+        Output::Value(ty) => (
+            Some(quote!(#p::assert_output::<#ty>();)),
+            quote!(#p::output::value::<#ty>(#invoke)),
+        ),
+    }
+}
+
+/// The shim's result: the call's future, boxed, or the job handed to the blocking pool.
+fn boxed_future(
+    p: &TokenStream,
+    name_span: Span,
+    blocking: bool,
+    is_async: bool,
+    convert: &TokenStream,
+) -> TokenStream {
+    match (blocking, is_async) {
+        (false, _) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(::std::boxed::Box::pin(async move { #convert }))
+        },
+        (true, false) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking(move || #convert))
+        },
+        (true, true) => quote_spanned! {name_span=>
+            ::core::result::Result::Ok(#p::blocking_async(async move { #convert }))
+        },
+    }
+}
+
+/// Each argument type is checked on its own tokens, so an unmet bound is reported there, once.
+/// The call runs from the type's first token to its last, so that rustc's label for the call and
+/// the one for the type are one and the same.
+fn type_checks(types: &[Type], p: &TokenStream) -> Vec<TokenStream> {
+    types
+        .iter()
+        .map(|ty| {
+            let (first, last) = end_spans(ty);
+            let mut call = proc_macro2::Group::new(Delimiter::Parenthesis, TokenStream::new());
+            call.set_span(last);
+            quote_spanned! {first=>
+                (&&&&#p::probe::Probe::<#ty>::new()).__tool_registry_check::<#ty>#call;
+            }
+        })
+        .collect()
 }
 
 /// The spans of the first and the last token of `ty`.
@@ -265,38 +317,12 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         let ident = &arg.ident;
         let ty = &*arg.ty;
         let param = format_ident!("__tool_registry_T{}", i);
-        let mut field_attrs = Vec::new();
-        if let Some(desc) = &arg.attr.desc {
-            field_attrs.push(quote!(#[schemars(description = #desc)]));
-        }
-        if let Some(rename) = &arg.attr.rename {
-            field_attrs.push(quote!(#[serde(rename = #rename)]));
-        }
-        if let Some(max) = &arg.attr.max_len {
-            let max = max.value;
-            field_attrs.push(quote!(#[schemars(length(max = #max))]));
-        }
+        let mut field_attrs = field_attrs(&arg.attr);
         let mut from_default = None;
         if let Some(default) = &arg.attr.default {
-            // serde fills the generic field through `From`, which is the identity here; schemars
-            // shows the value itself in the schema.
-            let value_fn = format_ident!("__tool_registry_default_value_{}", i);
-            let default_fn = format_ident!("__tool_registry_default_{}", i);
-            let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
-            let default_path = LitStr::new(&default_fn.to_string(), Span::call_site());
-            items.push(quote_spanned! {default.span()=>
-                fn #value_fn() -> #ty {
-                    let __tool_registry_value: #ty = #default;
-                    __tool_registry_value
-                }
-            });
-            items.push(quote! {
-                fn #default_fn<__tool_registry_T: ::core::convert::From<#ty>>() -> __tool_registry_T {
-                    __tool_registry_T::from(#value_fn())
-                }
-            });
-            field_attrs
-                .push(quote!(#[serde(default = #default_path)] #[schemars(default = #value_path)]));
+            let (fns, attrs) = default_fns(i, ty, default);
+            items.extend(fns);
+            field_attrs.push(attrs);
             from_default = Some(quote!(::core::convert::From<#ty>));
         }
         fields.push(quote!(#(#field_attrs)* #ident: #param));
@@ -335,6 +361,48 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
     }
 }
 
+/// The serde and schemars attributes of an argument's field, but for its default.
+fn field_attrs(attr: &ArgAttr) -> Vec<TokenStream> {
+    let mut field_attrs = Vec::new();
+    if let Some(desc) = &attr.desc {
+        field_attrs.push(quote!(#[schemars(description = #desc)]));
+    }
+    if let Some(rename) = &attr.rename {
+        field_attrs.push(quote!(#[serde(rename = #rename)]));
+    }
+    if let Some(max) = &attr.max_len {
+        let max = max.value;
+        field_attrs.push(quote!(#[schemars(length(max = #max))]));
+    }
+    field_attrs
+}
+
+/// The functions giving argument `i`'s default, and the field attributes that name them.
+///
+/// serde fills the generic field through `From`, which is the identity here; schemars shows the
+/// value itself in the schema.
+fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenStream) {
+    let value_fn = format_ident!("__tool_registry_default_value_{}", i);
+    let default_fn = format_ident!("__tool_registry_default_{}", i);
+    let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
+    let default_path = LitStr::new(&default_fn.to_string(), Span::call_site());
+    let fns = vec![
+        quote_spanned! {default.span()=>
+            fn #value_fn() -> #ty {
+                let __tool_registry_value: #ty = #default;
+                __tool_registry_value
+            }
+        },
+        quote! {
+            fn #default_fn<__tool_registry_T: ::core::convert::From<#ty>>() -> __tool_registry_T {
+                __tool_registry_T::from(#value_fn())
+            }
+        },
+    ];
+    let attrs = quote!(#[serde(default = #default_path)] #[schemars(default = #value_path)]);
+    (fns, attrs)
+}
+
 fn parts(
     attr: &ToolAttr,
     resolved: &Resolved,
@@ -345,61 +413,26 @@ fn parts(
     let name = &resolved.name;
     let aliases = &attr.aliases;
     let description = description(&resolved.description);
-    let version = opt_str(attr.version.as_ref());
-    let category = opt_str(attr.category.as_ref());
+    let version = option(attr.version.as_ref());
+    let category = option(attr.category.as_ref());
     let tags = &attr.tags;
-    let tier = variant(
-        krate,
-        "Tier",
-        attr.tier.as_ref().map(|s| s.value.as_str()),
-        "medium",
-    );
-    let cost = variant(
-        krate,
-        "Cost",
-        attr.cost.as_ref().map(|s| s.value.as_str()),
-        "free",
-    );
-    let permission = variant(
-        krate,
-        "Permission",
-        attr.permission.as_ref().map(|s| s.value.as_str()),
-        "guest",
-    );
-    let flag = |f: &Option<crate::attr::Sp<bool>>| match f {
-        Some(f) => {
-            let value = f.value;
-            quote!(::core::option::Option::Some(#value))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let read_only = flag(&attr.read_only);
-    let destructive = flag(&attr.destructive);
-    let idempotent = flag(&attr.idempotent);
-    let open_world = flag(&attr.open_world);
-    let requires_confirmation = flag(&attr.requires_confirmation);
-    let on =
-        |f: &Option<crate::attr::Sp<bool>>, default: bool| f.as_ref().map_or(default, |f| f.value);
-    let requires_gate = on(&attr.requires_gate, false);
-    let defer_loading = on(&attr.defer_loading, false);
-    let sequential = on(&attr.sequential, false);
-    let gate_fail_closed = on(&attr.gate_fail_closed, false);
+    let tier = variant(krate, "Tier", attr.tier.as_ref(), "medium");
+    let cost = variant(krate, "Cost", attr.cost.as_ref(), "free");
+    let permission = variant(krate, "Permission", attr.permission.as_ref(), "guest");
+    let annotations = annotations(krate, attr);
+    let requires_gate = flag_or(attr.requires_gate.as_ref(), false);
+    let defer_loading = flag_or(attr.defer_loading.as_ref(), false);
+    let sequential = flag_or(attr.sequential.as_ref(), false);
+    let gate_fail_closed = flag_or(attr.gate_fail_closed.as_ref(), false);
     let enabled = match &attr.enabled {
         Some(path) => {
             quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#krate::Scope) -> bool))
         }
         None => quote!(::core::option::Option::None),
     };
-    let strip_from_display = on(&attr.strip_from_display, true);
-    let duration = |d: &Option<crate::attr::Sp<u64>>| match d {
-        Some(d) => {
-            let ms = d.value;
-            quote!(::core::option::Option::Some(#p::millis(#ms)))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let cooldown = duration(&attr.cooldown_ms);
-    let timeout = duration(&attr.timeout_ms);
+    let strip_from_display = flag_or(attr.strip_from_display.as_ref(), true);
+    let cooldown = option(attr.cooldown_ms.as_ref().map(|d| millis(p, d.value)));
+    let timeout = option(attr.timeout_ms.as_ref().map(|d| millis(p, d.value)));
     let max_args_bytes = match &attr.max_args_bytes {
         Some(n) => {
             let n = n.value;
@@ -407,36 +440,10 @@ fn parts(
         }
         None => quote!(#krate::MAX_ARGS_BYTES),
     };
-    let blocking = on(&attr.blocking, false);
-    let daily_limit = match &attr.daily_limit {
-        Some(n) => {
-            let n = n.value;
-            quote!(::core::option::Option::Some(#n))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let tag = match &resolved.tag {
-        Some(tag) => {
-            let (prefix, pattern, groups, example) =
-                (&tag.prefix, &tag.pattern, &tag.groups, &tag.example);
-            quote!(::core::option::Option::Some(#krate::TagForm {
-                prefix: #prefix,
-                pattern: #pattern,
-                groups: &[#(#groups),*],
-                example: #example,
-            }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let source = quote_spanned! {resolved.name_span=>
-        #krate::SourceLocation {
-            crate_name: ::core::env!("CARGO_CRATE_NAME"),
-            module_path: ::core::module_path!(),
-            file: ::core::file!(),
-            line: ::core::line!(),
-            column: ::core::column!(),
-        }
-    };
+    let blocking = flag_or(attr.blocking.as_ref(), false);
+    let daily_limit = option(attr.daily_limit.as_ref().map(|n| n.value));
+    let tag = option(resolved.tag.as_ref().map(|tag| tag_form(krate, tag)));
+    let source = source_location(krate, resolved.name_span);
     quote! {
         #p::ToolParts {
             name: #name,
@@ -448,13 +455,7 @@ fn parts(
             tier: #tier,
             cost: #cost,
             permission: #permission,
-            annotations: #krate::Annotations {
-                read_only: #read_only,
-                destructive: #destructive,
-                idempotent: #idempotent,
-                open_world: #open_world,
-                requires_confirmation: #requires_confirmation,
-            },
+            annotations: #annotations,
             requires_gate: #requires_gate,
             cooldown: #cooldown,
             daily_limit: #daily_limit,
@@ -471,6 +472,48 @@ fn parts(
             gate_fail_closed: #gate_fail_closed,
             max_args_bytes: #max_args_bytes,
             blocking: #blocking,
+        }
+    }
+}
+
+/// The annotations clients read: each one given, or left out (`None`) for the client's default.
+fn annotations(krate: &Path, attr: &ToolAttr) -> TokenStream {
+    let flag = |f: &Option<Sp<bool>>| option(f.as_ref().map(|f| f.value));
+    let read_only = flag(&attr.read_only);
+    let destructive = flag(&attr.destructive);
+    let idempotent = flag(&attr.idempotent);
+    let open_world = flag(&attr.open_world);
+    let requires_confirmation = flag(&attr.requires_confirmation);
+    quote! {
+        #krate::Annotations {
+            read_only: #read_only,
+            destructive: #destructive,
+            idempotent: #idempotent,
+            open_world: #open_world,
+            requires_confirmation: #requires_confirmation,
+        }
+    }
+}
+
+fn tag_form(krate: &Path, tag: &TagForm) -> TokenStream {
+    let (prefix, pattern, groups, example) = (&tag.prefix, &tag.pattern, &tag.groups, &tag.example);
+    quote!(#krate::TagForm {
+        prefix: #prefix,
+        pattern: #pattern,
+        groups: &[#(#groups),*],
+        example: #example,
+    })
+}
+
+/// Where the tool was declared, spanned on its name.
+fn source_location(krate: &Path, name_span: Span) -> TokenStream {
+    quote_spanned! {name_span=>
+        #krate::SourceLocation {
+            crate_name: ::core::env!("CARGO_CRATE_NAME"),
+            module_path: ::core::module_path!(),
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
         }
     }
 }
@@ -548,16 +591,27 @@ fn join_doc_lines<'a>(lines: impl Iterator<Item = &'a str>) -> String {
     text.trim().to_owned()
 }
 
-fn opt_str(lit: Option<&LitStr>) -> TokenStream {
-    match lit {
-        Some(lit) => quote!(::core::option::Option::Some(#lit)),
+/// `Some(value)` or `None`.
+fn option(value: Option<impl ToTokens>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     }
 }
 
-fn variant(krate: &Path, ty: &str, value: Option<&str>, default: &str) -> TokenStream {
+/// A flag's value, or `default` when it was left out.
+fn flag_or(flag: Option<&Sp<bool>>, default: bool) -> bool {
+    flag.map_or(default, |flag| flag.value)
+}
+
+fn millis(p: &TokenStream, ms: u64) -> TokenStream {
+    quote!(#p::millis(#ms))
+}
+
+/// `Type::Variant` for a choice such as `tier = "low"`, or for `default` when it was left out.
+fn variant(krate: &Path, ty: &str, value: Option<&Sp<String>>, default: &str) -> TokenStream {
     let ty = format_ident!("{}", ty);
-    let value = value.unwrap_or(default);
+    let value = value.map_or(default, |value| value.value.as_str());
     let mut chars = value.chars();
     let variant = match chars.next() {
         Some(first) => format!("{}{}", first.to_ascii_uppercase(), chars.as_str()),
