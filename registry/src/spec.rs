@@ -50,10 +50,24 @@ const MAX_NAME_LEN: usize = 64;
 /// keys are refused).
 ///
 /// Two specs are the same registration when they are equal in every field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "Fields", into = "Fields")]
 pub struct ToolSpec {
     fields: Fields,
+    /// The input schema compiled when the spec was checked, for the registry to use.
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fields.fmt(f)
+    }
 }
 
 /// The fields of a spec as they read and write in JSON.
@@ -121,8 +135,11 @@ impl TryFrom<Fields> for ToolSpec {
     type Error = SpecError;
 
     fn try_from(fields: Fields) -> Result<Self, SpecError> {
-        let spec = Self { fields };
-        spec.check()?;
+        let mut spec = Self {
+            fields,
+            validator: None,
+        };
+        spec.validator = Some(Arc::new(spec.check()?));
         Ok(spec)
     }
 }
@@ -186,6 +203,7 @@ impl ToolSpec {
     /// The spec a compiled tool's declaration amounts to.
     pub(crate) fn of_linked(def: &ToolDef, input_schema: &schemars::Schema) -> Self {
         Self {
+            validator: None,
             fields: Fields {
                 tool_name: def.name().to_owned(),
                 version: def.version().map(str::to_owned),
@@ -257,20 +275,29 @@ impl ToolSpec {
         self.fields.requires_gate
     }
 
-    fn check(&self) -> Result<(), SpecError> {
+    /// Checks the name and the schemas; returns the compiled input schema.
+    fn check(&self) -> Result<jsonschema::Validator, SpecError> {
         check_name(&self.fields.tool_name).map_err(|problem| SpecError::Name {
             name: self.fields.tool_name.clone(),
             problem,
         })?;
-        self.validator()?;
+        let validator = self.compile()?;
         if let Some(output) = &self.fields.output_schema {
-            jsonschema::validator_for(output).map_err(|e| self.schema_error("output", e))?;
+            jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
         }
-        Ok(())
+        Ok(validator)
     }
 
-    /// The compiled validator of the input schema, which must describe an object.
-    pub(crate) fn validator(&self) -> Result<jsonschema::Validator, SpecError> {
+    /// The compiled validator of the input schema (compiled when the spec was checked).
+    pub(crate) fn validator(&self) -> Result<Arc<jsonschema::Validator>, SpecError> {
+        match &self.validator {
+            Some(validator) => Ok(Arc::clone(validator)),
+            None => self.compile().map(Arc::new),
+        }
+    }
+
+    /// Compiles the input schema, which must describe an object.
+    fn compile(&self) -> Result<jsonschema::Validator, SpecError> {
         let schema = &self.fields.input_schema;
         if schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(SpecError::Schema {

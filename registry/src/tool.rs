@@ -62,7 +62,7 @@ pub(crate) struct Owned {
     pub(crate) spec: ToolSpec,
     pub(crate) handler: Option<ToolHandler>,
     pub(crate) created_at: SystemTime,
-    validator: jsonschema::Validator,
+    validator: Arc<jsonschema::Validator>,
 }
 
 impl Entry {

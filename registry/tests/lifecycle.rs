@@ -1,0 +1,818 @@
+//! Tools registered at run time, under the Tool Registry v2 rules: registration and its
+//! version rules (the unversioned case included), listing, switching, removal, snapshots, the
+//! changes subscribers see, and the one pipeline and listing shared with compiled tools.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::TryRecvError;
+use tool_registry::spec::{Origin, RegisterError, RegistryChange, ToolHandler, ToolSpec};
+use tool_registry::{
+    AuditRecord, AuditSink, Ctx, Decision, Gate, Permission, Registry, Scope, Selector, Tool,
+    ToolError, async_trait, tool,
+};
+
+/// Answer with the same text.
+#[tool(name = "util.ping", aliases("ping"), tags(net))]
+fn ping(text: String) -> String {
+    text
+}
+
+/// Add two numbers.
+#[tool(name = "math.add", category = "math")]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn registry() -> Registry {
+    Registry::builder().log_annotations(false).build().unwrap()
+}
+
+fn spec(name: &str, version: Option<&str>, schema: Value) -> ToolSpec {
+    let builder = ToolSpec::builder(name)
+        .description(format!("The {name} tool."))
+        .input_schema(schema);
+    match version {
+        Some(version) => builder.version(version),
+        None => builder,
+    }
+    .build()
+    .unwrap()
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+fn city() -> Value {
+    object(json!({ "city": { "type": "string" } }), &["city"])
+}
+
+fn names(registry: &Registry, include_disabled: bool) -> Vec<String> {
+    registry
+        .list(include_disabled)
+        .into_iter()
+        .map(|r| r.tool.name().to_owned())
+        .collect()
+}
+
+fn drain(rx: &mut tokio::sync::broadcast::Receiver<RegistryChange>) -> Vec<RegistryChange> {
+    let mut changes = Vec::new();
+    loop {
+        match rx.try_recv() {
+            Ok(change) => changes.push(change),
+            Err(TryRecvError::Empty) => return changes,
+            Err(error) => panic!("{error}"),
+        }
+    }
+}
+
+#[test]
+fn a_new_name_is_registered_enabled_and_stamped() {
+    let registry = registry();
+    let before = SystemTime::now();
+    let registration = registry
+        .register(spec("weather", Some("1.0.0"), city()))
+        .unwrap();
+    let after = SystemTime::now();
+    assert!(registration.enabled);
+    let tool = &registration.tool;
+    assert_eq!(tool.name(), "weather");
+    assert_eq!(tool.version(), Some("1.0.0"));
+    assert!(!tool.is_linked() && !tool.has_handler());
+    let at = tool.created_at().unwrap();
+    assert!(before <= at && at <= after, "{at:?}");
+    assert!(registry.get("weather").unwrap().same(tool));
+    assert!(registry.registration("weather").unwrap().enabled);
+}
+
+#[test]
+fn an_identical_spec_returns_the_registration_unchanged() {
+    let registry = registry();
+    let mut changes = registry.subscribe();
+    let first = registry
+        .register(spec("weather", Some("1"), city()))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2));
+    let again = registry
+        .register(spec("weather", Some("1"), city()))
+        .unwrap();
+    assert!(again.tool.same(&first.tool), "the same registration");
+    assert_eq!(again.tool.created_at(), first.tool.created_at());
+    assert_eq!(
+        drain(&mut changes),
+        [RegistryChange::Registered {
+            tool: "weather".into(),
+            version: Some("1".into())
+        }],
+        "no change is published for an identical spec"
+    );
+}
+
+#[test]
+fn another_version_replaces_and_switches_on() {
+    let registry = registry();
+    let mut changes = registry.subscribe();
+    let first = registry
+        .register(spec("weather", Some("1"), city()))
+        .unwrap();
+    registry.set_enabled("weather", false).unwrap();
+    std::thread::sleep(Duration::from_millis(2));
+    let second = registry
+        .register(spec("weather", Some("2"), object(json!({}), &[])))
+        .unwrap();
+    assert!(!second.tool.same(&first.tool));
+    assert!(
+        second.enabled,
+        "a replacement is a new registration, switched on"
+    );
+    assert!(second.tool.created_at() > first.tool.created_at());
+    assert_eq!(registry.get("weather").unwrap().version(), Some("2"));
+    assert_eq!(
+        drain(&mut changes),
+        [
+            RegistryChange::Registered {
+                tool: "weather".into(),
+                version: Some("1".into())
+            },
+            RegistryChange::Disabled {
+                tools: vec!["weather".into()]
+            },
+            RegistryChange::Replaced {
+                tool: "weather".into(),
+                from: Some("1".into()),
+                to: Some("2".into())
+            },
+        ]
+    );
+    // The old handle still reads as the tool it was.
+    assert_eq!(first.tool.version(), Some("1"));
+}
+
+#[test]
+fn the_same_version_with_another_spec_is_refused_with_advice() {
+    let registry = registry();
+    registry
+        .register(spec("weather", Some("2"), city()))
+        .unwrap();
+    let error = registry
+        .register(spec("weather", Some("2"), object(json!({}), &[])))
+        .unwrap_err();
+    assert_eq!(
+        error,
+        RegisterError::SameVersion {
+            tool: "weather".into(),
+            version: Some("2".into())
+        }
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("at version `2`") && message.contains("another version"),
+        "{message}"
+    );
+    assert_eq!(
+        registry.get("weather").unwrap().input_schema().as_value(),
+        &city(),
+        "the registered spec is unchanged"
+    );
+}
+
+#[test]
+fn two_unversioned_specs_have_the_same_version() {
+    let registry = registry();
+    registry
+        .register(spec(
+            "example",
+            None,
+            object(json!({ "a": { "type": "string" } }), &[]),
+        ))
+        .unwrap();
+    let error = registry
+        .register(spec(
+            "example",
+            None,
+            object(json!({ "b": { "type": "number" } }), &[]),
+        ))
+        .unwrap_err();
+    assert_eq!(
+        error,
+        RegisterError::SameVersion {
+            tool: "example".into(),
+            version: None
+        }
+    );
+    assert!(
+        error.to_string().contains("without a version")
+            && error.to_string().contains("give the new spec a version"),
+        "{error}"
+    );
+    // A version makes the update possible.
+    let updated = registry
+        .register(spec(
+            "example",
+            Some("1.0.0"),
+            object(json!({ "b": { "type": "number" } }), &[]),
+        ))
+        .unwrap();
+    assert_eq!(updated.tool.version(), Some("1.0.0"));
+    // And from a version back to none is a version change too.
+    let back = registry
+        .register(spec("example", None, object(json!({}), &[])))
+        .unwrap();
+    assert_eq!(back.tool.version(), None);
+}
+
+#[test]
+fn compiled_and_run_time_tools_list_together_sorted_and_switch_alike() {
+    let registry = registry();
+    registry.register(spec("zeta", None, city())).unwrap();
+    registry.register(spec("alpha", None, city())).unwrap();
+    registry.register(spec("math.sub", None, city())).unwrap();
+    let all = names(&registry, true);
+    assert_eq!(all, ["alpha", "math.add", "math.sub", "util.ping", "zeta"]);
+    assert_eq!(
+        registry
+            .all_tools()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>(),
+        all
+    );
+
+    registry.set_enabled("alpha", false).unwrap();
+    registry.set_enabled("ping", false).unwrap();
+    assert_eq!(names(&registry, false), ["math.add", "math.sub", "zeta"]);
+    assert_eq!(
+        names(&registry, true),
+        all,
+        "disabled tools stay listed on request"
+    );
+    let tools: Vec<String> = registry
+        .tools(&Scope::trusted())
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(tools, ["math.add", "math.sub", "zeta"]);
+    assert!(!registry.registration("util.ping").unwrap().enabled);
+}
+
+#[test]
+fn set_enabled_is_idempotent_and_refuses_unknown_names() {
+    let registry = registry();
+    registry.register(spec("weather", None, city())).unwrap();
+    let mut changes = registry.subscribe();
+    assert!(!registry.set_enabled("weather", false).unwrap().enabled);
+    assert!(!registry.set_enabled("weather", false).unwrap().enabled);
+    assert!(registry.set_enabled("weather", true).unwrap().enabled);
+    assert!(registry.set_enabled("weather", true).unwrap().enabled);
+    assert_eq!(
+        drain(&mut changes),
+        [
+            RegistryChange::Disabled {
+                tools: vec!["weather".into()]
+            },
+            RegistryChange::Enabled {
+                tools: vec!["weather".into()]
+            },
+        ],
+        "a switch that changes nothing publishes nothing"
+    );
+    let error = registry.set_enabled("nope", true).unwrap_err();
+    assert_eq!(
+        error,
+        RegisterError::UnknownTool {
+            name: "nope".into()
+        }
+    );
+    // Compiled tools switch too, by name or alias.
+    assert!(!registry.set_enabled("ping", false).unwrap().enabled);
+    assert!(!registry.registration("util.ping").unwrap().enabled);
+}
+
+#[test]
+fn switches_by_tag_and_category_publish_the_tools_they_turn() {
+    let registry = registry();
+    registry
+        .register(
+            ToolSpec::builder("probe")
+                .tags(["net"])
+                .category("math")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let mut changes = registry.subscribe();
+    assert_eq!(registry.disable(Selector::tag("net")), 2);
+    assert_eq!(registry.disable(Selector::category("math")), 2);
+    registry.enable(Selector::tag("net"));
+    registry.enable(Selector::category("math"));
+    assert_eq!(
+        drain(&mut changes),
+        [
+            RegistryChange::Disabled {
+                tools: vec!["probe".into(), "util.ping".into()]
+            },
+            RegistryChange::Disabled {
+                tools: vec!["math.add".into()]
+            },
+            RegistryChange::Enabled {
+                tools: vec!["util.ping".into()]
+            },
+            RegistryChange::Enabled {
+                tools: vec!["math.add".into(), "probe".into()]
+            },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn remove_is_idempotent_and_leaves_compiled_tools_alone() {
+    let registry = registry();
+    registry.register(spec("weather", None, city())).unwrap();
+    let mut changes = registry.subscribe();
+    let removed = registry.remove("weather").unwrap().unwrap();
+    assert_eq!(removed.tool.name(), "weather");
+    assert!(registry.remove("weather").unwrap().is_none());
+    assert!(registry.remove("never-there").unwrap().is_none());
+    assert_eq!(
+        drain(&mut changes),
+        [RegistryChange::Removed {
+            tool: "weather".into()
+        }]
+    );
+    assert!(registry.get("weather").is_none());
+    let error = registry
+        .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "unknown_tool");
+
+    for name in ["util.ping", "ping"] {
+        let error = registry.remove(name).unwrap_err();
+        assert!(matches!(error, RegisterError::Compiled { .. }), "{error}");
+        assert!(error.to_string().contains("set_enabled"), "{error}");
+    }
+    assert!(registry.get("util.ping").is_some());
+}
+
+#[test]
+fn a_run_time_spec_cannot_take_a_compiled_name_or_alias() {
+    let registry = registry();
+    for name in ["util.ping", "ping", "math.add"] {
+        let error = registry
+            .register(spec(name, Some("9"), city()))
+            .unwrap_err();
+        let RegisterError::Compiled { name: taken, at } = &error else {
+            panic!("{error}");
+        };
+        assert_eq!(taken, name);
+        assert!(
+            at.as_deref()
+                .is_some_and(|at| at.contains("registry/tests/lifecycle.rs")),
+            "{at:?}"
+        );
+        assert!(error.to_string().contains("choose another name"), "{error}");
+    }
+    assert!(registry.get("util.ping").unwrap().is_linked());
+}
+
+#[tokio::test]
+async fn a_spec_without_a_handler_is_listed_and_answers_with_a_typed_error() {
+    let registry = registry();
+    registry.register(spec("weather", None, city())).unwrap();
+    assert!(names(&registry, false).contains(&"weather".to_owned()));
+    let error = registry
+        .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        ToolError::NoHandler {
+            tool: "weather".into()
+        }
+    );
+    assert!(error.to_string().contains("has no handler"), "{error}");
+}
+
+#[tokio::test]
+async fn run_time_arguments_are_validated_by_their_schema_with_a_json_path() {
+    let registry = registry();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": { "name": { "type": "string" } },
+                    "required": ["name"]
+                }
+            }
+        },
+        "required": ["items"],
+        "additionalProperties": false
+    });
+    registry
+        .register_with_handler(spec("basket", None, schema), |args, _ctx| async move {
+            Ok::<_, String>(args["items"].as_array().map_or(0, Vec::len))
+        })
+        .unwrap();
+    let ctx = Ctx::new();
+    let ok = registry
+        .call(
+            "basket",
+            r#"{"items": [{"name": "a"}, {"name": "b"}]}"#,
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok.content, 2);
+    assert_eq!(ok.audit.tool.as_deref(), Some("basket"));
+
+    let bad = registry
+        .call("basket", r#"{"items": [{"name": "a"}, {"name": 7}]}"#, &ctx)
+        .await
+        .unwrap_err();
+    let ToolError::InvalidArguments {
+        tool,
+        path,
+        message,
+    } = &bad
+    else {
+        panic!("{bad}");
+    };
+    assert_eq!((tool.as_str(), path.as_str()), ("basket", "items[1].name"));
+    assert!(message.contains("string"), "{message}");
+    assert!(
+        bad.to_string().contains("at `items[1].name`") || bad.to_string().contains("items[1].name")
+    );
+
+    for (args, code) in [
+        (r#"{"items": [], "extra": 1}"#, "invalid_arguments"),
+        (r#"{"items": "#, "invalid_arguments"),
+        (r#"[1, 2]"#, "invalid_arguments"),
+        (r#"{}"#, "invalid_arguments"),
+    ] {
+        let error = registry.call("basket", args, &ctx).await.unwrap_err();
+        assert_eq!(error.code(), code, "{args}: {error}");
+    }
+    // Values go through the same checks.
+    let error = registry
+        .call("basket", json!({ "items": [{ "name": false }] }), &ctx)
+        .await
+        .unwrap_err();
+    assert!(matches!(&error, ToolError::InvalidArguments { path, .. } if path == "items[0].name"));
+}
+
+/// Every audit record.
+#[derive(Clone, Default)]
+struct Records(Arc<Mutex<Vec<(String, String)>>>);
+
+impl AuditSink for Records {
+    fn record(&self, record: &AuditRecord<'_>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((record.tool.to_string(), record.outcome.to_string()));
+    }
+}
+
+/// Denies every call.
+struct DenyAll;
+
+#[async_trait]
+impl Gate for DenyAll {
+    async fn check(&self, tool: &Tool, _ctx: &Ctx) -> Result<Decision, String> {
+        Ok(Decision::deny(format!("no calls of {} today", tool.name())))
+    }
+}
+
+#[tokio::test]
+async fn run_time_tools_go_through_every_gate() {
+    let records = Records::default();
+    let registry = Registry::builder()
+        .without_linked()
+        .log_annotations(false)
+        .audit_sink(records.clone())
+        .gate(DenyAll)
+        .build()
+        .unwrap();
+    let echo = |args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) };
+    let spec_with = |name: &str,
+                     edit: fn(
+        tool_registry::spec::ToolSpecBuilder,
+    ) -> tool_registry::spec::ToolSpecBuilder| {
+        edit(ToolSpec::builder(name).input_schema(object(json!({}), &[])))
+            .build()
+            .unwrap()
+    };
+    registry
+        .register_with_handler(
+            spec_with("admin.only", |b| b.permission(Permission::Admin)),
+            echo,
+        )
+        .unwrap();
+    registry
+        .register_with_handler(spec_with("once", |b| b.daily_limit(1)), echo)
+        .unwrap();
+    registry
+        .register_with_handler(spec_with("gated", |b| b.requires_gate(true)), echo)
+        .unwrap();
+    registry
+        .register_with_handler(
+            spec_with("confirm", |b| b.requires_confirmation(true)),
+            echo,
+        )
+        .unwrap();
+    registry
+        .register_with_handler(
+            spec_with("slow", |b| b.timeout(Duration::from_millis(30))),
+            |_args: Value, _ctx: Ctx| async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok::<_, String>("late")
+            },
+        )
+        .unwrap();
+    registry
+        .register_with_handler(
+            spec_with("boom", |b| b),
+            |_args: Value, _ctx: Ctx| async move {
+                if true {
+                    panic!("the handler broke");
+                }
+                Ok::<_, String>(())
+            },
+        )
+        .unwrap();
+    registry
+        .register_with_handler(
+            spec_with("fails", |b| b),
+            |_args: Value, _ctx: Ctx| async move { Err::<(), _>("the service is down") },
+        )
+        .unwrap();
+
+    let guest = Ctx::new().with_scope(Scope::guest());
+    let user = Ctx::new().with_user("ann");
+    let admin = Ctx::new().with_scope(Scope::user("root").with_level(Permission::Admin));
+
+    // Scope: hidden from a guest exactly like an unknown tool.
+    let hidden = registry.call("admin.only", "{}", &guest).await.unwrap_err();
+    assert_eq!(hidden.code(), "unknown_tool");
+    assert!(registry.get_for("admin.only", guest.scope()).is_none());
+    assert!(
+        registry
+            .call("admin.only", "{}", &admin)
+            .await
+            .unwrap()
+            .success
+    );
+    // Rate limit.
+    assert!(registry.call("once", "{}", &user).await.is_ok());
+    assert_eq!(
+        registry.call("once", "{}", &user).await.unwrap_err().code(),
+        "rate_limited"
+    );
+    // Evaluation gate.
+    let denied = registry.call("gated", "{}", &user).await.unwrap();
+    assert!(!denied.success);
+    assert_eq!(denied.audit.outcome.as_deref(), Some("denied_by_gate"));
+    // Confirmation, then approval.
+    let ToolError::NeedsApproval { token, .. } = registry
+        .call("confirm", r#"{"x": 1}"#, &user)
+        .await
+        .unwrap_err()
+    else {
+        panic!("confirmation expected");
+    };
+    let approved = registry.approve(&token, &user).await.unwrap();
+    assert_eq!(approved.content, json!({ "x": 1 }));
+    // Timeout, panic and a handler's error.
+    assert_eq!(
+        registry.call("slow", "{}", &user).await.unwrap_err().code(),
+        "timed_out"
+    );
+    let panicked = registry.call("boom", "{}", &user).await.unwrap_err();
+    assert_eq!(panicked.code(), "panicked");
+    assert!(
+        panicked.to_string().contains("the handler broke"),
+        "{panicked}"
+    );
+    let failed = registry.call("fails", "{}", &user).await.unwrap_err();
+    assert_eq!(
+        failed,
+        ToolError::Handler {
+            tool: "fails".into(),
+            message: "the service is down".into()
+        }
+    );
+    // Audit: one record per call, named.
+    let records = records.0.lock().unwrap().clone();
+    let outcomes: Vec<(&str, &str)> = records
+        .iter()
+        .map(|(t, o)| (t.as_str(), o.as_str()))
+        .collect();
+    for expected in [
+        ("admin.only", "unknown_tool"),
+        ("admin.only", "ok"),
+        ("once", "ok"),
+        ("once", "rate_limited"),
+        ("gated", "denied_by_gate"),
+        ("confirm", "needs_approval"),
+        ("confirm", "ok"),
+        ("slow", "timed_out"),
+        ("boom", "panicked"),
+        ("fails", "handler_error"),
+    ] {
+        assert!(
+            outcomes.contains(&expected),
+            "{expected:?} not in {outcomes:?}"
+        );
+    }
+}
+
+#[test]
+fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
+    let registry = registry();
+    registry
+        .register(
+            ToolSpec::builder("math.mul")
+                .version("1.2.0")
+                .description("Multiply two numbers. Exactly.")
+                .input_schema(object(
+                    json!({ "a": { "type": "number" }, "b": { "type": "number" } }),
+                    &["a", "b"],
+                ))
+                .output_schema(json!({ "type": "number" }))
+                .tags(["arith"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let openai = registry.openai_tools(&Scope::trusted());
+    let listed: Vec<&str> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["math.add", "math.mul", "util.ping"]);
+    let mul = &openai[1]["function"];
+    assert_eq!(mul["description"], "Multiply two numbers. Exactly.");
+    assert_eq!(mul["parameters"]["required"], json!(["a", "b"]));
+    assert_eq!(registry.openai_tools_all().as_array().unwrap().len(), 3);
+
+    let catalog = registry.catalog().json();
+    let docs = catalog["tools"].as_array().unwrap();
+    let names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["math.add", "math.mul", "util.ping"]);
+    let mul = &docs[1];
+    assert_eq!(mul["short_description"], "Multiply two numbers.");
+    assert_eq!(mul["metadata"]["version"], "1.2.0");
+    assert_eq!(mul["metadata"]["tags"], json!(["arith"]));
+    assert_eq!(mul["output_schema"], json!({ "type": "number" }));
+    assert!(mul.get("source").is_none() && mul["registered_at"].is_string());
+    assert_eq!(docs[0]["source"]["file"], "registry/tests/lifecycle.rs");
+    let markdown = registry.catalog().markdown();
+    assert!(markdown.contains("## `math.mul`"), "{markdown}");
+    assert!(markdown.contains("registered at run time"), "{markdown}");
+
+    // The parser knows the run-time tool through the registry and through a scope.
+    let output = r#"<tool_call>{"name": "math.mul", "arguments": {"a": 2, "b": 3}}</tool_call>"#;
+    let parsed = tool_registry::parse::any(output, &registry.scoped(&Scope::trusted()));
+    assert_eq!(parsed.calls[0].name, "math.mul");
+    let parsed = tool_registry::parse::any(output, &registry);
+    assert_eq!(parsed.calls[0].name, "math.mul");
+    let guest = Scope::guest();
+    let as_guest = registry.scoped(&guest);
+    registry.set_enabled("math.mul", false).unwrap();
+    let parsed = tool_registry::parse::any(output, &registry.scoped(&Scope::guest()));
+    assert!(parsed.calls.is_empty() && parsed.unknown.len() == 1);
+    // A scoped view keeps the tools it was made with.
+    assert_eq!(tool_registry::parse::any(output, &as_guest).calls.len(), 1);
+}
+
+#[tokio::test]
+async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name() {
+    let first = registry();
+    first
+        .register_with_handler(
+            spec("weather", Some("1.0"), city()),
+            |args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(json!({ "city": args["city"], "temp": 21 }))
+            },
+        )
+        .unwrap();
+    first.register(spec("orphan", None, city())).unwrap();
+    first
+        .register(
+            ToolSpec::builder("gated.thing")
+                .permission(Permission::Admin)
+                .cooldown(Duration::from_secs(30))
+                .requires_gate(true)
+                .tags(["x"])
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    first.set_enabled("gated.thing", false).unwrap();
+    first.set_enabled("util.ping", false).unwrap();
+    let snapshot = first.snapshot();
+    let text = serde_json::to_string_pretty(&snapshot).unwrap();
+    let read: tool_registry::spec::RegistrySnapshot = serde_json::from_str(&text).unwrap();
+    assert_eq!(read, snapshot);
+    let origins: Vec<(&str, Origin, bool)> = read
+        .tools
+        .iter()
+        .map(|e| (e.spec.tool_name(), e.origin, e.enabled))
+        .collect();
+    assert_eq!(
+        origins,
+        [
+            ("gated.thing", Origin::RunTime, false),
+            ("math.add", Origin::Linked, true),
+            ("orphan", Origin::RunTime, true),
+            ("util.ping", Origin::Linked, false),
+            ("weather", Origin::RunTime, true),
+        ]
+    );
+
+    // A second registry with a handler for `weather` given up front, and a run-time tool the
+    // snapshot does not have.
+    let second = Registry::builder()
+        .log_annotations(false)
+        .handler(
+            "weather",
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(json!({ "city": args["city"], "temp": 5 }))
+            }),
+        )
+        .build()
+        .unwrap();
+    second.register(spec("leftover", None, city())).unwrap();
+    let mut changes = second.subscribe();
+    second.restore(&read).unwrap();
+    assert_eq!(second.snapshot(), snapshot, "the round trip is exact");
+    assert!(second.get("leftover").is_none());
+    let published = drain(&mut changes);
+    assert!(published.contains(&RegistryChange::Removed {
+        tool: "leftover".into()
+    }));
+    assert!(published.contains(&RegistryChange::Registered {
+        tool: "weather".into(),
+        version: Some("1.0".into())
+    }));
+    let weather = second
+        .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
+        .await
+        .unwrap();
+    assert_eq!(weather.content["temp"], 5, "the handler found by name");
+    let orphan = second
+        .call("orphan", r#"{"city": "Oslo"}"#, &Ctx::new())
+        .await
+        .unwrap_err();
+    assert_eq!(orphan.code(), "no_handler");
+
+    // Restoring into the registry it came from keeps its handlers.
+    first.remove("weather").unwrap();
+    first
+        .register_with_handler(
+            spec("weather", Some("0.9"), city()),
+            |_: Value, _: Ctx| async { Ok::<_, String>("older") },
+        )
+        .unwrap();
+    first.restore(&read).unwrap();
+    assert_eq!(first.snapshot(), snapshot);
+    let again = first
+        .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
+        .await
+        .unwrap();
+    assert_eq!(again.content, "older", "the handler the name has now");
+}
+
+#[test]
+fn a_snapshot_that_does_not_fit_changes_nothing() {
+    let registry = registry();
+    registry.register(spec("kept", None, city())).unwrap();
+    let mut snapshot = registry.snapshot();
+    // A run-time spec under a compiled name.
+    let mut shadow = snapshot.tools[0].clone();
+    shadow.spec = ToolSpec::builder("util.ping").build().unwrap();
+    shadow.origin = Origin::RunTime;
+    snapshot.tools.push(shadow);
+    assert!(matches!(
+        registry.restore(&snapshot),
+        Err(RegisterError::Compiled { .. })
+    ));
+    // A compiled tool this program does not have.
+    let mut snapshot = registry.snapshot();
+    snapshot.tools[0].spec = ToolSpec::builder("gone.tool").build().unwrap();
+    snapshot.tools[0].origin = Origin::Linked;
+    assert!(matches!(
+        registry.restore(&snapshot),
+        Err(RegisterError::UnknownTool { .. })
+    ));
+    assert_eq!(names(&registry, true), ["kept", "math.add", "util.ping"]);
+    // Unknown keys are refused when reading.
+    let text = r#"{"tools": [], "extra": true}"#;
+    assert!(serde_json::from_str::<tool_registry::spec::RegistrySnapshot>(text).is_err());
+}
