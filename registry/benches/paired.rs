@@ -10,10 +10,11 @@ mod common;
 
 use common::rounds::paired;
 use common::{
-    CALLS, block_on, hand_written, hand_written_audited, lookup_names, synthetic_registry,
+    CALLS, add_run_time_tools, block_on, hand_written, hand_written_audited, lookup_names,
+    run_time_names, synthetic_registry,
 };
 use std::hint::black_box;
-use tool_registry::{Ctx, Registry};
+use tool_registry::{Ctx, Registry, Scope};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter, if given, selects rows by substring.
@@ -98,6 +99,111 @@ fn main() {
                     j = (j + 1) % small_names.len();
                     small.get(black_box(&small_names[j])).expect("present")
                 },
+            ),
+        );
+    }
+    run_time_rows(&selected, &row, &ctx);
+}
+
+/// Lookup, listing and calls with 1,000 run-time tools registered beside the compiled ones.
+fn run_time_rows(
+    selected: &dyn Fn(&str) -> bool,
+    row: &dyn Fn(&str, (f64, f64, [f64; 3])),
+    ctx: &Ctx,
+) {
+    let wanted = [
+        "lookup +1000 run-time: 10000 / 10 tools",
+        "lookup +1000 run-time: run-time / linked",
+        "listing per tool: 10000 / 10 tools",
+        "listing per tool +1000 run-time: 10000 / 10 tools",
+        "call add: run-time / linked",
+    ];
+    if !wanted.iter().any(|label| selected(label)) {
+        return;
+    }
+    let (large, small) = (synthetic_registry(10_000), synthetic_registry(10));
+    let scope = Scope::trusted();
+    let label = wanted[2];
+    if selected(label) {
+        // 10,000 tools listed once against 10 tools listed 1,000 times: the same tool count.
+        row(
+            label,
+            paired(
+                || large.tools(black_box(&scope)).len(),
+                || {
+                    (0..1_000)
+                        .map(|_| small.tools(black_box(&scope)).len())
+                        .sum::<usize>()
+                },
+            ),
+        );
+    }
+    add_run_time_tools(&large, 1_000);
+    add_run_time_tools(&small, 1_000);
+    // Half compiled, half run-time names.
+    let mixed = |count| {
+        let mut names = lookup_names(count);
+        names.extend(run_time_names(1_000));
+        names
+    };
+    let (large_names, small_names) = (mixed(10_000), mixed(10));
+    let (mut i, mut j) = (0, 0);
+    let label = wanted[0];
+    if selected(label) {
+        row(
+            label,
+            paired(
+                || {
+                    i = (i + 1) % large_names.len();
+                    large.get(black_box(&large_names[i])).expect("present")
+                },
+                || {
+                    j = (j + 1) % small_names.len();
+                    small.get(black_box(&small_names[j])).expect("present")
+                },
+            ),
+        );
+    }
+    let label = wanted[1];
+    if selected(label) {
+        let (run_time, linked) = (run_time_names(1_000), lookup_names(10));
+        row(
+            label,
+            paired(
+                || {
+                    i = (i + 1) % run_time.len();
+                    small.get(black_box(&run_time[i])).expect("present")
+                },
+                || {
+                    j = (j + 1) % linked.len();
+                    small.get(black_box(&linked[j])).expect("present")
+                },
+            ),
+        );
+    }
+    let label = wanted[3];
+    if selected(label) {
+        // 11,000 tools once against 1,010 tools about 11 times.
+        row(
+            label,
+            paired(
+                || large.tools(black_box(&scope)).len(),
+                || {
+                    (0..11)
+                        .map(|_| small.tools(black_box(&scope)).len())
+                        .sum::<usize>()
+                },
+            ),
+        );
+    }
+    let label = wanted[4];
+    if selected(label) {
+        let text = r#"{"a": 2, "b": 3}"#;
+        row(
+            label,
+            paired(
+                || block_on(small.call(black_box("rt_00000"), black_box(text), ctx)),
+                || block_on(small.call(black_box("tool_00000"), black_box(text), ctx)),
             ),
         );
     }

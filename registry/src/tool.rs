@@ -136,6 +136,7 @@ pub(crate) fn owned(
 }
 
 impl Tool {
+    #[inline]
     pub(crate) fn entry(&self) -> &Entry {
         match &self.0 {
             Handle::Linked(entry) => entry,
@@ -143,6 +144,7 @@ impl Tool {
         }
     }
 
+    #[inline]
     fn kind(&self) -> &Kind {
         &self.entry().kind
     }
@@ -175,6 +177,7 @@ macro_rules! read {
         impl Tool {
             $(
                 $(#[$doc])*
+                #[inline]
                 pub fn $name(&self) -> $ty {
                     match self.kind() {
                         Kind::Linked($def) => $linked,
@@ -369,6 +372,7 @@ impl Tool {
     /// Validation: the arguments are read into what the handler takes, and the handler is
     /// returned, not yet started. A compiled tool's shim deserializes into its argument type; a
     /// run-time tool's arguments are checked against its input schema.
+    #[inline]
     pub(crate) fn prepare<'a>(
         &self,
         args: ToolArgs<'a>,

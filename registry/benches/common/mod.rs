@@ -319,3 +319,33 @@ pub fn lookup_names(count: usize) -> Vec<String> {
         .map(|i| format!("tool_{:05}", i * count / 64 % count))
         .collect()
 }
+
+/// Registers `count` run-time tools `rt_00000`, `rt_00001`, ... that add, beside the
+/// registry's own.
+pub fn add_run_time_tools(registry: &Registry, count: usize) {
+    for i in 0..count {
+        let spec = tool_registry::spec::ToolSpec::builder(format!("rt_{i:05}"))
+            .description("Adds two integers.")
+            .input_schema(serde_json::json!({
+                "type": "object",
+                "properties": { "a": { "type": "integer" }, "b": { "type": "integer" } },
+                "required": ["a", "b"],
+                "additionalProperties": false,
+            }))
+            .build()
+            .expect("a valid spec");
+        registry
+            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
+                let int = |key: &str| args[key].as_i64().unwrap_or_default();
+                Ok::<_, String>(add(int("a"), int("b")))
+            })
+            .expect("a new name");
+    }
+}
+
+/// 64 names spread over `count` run-time tools of [`add_run_time_tools`].
+pub fn run_time_names(count: usize) -> Vec<String> {
+    (0..64)
+        .map(|i| format!("rt_{:05}", i * count / 64 % count))
+        .collect()
+}
