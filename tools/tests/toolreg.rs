@@ -163,6 +163,15 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
         String::from_utf8(markdown.stdout).unwrap(),
         registry.catalog().markdown()
     );
+
+    let snapshot = toolreg(dir.path(), &["snapshot"]);
+    assert_eq!(snapshot.status.code(), Some(0), "{snapshot:?}");
+    let snapshot: tool_registry::spec::RegistrySnapshot =
+        serde_json::from_slice(&snapshot.stdout).expect("a snapshot");
+    assert_eq!(snapshot, registry.snapshot());
+    let names: Vec<&str> = snapshot.tools.iter().map(|e| e.spec.tool_name()).collect();
+    assert_eq!(names, expected);
+    assert!(snapshot.tools.iter().all(|e| e.enabled));
 }
 
 /// `docs/TOOLS.md` is generated from the reference tools. Regenerate it with
@@ -345,6 +354,7 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
         &["catalog"],
         &["catalog", "--format", "json"],
         &["tools", "--format", "openai"],
+        &["snapshot"],
     ] {
         let guest: Vec<&str> = ["--level", "guest"].iter().chain(args).copied().collect();
         let output = toolreg(dir.path(), &guest);

@@ -166,6 +166,9 @@ enum Command {
         #[arg(long, default_value = "a person declined the call")]
         reason: String,
     },
+    /// Print the registry's state as JSON: every tool the caller may see with its spec, switch
+    /// and origin (what `Registry::restore` reads back).
+    Snapshot,
     /// Read a model's output on stdin and print the calls, content, reasoning and errors in it.
     Parse(parse::ParseArgs),
     /// Read a model's output on stdin, run the calls in it, and print their results.
@@ -285,6 +288,13 @@ where
                 }
                 Err(error) => finish(out, err, Some(Err(error))),
             };
+        }
+        Command::Snapshot => {
+            let mut snapshot = registry.snapshot();
+            snapshot
+                .tools
+                .retain(|entry| registry.get_for(entry.spec.tool_name(), &scope).is_some());
+            print_json(out, &snapshot)
         }
         Command::Parse(args) => return parse::parse(args, &registry, &scope, out, err),
         Command::Run(args) => return parse::run(args, &registry, Ctx::for_scope(scope), out, err),
