@@ -816,3 +816,94 @@ fn a_snapshot_that_does_not_fit_changes_nothing() {
     let text = r#"{"tools": [], "extra": true}"#;
     assert!(serde_json::from_str::<tool_registry::spec::RegistrySnapshot>(text).is_err());
 }
+
+#[tokio::test]
+async fn hostile_calls_of_run_time_tools_meet_the_same_limits() {
+    let registry = registry();
+    registry
+        .register_with_handler(
+            spec("any.value", None, object(json!({}), &[])),
+            |args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) },
+        )
+        .unwrap();
+    registry
+        .register_with_handler(
+            spec("sync.panic", None, object(json!({}), &[])),
+            |_args: Value, _ctx: Ctx| {
+                panic!("before any future");
+                #[allow(unreachable_code)]
+                async move {
+                    Ok::<_, String>(())
+                }
+            },
+        )
+        .unwrap();
+    let ctx = Ctx::new();
+    let big = format!(r#"{{"text": "{}"}}"#, "x".repeat(2 << 20));
+    let error = registry
+        .call("any.value", big.as_str(), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "arguments_too_large");
+    let deep = format!("{{\"v\": {}{}}}", "[".repeat(200), "]".repeat(200));
+    let error = registry
+        .call("any.value", deep.as_str(), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "arguments_too_deep");
+    // Built and handed over without recursion (`json!` would serialize it recursively).
+    let mut value = Value::from(0);
+    for _ in 0..100_000 {
+        value = Value::Array(vec![value]);
+    }
+    let mut args = serde_json::Map::new();
+    args.insert("v".into(), value);
+    let error = registry
+        .call("any.value", Value::Object(args), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "arguments_too_deep");
+    let error = registry.call("sync.panic", "{}", &ctx).await.unwrap_err();
+    assert_eq!(error.code(), "panicked");
+    assert!(error.to_string().contains("before any future"), "{error}");
+    // The registry goes on.
+    assert!(
+        registry
+            .call("any.value", "{}", &ctx)
+            .await
+            .unwrap()
+            .success
+    );
+}
+
+#[tokio::test]
+async fn the_module_rule_applies_to_run_time_tools() {
+    let registry = registry();
+    for name in ["geo.nearby", "shop.buy"] {
+        registry
+            .register_with_handler(
+                spec(name, None, object(json!({}), &[])),
+                |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+            )
+            .unwrap();
+    }
+    let geo_only = Ctx::for_scope(Scope::user("u").with_modules(["geo"]));
+    let visible: Vec<String> = registry
+        .tools(geo_only.scope())
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(visible, ["geo.nearby"]);
+    assert!(registry.call("geo.nearby", "{}", &geo_only).await.is_ok());
+    let error = registry
+        .call("shop.buy", "{}", &geo_only)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        ToolError::UnknownTool {
+            name: "shop.buy".into(),
+            suggestion: None
+        }
+    );
+}
