@@ -13,7 +13,7 @@ use common::{
     CALLS, block_on, hand_written, hand_written_audited, lookup_names, synthetic_registry,
 };
 use std::hint::black_box;
-use tool_registry::{Ctx, Registry};
+use tool_registry::{Ctx, Registry, bench};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter, if given, selects rows by substring.
@@ -62,7 +62,14 @@ fn main() {
             &label,
             paired(
                 || block_on(registry.call(black_box(name), black_box(text), &ctx)),
-                || block_on(registry.__dispatch(black_box(name), black_box(text), &ctx)),
+                || {
+                    block_on(bench::dispatch(
+                        &registry,
+                        black_box(name),
+                        black_box(text),
+                        &ctx,
+                    ))
+                },
             ),
         );
     }

@@ -8,17 +8,19 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
+use super::linked::{DuplicateToolError, checked, linked_tools};
+use super::policy::Timeouts;
 use super::{
-    APPROVAL_TTL, BuildError, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy,
-    Registry, SLOW_TIMEOUT, Snapshot, Switches, Timeouts, Writer, checked, linked_tools,
+    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, Registry,
+    SLOW_TIMEOUT, Snapshot, Switches, Writer,
 };
-use crate::ToolDef;
-use crate::allowlist::{AllowListError, AllowLists};
-use crate::approval::{ApprovalKey, ApprovalStore, InMemoryApprovals};
 use crate::audit::{AuditSink, TracingAuditSink};
-use crate::ctx::TypeMap;
-use crate::gate::Gate;
-use crate::limits::{InMemoryRateLimits, RateLimitStore};
+use crate::call::TypeMap;
+use crate::def::ToolDef;
+use crate::gate::{
+    ApprovalKey, ApprovalStore, Gate, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
+};
+use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
 
 /// How many changes a subscriber may fall behind before it misses some
@@ -50,6 +52,18 @@ impl Registry {
             max_calls: MAX_CALLS,
         }
     }
+}
+
+/// Why [`RegistryBuilder::build`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools claim one name.
+    #[error(transparent)]
+    Duplicates(#[from] DuplicateToolError),
+    /// An allow-list names tools the registry does not have.
+    #[error(transparent)]
+    AllowLists(#[from] AllowListError),
 }
 
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
