@@ -61,7 +61,7 @@ fn call(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("registry_dispatch_only", name), |b| {
         b.iter(|| {
             block_on(bench::dispatch(
-                &registry,
+                registry,
                 black_box(name),
                 black_box(text),
                 &ctx,

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use rounds::{block_on, paired_difference};
-use tool_registry::{
-    AllowList, AllowLists, Ctx, Decision, Gate, Registry, Scope, Tool, async_trait, bench, tool,
-};
+use tool_registry::gate::{Decision, Gate, async_trait};
+use tool_registry::scope::{AllowList, AllowLists};
+use tool_registry::{Ctx, Registry, Scope, Tool, bench, tool};
 
 /// Add two numbers.
 #[tool(name = "math.add", category = "math", read_only, idempotent)]

@@ -64,7 +64,7 @@ fn main() {
                 || block_on(registry.call(black_box(name), black_box(text), &ctx)),
                 || {
                     block_on(bench::dispatch(
-                        &registry,
+                        registry,
                         black_box(name),
                         black_box(text),
                         &ctx,

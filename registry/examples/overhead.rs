@@ -50,7 +50,7 @@ fn main() {
         );
         println!(
             "Audit: {} bytes, Value: {} bytes, Result: {} bytes",
-            std::mem::size_of::<tool_registry::Audit>(),
+            std::mem::size_of::<tool_registry::audit::Audit>(),
             std::mem::size_of::<serde_json::Value>(),
             std::mem::size_of::<Result<tool_registry::ToolResult, tool_registry::ToolError>>()
         );

@@ -21,22 +21,12 @@ pub mod store;
 #[doc(hidden)]
 pub mod __private;
 
-pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
-pub use call::{Ctx, MAX_ARGS_BYTES, MAX_ARGS_DEPTH, State, ToolArgs, ToolError, ToolResult};
-pub use def::{
-    Annotations, ArgInfo, Cost, Permission, Risk, SourceLocation, TagForm, Tier, Tool, ToolDef,
-};
-pub use exec::{ToolCall, ToolEvent};
-pub use gate::{
-    ApprovalKey, ApprovalStore, Decision, Gate, InMemoryApprovals, InMemoryRateLimits,
-    JsonFileApprovals, JsonFileRateLimits, Limits, PendingCall, Permit, RateLimitStore, Refusal,
-    async_trait,
-};
-pub use registry::{
-    APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT, MAX_CALLS,
-    MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
-};
-pub use scope::{AllowList, AllowListError, AllowLists, EMBEDDING_FLAG, Scope};
+pub use call::{Ctx, State, ToolArgs, ToolError, ToolResult};
+pub use def::{Permission, Tool};
+pub use exec::ToolCall;
+pub use registry::{Registry, RegistryBuilder};
+pub use scope::Scope;
+pub use spec::ToolSpec;
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;

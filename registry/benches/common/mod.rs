@@ -10,10 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_registry::__private::{CallEnv, CallResult, ToolParts, output, parse_args, schema_for};
-use tool_registry::{
-    Annotations, ArgInfo, Cost, Ctx, Permission, Registry, SourceLocation, Tier, ToolArgs, ToolDef,
-    ToolResult, tool,
-};
+use tool_registry::def::{Annotations, ArgInfo, Cost, SourceLocation, Tier, ToolDef};
+use tool_registry::{Ctx, Permission, Registry, ToolArgs, ToolResult, tool};
 
 pub use rounds::block_on;
 
@@ -304,7 +302,7 @@ pub fn synthetic_registry(count: usize) -> Registry {
             call: synthetic_call,
             enabled: None,
             gate_fail_closed: false,
-            max_args_bytes: tool_registry::MAX_ARGS_BYTES,
+            max_args_bytes: tool_registry::call::MAX_ARGS_BYTES,
             blocking: false,
         });
         builder = builder.tool(Box::leak(Box::new(def)));

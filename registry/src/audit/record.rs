@@ -129,7 +129,7 @@ mod rfc3339 {
     }
 }
 
-/// One record per call, sent to the registry's [`AuditSink`]. It borrows from the call, so
+/// One record per call, sent to the registry's [`AuditSink`](super::AuditSink). It borrows from the call, so
 /// recording costs no allocation; [`AuditRecord::into_owned`] keeps one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditRecord<'a> {

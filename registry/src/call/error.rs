@@ -155,7 +155,7 @@ pub enum ToolError {
     ArgumentsTooDeep {
         /// The tool that was called (empty for an unknown tool).
         tool: String,
-        /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::MAX_ARGS_DEPTH).
+        /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
         limit: usize,
     },
     /// The model asked for more calls in one output than the registry runs; this one did not

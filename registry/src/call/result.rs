@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::{Audit, ToolError};
+use super::ToolError;
+use crate::audit::Audit;
 
 /// The outcome of one tool call, as the knowledge-base bot spec defines it.
 ///

@@ -48,7 +48,7 @@ pub struct ToolDoc {
     /// The annotations that apply (declared, or derived from the category).
     pub annotations: Annotations,
     /// The risk level computed from the annotations and tier.
-    pub risk: crate::Risk,
+    pub risk: crate::def::Risk,
     /// The response-tag form.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<Value>,

@@ -159,7 +159,7 @@ impl ToolDef {
     }
 
     /// The most bytes of argument text the tool accepts: `max_args_bytes = N`, else
-    /// [`MAX_ARGS_BYTES`](crate::MAX_ARGS_BYTES).
+    /// [`MAX_ARGS_BYTES`](crate::call::MAX_ARGS_BYTES).
     pub fn max_args_bytes(&self) -> usize {
         self.parts.max_args_bytes
     }

@@ -16,7 +16,7 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// The secret that binds pending calls to their content. Give one to
 /// [`RegistryBuilder::approval_key`](crate::RegistryBuilder::approval_key) (at least 32 random
-/// bytes), or let the store keep one ([`JsonFileApprovals`] makes one beside its file), or let
+/// bytes), or let the store keep one ([`JsonFileApprovals`](super::JsonFileApprovals) makes one beside its file), or let
 /// the registry draw one per process (enough for an in-memory store).
 #[derive(Clone)]
 pub struct ApprovalKey(pub(super) Arc<[u8]>);

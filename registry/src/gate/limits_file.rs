@@ -16,7 +16,7 @@ use crate::store::{JsonFile, StoreError};
 
 /// Call counts in a JSON file shared by processes, so that limits hold across runs of a command
 /// line (`toolreg --limits FILE`). Every admission is one locked read-modify-write of the file
-/// (see [`store`](crate::store)) under the same rule as [`InMemoryRateLimits`]: of any number
+/// (see [`store`](crate::store)) under the same rule as [`InMemoryRateLimits`](super::InMemoryRateLimits): of any number
 /// of concurrent calls in any number of processes, exactly as many as the limit allows are
 /// admitted.
 ///

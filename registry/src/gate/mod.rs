@@ -1,25 +1,26 @@
-//! The stages every call goes through, as one ordered list ([`STAGES`]), and the gates among
+//! The stages every call goes through, as one ordered list (`STAGES`), and the gates among
 //! them: rate limits, the evaluation gate, confirmation by a person.
 //!
-//! Each stage says whether it applies to a tool ([`Stage::applies`]) and whether it waits for
-//! something outside the call (a store, a gate, a person: [`Stage::waits`]). A tool to which no
-//! waiting stage applies takes the direct path ([`direct`]): the call future runs the rest in
+//! Each stage says whether it applies to a tool (`Stage::applies`) and whether it waits for
+//! something outside the call (a store, a gate, a person: `Stage::waits`). A tool to which no
+//! waiting stage applies takes the direct path (`direct`): the call future runs the rest in
 //! place, without boxing the stages. That is decided once per tool, from this list; nothing else
 //! says which tools are direct.
 //!
 //! | stage | applies to | its step |
 //! | --- | --- | --- |
-//! | [`Stage::Scope`] | every call | [`Registry::resolve`](crate::Registry) in `registry/visibility.rs` |
-//! | [`Stage::Validate`] | every call | `exec/staged.rs` (`validate`), the tool's shim or schema |
-//! | [`Stage::RateLimit`] | tools with `cooldown` or `daily_limit` | `gate/rate_limit.rs` |
-//! | [`Stage::EvalGate`] | `requires_gate` tools | `gate/eval.rs` |
-//! | [`Stage::Confirmation`] | tools that need a person's approval | `gate/confirm.rs` |
-//! | [`Stage::Handler`] | every call | `exec/guard.rs`: timeout and panic guard |
-//! | [`Stage::Audit`] | every call | `audit/stamp.rs` |
+//! | `Stage::Scope` | every call | `Registry::resolve` in `registry/visibility.rs` |
+//! | `Stage::Validate` | every call | `exec/staged.rs` (`validate`), the tool's shim or schema |
+//! | `Stage::RateLimit` | tools with `cooldown` or `daily_limit` | `gate/rate_limit.rs` |
+//! | `Stage::EvalGate` | `requires_gate` tools | `gate/eval.rs` |
+//! | `Stage::Confirmation` | tools that need a person's approval | `gate/confirm.rs` |
+//! | `Stage::Handler` | every call | `exec/guard.rs`: timeout and panic guard |
+//! | `Stage::Audit` | every call | `audit/stamp.rs` |
 //!
 //! The stores the gates keep their state in are here too: `limits.rs` (rate-limit counts in
-//! memory, and the admission rule every store applies), `limits_file.rs` (in a shared file), `approval.rs` (calls waiting for approval) and `approval_key.rs`
-//! (the key that signs them).
+//! memory, and the admission rule every store applies), `limits_file.rs` (counts in a shared
+//! file), `approval.rs` (calls waiting for approval) and `approval_key.rs` (the key that signs
+//! them).
 
 use crate::def::Entry;
 

@@ -70,7 +70,8 @@ pub enum BuildError {
 ///
 /// ```
 /// # use std::time::Duration;
-/// # use tool_registry::{AllowList, AllowLists, Registry};
+/// # use tool_registry::Registry;
+/// # use tool_registry::scope::{AllowList, AllowLists};
 /// struct Db;
 /// let registry = Registry::builder()
 ///     .state(Db)
@@ -79,7 +80,7 @@ pub enum BuildError {
 ///     .slow(["deployer"])
 ///     .approval_ttl(Duration::from_secs(300))
 ///     .build()?;
-/// # Ok::<(), tool_registry::BuildError>(())
+/// # Ok::<(), tool_registry::registry::BuildError>(())
 /// ```
 #[must_use]
 pub struct RegistryBuilder {
@@ -179,7 +180,7 @@ impl RegistryBuilder {
 
     /// The secret that binds each pending call to its tool, user, arguments and expiry (at
     /// least 32 random bytes; keep it out of the approvals store). Without one, the approval
-    /// store's own key is used ([`JsonFileApprovals`](crate::JsonFileApprovals) keeps one
+    /// store's own key is used ([`JsonFileApprovals`](crate::gate::JsonFileApprovals) keeps one
     /// beside its file), or else a key drawn once per registry.
     pub fn approval_key(mut self, secret: impl AsRef<[u8]>) -> Self {
         self.approval_key = Some(ApprovalKey::new(secret));

@@ -52,7 +52,7 @@ impl Switches {
 impl Registry {
     /// Switches tools off at once, for listing and for calls: one tool by name (or alias), or
     /// every tool with a tag or of a category. Returns how many tools the selector covers.
-    /// Subscribers get one [`RegistryChange::Disabled`] naming the tools that were on.
+    /// Subscribers get one [`RegistryChange::Disabled`](crate::spec::RegistryChange::Disabled) naming the tools that were on.
     pub fn disable(&self, selector: Selector) -> usize {
         self.switch(&selector, true)
     }

@@ -89,7 +89,7 @@ impl AllowList {
 /// A set of named allow-lists, defined in code or loaded from TOML:
 ///
 /// ```
-/// use tool_registry::AllowLists;
+/// use tool_registry::scope::AllowLists;
 ///
 /// let lists = AllowLists::from_toml(r#"
 ///     [explore]
@@ -101,7 +101,7 @@ impl AllowList {
 ///     exclude_in_local = ["research"]
 /// "#)?;
 /// assert_eq!(lists.names().collect::<Vec<_>>(), ["execute", "explore"]);
-/// # Ok::<(), tool_registry::AllowListError>(())
+/// # Ok::<(), tool_registry::scope::AllowListError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowLists {
