@@ -71,7 +71,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         parsed,
         pattern,
     } = model_args(func, &p);
-    let arg_infos = arg_infos(func, &krate);
+    let arg_infos = arg_infos(func, &p);
     let CallInputs {
         args: call_args,
         states,
@@ -80,7 +80,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     let (output_check, convert) = convert_output(func, &p, &call_args);
     let boxed = boxed_future(&p, resolved.name_span, blocking, func.is_async, &convert);
     let checks = type_checks(&types, &p);
-    let parts = parts(attr, resolved, &krate, &p, &arg_infos);
+    let parts = parts(attr, resolved, &p, &arg_infos);
     let uniqueness = unique_names(attr, resolved);
 
     quote! {
@@ -116,20 +116,20 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
 
             #[#p::linkme::distributed_slice(#p::TOOLS)]
             #[linkme(crate = #p::linkme)]
-            static __TOOL_REGISTRY_DEF: #krate::ToolDef = #krate::ToolDef::__new(#parts);
+            static __TOOL_REGISTRY_DEF: #p::ToolDef = #p::ToolDef::__new(#parts);
         };
     }
 }
 
 /// The `ArgInfo` of each model argument, for the catalog.
-fn arg_infos(func: &ToolFn, krate: &Path) -> Vec<TokenStream> {
+fn arg_infos(func: &ToolFn, p: &TokenStream) -> Vec<TokenStream> {
     func.model_args()
         .map(|arg| {
             let json_name = arg.json_name();
             let rust_type = type_text(&arg.ty);
             let required = !arg.optional;
             quote! {
-                #krate::ArgInfo { name: #json_name, rust_type: #rust_type, required: #required }
+                #p::ArgInfo { name: #json_name, rust_type: #rust_type, required: #required }
             }
         })
         .collect()
@@ -406,7 +406,6 @@ fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenS
 fn parts(
     attr: &ToolAttr,
     resolved: &Resolved,
-    krate: &Path,
     p: &TokenStream,
     arg_infos: &[TokenStream],
 ) -> TokenStream {
@@ -416,17 +415,17 @@ fn parts(
     let version = option(attr.version.as_ref());
     let category = option(attr.category.as_ref());
     let tags = &attr.tags;
-    let tier = variant(krate, "Tier", attr.tier.as_ref(), "medium");
-    let cost = variant(krate, "Cost", attr.cost.as_ref(), "free");
-    let permission = variant(krate, "Permission", attr.permission.as_ref(), "guest");
-    let annotations = annotations(krate, attr);
+    let tier = variant(p, "Tier", attr.tier.as_ref(), "medium");
+    let cost = variant(p, "Cost", attr.cost.as_ref(), "free");
+    let permission = variant(p, "Permission", attr.permission.as_ref(), "guest");
+    let annotations = annotations(p, attr);
     let requires_gate = flag_or(attr.requires_gate.as_ref(), false);
     let defer_loading = flag_or(attr.defer_loading.as_ref(), false);
     let sequential = flag_or(attr.sequential.as_ref(), false);
     let gate_fail_closed = flag_or(attr.gate_fail_closed.as_ref(), false);
     let enabled = match &attr.enabled {
         Some(path) => {
-            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#krate::Scope) -> bool))
+            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#p::Scope) -> bool))
         }
         None => quote!(::core::option::Option::None),
     };
@@ -438,12 +437,12 @@ fn parts(
             let n = n.value;
             quote!(#n)
         }
-        None => quote!(#krate::MAX_ARGS_BYTES),
+        None => quote!(#p::MAX_ARGS_BYTES),
     };
     let blocking = flag_or(attr.blocking.as_ref(), false);
     let daily_limit = option(attr.daily_limit.as_ref().map(|n| n.value));
-    let tag = option(resolved.tag.as_ref().map(|tag| tag_form(krate, tag)));
-    let source = source_location(krate, resolved.name_span);
+    let tag = option(resolved.tag.as_ref().map(|tag| tag_form(p, tag)));
+    let source = source_location(p, resolved.name_span);
     quote! {
         #p::ToolParts {
             name: #name,
@@ -477,7 +476,7 @@ fn parts(
 }
 
 /// The annotations clients read: each one given, or left out (`None`) for the client's default.
-fn annotations(krate: &Path, attr: &ToolAttr) -> TokenStream {
+fn annotations(p: &TokenStream, attr: &ToolAttr) -> TokenStream {
     let flag = |f: &Option<Sp<bool>>| option(f.as_ref().map(|f| f.value));
     let read_only = flag(&attr.read_only);
     let destructive = flag(&attr.destructive);
@@ -485,7 +484,7 @@ fn annotations(krate: &Path, attr: &ToolAttr) -> TokenStream {
     let open_world = flag(&attr.open_world);
     let requires_confirmation = flag(&attr.requires_confirmation);
     quote! {
-        #krate::Annotations {
+        #p::Annotations {
             read_only: #read_only,
             destructive: #destructive,
             idempotent: #idempotent,
@@ -495,9 +494,9 @@ fn annotations(krate: &Path, attr: &ToolAttr) -> TokenStream {
     }
 }
 
-fn tag_form(krate: &Path, tag: &TagForm) -> TokenStream {
+fn tag_form(p: &TokenStream, tag: &TagForm) -> TokenStream {
     let (prefix, pattern, groups, example) = (&tag.prefix, &tag.pattern, &tag.groups, &tag.example);
-    quote!(#krate::TagForm {
+    quote!(#p::TagForm {
         prefix: #prefix,
         pattern: #pattern,
         groups: &[#(#groups),*],
@@ -506,9 +505,9 @@ fn tag_form(krate: &Path, tag: &TagForm) -> TokenStream {
 }
 
 /// Where the tool was declared, spanned on its name.
-fn source_location(krate: &Path, name_span: Span) -> TokenStream {
+fn source_location(p: &TokenStream, name_span: Span) -> TokenStream {
     quote_spanned! {name_span=>
-        #krate::SourceLocation {
+        #p::SourceLocation {
             crate_name: ::core::env!("CARGO_CRATE_NAME"),
             module_path: ::core::module_path!(),
             file: ::core::file!(),
@@ -609,7 +608,7 @@ fn millis(p: &TokenStream, ms: u64) -> TokenStream {
 }
 
 /// `Type::Variant` for a choice such as `tier = "low"`, or for `default` when it was left out.
-fn variant(krate: &Path, ty: &str, value: Option<&Sp<String>>, default: &str) -> TokenStream {
+fn variant(p: &TokenStream, ty: &str, value: Option<&Sp<String>>, default: &str) -> TokenStream {
     let ty = format_ident!("{}", ty);
     let value = value.map_or(default, |value| value.value.as_str());
     let mut chars = value.chars();
@@ -618,7 +617,7 @@ fn variant(krate: &Path, ty: &str, value: Option<&Sp<String>>, default: &str) ->
         None => String::new(),
     };
     let variant = format_ident!("{}", variant);
-    quote!(#krate::#ty::#variant)
+    quote!(#p::#ty::#variant)
 }
 
 fn path_string(tokens: &TokenStream) -> String {

@@ -19,7 +19,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use futures::FutureExt;
 use serde_json::Map;
 use tool_registry::__private::{output, parse_args};
-use tool_registry::{Ctx, Registry, ToolArgs, ToolResult};
+use tool_registry::{Ctx, Registry, ToolArgs, ToolResult, bench};
 
 fn config() -> Criterion {
     Criterion::default()
@@ -59,7 +59,14 @@ fn call(c: &mut Criterion) {
     });
     // The pipeline's stages skipped: lookup, validation and the handler only.
     group.bench_function(BenchmarkId::new("registry_dispatch_only", name), |b| {
-        b.iter(|| block_on(registry.__dispatch(black_box(name), black_box(text), &ctx)))
+        b.iter(|| {
+            block_on(bench::dispatch(
+                registry,
+                black_box(name),
+                black_box(text),
+                &ctx,
+            ))
+        })
     });
     group.finish();
 

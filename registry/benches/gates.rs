@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use rounds::{block_on, paired_difference};
-use tool_registry::{
-    AllowList, AllowLists, Ctx, Decision, Gate, Registry, Scope, Tool, async_trait, tool,
-};
+use tool_registry::gate::{Decision, Gate, async_trait};
+use tool_registry::scope::{AllowList, AllowLists};
+use tool_registry::{Ctx, Registry, Scope, Tool, bench, tool};
 
 /// Add two numbers.
 #[tool(name = "math.add", category = "math", read_only, idempotent)]
@@ -80,14 +80,24 @@ fn bench(c: &mut Criterion) {
     group.bench_function("bare_dispatch", |b| {
         b.iter(|| {
             runtime
-                .block_on(registry.__dispatch(black_box("math.add"), black_box(ARGS), &ctx))
+                .block_on(bench::dispatch(
+                    &registry,
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
                 .unwrap()
         })
     });
     group.bench_function("core_call", |b| {
         b.iter(|| {
             runtime
-                .block_on(registry.__dispatch_stamped(black_box("math.add"), black_box(ARGS), &ctx))
+                .block_on(bench::dispatch_stamped(
+                    &registry,
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
                 .unwrap()
         })
     });
@@ -173,7 +183,14 @@ fn pipeline_minus_bare() {
         "in tokio's block_on",
         paired_difference(
             || runtime.block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
-            || runtime.block_on(registry.__dispatch(black_box("math.add"), black_box(ARGS), &ctx)),
+            || {
+                runtime.block_on(bench::dispatch(
+                    &registry,
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
+            },
         ),
     );
     row(
@@ -181,7 +198,8 @@ fn pipeline_minus_bare() {
         paired_difference(
             || runtime.block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
             || {
-                runtime.block_on(registry.__dispatch_stamped(
+                runtime.block_on(bench::dispatch_stamped(
+                    &registry,
                     black_box("math.add"),
                     black_box(ARGS),
                     &ctx,
@@ -196,14 +214,28 @@ fn pipeline_minus_bare() {
         "polled directly",
         paired_difference(
             || block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
-            || block_on(registry.__dispatch(black_box("math.add"), black_box(ARGS), &ctx)),
+            || {
+                block_on(bench::dispatch(
+                    &registry,
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
+            },
         ),
     );
     row(
         "  vs the core's call (dispatch + audit stamp)",
         paired_difference(
             || block_on(registry.call(black_box("math.add"), black_box(ARGS), &ctx)),
-            || block_on(registry.__dispatch_stamped(black_box("math.add"), black_box(ARGS), &ctx)),
+            || {
+                block_on(bench::dispatch_stamped(
+                    &registry,
+                    black_box("math.add"),
+                    black_box(ARGS),
+                    &ctx,
+                ))
+            },
         ),
     );
 }

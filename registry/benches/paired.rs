@@ -14,7 +14,7 @@ use common::{
     run_time_names, synthetic_registry,
 };
 use std::hint::black_box;
-use tool_registry::{Ctx, Registry, Scope};
+use tool_registry::{Ctx, Registry, Scope, bench};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter, if given, selects rows by substring.
@@ -63,7 +63,14 @@ fn main() {
             &label,
             paired(
                 || block_on(registry.call(black_box(name), black_box(text), &ctx)),
-                || block_on(registry.__dispatch(black_box(name), black_box(text), &ctx)),
+                || {
+                    block_on(bench::dispatch(
+                        registry,
+                        black_box(name),
+                        black_box(text),
+                        &ctx,
+                    ))
+                },
             ),
         );
     }

@@ -3,7 +3,7 @@
 //! `CALLS` calls of one path, for `valgrind --tool=callgrind` or `perf`.
 use std::hint::black_box;
 use std::time::Instant;
-use tool_registry::{Ctx, Registry, Scope, tool};
+use tool_registry::{Ctx, Registry, Scope, bench, tool};
 
 /// Add two numbers.
 #[tool(name = "math.add", category = "math", read_only, idempotent)]
@@ -41,7 +41,7 @@ fn main() {
         );
         println!(
             "dispatch future: {} bytes",
-            std::mem::size_of_val(&registry.__dispatch("math.add", args, &ctx))
+            std::mem::size_of_val(&bench::dispatch(&registry, "math.add", args, &ctx))
         );
         println!(
             "ToolResult: {} bytes, ToolError: {} bytes",
@@ -50,7 +50,7 @@ fn main() {
         );
         println!(
             "Audit: {} bytes, Value: {} bytes, Result: {} bytes",
-            std::mem::size_of::<tool_registry::Audit>(),
+            std::mem::size_of::<tool_registry::audit::Audit>(),
             std::mem::size_of::<serde_json::Value>(),
             std::mem::size_of::<Result<tool_registry::ToolResult, tool_registry::ToolError>>()
         );
@@ -65,19 +65,35 @@ fn main() {
         for _ in 0..calls {
             match mode.as_str() {
                 "tokio-bare" => black_box(
-                    rt.block_on(registry.__dispatch("math.add", black_box(args), &ctx))
-                        .unwrap(),
+                    rt.block_on(bench::dispatch(
+                        &registry,
+                        "math.add",
+                        black_box(args),
+                        &ctx,
+                    ))
+                    .unwrap(),
                 ),
                 "tokio-pipeline" => black_box(
                     rt.block_on(registry.call("math.add", black_box(args), &ctx))
                         .unwrap(),
                 ),
                 "core" => black_box(
-                    block_on(registry.__dispatch_stamped("math.add", black_box(args), &ctx))
-                        .unwrap(),
+                    block_on(bench::dispatch_stamped(
+                        &registry,
+                        "math.add",
+                        black_box(args),
+                        &ctx,
+                    ))
+                    .unwrap(),
                 ),
                 "bare" => black_box(
-                    block_on(registry.__dispatch("math.add", black_box(args), &ctx)).unwrap(),
+                    block_on(bench::dispatch(
+                        &registry,
+                        "math.add",
+                        black_box(args),
+                        &ctx,
+                    ))
+                    .unwrap(),
                 ),
                 _ => black_box(block_on(registry.call("math.add", black_box(args), &ctx)).unwrap()),
             };
@@ -91,7 +107,15 @@ fn main() {
         let n = 100_000;
         let t = Instant::now();
         for _ in 0..n {
-            black_box(block_on(registry.__dispatch("math.add", black_box(args), &ctx)).unwrap());
+            black_box(
+                block_on(bench::dispatch(
+                    &registry,
+                    "math.add",
+                    black_box(args),
+                    &ctx,
+                ))
+                .unwrap(),
+            );
         }
         bare = bare.min(t.elapsed().as_nanos() as f64 / n as f64);
         let t = Instant::now();

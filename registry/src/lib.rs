@@ -1,52 +1,32 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
-mod allowlist;
-mod annotations;
-mod approval;
-mod audit;
-mod batch;
-mod call;
+pub mod audit;
+#[cfg(feature = "bench-internals")]
+pub mod bench;
+pub mod call;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
-mod clock;
-mod ctx;
-mod def;
-mod error;
-mod events;
+pub mod def;
+pub mod exec;
 pub mod format;
-mod gate;
-mod limits;
+pub mod gate;
 pub mod parse;
-pub mod pipeline;
-mod registry;
-mod result;
-mod scope;
+pub mod registry;
+pub mod scope;
 pub mod spec;
 pub mod store;
-mod tool;
 
-pub use allowlist::{AllowList, AllowListError, AllowLists};
-pub use annotations::Risk;
-pub use approval::{ApprovalKey, ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
-pub use async_trait::async_trait;
-pub use audit::{Audit, AuditExtra, AuditRecord, AuditSink, JsonLinesAuditSink, TracingAuditSink};
-pub use batch::ToolCall;
-pub use call::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
-pub use ctx::{Ctx, State};
-pub use def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier, ToolDef};
-pub use error::ToolError;
-pub use events::ToolEvent;
-pub use gate::{Decision, Gate};
-pub use limits::{InMemoryRateLimits, JsonFileRateLimits, Limits, Permit, RateLimitStore, Refusal};
-pub use registry::{
-    APPROVAL_TTL, BuildError, Clash, DEFAULT_TIMEOUT, DuplicateToolError, GATE_TIMEOUT, MAX_CALLS,
-    MAX_CONCURRENCY, Registry, RegistryBuilder, SLOW_TIMEOUT, Selector,
-};
-pub use result::ToolResult;
-pub use scope::{EMBEDDING_FLAG, Scope};
-pub use tool::Tool;
+#[doc(hidden)]
+pub mod __private;
+
+pub use call::{Ctx, State, ToolArgs, ToolError, ToolResult};
+pub use def::{Permission, Tool};
+pub use exec::ToolCall;
+pub use registry::{Registry, RegistryBuilder};
+pub use scope::Scope;
+pub use spec::ToolSpec;
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;
@@ -97,66 +77,3 @@ macro_rules! link {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct RepositoryReadme;
-
-/// What generated code refers to. Not part of the public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use {futures, linkme, schemars, serde, serde_json};
-
-    pub use crate::call::output::{self, assert_output};
-    pub use crate::call::{
-        CallEnv, CallFn, CallResult, MaxLen, ToolArgs, blocking, blocking_async, check_max_len,
-        parse_args,
-    };
-
-    use crate::def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
-    use std::time::Duration;
-
-    /// Every `#[tool]` in the binary.
-    #[linkme::distributed_slice]
-    pub static TOOLS: [crate::ToolDef];
-
-    /// The fields of a [`crate::ToolDef`], filled in by `#[tool]`.
-    pub struct ToolParts {
-        pub name: &'static str,
-        pub aliases: &'static [&'static str],
-        pub description: &'static str,
-        pub version: Option<&'static str>,
-        pub category: Option<&'static str>,
-        pub tags: &'static [&'static str],
-        pub tier: Tier,
-        pub cost: Cost,
-        pub permission: Permission,
-        pub annotations: Annotations,
-        pub requires_gate: bool,
-        pub cooldown: Option<Duration>,
-        pub daily_limit: Option<u32>,
-        pub timeout: Option<Duration>,
-        pub defer_loading: bool,
-        pub sequential: bool,
-        pub strip_from_display: bool,
-        pub tag: Option<TagForm>,
-        pub source: SourceLocation,
-        pub args: &'static [ArgInfo],
-        pub input_schema: fn() -> schemars::Schema,
-        pub call: CallFn,
-        pub enabled: Option<fn(&crate::Scope) -> bool>,
-        pub gate_fail_closed: bool,
-        pub max_args_bytes: usize,
-        pub blocking: bool,
-    }
-
-    /// The input schema of an argument type, without a `title`.
-    pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
-        let mut schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-        schema.remove("title");
-        schema
-    }
-
-    /// Turns a duration in milliseconds into a `Duration` in a const context.
-    pub const fn millis(ms: u64) -> Duration {
-        Duration::from_millis(ms)
-    }
-
-    pub use crate::call::probe;
-}

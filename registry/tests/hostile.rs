@@ -10,10 +10,9 @@ use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_registry::{
-    AuditRecord, AuditSink, Ctx, MAX_ARGS_DEPTH, Registry, Scope, ToolArgs, ToolCall, ToolError,
-    ToolResult, tool,
-};
+use tool_registry::audit::{AuditRecord, AuditSink};
+use tool_registry::call::MAX_ARGS_DEPTH;
+use tool_registry::{Ctx, Registry, Scope, ToolArgs, ToolCall, ToolError, ToolResult, tool};
 
 /// Repeat a short text.
 #[tool(name = "hostile.echo", max_args_bytes = 64)]
@@ -311,7 +310,7 @@ async fn argument_text_over_the_tools_limit_is_refused_before_parsing() {
     assert_eq!(def.max_args_bytes(), 64);
     assert_eq!(
         registry().get("hostile.mirror").unwrap().max_args_bytes(),
-        tool_registry::MAX_ARGS_BYTES
+        tool_registry::call::MAX_ARGS_BYTES
     );
     let ctx = Ctx::new();
     // `{"text":"…"}` is 11 bytes around the text.

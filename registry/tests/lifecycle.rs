@@ -7,11 +7,11 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::TryRecvError;
+use tool_registry::audit::{AuditRecord, AuditSink};
+use tool_registry::gate::{Decision, Gate, async_trait};
+use tool_registry::registry::Selector;
 use tool_registry::spec::{Origin, RegisterError, RegistryChange, ToolHandler, ToolSpec};
-use tool_registry::{
-    AuditRecord, AuditSink, Ctx, Decision, Gate, Permission, Registry, Scope, Selector, Tool,
-    ToolError, async_trait, tool,
-};
+use tool_registry::{Ctx, Permission, Registry, Scope, Tool, ToolError, tool};
 
 /// Answer with the same text.
 #[tool(name = "util.ping", aliases("ping"), tags(net))]

@@ -494,7 +494,7 @@ fn a_name_claimed_twice_is_reported_with_both_locations() {
         .tool(learning.definition().unwrap())
         .build()
     {
-        Err(tool_registry::BuildError::Duplicates(error)) => error,
+        Err(tool_registry::registry::BuildError::Duplicates(error)) => error,
         Err(other) => panic!("expected duplicates, got {other}"),
         Ok(_) => panic!("a duplicate must be refused"),
     };

@@ -3,7 +3,8 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use tool_registry::{Registry, SourceLocation};
+use tool_registry::Registry;
+use tool_registry::def::SourceLocation;
 
 // Unreferenced crates are not linked; these two must be.
 use tool_registry_dup_fixture as _;
@@ -52,7 +53,7 @@ fn try_global_reports_the_clash_with_both_source_locations() {
         Registry::builder()
             .build()
             .expect_err("the builder sees the same clash"),
-        tool_registry::BuildError::Duplicates(error)
+        tool_registry::registry::BuildError::Duplicates(error)
     );
     assert!(
         Registry::builder()

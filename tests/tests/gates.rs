@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tool_registry::{
-    AllowList, AllowLists, AuditRecord, AuditSink, BuildError, Ctx, Decision, Gate, Permission,
-    Registry, RegistryBuilder, Scope, Selector, Tool, ToolCall, ToolError, ToolEvent, async_trait,
-};
+use tool_registry::audit::{AuditRecord, AuditSink};
+use tool_registry::exec::ToolEvent;
+use tool_registry::gate::{Decision, Gate, async_trait};
+use tool_registry::registry::{BuildError, Selector};
+use tool_registry::scope::{AllowList, AllowLists};
+use tool_registry::{Ctx, Permission, Registry, RegistryBuilder, Scope, Tool, ToolCall, ToolError};
 use tool_registry_tests::{Counter, Runs};
 use tool_registry_tools::Config;
 
@@ -163,7 +165,7 @@ fn allow_lists_resolve_deterministically_in_local_and_non_local_mode() {
     );
     let scope = Scope::user("u")
         .with_allow_list("mini")
-        .with_flag(tool_registry::EMBEDDING_FLAG);
+        .with_flag(tool_registry::scope::EMBEDDING_FLAG);
     assert_eq!(names(&registry.tools(&scope)), ["util.echo", "util.upper"]);
 }
 
@@ -544,11 +546,11 @@ fn annotations_follow_the_category_and_give_a_risk() {
         (Some(true), Some(true)),
         "terminal"
     );
-    assert_eq!(shell.risk(), tool_registry::Risk::High);
+    assert_eq!(shell.risk(), tool_registry::def::Risk::High);
     let search = registry.get("research.web_search").unwrap();
     assert_eq!(search.effective_annotations().read_only, Some(true));
     let upper = registry.get("util.upper").unwrap();
-    assert_eq!(upper.risk(), tool_registry::Risk::Low);
+    assert_eq!(upper.risk(), tool_registry::def::Risk::Low);
     let catalog = registry.catalog().json();
     let entry = catalog["tools"]
         .as_array()
@@ -679,7 +681,7 @@ async fn audit_records_go_to_a_json_lines_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.jsonl");
     let registry = builder(&dir)
-        .audit_sink(tool_registry::JsonLinesAuditSink::open(&path).unwrap())
+        .audit_sink(tool_registry::audit::JsonLinesAuditSink::open(&path).unwrap())
         .build()
         .unwrap();
     let ctx = Ctx::new().with_user("alice");

@@ -23,7 +23,7 @@ async fn a_2_mb_query_to_research_gets_the_size_error() {
         error,
         ToolError::ArgumentsTooLarge {
             tool: "research".into(),
-            limit: tool_registry::MAX_ARGS_BYTES
+            limit: tool_registry::call::MAX_ARGS_BYTES
         }
     );
     assert!(error.to_string().contains("split the work"), "{error}");

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_registry::{Cost, Ctx, Permission, Registry, ToolArgs, ToolError, ToolResult};
+use tool_registry::def::Cost;
+use tool_registry::{Ctx, Permission, Registry, ToolArgs, ToolError, ToolResult};
 use tool_registry_tests::{Counter, Tenant};
 use tool_registry_tools::Config;
 

@@ -18,7 +18,7 @@
 //!     .allow_lists(tool_registry_tools::allow_lists())
 //!     .build()?;
 //! assert!(registry.get("file_manager.create_document").is_some());
-//! # Ok::<(), tool_registry::BuildError>(())
+//! # Ok::<(), tool_registry::registry::BuildError>(())
 //! ```
 
 pub mod config;
@@ -37,8 +37,8 @@ pub use search::Note;
 /// The scoped tool sets of the reference tools: `supervisor` (search and read), `execute`
 /// (everything; no scheduling changes in local mode) and `explore` (read-only), from
 /// `tools/allow_lists.toml`.
-pub fn allow_lists() -> tool_registry::AllowLists {
-    match tool_registry::AllowLists::from_toml(include_str!("../allow_lists.toml")) {
+pub fn allow_lists() -> tool_registry::scope::AllowLists {
+    match tool_registry::scope::AllowLists::from_toml(include_str!("../allow_lists.toml")) {
         Ok(lists) => lists,
         // The file ships with the crate; its tests read it.
         Err(error) => panic!("tools/allow_lists.toml: {error}"),

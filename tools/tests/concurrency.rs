@@ -368,7 +368,8 @@ fn unknown_keys_survive_a_rewrite() {
 
 #[tokio::test]
 async fn an_application_key_signs_for_every_registry_that_shares_it() {
-    use tool_registry::{Ctx, JsonFileApprovals, Registry, Scope, ToolError};
+    use tool_registry::gate::JsonFileApprovals;
+    use tool_registry::{Ctx, Registry, Scope, ToolError};
 
     let ws = Workspace::new();
     let config = tool_registry_tools::Config {

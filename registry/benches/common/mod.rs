@@ -10,10 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_registry::__private::{CallEnv, CallResult, ToolParts, output, parse_args, schema_for};
-use tool_registry::{
-    Annotations, ArgInfo, Cost, Ctx, Permission, Registry, SourceLocation, Tier, ToolArgs, ToolDef,
-    ToolResult, tool,
-};
+use tool_registry::def::{Annotations, ArgInfo, Cost, SourceLocation, Tier, ToolDef};
+use tool_registry::{Ctx, Permission, Registry, ToolArgs, ToolResult, tool};
 
 pub use rounds::block_on;
 
@@ -304,7 +302,7 @@ pub fn synthetic_registry(count: usize) -> Registry {
             call: synthetic_call,
             enabled: None,
             gate_fail_closed: false,
-            max_args_bytes: tool_registry::MAX_ARGS_BYTES,
+            max_args_bytes: tool_registry::call::MAX_ARGS_BYTES,
             blocking: false,
         });
         builder = builder.tool(Box::leak(Box::new(def)));
@@ -320,6 +318,7 @@ pub fn lookup_names(count: usize) -> Vec<String> {
         .collect()
 }
 
+#[allow(dead_code)] // used by the paired benchmark only
 /// Registers `count` run-time tools `rt_00000`, `rt_00001`, ... that add, beside the
 /// registry's own.
 pub fn add_run_time_tools(registry: &Registry, count: usize) {
@@ -343,6 +342,7 @@ pub fn add_run_time_tools(registry: &Registry, count: usize) {
     }
 }
 
+#[allow(dead_code)] // used by the paired benchmark only
 /// 64 names spread over `count` run-time tools of [`add_run_time_tools`].
 pub fn run_time_names(count: usize) -> Vec<String> {
     (0..64)

@@ -21,9 +21,8 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::{
-    Ctx, JsonFileApprovals, JsonFileRateLimits, Registry, RegistryBuilder, Scope, ToolResult,
-};
+use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
+use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 
 mod parse;
 
@@ -108,7 +107,7 @@ impl ScopeArgs {
             scope = scope.with_allow_list(list.clone());
         }
         if self.embedding {
-            scope = scope.with_flag(crate::EMBEDDING_FLAG);
+            scope = scope.with_flag(crate::scope::EMBEDDING_FLAG);
         }
         scope.local(self.local)
     }
@@ -310,7 +309,7 @@ where
 
 /// The registry `builder` makes, with the command line's shared stores: approvals and rate
 /// limits in files (from the flags, the environment, or the defaults).
-fn build(cli: &Cli, builder: RegistryBuilder) -> Result<Registry, crate::BuildError> {
+fn build(cli: &Cli, builder: RegistryBuilder) -> Result<Registry, crate::registry::BuildError> {
     let file = |flag: &Option<std::path::PathBuf>, env: &str, default: &str| {
         flag.clone()
             .or_else(|| {

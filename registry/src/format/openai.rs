@@ -4,7 +4,9 @@ use serde_json::{Map, Value, json};
 
 use std::sync::Arc;
 
-use crate::{Registry, Scope, Tool};
+use crate::def::Tool;
+use crate::registry::Registry;
+use crate::scope::Scope;
 
 /// The `{"type": "function", "function": {...}}` object of one tool, from its input schema.
 pub fn openai_function(def: &Tool, input_schema: &schemars::Schema) -> Value {
@@ -36,7 +38,7 @@ impl Registry {
     /// and reused.
     pub fn openai_tools_all(&self) -> Arc<Value> {
         let snapshot = self.current();
-        Arc::clone(self.openai_all_cache(&snapshot).get_or_init(|| {
+        Arc::clone(snapshot.openai_all.get_or_init(|| {
             Arc::new(Value::Array(
                 snapshot
                     .tools

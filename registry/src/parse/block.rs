@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{ErrorKind, Format, Formats, ParseError, ToolSet};
+use super::tools::ToolSet;
+use super::vocab::{ErrorKind, Format, Formats, ParseError};
 
 /// One call read from JSON or Python syntax, before the tool set is consulted.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,13 +1,11 @@
 //! What a stream parser reports: a leaf the scanner writes and the stream hands out.
 
-use super::{ParseError, ParsedCall};
-#[cfg(doc)]
-use super::{Parsed, StreamParser};
+use super::vocab::{ParseError, ParsedCall};
 
-/// What a [`StreamParser`] reports as the output streams in.
+/// What a [`StreamParser`](super::StreamParser) reports as the output streams in.
 ///
-/// Concatenating the `Text` deltas gives exactly [`Parsed::content`] of the whole output, and
-/// the `Reasoning` deltas give [`Parsed::reasoning`]. Every `Call` and `Unknown` is preceded by
+/// Concatenating the `Text` deltas gives exactly [`Parsed::content`](super::Parsed::content) of the whole output, and
+/// the `Reasoning` deltas give [`Parsed::reasoning`](super::Parsed::reasoning). Every `Call` and `Unknown` is preceded by
 /// a `CallStarted` of its name; for most formats that comes as soon as the name is written.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

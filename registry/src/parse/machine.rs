@@ -11,19 +11,20 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::block::{Env, Item, Outcome, RawCall, Step};
-use super::deepseek::DeepSeekBlock;
 use super::event::StreamEvent;
-use super::function_tags::{FunctionBlock, ToolCallBlock};
-use super::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
-use super::kimi::KimiBlock;
-use super::markers::{
-    ALL_MARKERS, EndTokenBlock, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker,
-};
-use super::mistral::MistralBlock;
+use super::formats::deepseek::DeepSeekBlock;
+use super::formats::end_tokens::EndTokenBlock;
+use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
+use super::formats::kimi::KimiBlock;
+use super::formats::markup::{FunctionBlock, ToolCallBlock};
+use super::formats::mistral::MistralBlock;
+use super::formats::tags::TagLine;
+use super::markers::{ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker};
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
-use super::tags::{TagLine, TagSet};
-use super::{Format, Formats, Options, Parsed, ParsedCall, Thinking, ToolSet};
+use super::tag_set::TagSet;
+use super::tools::ToolSet;
+use super::vocab::{Format, Formats, Options, Parsed, ParsedCall, Thinking};
 
 /// Bytes kept before the earliest position still needed, for the look-behinds (line starts,
 /// a backtick before a marker, `functools` before `[`).
@@ -134,6 +135,14 @@ pub(crate) struct Machine {
     /// `</think>` before any `<think>` restarts it as reasoning (see `resolve_tentative`).
     tentative: bool,
     pub(crate) sink: Sink,
+}
+
+/// The whole-text parse: the machine fed one chunk with the end known.
+pub(crate) fn parse_text(text: &str, tools: &dyn ToolSet, options: Options) -> Parsed {
+    let mut machine = Machine::new(tools, options, false);
+    machine.run(&Input::whole(text), tools);
+    machine.finish();
+    machine.into_parsed()
 }
 
 impl Machine {

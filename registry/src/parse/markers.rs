@@ -5,7 +5,6 @@ use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use super::block::{Outcome, Step};
 use super::scan::{Input, Prefix};
 
 /// The markers that open something, by first byte.
@@ -227,45 +226,6 @@ pub(crate) fn end_token_at(input: &Input<'_>, at: usize) -> EndToken {
         EndToken::Partial
     } else {
         EndToken::No
-    }
-}
-
-/// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
-#[derive(Debug)]
-pub(crate) struct EndTokenBlock {
-    pub(crate) start: usize,
-    pub(crate) cursor: usize,
-}
-
-impl EndTokenBlock {
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
-        loop {
-            let at = input.skip_ws(self.cursor);
-            if at == input.end() {
-                if !input.eof() {
-                    self.cursor = at;
-                    return Step::NeedMore;
-                }
-                return Step::Done(Outcome {
-                    end: at,
-                    items: Vec::new(),
-                    keep_text: false,
-                });
-            }
-            match end_token_at(input, at) {
-                EndToken::Whole(len) => self.cursor = at + len,
-                EndToken::Partial => {
-                    self.cursor = at;
-                    return Step::NeedMore;
-                }
-                // Text follows: the token is part of it.
-                EndToken::No => {
-                    return Step::NotACall {
-                        resume: self.start + 1,
-                    };
-                }
-            }
-        }
     }
 }
 

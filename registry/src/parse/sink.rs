@@ -3,7 +3,7 @@
 
 use super::content::Assembler;
 use super::event::StreamEvent;
-use super::{ParseError, ParsedCall};
+use super::vocab::{ParseError, ParsedCall};
 
 /// Which text a stretch of output belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

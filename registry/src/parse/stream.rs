@@ -3,7 +3,8 @@
 use super::event::StreamEvent;
 use super::machine::Machine;
 use super::scan::Input;
-use super::{Options, Parsed, Thinking, ToolSet};
+use super::tools::ToolSet;
+use super::vocab::{Options, Parsed, Thinking};
 
 /// Parses a model's output while it streams in.
 ///

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::tags::TagSet;
+use super::tag_set::TagSet;
 use super::typing::{Kinds, schema_arg_kinds};
 use crate::{Registry, Scope};
 
@@ -62,7 +62,7 @@ impl ToolSet for Registry {
         })
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tags::for_registry(&self.current(), |_| true)
+        super::tag_set::for_registry(&self.current(), |_| true)
     }
 }
 
@@ -121,7 +121,7 @@ impl ToolSet for Scoped<'_> {
         Some(Cow::Borrowed(self.find(name)?.input_schema().as_value()))
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tags::for_registry(&self.snapshot, |tool| self.find(tool.name()).is_some())
+        super::tag_set::for_registry(&self.snapshot, |tool| self.find(tool.name()).is_some())
     }
 }
 

@@ -165,7 +165,7 @@ pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
     if kinds.has(Kinds::OBJECT) || kinds.has(Kinds::ARRAY) {
         let parsed = serde_json::from_str::<Value>(t)
             .ok()
-            .or_else(|| super::pythonic::literal(t).ok());
+            .or_else(|| super::formats::pythonic::literal(t).ok());
         match parsed {
             Some(v @ Value::Object(_)) if kinds.has(Kinds::OBJECT) => return v,
             Some(v @ Value::Array(_)) if kinds.has(Kinds::ARRAY) => return v,

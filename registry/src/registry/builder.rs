@@ -8,17 +8,19 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
+use super::linked::{DuplicateToolError, checked, linked_tools};
+use super::policy::Timeouts;
 use super::{
-    APPROVAL_TTL, BuildError, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy,
-    Registry, SLOW_TIMEOUT, Snapshot, Switches, Timeouts, Writer, checked, linked_tools,
+    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, Registry,
+    SLOW_TIMEOUT, Snapshot, Switches, Writer,
 };
-use crate::ToolDef;
-use crate::allowlist::{AllowListError, AllowLists};
-use crate::approval::{ApprovalKey, ApprovalStore, InMemoryApprovals};
 use crate::audit::{AuditSink, TracingAuditSink};
-use crate::ctx::TypeMap;
-use crate::gate::Gate;
-use crate::limits::{InMemoryRateLimits, RateLimitStore};
+use crate::call::TypeMap;
+use crate::def::ToolDef;
+use crate::gate::{
+    ApprovalKey, ApprovalStore, Gate, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
+};
+use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
 
 /// How many changes a subscriber may fall behind before it misses some
@@ -52,11 +54,24 @@ impl Registry {
     }
 }
 
+/// Why [`RegistryBuilder::build`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools claim one name.
+    #[error(transparent)]
+    Duplicates(#[from] DuplicateToolError),
+    /// An allow-list names tools the registry does not have.
+    #[error(transparent)]
+    AllowLists(#[from] AllowListError),
+}
+
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
 ///
 /// ```
 /// # use std::time::Duration;
-/// # use tool_registry::{AllowList, AllowLists, Registry};
+/// # use tool_registry::Registry;
+/// # use tool_registry::scope::{AllowList, AllowLists};
 /// struct Db;
 /// let registry = Registry::builder()
 ///     .state(Db)
@@ -65,7 +80,7 @@ impl Registry {
 ///     .slow(["deployer"])
 ///     .approval_ttl(Duration::from_secs(300))
 ///     .build()?;
-/// # Ok::<(), tool_registry::BuildError>(())
+/// # Ok::<(), tool_registry::registry::BuildError>(())
 /// ```
 #[must_use]
 pub struct RegistryBuilder {
@@ -165,7 +180,7 @@ impl RegistryBuilder {
 
     /// The secret that binds each pending call to its tool, user, arguments and expiry (at
     /// least 32 random bytes; keep it out of the approvals store). Without one, the approval
-    /// store's own key is used ([`JsonFileApprovals`](crate::JsonFileApprovals) keeps one
+    /// store's own key is used ([`JsonFileApprovals`](crate::gate::JsonFileApprovals) keeps one
     /// beside its file), or else a key drawn once per registry.
     pub fn approval_key(mut self, secret: impl AsRef<[u8]>) -> Self {
         self.approval_key = Some(ApprovalKey::new(secret));

@@ -1,17 +1,16 @@
 //! Tools that come and go while the registry is in use, under the Tool Registry v2 rules:
 //! register, replace, switch, remove, snapshot and restore, and the changes subscribers see.
 
+use crate::audit::wall_now;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{Registry, Snapshot, Writer};
 use crate::spec::{
-    Origin, RegisterError, Registration, RegistryChange, RegistrySnapshot, SnapshotEntry,
-    ToolHandler, ToolSpec,
+    Origin, RegisterError, Registration, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec,
 };
 use crate::{Ctx, Tool};
 
@@ -76,7 +75,7 @@ impl Registry {
             }
         }
         let handler = handler.or_else(|| writer.handlers.get(&name).cloned());
-        let tool = crate::tool::owned(spec, handler, SystemTime::now())?;
+        let tool = crate::def::owned(spec, handler, wall_now())?;
         writer.switches.names.remove(&name);
         writer.owned.insert(name, tool.clone());
         let snapshot = self.publish(&writer);
@@ -207,10 +206,10 @@ impl Registry {
                     });
                     let tool = match reuse {
                         Some(tool) => tool.clone(),
-                        None => crate::tool::owned(
+                        None => crate::def::owned(
                             entry.spec.clone(),
                             handler,
-                            entry.created_at.unwrap_or_else(SystemTime::now),
+                            entry.created_at.unwrap_or_else(wall_now),
                         )?,
                     };
                     owned.insert(name.to_owned(), tool);
@@ -227,13 +226,6 @@ impl Registry {
         };
         self.publish(&writer);
         Ok(())
-    }
-
-    /// Every later change to the tools: registered, replaced, switched on or off (by name, tag
-    /// or category), removed. A subscriber that falls more than 1,024 changes behind misses the
-    /// oldest ([`tokio::sync::broadcast`]).
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
-        self.changes.subscribe()
     }
 
     fn registration_of(&self, tool: Tool) -> Registration {
@@ -259,56 +251,4 @@ fn compiled(writer: &Writer, name: &str) -> Option<RegisterError> {
             name: name.to_owned(),
             at: tool.source().map(ToString::to_string),
         })
-}
-
-/// What changed from one snapshot to the next, in name order; switches in one event each way.
-pub(super) fn changes(before: &Snapshot, after: &Snapshot) -> Vec<RegistryChange> {
-    let mut changes = Vec::new();
-    let (mut enabled, mut disabled) = (Vec::new(), Vec::new());
-    let (mut i, mut j) = (0, 0);
-    while i < before.tools.len() || j < after.tools.len() {
-        let old = before.tools.get(i);
-        let new = after.tools.get(j);
-        match (old, new) {
-            (Some(old), Some(new)) if old.name() == new.name() => {
-                if !old.same(new) {
-                    changes.push(RegistryChange::Replaced {
-                        tool: new.name().to_owned(),
-                        from: old.version().map(str::to_owned),
-                        to: new.version().map(str::to_owned),
-                    });
-                } else if before.slots[i].disabled != after.slots[j].disabled {
-                    let list = if after.slots[j].disabled {
-                        &mut disabled
-                    } else {
-                        &mut enabled
-                    };
-                    list.push(new.name().to_owned());
-                }
-                i += 1;
-                j += 1;
-            }
-            (Some(old), new) if new.is_none_or(|new| old.name() < new.name()) => {
-                changes.push(RegistryChange::Removed {
-                    tool: old.name().to_owned(),
-                });
-                i += 1;
-            }
-            (_, Some(new)) => {
-                changes.push(RegistryChange::Registered {
-                    tool: new.name().to_owned(),
-                    version: new.version().map(str::to_owned),
-                });
-                j += 1;
-            }
-            (_, None) => unreachable!("the loop runs while one side has tools"),
-        }
-    }
-    if !enabled.is_empty() {
-        changes.push(RegistryChange::Enabled { tools: enabled });
-    }
-    if !disabled.is_empty() {
-        changes.push(RegistryChange::Disabled { tools: disabled });
-    }
-    changes
 }

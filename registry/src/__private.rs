@@ -1,0 +1,34 @@
+//! What generated code refers to (`::tool_registry::__private::…`). Not part of the public API.
+
+use std::time::Duration;
+
+pub use {futures, linkme, schemars, serde, serde_json};
+
+pub use crate::call::args::parse_args;
+pub use crate::call::shim::output::{self, assert_output};
+pub use crate::call::shim::probe;
+pub use crate::call::shim::{
+    CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
+};
+pub use crate::call::{MAX_ARGS_BYTES, ToolArgs};
+pub use crate::def::tool_def::ToolParts;
+pub use crate::def::{
+    Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier, ToolDef,
+};
+pub use crate::scope::Scope;
+
+/// Every `#[tool]` in the binary.
+#[linkme::distributed_slice]
+pub static TOOLS: [ToolDef];
+
+/// The input schema of an argument type, without a `title`.
+pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
+    let mut schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    schema.remove("title");
+    schema
+}
+
+/// Turns a duration in milliseconds into a `Duration` in a const context.
+pub const fn millis(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}

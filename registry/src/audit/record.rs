@@ -1,0 +1,179 @@
+//! What the audit keeps of a call: [`Audit`] on the result (stamped by the registry, extended
+//! by the tool) and [`AuditRecord`], what a sink receives.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::def::Risk;
+
+/// What the registry records about one call. The registry fills `tool`, `duration_ms`, `ts`,
+/// `user` and `outcome`; a tool adds its own entries to `extra` (see
+/// [`ToolResult::with_audit`](crate::ToolResult::with_audit)).
+///
+/// It serializes flat: `{"tool": "research", "duration_ms": 1.2, "ts": "2026-11-21T10:00:00.000Z",
+/// "user": "alice", "outcome": "ok", ...extra}`. The timestamp is kept as a `SystemTime` and
+/// formatted (RFC 3339, UTC) only when serialized, so stamping a call costs no formatting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Audit {
+    /// The tool that ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<Cow<'static, str>>,
+    /// How long the call took, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// When the call finished.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "rfc3339")]
+    pub ts: Option<SystemTime>,
+    /// The user the call was made for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<Arc<str>>,
+    /// `ok`, `failed` (the tool reported failure) or a [`ToolError`](crate::ToolError) code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Cow<'static, str>>,
+    /// The tool's risk level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+    /// The tool's own entries.
+    #[serde(flatten)]
+    pub extra: AuditExtra,
+}
+
+impl Audit {
+    /// Whether nothing has been recorded.
+    pub fn is_empty(&self) -> bool {
+        self.tool.is_none()
+            && self.duration_ms.is_none()
+            && self.ts.is_none()
+            && self.user.is_none()
+            && self.outcome.is_none()
+            && self.risk.is_none()
+            && self.extra.is_empty()
+    }
+}
+
+/// A tool's own audit entries: a JSON object, allocated only when a tool adds to it, so that a
+/// [`ToolResult`](crate::ToolResult) stays small as it moves through the pipeline. Reads and
+/// writes like a [`Map`] (`extra["matches"]`, `extra.insert(..)`).
+#[derive(Clone, Default)]
+pub struct AuditExtra(Option<Box<Map<String, Value>>>);
+
+static NO_ENTRIES: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+
+impl std::ops::Deref for AuditExtra {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_deref().unwrap_or(&NO_ENTRIES)
+    }
+}
+
+impl std::ops::DerefMut for AuditExtra {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.get_or_insert_default()
+    }
+}
+
+impl From<Map<String, Value>> for AuditExtra {
+    fn from(entries: Map<String, Value>) -> Self {
+        Self((!entries.is_empty()).then(|| Box::new(entries)))
+    }
+}
+
+impl std::fmt::Debug for AuditExtra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for AuditExtra {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Serialize for AuditExtra {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for AuditExtra {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Map::deserialize(d).map(Self::from)
+    }
+}
+
+mod rfc3339 {
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(
+        ts: &Option<SystemTime>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match ts {
+            Some(ts) => s.collect_str(&humantime::format_rfc3339_millis(*ts)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<SystemTime>, D::Error> {
+        let text: Option<String> = Option::deserialize(d)?;
+        text.map(|text| humantime::parse_rfc3339_weak(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+/// One record per call, sent to the registry's [`AuditSink`](super::AuditSink). It borrows from the call, so
+/// recording costs no allocation; [`AuditRecord::into_owned`] keeps one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditRecord<'a> {
+    /// The tool, or the name asked for when no tool answered.
+    pub tool: Cow<'a, str>,
+    /// The user, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<Cow<'a, str>>,
+    /// The chat, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_id: Option<i64>,
+    /// When the call finished.
+    #[serde(with = "rfc3339_required")]
+    pub ts: SystemTime,
+    /// How long it took, in milliseconds.
+    pub duration_ms: f64,
+    /// `ok`, `failed`, `denied_by_gate` or a [`ToolError`](crate::ToolError) code.
+    pub outcome: Cow<'a, str>,
+    /// The tool's risk level (absent for unknown tools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk: Option<Risk>,
+}
+
+impl AuditRecord<'_> {
+    /// The record with owned strings, to keep after the call.
+    pub fn into_owned(self) -> AuditRecord<'static> {
+        AuditRecord {
+            tool: Cow::Owned(self.tool.into_owned()),
+            user: self.user.map(|user| Cow::Owned(user.into_owned())),
+            chat_id: self.chat_id,
+            ts: self.ts,
+            duration_ms: self.duration_ms,
+            outcome: Cow::Owned(self.outcome.into_owned()),
+            risk: self.risk,
+        }
+    }
+}
+
+mod rfc3339_required {
+    use std::time::SystemTime;
+
+    use serde::Serializer;
+
+    pub(super) fn serialize<S: Serializer>(ts: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_rfc3339_millis(*ts))
+    }
+}

@@ -1,0 +1,158 @@
+//! Stage 7, audit: the one place a call's audit is made. [`Stamp`] is one clock reading at the
+//! end of a call; it stamps the result (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`)
+//! and fills the record sent to the registry's [`AuditSink`](super::AuditSink), so the two
+//! always agree.
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime};
+
+use super::{Audit, AuditRecord, Tick};
+use crate::call::{Ctx, ToolError, ToolResult};
+use crate::def::{Risk, Tool};
+use crate::registry::Registry;
+
+impl Registry {
+    /// The audit stage: one record to the sink, and the registry's part of a successful
+    /// result's audit; the stamp is returned for an error's result.
+    pub(crate) fn finish(
+        &self,
+        tool: &Tool,
+        started: Tick,
+        limit: Duration,
+        ctx: &Ctx,
+        outcome: &mut Result<ToolResult, ToolError>,
+    ) -> Stamp {
+        let code: Cow<'static, str> = match outcome {
+            Ok(result) => result
+                .audit
+                .outcome
+                .take()
+                .unwrap_or(Cow::Borrowed(if result.success { "ok" } else { "failed" })),
+            Err(error) => {
+                error.set_tool(tool.name());
+                Cow::Borrowed(error.code())
+            }
+        };
+        let stamp = Stamp::now(started);
+        if stamp.duration_ms > limit.as_secs_f64() * 1000.0 && outcome.is_ok() {
+            tracing::warn!(target: "tool_registry", tool = tool.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
+        }
+        self.policy.audit.record(&AuditRecord {
+            tool: Cow::Borrowed(tool.name()),
+            user: ctx.user().map(Cow::Borrowed),
+            chat_id: ctx.chat_id(),
+            ts: stamp.ts,
+            duration_ms: stamp.duration_ms,
+            outcome: Cow::Borrowed(&code),
+            risk: Some(tool.risk()),
+        });
+        if let Ok(result) = outcome {
+            stamp.put(
+                &mut result.audit,
+                tool_name(tool),
+                ctx,
+                code,
+                Some(tool.risk()),
+            );
+        }
+        stamp
+    }
+
+    /// An error that ends a call without running its tool, as a result: audited and stamped
+    /// like any other call.
+    pub(crate) fn stamped_error(
+        &self,
+        name: &str,
+        tool: Option<&Tool>,
+        started: Tick,
+        ctx: &Ctx,
+        error: ToolError,
+    ) -> ToolResult {
+        let code = Cow::Borrowed(error.code());
+        let stamp = self.record(name, tool, started, ctx, code.clone());
+        let shown = tool.map_or_else(|| Cow::Owned(name.to_owned()), tool_name);
+        let mut result = ToolResult::from(error);
+        stamp.put(&mut result.audit, shown, ctx, code, tool.map(Tool::risk));
+        result
+    }
+
+    /// The audit record of a call that ended before a tool was found, or without running it.
+    pub(crate) fn record(
+        &self,
+        tool: &str,
+        def: Option<&Tool>,
+        started: Tick,
+        ctx: &Ctx,
+        outcome: Cow<'static, str>,
+    ) -> Stamp {
+        let risk = def.map(Tool::risk);
+        let stamp = Stamp::now(started);
+        self.policy.audit.record(&AuditRecord {
+            tool: Cow::Borrowed(tool),
+            user: ctx.user().map(Cow::Borrowed),
+            chat_id: ctx.chat_id(),
+            ts: stamp.ts,
+            duration_ms: stamp.duration_ms,
+            outcome,
+            risk,
+        });
+        stamp
+    }
+}
+
+/// The time a call took and when it ended, from one clock reading: what the registry stamps on
+/// every result and audit record.
+#[derive(Clone, Copy)]
+pub(crate) struct Stamp {
+    /// Milliseconds, rounded to the microsecond: the counter's nanoseconds carry no meaning
+    /// past that, and a rounded figure prints without float noise (`0.005`, not
+    /// `0.005366999999999999`).
+    duration_ms: f64,
+    ts: SystemTime,
+}
+
+impl Stamp {
+    #[inline]
+    pub(crate) fn now(started: Tick) -> Self {
+        let now = Tick::now();
+        // Rounded by the conversion to an integer (a duration is never negative): one
+        // instruction, where `f64::round` is a call into libm.
+        let micros = (now.millis_since(started) * 1000.0 + 0.5) as u64;
+        Self {
+            duration_ms: micros as f64 / 1000.0,
+            ts: now.wall_time(),
+        }
+    }
+
+    /// The registry's part of a result's audit: the only place that writes it.
+    #[inline]
+    pub(crate) fn put(
+        self,
+        audit: &mut Audit,
+        tool: Cow<'static, str>,
+        ctx: &Ctx,
+        outcome: Cow<'static, str>,
+        risk: Option<Risk>,
+    ) {
+        self.put_timing(audit, tool);
+        audit.user = ctx.scope().user_arc();
+        audit.outcome = Some(outcome);
+        audit.risk = risk;
+    }
+
+    /// The stamps every result had before the gates existed: `tool`, `duration_ms`, `ts`.
+    #[inline]
+    pub(crate) fn put_timing(self, audit: &mut Audit, tool: Cow<'static, str>) {
+        audit.tool = Some(tool);
+        audit.duration_ms = Some(self.duration_ms);
+        audit.ts = Some(self.ts);
+    }
+}
+
+/// The tool's name for an audit: borrowed for free from a compiled tool.
+pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
+    match tool.definition() {
+        Some(def) => Cow::Borrowed(def.name()),
+        None => Cow::Owned(tool.name().to_owned()),
+    }
+}

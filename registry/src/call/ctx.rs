@@ -1,0 +1,208 @@
+//! [`Ctx`]: the request a call belongs to, which a tool can take as `&Ctx`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::TypeMap;
+#[cfg(doc)]
+use crate::def::Permission;
+use crate::exec::ToolEvent;
+use crate::scope::Scope;
+
+/// The request a tool call belongs to. Take `ctx: &Ctx` as a parameter of a `#[tool]` function
+/// to receive it; it never appears in the schema the model sees.
+///
+/// ```
+/// use tool_registry::Ctx;
+///
+/// struct Tenant(&'static str);
+///
+/// let ctx = Ctx::new()
+///     .with_user("alice")
+///     .with_chat_id(42)
+///     .with_user_message("what did we decide about caching?")
+///     .with_metadata("request_id", "r-17")
+///     .with(Tenant("acme"));
+/// assert_eq!(ctx.user(), Some("alice"));
+/// assert_eq!(ctx.get::<Tenant>().map(|t| t.0), Some("acme"));
+/// ```
+///
+/// # Who is trusted
+///
+/// [`Ctx::new`] is the application calling its own tools: it sees and runs every tool. Naming a
+/// user with [`Ctx::with_user`] turns it into that user's context at [`Permission::User`]
+/// level, so a context built for a user is never trusted by accident. Trust is asked for by
+/// name: [`Ctx::trusted`] keeps owner rights whoever the user is, and [`Ctx::for_scope`] takes
+/// the exact [`Scope`] the caller has.
+///
+/// ```
+/// use tool_registry::{Ctx, Permission, Scope};
+///
+/// assert_eq!(Ctx::new().scope().level(), Permission::Owner);
+/// assert_eq!(Ctx::new().with_user("alice").scope().level(), Permission::User);
+/// assert_eq!(Ctx::trusted().with_user("ops").scope().level(), Permission::Owner);
+/// let admin = Ctx::for_scope(Scope::user("root").with_level(Permission::Admin));
+/// assert_eq!(admin.scope().level(), Permission::Admin);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Ctx {
+    scope: Scope,
+    /// The scope was chosen by name (`trusted`, `for_scope`, `with_scope`), not left as the
+    /// default: naming a user then keeps it.
+    scope_chosen: bool,
+    user_message: Option<String>,
+    kb_context: Option<String>,
+    confidence: Option<f64>,
+    metadata: Map<String, Value>,
+    extensions: TypeMap,
+    progress: Option<ProgressHook>,
+}
+
+impl Ctx {
+    /// The application's own context: no user, no metadata, every tool visible. Naming a user
+    /// with [`Ctx::with_user`] lowers it to that user's rights; see [Who is
+    /// trusted](Ctx#who-is-trusted).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A context with owner rights that it keeps when a user is named: for operators and
+    /// internal jobs acting on a user's behalf.
+    pub fn trusted() -> Self {
+        Self::for_scope(Scope::trusted())
+    }
+
+    /// A context for `scope`: who is asking decides what they may list and run.
+    pub fn for_scope(scope: Scope) -> Self {
+        Self {
+            scope,
+            scope_chosen: true,
+            ..Self::default()
+        }
+    }
+    /// Replaces the scope (the user and chat ids are part of it).
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self.scope_chosen = true;
+        self
+    }
+    /// Sets the user id the call is made for. On a context whose scope was not chosen by name
+    /// ([`Ctx::new`]), the scope becomes [`Scope::user`]: that user's rights, not the
+    /// application's. A scope given with [`Ctx::trusted`], [`Ctx::for_scope`] or
+    /// [`Ctx::with_scope`] keeps its level.
+    pub fn with_user(mut self, user: impl Into<String>) -> Self {
+        if !self.scope_chosen {
+            let chat_id = self.scope.chat_id;
+            self.scope = Scope::user(user);
+            self.scope.chat_id = chat_id;
+            self.scope_chosen = true;
+        } else {
+            self.scope.user = Some(Arc::from(user.into()));
+        }
+        self
+    }
+    /// Sets the chat the call came from.
+    pub fn with_chat_id(mut self, chat_id: i64) -> Self {
+        self.scope.chat_id = Some(chat_id);
+        self
+    }
+    /// Sets the user's message that led to the call.
+    pub fn with_user_message(mut self, message: impl Into<String>) -> Self {
+        self.user_message = Some(message.into());
+        self
+    }
+    /// Sets the knowledge-base context the model answered with.
+    pub fn with_kb_context(mut self, context: impl Into<String>) -> Self {
+        self.kb_context = Some(context.into());
+        self
+    }
+    /// Sets the model's self-rated confidence.
+    pub fn with_confidence(mut self, confidence: f64) -> Self {
+        self.confidence = Some(confidence);
+        self
+    }
+    /// Adds one request metadata entry.
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+    /// Adds a typed extension, read back with [`Ctx::get`]. One value per type.
+    pub fn with<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+    /// Adds a typed extension in place.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.extensions.insert(value);
+    }
+
+    /// Who is asking. [`Scope::trusted`] unless set.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+    /// The user id, if known.
+    pub fn user(&self) -> Option<&str> {
+        self.scope.user.as_deref()
+    }
+    /// The chat id, if known.
+    pub fn chat_id(&self) -> Option<i64> {
+        self.scope.chat_id
+    }
+    /// The user's message that led to the call.
+    pub fn user_message(&self) -> Option<&str> {
+        self.user_message.as_deref()
+    }
+    /// The knowledge-base context the model answered with.
+    pub fn kb_context(&self) -> Option<&str> {
+        self.kb_context.as_deref()
+    }
+    /// The model's self-rated confidence.
+    pub fn confidence(&self) -> Option<f64> {
+        self.confidence
+    }
+    /// All request metadata.
+    pub fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+    /// A typed extension added with [`Ctx::with`].
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.get()
+    }
+
+    /// Reports progress of the running call to the status callback of
+    /// [`Registry::execute_all_with`](crate::Registry::execute_all_with), as a
+    /// [`ToolEvent::Progress`]. Does nothing outside such a batch.
+    pub fn progress(&self, message: impl Into<String>) {
+        if let Some(hook) = &self.progress {
+            (hook.sink)(ToolEvent::Progress {
+                index: hook.index,
+                tool: hook.tool.to_string(),
+                message: message.into(),
+            });
+        }
+    }
+
+    pub(crate) fn with_progress(&self, index: usize, tool: Arc<str>, sink: EventSink) -> Self {
+        let mut ctx = self.clone();
+        ctx.progress = Some(ProgressHook { index, tool, sink });
+        ctx
+    }
+}
+
+/// A status callback for a batch of calls.
+pub(crate) type EventSink = Arc<dyn Fn(ToolEvent) + Send + Sync>;
+
+#[derive(Clone)]
+struct ProgressHook {
+    index: usize,
+    tool: Arc<str>,
+    sink: EventSink,
+}
+
+impl fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ProgressHook({}, {})", self.index, self.tool)
+    }
+}

@@ -1,0 +1,329 @@
+//! The one error type of a tool call.
+
+use std::time::Duration;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// Why a tool call failed. Every variant has a stable [`code`](ToolError::code) and a message
+/// phrased so that a model reading it can correct its next call.
+///
+/// It serializes as `{"code": ..., "message": <the Display text>, ...the variant's fields}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// No tool has this name (or alias), or none the caller may see.
+    #[error(
+        "unknown tool `{}`: {}call one of the tools listed for you",
+        name.escape_debug(),
+        did_you_mean(suggestion)
+    )]
+    UnknownTool {
+        /// The name that was asked for.
+        name: String,
+        /// The closest name the caller may see, when one is close.
+        suggestion: Option<String>,
+    },
+    /// The arguments do not fit the tool's schema.
+    #[error(
+        "invalid arguments for tool `{tool}`: {}{message}; fix the arguments and call again",
+        at_path(path)
+    )]
+    InvalidArguments {
+        /// The tool that was called.
+        tool: String,
+        /// Where in the arguments the problem is, as a JSON path (`limit`, `items[2].name`),
+        /// empty for the arguments as a whole.
+        path: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// The tool ran and reported an error.
+    #[error("tool `{tool}` failed: {message}")]
+    Handler {
+        /// The tool that was called.
+        tool: String,
+        /// The tool's error message.
+        message: String,
+    },
+    /// The tool panicked; the panic was caught and the caller goes on.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool that was called.
+        tool: String,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+    /// The caller used the tool too often: a cooldown or the daily limit.
+    #[error(
+        "tool `{tool}` is rate limited: {limit}; try again in {}",
+        human(retry_after)
+    )]
+    RateLimited {
+        /// The tool that was called.
+        tool: String,
+        /// Which limit: `cooldown of 30s` or `daily limit of 3`.
+        limit: String,
+        /// How long until a call would be admitted.
+        retry_after: Duration,
+    },
+    /// The tool did not finish in time. The caller stops waiting: an `async` handler is
+    /// dropped at its next `.await`; a `#[tool(blocking)]` handler keeps running on its thread
+    /// until it returns, and its result is thrown away.
+    #[error(
+        "tool `{tool}` timed out after {}; its result was abandoned, so ask for less or try again later",
+        human(after)
+    )]
+    TimedOut {
+        /// The tool that was called.
+        tool: String,
+        /// The limit that was exceeded.
+        after: Duration,
+    },
+    /// The tool is listed but has nothing to run: a run-time tool registered from its spec
+    /// alone ([`Registry::register`](crate::Registry::register)).
+    #[error(
+        "tool `{tool}` has no handler in this process, so it cannot run here; call another tool"
+    )]
+    NoHandler {
+        /// The tool that was called.
+        tool: String,
+    },
+    /// The tool needs a human's approval; nothing ran yet.
+    #[error("tool `{tool}` needs a person's approval before it runs; approval token `{token}`")]
+    NeedsApproval {
+        /// The tool that was called.
+        tool: String,
+        /// Pass it to [`Registry::approve`](crate::Registry::approve) or
+        /// [`Registry::deny`](crate::Registry::deny).
+        token: String,
+    },
+    /// An approval token was refused: unknown, used, expired, another user's, or other
+    /// arguments.
+    #[error("approval refused: {reason}")]
+    ApprovalRefused {
+        /// Why.
+        reason: String,
+    },
+    /// A pending call does not match what the registry stored: its tool, user, arguments or
+    /// expiry were changed, or its MAC is missing or wrong (the store was edited, or signed
+    /// with another key). Nothing ran.
+    #[error(
+        "approval refused: the pending call was altered after it was stored ({reason}); nothing ran, call the tool again for a new token"
+    )]
+    ApprovalAltered {
+        /// What does not match.
+        reason: String,
+    },
+    /// A person denied the call.
+    #[error("tool `{tool}` was denied: {reason}")]
+    Denied {
+        /// The tool that was called.
+        tool: String,
+        /// The reason given.
+        reason: String,
+    },
+    /// The evaluation gate failed or timed out, and the tool is marked `gate_fail_closed`.
+    #[error("tool `{tool}` cannot run now: its evaluation gate is unavailable ({reason})")]
+    GateUnavailable {
+        /// The tool that was called.
+        tool: String,
+        /// What went wrong with the gate.
+        reason: String,
+    },
+    /// The application did not provide what the tool needs (such as its `State<T>`).
+    #[error("tool `{tool}` is misconfigured: {message}")]
+    Misconfigured {
+        /// The tool that was called.
+        tool: String,
+        /// What is missing and how to provide it.
+        message: String,
+    },
+    /// The argument text is longer than the tool accepts; nothing was parsed.
+    #[error(
+        "the arguments of tool `{tool}` are larger than its limit of {limit} bytes of JSON; send less (shorter text, fewer items) or split the work into several calls"
+    )]
+    ArgumentsTooLarge {
+        /// The tool that was called.
+        tool: String,
+        /// The tool's limit on the argument text, in bytes (`#[tool(max_args_bytes = N)]`).
+        limit: usize,
+    },
+    /// The arguments nest arrays and objects deeper than any tool accepts.
+    #[error(
+        "the arguments of tool `{tool}` nest arrays and objects more than {limit} levels deep; send flatter arguments"
+    )]
+    ArgumentsTooDeep {
+        /// The tool that was called (empty for an unknown tool).
+        tool: String,
+        /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
+        limit: usize,
+    },
+    /// The model asked for more calls in one output than the registry runs; this one did not
+    /// run.
+    #[error(
+        "call of `{tool}` not run: one answer may make at most {limit} tool calls; make the most important calls first and the rest in a later turn"
+    )]
+    TooManyCalls {
+        /// The tool that was asked for.
+        tool: String,
+        /// The most calls one model output runs.
+        limit: usize,
+    },
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(name) => format!("did you mean `{name}`? Otherwise "),
+        None => String::new(),
+    }
+}
+
+fn human(duration: &Duration) -> String {
+    let rounded = Duration::from_millis(duration.as_millis().min(u128::from(u64::MAX)) as u64);
+    humantime::format_duration(rounded).to_string()
+}
+
+fn at_path(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("at `{path}`: ")
+    }
+}
+
+impl ToolError {
+    /// A stable, snake_case identifier of the variant, for programs and audit records.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownTool { .. } => "unknown_tool",
+            Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::Handler { .. } => "handler_error",
+            Self::Panicked { .. } => "panicked",
+            Self::Misconfigured { .. } => "misconfigured",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::TimedOut { .. } => "timed_out",
+            Self::NeedsApproval { .. } => "needs_approval",
+            Self::NoHandler { .. } => "no_handler",
+            Self::ApprovalRefused { .. } => "approval_refused",
+            Self::ApprovalAltered { .. } => "approval_altered",
+            Self::Denied { .. } => "denied",
+            Self::GateUnavailable { .. } => "gate_unavailable",
+            Self::TooManyCalls { .. } => "too_many_calls",
+            Self::ArgumentsTooLarge { .. } => "arguments_too_large",
+            Self::ArgumentsTooDeep { .. } => "arguments_too_deep",
+        }
+    }
+
+    /// A handler error for `tool` with a message, for tools that build their own errors.
+    pub fn handler(tool: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Handler {
+            tool: tool.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A handler error from inside a tool; the registry fills in the tool's name.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, ToolError};
+    /// /// Divide two numbers.
+    /// #[tool]
+    /// fn divide(a: f64, b: f64) -> Result<f64, ToolError> {
+    ///     if b == 0.0 { Err(ToolError::failed("cannot divide by zero")) } else { Ok(a / b) }
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Handler {
+            tool: String::new(),
+            message: message.into(),
+        }
+    }
+
+    /// An argument the tool cannot use, found by the tool's own checks (a path outside a
+    /// sandbox, a malformed schedule); `path` names the argument so the model can fix it. The
+    /// registry fills in the tool's name.
+    pub fn invalid_argument(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidArguments {
+            tool: String::new(),
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn set_tool(&mut self, name: &str) {
+        match self {
+            Self::InvalidArguments { tool, .. }
+            | Self::Handler { tool, .. }
+            | Self::Panicked { tool, .. }
+            | Self::Misconfigured { tool, .. }
+            | Self::RateLimited { tool, .. }
+            | Self::TimedOut { tool, .. }
+            | Self::NeedsApproval { tool, .. }
+            | Self::NoHandler { tool, .. }
+            | Self::Denied { tool, .. }
+            | Self::GateUnavailable { tool, .. }
+            | Self::TooManyCalls { tool, .. }
+            | Self::ArgumentsTooLarge { tool, .. }
+            | Self::ArgumentsTooDeep { tool, .. } => {
+                if tool.is_empty() {
+                    name.clone_into(tool);
+                }
+            }
+            Self::UnknownTool { .. }
+            | Self::ApprovalRefused { .. }
+            | Self::ApprovalAltered { .. } => {}
+        }
+    }
+}
+
+impl Serialize for ToolError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("code", self.code())?;
+        map.serialize_entry("message", &self.to_string())?;
+        match self {
+            Self::UnknownTool { name, suggestion } => {
+                map.serialize_entry("name", name)?;
+                if let Some(suggestion) = suggestion {
+                    map.serialize_entry("suggestion", suggestion)?;
+                }
+            }
+            Self::InvalidArguments {
+                tool,
+                path,
+                message,
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("path", path)?;
+                map.serialize_entry("detail", message)?;
+            }
+            Self::RateLimited {
+                tool, retry_after, ..
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("retry_after_ms", &retry_after.as_millis())?;
+            }
+            Self::NeedsApproval { tool, token } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("token", token)?;
+            }
+            Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
+            Self::ArgumentsTooLarge { tool, limit } | Self::ArgumentsTooDeep { tool, limit } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("limit", limit)?;
+            }
+            Self::Handler { tool, .. }
+            | Self::Panicked { tool, .. }
+            | Self::Misconfigured { tool, .. }
+            | Self::TimedOut { tool, .. }
+            | Self::Denied { tool, .. }
+            | Self::GateUnavailable { tool, .. }
+            | Self::TooManyCalls { tool, .. }
+            | Self::NoHandler { tool } => {
+                map.serialize_entry("tool", tool)?;
+            }
+        }
+        map.end()
+    }
+}

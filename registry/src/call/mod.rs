@@ -1,0 +1,32 @@
+//! One call as a tool sees it: its arguments ([`ToolArgs`] and their limits), its context
+//! ([`Ctx`], [`State`]), and what it answers ([`ToolResult`] or [`ToolError`]); and the shim
+//! generated code calls through.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`], [`MAX_ARGS_DEPTH`]; arguments read into a tool's type, errors naming the JSON path |
+//! | `admit.rs` | arguments measured before anything reads them; deep values dropped without recursion |
+//! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
+//! | `state.rs` | [`State`]: application state injected by type |
+//! | `result.rs` | [`ToolResult`] |
+//! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code |
+//! | `shim/` | what `#[tool]`'s generated code calls (`__private`): shim types, argument-type probes, `max_len`, blocking handlers, return values |
+
+mod admit;
+pub(crate) mod args;
+mod ctx;
+mod error;
+mod result;
+pub(crate) mod shim;
+mod state;
+
+pub(crate) use admit::{admit_args, dispose, dispose_args, nests_deeper};
+pub(crate) use args::args_value;
+pub use args::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
+pub use ctx::Ctx;
+pub(crate) use ctx::EventSink;
+pub use error::ToolError;
+pub use result::ToolResult;
+pub(crate) use shim::{BoxFuture, CallEnv, CallFn};
+pub use state::State;
+pub(crate) use state::{TypeMap, missing_state};

@@ -1,0 +1,92 @@
+//! What a tool call returns.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::ToolError;
+use crate::audit::Audit;
+
+/// The outcome of one tool call, as the knowledge-base bot spec defines it.
+///
+/// A tool may return a `ToolResult` itself for full control (a follow-up message, side effects);
+/// any other return value becomes `content`. The registry, never the handler, stamps `audit`
+/// with `tool`, `duration_ms`, `ts` and `outcome`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// Whether the tool did what was asked.
+    pub success: bool,
+    /// The value handed back to the model.
+    #[serde(default)]
+    pub content: Value,
+    /// A follow-up message for the user, if any (`None` = silent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What the call changed, e.g. `created:inbox/queue/source.md`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub side_effects: Vec<String>,
+    /// The audit record of the call.
+    #[serde(default, skip_serializing_if = "Audit::is_empty")]
+    pub audit: Audit,
+}
+
+impl ToolResult {
+    /// A successful result carrying `content`.
+    pub fn ok(content: impl Into<Value>) -> Self {
+        Self {
+            success: true,
+            content: content.into(),
+            message: None,
+            side_effects: Vec::new(),
+            audit: Audit::default(),
+        }
+    }
+
+    /// An unsuccessful result: the tool ran but could not do what was asked.
+    pub fn failure(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            success: false,
+            content: Value::Null,
+            message: Some(message),
+            ..Self::ok(Value::Null)
+        }
+    }
+
+    /// Sets the follow-up message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// Records one side effect, e.g. `created:inbox/source.md`.
+    pub fn with_side_effect(mut self, effect: impl Into<String>) -> Self {
+        self.side_effects.push(effect.into());
+        self
+    }
+
+    /// Adds one audit entry of the tool's own.
+    pub fn with_audit(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.audit.extra.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// An error becomes an unsuccessful result whose content tells the model what went wrong:
+/// `{"error": {"code": "invalid_arguments", "message": "...", ...}}`.
+impl From<ToolError> for ToolResult {
+    fn from(error: ToolError) -> Self {
+        let message = error.to_string();
+        let detail = serde_json::to_value(&error).unwrap_or_else(|_| json!({}));
+        let audit = Audit {
+            outcome: Some(error.code().into()),
+            ..Audit::default()
+        };
+        Self {
+            success: false,
+            content: json!({ "error": detail }),
+            message: Some(message),
+            side_effects: Vec::new(),
+            audit,
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! What generated code calls: the type-erased call shim `#[tool]` writes for each tool, and
+//! the helpers it uses. Reached only as `tool_registry::__private::…`; not part of the public
+//! API.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | the shim's types: [`CallFn`], [`CallResult`], [`CallEnv`] (context and state) |
+//! | `probe.rs` | the checks on argument types, one error per type that misses a derive |
+//! | `max_len.rs` | `#[arg(max_len = N)]` |
+//! | `blocking.rs` | `#[tool(blocking)]` handlers on Tokio's blocking pool |
+//! | `output.rs` | what a tool function returns, turned into a [`ToolResult`] |
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::{Ctx, ToolArgs, ToolError, ToolResult, TypeMap};
+
+mod blocking;
+mod max_len;
+#[doc(hidden)]
+pub mod output;
+#[doc(hidden)]
+pub mod probe;
+
+pub use blocking::{blocking, blocking_async};
+pub use max_len::{MaxLen, check_max_len};
+
+/// A boxed, `Send` future.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a generated call shim receives besides the arguments.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct CallEnv<'a> {
+    pub(crate) ctx: &'a Ctx,
+    pub(crate) state: &'a TypeMap,
+}
+
+impl<'a> CallEnv<'a> {
+    #[doc(hidden)]
+    pub fn ctx(self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[doc(hidden)]
+    pub fn state<T: Send + Sync + 'static>(self) -> Result<crate::State<T>, ToolError> {
+        match self.state.get_arc::<T>() {
+            Some(state) => Ok(crate::State::from_arc(state)),
+            None => Err(ToolError::Misconfigured {
+                tool: String::new(),
+                message: crate::call::missing_state::<T>(),
+            }),
+        }
+    }
+}
+
+/// The generated shim: validates the arguments synchronously, then returns the call as a
+/// future that has not started yet, so gates can run between validation and execution.
+#[doc(hidden)]
+pub type CallFn = for<'a> fn(ToolArgs<'a>, CallEnv<'a>) -> CallResult<'a>;
+
+/// What a call shim returns: the validated call, not started yet.
+#[doc(hidden)]
+pub type CallResult<'a> = Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError>;

@@ -1,0 +1,195 @@
+//! What a [`Tool`] handle points at: the tool (a linked definition or a run-time spec) with
+//! what the registry derives from it once, and the two ways one is made.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use rustc_hash::FxHashMap;
+use schemars::Schema;
+use serde_json::Value;
+
+use super::tool::{Handle, Tool};
+use super::{Annotations, Risk, ToolDef};
+use crate::call::{BoxFuture, CallEnv, Ctx, ToolArgs, ToolError, ToolResult};
+use crate::spec::{SpecError, ToolHandler, ToolSpec};
+
+/// A tool with what the registry derives from it once: the risk level, whether calls wait for
+/// approval, whether they take the direct path, and the cached schema and provider format.
+pub(crate) struct Entry {
+    pub(crate) kind: Kind,
+    pub(crate) risk: Risk,
+    /// Calls wait for a person's approval.
+    pub(crate) confirm: bool,
+    /// No stage that waits applies to the tool (see [`gate::direct`](crate::gate::direct)):
+    /// calls go straight from validation to the handler.
+    pub(crate) direct: bool,
+    /// The length of the module part of the name (the whole name without a `.`).
+    pub(crate) module_len: usize,
+    input_schema: OnceLock<Schema>,
+    pub(crate) openai: OnceLock<Value>,
+}
+
+/// Where a tool comes from: `#[tool]` or a spec registered at run time.
+// An entry is made once per tool and read on every call: the owned case stays inline rather
+// than behind a second pointer, and the few linked entries carry the unused bytes.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Kind {
+    Linked(&'static ToolDef),
+    Owned(Owned),
+}
+
+/// A tool registered at run time: its spec, its handler if it has one, and the compiled
+/// validator of its input schema.
+pub(crate) struct Owned {
+    pub(crate) spec: ToolSpec,
+    pub(crate) handler: Option<ToolHandler>,
+    pub(crate) created_at: SystemTime,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl Entry {
+    fn new(kind: Kind) -> Self {
+        let mut entry = Self {
+            kind,
+            risk: Risk::Low,
+            confirm: false,
+            direct: false,
+            module_len: 0,
+            input_schema: OnceLock::new(),
+            openai: OnceLock::new(),
+        };
+        let annotations = entry.effective_annotations();
+        entry.risk = super::annotations::risk(&annotations, entry.tier());
+        entry.confirm = annotations.requires_confirmation == Some(true);
+        entry.module_len = crate::scope::module_of(entry.name()).len();
+        // Last: the stages read what is derived above.
+        entry.direct = crate::gate::direct(&entry);
+        entry
+    }
+
+    /// The annotations that apply (see [`Tool::effective_annotations`]).
+    pub(crate) fn effective_annotations(&self) -> Annotations {
+        super::annotations::effective(self.name(), self.category(), self.annotations())
+    }
+
+    pub(crate) fn input_schema(&self) -> &Schema {
+        self.input_schema.get_or_init(|| match &self.kind {
+            Kind::Linked(def) => def.build_input_schema(),
+            Kind::Owned(owned) => Schema::try_from(owned.spec.input_schema().clone())
+                .unwrap_or_else(|_| Schema::default()),
+        })
+    }
+}
+
+/// The interned entry of a linked definition: one per `ToolDef` for the life of the program,
+/// like the definition itself, shared by every registry that holds it.
+pub(crate) fn linked(def: &'static ToolDef) -> Tool {
+    type Interned = Mutex<FxHashMap<usize, &'static Entry>>;
+    static INTERNED: OnceLock<Interned> = OnceLock::new();
+    let mut interned = INTERNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let entry = *interned
+        .entry(std::ptr::from_ref(def) as usize)
+        // One allocation per static definition, never per registration: bounded by the
+        // number of `ToolDef`s, which are themselves static.
+        .or_insert_with(|| Box::leak(Box::new(Entry::new(Kind::Linked(def)))));
+    Tool(Handle::Linked(entry))
+}
+
+/// A run-time tool, built from a checked spec.
+pub(crate) fn owned(
+    spec: ToolSpec,
+    handler: Option<ToolHandler>,
+    created_at: SystemTime,
+) -> Result<Tool, SpecError> {
+    let validator = spec.validator()?;
+    Ok(Tool(Handle::Owned(Arc::new(Entry::new(Kind::Owned(
+        Owned {
+            spec,
+            handler,
+            created_at,
+            validator,
+        },
+    ))))))
+}
+
+impl Entry {
+    /// Validation: the arguments are read into what the handler takes, and the handler is
+    /// returned, not yet started. A compiled tool's shim deserializes into its argument type; a
+    /// run-time tool's arguments are checked against its input schema.
+    pub(crate) fn prepare<'a>(
+        &self,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        state: &'a crate::call::TypeMap,
+    ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
+        match &self.kind {
+            Kind::Linked(def) => (def.call_fn())(args, CallEnv { ctx, state }),
+            Kind::Owned(owned) => owned.prepare(args, ctx),
+        }
+    }
+}
+
+impl Owned {
+    fn prepare(
+        &self,
+        args: ToolArgs<'_>,
+        ctx: &Ctx,
+    ) -> Result<BoxFuture<'static, Result<ToolResult, ToolError>>, ToolError> {
+        let Some(handler) = &self.handler else {
+            crate::call::dispose_args(args);
+            return Err(ToolError::NoHandler {
+                tool: self.spec.tool_name().to_owned(),
+            });
+        };
+        let value = crate::call::args_value(args)?;
+        let error =
+            self.validator
+                .iter_errors(&value)
+                .next()
+                .map(|error| ToolError::InvalidArguments {
+                    tool: String::new(),
+                    path: json_path(&error.instance_path().to_string()),
+                    message: error.to_string(),
+                });
+        if let Some(error) = error {
+            crate::call::dispose(value);
+            return Err(error);
+        }
+        Ok(handler.start(value, ctx.clone()))
+    }
+}
+
+/// A JSON Pointer (`/items/2/name`) as the path a compiled tool's error names (`items[2].name`).
+fn json_path(pointer: &str) -> String {
+    let mut path = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            path.push('[');
+            path.push_str(&segment);
+            path.push(']');
+        } else {
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&segment);
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_path;
+
+    #[test]
+    fn json_pointers_read_as_paths() {
+        assert_eq!(json_path(""), "");
+        assert_eq!(json_path("/limit"), "limit");
+        assert_eq!(json_path("/items/2/name"), "items[2].name");
+        assert_eq!(json_path("/a~1b/0"), "a/b[0]");
+    }
+}

@@ -1,0 +1,134 @@
+//! What a declaration says about a tool besides its code: tier, cost, permission level,
+//! the response-tag form, where it was declared and its arguments as written.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How much a tool matters when choosing which tools a model sees (`#[tool(tier = "high")]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Rarely needed; the first to drop from a crowded list.
+    Low,
+    /// The default.
+    #[default]
+    Medium,
+    /// Core tools, always offered.
+    High,
+}
+
+/// What one call costs (`#[tool(cost = "cheap")]`), used by evaluation gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Cost {
+    /// No external calls: a file write, a computation. The default.
+    #[default]
+    Free,
+    /// One inexpensive external call.
+    Cheap,
+    /// Slow or billed work worth gating.
+    Expensive,
+}
+
+/// The least permission level a caller needs (`#[tool(permission = "admin")]`).
+///
+/// Levels are ordered: `Guest < User < Admin < Owner`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Anyone, the default.
+    #[default]
+    Guest,
+    /// A known user.
+    User,
+    /// An administrator.
+    Admin,
+    /// The owner of the deployment.
+    Owner,
+}
+
+macro_rules! names {
+    ($($ty:ident { $($variant:ident = $name:literal),* })*) => {$(
+        impl $ty {
+            /// The lowercase name used in attributes, JSON and the catalog.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name),* }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+names! {
+    Tier { Low = "low", Medium = "medium", High = "high" }
+    Cost { Free = "free", Cheap = "cheap", Expensive = "expensive" }
+    Permission { Guest = "guest", User = "user", Admin = "admin", Owner = "owner" }
+}
+
+impl Permission {
+    /// Reads a level name; anything unknown counts as [`Permission::Guest`].
+    pub fn from_name(name: &str) -> Self {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "user" => Self::User,
+            "admin" => Self::Admin,
+            "owner" => Self::Owner,
+            _ => Self::Guest,
+        }
+    }
+}
+
+/// The response-tag form of a tool: lines `PREFIX: <pattern>` in a model's text are calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TagForm {
+    /// The literal tag, e.g. `RESEARCH`.
+    pub prefix: &'static str,
+    /// The regex for what follows `PREFIX:` and whitespace, e.g. `(.+)`.
+    pub pattern: &'static str,
+    /// The argument each capture group binds to, in order.
+    pub groups: &'static [&'static str],
+    /// How the prompt shows the tag, e.g. `RESEARCH: [query]`.
+    pub example: &'static str,
+}
+
+/// Where a tool was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SourceLocation {
+    /// The crate that declared it (`CARGO_CRATE_NAME`).
+    pub crate_name: &'static str,
+    /// The module path of the function.
+    pub module_path: &'static str,
+    /// The source file, relative to the workspace root when built by cargo.
+    pub file: &'static str,
+    /// The line of the tool's name.
+    pub line: u32,
+    /// The column of the tool's name.
+    pub column: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{} (crate `{}`)",
+            self.file, self.line, self.column, self.crate_name
+        )
+    }
+}
+
+/// A model-visible argument as the attribute declared it (the schema has the full shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ArgInfo {
+    /// The JSON name of the argument.
+    pub name: &'static str,
+    /// The Rust type as written.
+    pub rust_type: &'static str,
+    /// Whether the model must supply it (`false` for `Option<T>` and arguments with a default).
+    pub required: bool,
+}

@@ -1,0 +1,262 @@
+//! [`Tool`]: one tool of a registry, compiled (`#[tool]`, linked into the program) or
+//! registered at run time from a [`ToolSpec`], behind one cheap handle.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use schemars::Schema;
+use serde_json::Value;
+
+use super::entry::{Entry, Kind, Owned};
+use super::tool_def::first_sentence;
+use super::{Annotations, ArgInfo, Cost, Permission, Risk, SourceLocation, TagForm, Tier, ToolDef};
+use crate::call::MAX_ARGS_BYTES;
+use crate::scope::Scope;
+use crate::spec::ToolSpec;
+
+/// One tool of a registry: what [`Registry::get`](crate::Registry::get) and
+/// [`Registry::tools`](crate::Registry::tools) hand out, what formats, the catalog, gates and
+/// the parser read.
+///
+/// A tool is either *linked* (declared with `#[tool]`: static, lives as long as the program)
+/// or *owned* (registered at run time with [`Registry::register`](crate::Registry::register):
+/// freed when the last handle to it goes). Cloning is free for a linked tool and one reference
+/// count for an owned one. A handle keeps its tool as it was: a call in flight finishes with the
+/// tool it started with, even when the registry replaces or removes it meanwhile.
+#[derive(Clone)]
+pub struct Tool(pub(super) Handle);
+
+#[derive(Clone)]
+pub(super) enum Handle {
+    Linked(&'static Entry),
+    Owned(Arc<Entry>),
+}
+
+impl Tool {
+    pub(crate) fn entry(&self) -> &Entry {
+        match &self.0 {
+            Handle::Linked(entry) => entry,
+            Handle::Owned(entry) => entry,
+        }
+    }
+
+    fn kind(&self) -> &Kind {
+        &self.entry().kind
+    }
+
+    /// Whether two handles are the same registration (not merely the same name).
+    pub fn same(&self, other: &Tool) -> bool {
+        std::ptr::eq(self.entry(), other.entry())
+    }
+}
+
+/// Each field is read from the definition of a linked tool or the spec of an owned one: once
+/// as the entry's (what the registry derives from while it builds the entry, before there is a
+/// handle), once as the handle's public method.
+macro_rules! read {
+    ($($(#[$doc:meta])* fn $name:ident(&self) -> $ty:ty { linked: $def:ident => $linked:expr, owned: $spec:ident => $owned:expr $(,)? })*) => {
+        impl Entry {
+            $(
+                #[allow(dead_code)]
+                pub(crate) fn $name(&self) -> $ty {
+                    match &self.kind {
+                        Kind::Linked($def) => $linked,
+                        Kind::Owned(owned) => {
+                            let $spec = &owned.spec;
+                            $owned
+                        }
+                    }
+                }
+            )*
+        }
+        impl Tool {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> $ty {
+                    self.entry().$name()
+                }
+            )*
+        }
+    };
+}
+
+read! {
+    /// The tool's name, `tool` or `module.tool`.
+    fn name(&self) -> &str { linked: def => def.name(), owned: spec => spec.tool_name() }
+    /// `version = "1.2.0"`.
+    fn version(&self) -> Option<&str> { linked: def => def.version(), owned: spec => spec.version() }
+    /// `category = "search"`.
+    fn category(&self) -> Option<&str> { linked: def => def.category(), owned: spec => spec.category() }
+    /// `tier = "low" | "medium" | "high"` (run-time tools: `medium`).
+    fn tier(&self) -> Tier { linked: def => def.tier(), owned: _spec => Tier::Medium }
+    /// `cost = "free" | "cheap" | "expensive"` (run-time tools: `free`).
+    fn cost(&self) -> Cost { linked: def => def.cost(), owned: _spec => Cost::Free }
+    /// `permission = "guest" | "user" | "admin" | "owner"`.
+    fn permission(&self) -> Permission { linked: def => def.permission(), owned: spec => spec.permission() }
+    /// The annotations as declared.
+    fn annotations(&self) -> Annotations { linked: def => def.annotations(), owned: spec => spec.annotations() }
+    /// `requires_gate`: an evaluation gate decides each call.
+    fn requires_gate(&self) -> bool { linked: def => def.requires_gate(), owned: spec => spec.requires_gate() }
+    /// `cooldown = "30s"`: the least time between two calls by one user.
+    fn cooldown(&self) -> Option<Duration> { linked: def => def.cooldown(), owned: spec => spec.cooldown() }
+    /// `daily_limit = N`: calls per user per UTC day.
+    fn daily_limit(&self) -> Option<u32> { linked: def => def.daily_limit(), owned: spec => spec.daily_limit() }
+    /// `timeout = "30s"`.
+    fn timeout(&self) -> Option<Duration> { linked: def => def.timeout(), owned: spec => spec.timeout() }
+    /// `defer_loading`: left out of the upfront tool list, found through discovery.
+    fn defer_loading(&self) -> bool { linked: def => def.defer_loading(), owned: _spec => false }
+    /// `sequential`: never runs concurrently with other calls of a batch.
+    fn sequential(&self) -> bool { linked: def => def.sequential(), owned: _spec => false }
+    /// `strip_from_display`: tag lines are removed from the text shown to the user.
+    fn strip_from_display(&self) -> bool { linked: def => def.strip_from_display(), owned: _spec => false }
+    /// `gate_fail_closed`: refused, not run, when the evaluation gate fails or times out.
+    fn gate_fail_closed(&self) -> bool { linked: def => def.gate_fail_closed(), owned: _spec => false }
+    /// The most bytes of argument text the tool accepts: `max_args_bytes = N`, else
+    /// [`MAX_ARGS_BYTES`].
+    fn max_args_bytes(&self) -> usize { linked: def => def.max_args_bytes(), owned: _spec => MAX_ARGS_BYTES }
+    /// `blocking`: the handler runs on Tokio's blocking pool (see
+    /// [`ToolDef::blocking`](crate::def::ToolDef::blocking)).
+    fn blocking(&self) -> bool { linked: def => def.blocking(), owned: _spec => false }
+    /// The full description: the doc comment, or `description = "..."`.
+    fn description(&self) -> &str { linked: def => def.description(), owned: spec => spec.description() }
+    /// Other names the tool answers to (run-time tools have none).
+    fn aliases(&self) -> &[&'static str] { linked: def => def.aliases(), owned: _spec => &[] }
+    /// The response-tag form, when the tool declares `tag = "..."` (run-time tools: none).
+    fn tag(&self) -> Option<&TagForm> { linked: def => def.tag(), owned: _spec => None }
+    /// Where a compiled tool was declared; `None` for a tool registered at run time.
+    fn source(&self) -> Option<&SourceLocation> { linked: def => Some(def.source()), owned: _spec => None }
+    /// The model-visible arguments of a compiled tool in declaration order (a run-time tool's
+    /// are in its input schema only).
+    fn args(&self) -> &[ArgInfo] { linked: def => def.args(), owned: _spec => &[] }
+    /// The JSON Schema of what the tool returns, when its spec gives one.
+    fn output_schema(&self) -> Option<&Value> { linked: _def => None, owned: spec => spec.output_schema() }
+}
+
+impl Tool {
+    /// The module of a `module.tool` name, if any.
+    pub fn module(&self) -> Option<&str> {
+        self.name().split_once('.').map(|(module, _)| module)
+    }
+
+    /// The module the scope's module list is matched against: the part before the `.`, or the
+    /// whole name.
+    pub(crate) fn module_key(&self) -> &str {
+        &self.name()[..self.entry().module_len]
+    }
+
+    /// The first sentence of the description, for discovery listings.
+    pub fn short_description(&self) -> &str {
+        first_sentence(self.description())
+    }
+
+    /// The labels of `tags(a, b)` (metadata for discovery and switches).
+    pub fn tags(&self) -> impl Iterator<Item = &str> + '_ {
+        let (linked, owned): (&[&'static str], &[String]) = match self.kind() {
+            Kind::Linked(def) => (def.tags(), &[]),
+            Kind::Owned(owned) => (&[], owned.spec.tags()),
+        };
+        linked
+            .iter()
+            .copied()
+            .chain(owned.iter().map(String::as_str))
+    }
+
+    /// The JSON Schema (2020-12) of the arguments, built once and cached.
+    pub fn input_schema(&self) -> &Schema {
+        self.entry().input_schema()
+    }
+
+    /// The input schema of a linked tool, borrowed for the life of the program.
+    pub(crate) fn static_input_schema(&self) -> Option<&'static Value> {
+        match self.0 {
+            Handle::Linked(entry) => Some(entry.input_schema().as_value()),
+            Handle::Owned(_) => None,
+        }
+    }
+
+    /// The annotations that apply: each declared one as declared, the others derived from the
+    /// category (`search` is read-only; `code_changes` tools that write or delete are
+    /// destructive; `terminal` is destructive and needs confirmation), the rest `false`.
+    pub fn effective_annotations(&self) -> Annotations {
+        self.entry().effective_annotations()
+    }
+
+    /// The risk level of a call.
+    pub fn risk(&self) -> Risk {
+        self.entry().risk
+    }
+
+    /// Whether calls wait for a person's approval (declared or derived).
+    pub fn needs_confirmation(&self) -> bool {
+        self.entry().confirm
+    }
+
+    /// Whether the tool's own `enabled = path` predicate admits `scope` (true without one).
+    pub fn enabled_for(&self, scope: &Scope) -> bool {
+        match self.kind() {
+            Kind::Linked(def) => def.enabled_for(scope),
+            Kind::Owned(_) => true,
+        }
+    }
+
+    /// The compiled definition of a linked tool; `None` for a run-time tool.
+    pub fn definition(&self) -> Option<&'static ToolDef> {
+        match self.kind() {
+            Kind::Linked(def) => Some(def),
+            Kind::Owned(_) => None,
+        }
+    }
+
+    /// Whether the tool was declared with `#[tool]` and linked into the program.
+    pub fn is_linked(&self) -> bool {
+        matches!(self.kind(), Kind::Linked(_))
+    }
+
+    /// Whether a call can run: always for a compiled tool; for a run-time tool, whether it was
+    /// registered with a handler.
+    pub fn has_handler(&self) -> bool {
+        match self.kind() {
+            Kind::Linked(_) => true,
+            Kind::Owned(owned) => owned.handler.is_some(),
+        }
+    }
+
+    /// When the registry registered a run-time tool; `None` for a compiled one.
+    pub fn created_at(&self) -> Option<SystemTime> {
+        match self.kind() {
+            Kind::Linked(_) => None,
+            Kind::Owned(owned) => Some(owned.created_at),
+        }
+    }
+
+    /// The tool as a [`ToolSpec`]: the spec it was registered with, or for a compiled tool the
+    /// spec its declaration amounts to.
+    pub fn spec(&self) -> ToolSpec {
+        match self.kind() {
+            Kind::Owned(owned) => owned.spec.clone(),
+            Kind::Linked(def) => ToolSpec::of_linked(def, self.input_schema()),
+        }
+    }
+
+    pub(crate) fn owned(&self) -> Option<&Owned> {
+        match self.kind() {
+            Kind::Owned(owned) => Some(owned),
+            Kind::Linked(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Tool");
+        s.field("name", &self.name());
+        match self.kind() {
+            Kind::Linked(def) => s.field("source", def.source()),
+            Kind::Owned(owned) => s
+                .field("version", &owned.spec.version())
+                .field("handler", &owned.handler.is_some()),
+        };
+        s.finish_non_exhaustive()
+    }
+}

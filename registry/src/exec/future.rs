@@ -1,0 +1,260 @@
+//! The call future: what [`Registry::call`] returns. Scope and validation run on its first
+//! poll; then a tool to which no waiting stage applies runs its handler in place (the direct
+//! path), any other runs the staged path ([`staged`](super::staged)); the audit ends both.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::{Confirmation, Guarded, Handler};
+use crate::audit::{Audit, Tick, tool_name};
+use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, admit_args, dispose_args};
+use crate::def::Tool;
+use crate::registry::Registry;
+
+impl Registry {
+    /// The call as a future that does nothing until polled; see [`CallFuture`].
+    pub(super) fn run<'a>(
+        &'a self,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    ) -> CallFuture<'a, Plain> {
+        self.run_as::<Plain>(name, args, ctx, confirmation)
+    }
+
+    pub(super) fn run_as<'a, A: Answer>(
+        &'a self,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    ) -> CallFuture<'a, A> {
+        CallFuture {
+            answer: std::marker::PhantomData,
+            state: State::Start {
+                registry: self,
+                name,
+                args,
+                ctx,
+                confirmation,
+            },
+        }
+    }
+}
+
+/// What a call answers: the outcome as it is ([`Plain`], for [`Registry::call`]) or as a
+/// stamped result ([`ForModel`], for [`Registry::call_for_model`]). Chosen at compile time, so
+/// `call` pays nothing for the other: its outcome, stamped in place, moves as before.
+pub(crate) trait Answer {
+    type Output;
+    /// `stamp_error` puts the registry's stamps on the audit of an error's result.
+    fn answer(
+        outcome: Result<ToolResult, ToolError>,
+        stamp_error: impl FnOnce(&mut Audit),
+    ) -> Self::Output;
+}
+
+pub(crate) enum Plain {}
+
+impl Answer for Plain {
+    type Output = Result<ToolResult, ToolError>;
+
+    #[inline(always)]
+    fn answer(outcome: Result<ToolResult, ToolError>, _: impl FnOnce(&mut Audit)) -> Self::Output {
+        outcome
+    }
+}
+
+pub(crate) enum ForModel {}
+
+impl Answer for ForModel {
+    type Output = ToolResult;
+
+    fn answer(
+        outcome: Result<ToolResult, ToolError>,
+        stamp_error: impl FnOnce(&mut Audit),
+    ) -> Self::Output {
+        outcome.unwrap_or_else(|error| {
+            let mut result = ToolResult::from(error);
+            stamp_error(&mut result.audit);
+            result
+        })
+    }
+}
+
+/// One call through the pipeline, written out by hand so that the common case (a tool with no
+/// limits, gate or confirmation) is one future around the handler: its result moves once
+/// instead of once per stage, and nothing is allocated besides the handler's own future.
+pub(crate) struct CallFuture<'a, A> {
+    answer: std::marker::PhantomData<fn() -> A>,
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// Not polled yet: nothing has happened.
+    Start {
+        registry: &'a Registry,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    },
+    /// 7. the handler of a tool with nothing to check before it.
+    Direct {
+        guarded: Guarded<'a>,
+        audit: Finish<'a>,
+    },
+    /// 3.-7. through the stages that await stores, gates or approvals.
+    Staged {
+        stages: Handler<'a>,
+        audit: Finish<'a>,
+    },
+    Done,
+}
+
+/// What stage 8 (audit) needs once the call has an outcome.
+struct Finish<'a> {
+    registry: &'a Registry,
+    tool: Tool,
+    started: Tick,
+    limit: Duration,
+    ctx: &'a Ctx,
+}
+
+impl Finish<'_> {
+    fn finish<A: Answer>(self, mut outcome: Result<ToolResult, ToolError>) -> A::Output {
+        let stamp =
+            self.registry
+                .finish(&self.tool, self.started, self.limit, self.ctx, &mut outcome);
+        A::answer(outcome, |audit| {
+            let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
+            let risk = Some(self.tool.risk());
+            stamp.put(audit, tool_name(&self.tool), self.ctx, code, risk);
+        })
+    }
+}
+
+impl<'a> State<'a> {
+    /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
+    /// call ends here.
+    fn start<A: Answer>(
+        registry: &'a Registry,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+    ) -> Result<Self, A::Output> {
+        let started = Tick::now();
+        // 1. resolve, 2. scope
+        let Some((tool, limit)) = registry.resolve(name, ctx.scope()) else {
+            dispose_args(args);
+            let code = Cow::Borrowed("unknown_tool");
+            let stamp = registry.record(name, None, started, ctx, code.clone());
+            let error = ToolError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: registry.suggest(name, ctx.scope()),
+            };
+            return Err(A::answer(Err(error), |audit| {
+                stamp.put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
+            }));
+        };
+        if registry.policy.log_annotations {
+            log_annotations(&tool);
+        }
+        let direct = tool.entry().direct;
+        let max_bytes = tool.max_args_bytes();
+        let audit = Finish {
+            registry,
+            tool,
+            started,
+            limit,
+            ctx,
+        };
+        // The arguments are measured before anything reads them, approvals included.
+        let mut args = args;
+        if let Err(error) = admit_args(&mut args, max_bytes) {
+            return Err(audit.finish::<A>(Err(error)));
+        }
+        if !direct {
+            let tool = audit.tool.clone();
+            let stages = Box::pin(registry.staged(tool, args, ctx, confirmation, started, limit));
+            return Ok(Self::Staged { stages, audit });
+        }
+        // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
+        // 3. validate
+        match registry.validate(&audit.tool, args, ctx) {
+            Ok(handler) => Ok(Self::Direct {
+                guarded: Guarded::new(handler, started, limit),
+                audit,
+            }),
+            Err(error) => Err(audit.finish::<A>(Err(error))),
+        }
+    }
+}
+
+impl<A: Answer> Future for CallFuture<'_, A> {
+    type Output = A::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let state = &mut self.state;
+        if matches!(state, State::Start { .. }) {
+            let State::Start {
+                registry,
+                name,
+                args,
+                ctx,
+                confirmation,
+            } = std::mem::replace(state, State::Done)
+            else {
+                unreachable!()
+            };
+            match State::start::<A>(registry, name, args, ctx, confirmation) {
+                Ok(next) => *state = next,
+                Err(outcome) => return Poll::Ready(outcome),
+            }
+        }
+        let outcome = match state {
+            State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
+            State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
+            State::Start { .. } | State::Done => panic!("a tool call polled after it finished"),
+        };
+        match std::mem::replace(state, State::Done) {
+            State::Direct { audit, .. } | State::Staged { audit, .. } => {
+                Poll::Ready(audit.finish::<A>(outcome))
+            }
+            State::Start { .. } | State::Done => unreachable!(),
+        }
+    }
+}
+
+impl<A> Drop for CallFuture<'_, A> {
+    /// A call dropped before it was polled still owns its arguments, which may be too deep for
+    /// a recursive drop.
+    fn drop(&mut self) {
+        if let State::Start { args, .. } = &mut self.state {
+            dispose_args(std::mem::replace(args, ToolArgs::Text("")));
+        }
+    }
+}
+
+fn log_annotations(def: &Tool) {
+    if !tracing::enabled!(target: "tool_registry::annotations", tracing::Level::DEBUG) {
+        return;
+    }
+    let a = def.effective_annotations();
+    tracing::debug!(
+        target: "tool_registry::annotations",
+        tool = def.name(),
+        read_only = a.read_only,
+        destructive = a.destructive,
+        idempotent = a.idempotent,
+        open_world = a.open_world,
+        requires_confirmation = a.requires_confirmation,
+        risk = def.risk().as_str(),
+        "tool invoked"
+    );
+}

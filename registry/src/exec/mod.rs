@@ -1,0 +1,112 @@
+//! Calls: one through the pipeline, many at once, and the calls that waited for approval.
+//!
+//! Every call takes these stages, in this order, and only these (the list is
+//! [`gate::STAGES`](crate::gate), where each stage says to which tools it applies):
+//!
+//! 1. **scope**: resolve the name or alias; out of scope or switched off answers exactly like an
+//!    unknown tool;
+//! 2. **validate** the arguments into the tool's argument type (the handler is not started);
+//! 3. **rate limit**: per user and tool, `cooldown` and `daily_limit`;
+//! 4. **eval gate**, for `requires_gate` tools;
+//! 5. **confirmation**, for tools that need a person's approval;
+//! 6. **handler**, under its timeout, with panics caught;
+//! 7. **audit**: the registry stamps the result and sends one record to the audit sink.
+//!
+//! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
+//! Stages 3 to 5 wait for a store, a gate or a person; a tool to which none of them applies
+//! takes the direct path, decided once per tool from the same list: the call future validates
+//! and starts the handler on its first poll, with nothing boxed but the handler's own future.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | [`Registry::call`], [`Registry::call_for_model`] |
+//! | `future.rs` | the call future: scope and validation on the first poll, then the direct or the staged path, then the audit |
+//! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
+//! | `guard.rs` | stage 6's guard: the deadline and the panic catcher around the handler |
+//! | `approve.rs` | the calls that waited: [`Registry::approve`], [`Registry::call_approved`], [`Registry::deny`] |
+//! | `batch.rs` | [`Registry::execute_all`]: many calls under a cap, `sequential` tools alone, [`ToolCall`] |
+//! | `events.rs` | [`ToolEvent`], what a batch reports |
+//!
+//! # Limits
+//!
+//! Before stage 2 reads the arguments, they are measured: the argument text may be at most the
+//! tool's [`max_args_bytes`](crate::def::ToolDef::max_args_bytes) long
+//! ([`ToolError::ArgumentsTooLarge`]), and arrays and objects may nest at most
+//! [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH) levels ([`ToolError::ArgumentsTooDeep`]). A
+//! [`Value`](serde_json::Value) is measured without recursion, so a value of any depth gets
+//! the error rather than overflowing the stack.
+//!
+//! The tool's timeout counts from the moment the call is first polled and covers every stage.
+//! What it can stop depends on how the handler runs:
+//!
+//! - an `async` handler is dropped at its first `.await` after the deadline; code between two
+//!   `.await`s (or before the first) cannot be interrupted, and a handler that finishes without
+//!   ever waiting keeps its result (the audit's `duration_ms` shows how long it took, and a
+//!   warning names the tool);
+//! - a `#[tool(blocking)]` handler runs on Tokio's blocking pool: the caller gets
+//!   [`ToolError::TimedOut`] at the deadline however busy the handler is, but the thread cannot
+//!   be stopped from outside, so the handler runs on until it returns and its result is thrown
+//!   away. Whatever it changed before then stays changed.
+
+use std::future::Future;
+
+use crate::call::{BoxFuture, Ctx, ToolArgs, ToolError, ToolResult};
+use crate::registry::Registry;
+
+mod approve;
+mod batch;
+mod events;
+mod future;
+mod guard;
+mod staged;
+
+pub use batch::ToolCall;
+pub use events::ToolEvent;
+use future::ForModel;
+pub(crate) use guard::{Guarded, panicked, with_timeout};
+
+/// Whether the confirmation stage already happened for this call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Confirmation {
+    Required,
+    Given,
+}
+
+/// The handler of a call, validated and not started.
+pub(crate) type Handler<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
+
+impl Registry {
+    /// Calls a tool by name or alias, through every stage of the pipeline (see the
+    /// [`exec`](crate::exec) module).
+    ///
+    /// `args` is JSON text (`&str`) or a [`Value`](serde_json::Value). Text is deserialized
+    /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
+    /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
+    /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
+    /// `risk` in its `audit`.
+    ///
+    /// Like any future, the call does nothing until it is awaited: a call that is created and
+    /// dropped is neither validated, run nor audited. Dropping it while the tool runs cancels
+    /// the tool.
+    pub fn call<'r, 'a: 'r>(
+        &'r self,
+        name: &'r str,
+        args: impl Into<ToolArgs<'a>>,
+        ctx: &'r Ctx,
+    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send + 'r {
+        self.run(name, args.into(), ctx, Confirmation::Required)
+    }
+
+    /// Calls a tool like [`call`](Self::call), and answers as a model should read it: an error
+    /// becomes an unsuccessful result (see [`ToolResult::from`]) that carries the same audit
+    /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from
+    /// the same clock reading as the record sent to the audit sink.
+    pub fn call_for_model<'r, 'a: 'r>(
+        &'r self,
+        name: &'r str,
+        args: impl Into<ToolArgs<'a>>,
+        ctx: &'r Ctx,
+    ) -> impl Future<Output = ToolResult> + Send + 'r {
+        self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Required)
+    }
+}

@@ -1,0 +1,95 @@
+//! The staged path: stages 2 to 6 in the order of [`STAGES`], for a tool that a waiting stage
+//! (rate limit, eval gate, confirmation) applies to. Each stage that applies takes its step; a
+//! step that ends the call gives back what earlier steps took (a rate-limit permit).
+
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use super::{Confirmation, Guarded, Handler, panicked};
+use crate::audit::Tick;
+use crate::call::{Ctx, ToolArgs, ToolError, ToolResult};
+use crate::def::Tool;
+use crate::gate::{STAGES, Stage, canonical_args};
+use crate::registry::Registry;
+
+impl Registry {
+    /// Stages 2 to 6 of one call, in the order of [`STAGES`]; scope and audit are the call
+    /// future's, around this.
+    pub(super) async fn staged(
+        &self,
+        tool: Tool,
+        args: ToolArgs<'_>,
+        ctx: &Ctx,
+        confirmation: Confirmation,
+        started: Tick,
+        limit: Duration,
+    ) -> Result<ToolResult, ToolError> {
+        let entry = tool.entry();
+        let confirm = confirmation == Confirmation::Required && Stage::Confirmation.applies(entry);
+        // An approval is bound to the arguments as the model wrote them, so they are read for
+        // it before validation takes them.
+        let mut arguments = if confirm { canonical_args(&args) } else { None };
+        let mut args = Some(args);
+        let mut handler = None;
+        let mut permit = None;
+        for stage in STAGES {
+            if !stage.applies(entry) {
+                continue;
+            }
+            let end = match stage {
+                // The call future's own: before it chose this path, and once there is an outcome.
+                Stage::Scope | Stage::Audit => continue,
+                Stage::Validate => match args.take().map(|args| self.validate(&tool, args, ctx)) {
+                    Some(Ok(validated)) => {
+                        handler = Some(validated);
+                        continue;
+                    }
+                    Some(Err(error)) => Err(error),
+                    None => continue,
+                },
+                Stage::RateLimit => match self.rate_limit(&tool, ctx).await {
+                    Ok(admitted) => {
+                        permit = Some(admitted);
+                        continue;
+                    }
+                    Err(error) => Err(error),
+                },
+                Stage::EvalGate => match self.eval_gate(&tool, ctx).await {
+                    Ok(None) => continue,
+                    Ok(Some(denied)) => Ok(denied),
+                    Err(error) => Err(error),
+                },
+                Stage::Confirmation if !confirm => continue,
+                Stage::Confirmation => {
+                    let arguments = arguments.take().unwrap_or_else(|| "{}".to_owned());
+                    Err(self
+                        .hold(&tool, ctx, arguments)
+                        .unwrap_or_else(|error| error))
+                }
+                // An admitted call keeps its permit: it counts.
+                Stage::Handler => match handler.take() {
+                    Some(handler) => return Guarded::new(handler, started, limit).await,
+                    None => continue,
+                },
+            };
+            self.release(permit.take()).await;
+            return end;
+        }
+        unreachable!("validation always precedes the handler stage, which ends the call")
+    }
+
+    /// Stage 2, validation: the shim (or, for a run-time tool, its schema) reads the arguments
+    /// and returns the handler, not yet started. A panic in it is an error like any other.
+    pub(crate) fn validate<'a>(
+        &'a self,
+        tool: &Tool,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+    ) -> Result<Handler<'a>, ToolError> {
+        let prepare = || tool.entry().prepare(args, ctx, &self.state);
+        match std::panic::catch_unwind(AssertUnwindSafe(prepare)) {
+            Err(payload) => Err(panicked(payload)),
+            Ok(result) => result,
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! Where calls of `requires_confirmation` tools wait for a person's approval: [`PendingCall`],
+//! [`ApprovalStore`] in memory or in a JSON file, and the canonical text of arguments a call is
+//! bound to.
+//!
+//! A pending call is kept under a random token and carries a keyed MAC (HMAC-SHA256) over the
+//! token, the tool, the user, the canonical arguments and the expiry. A store may be a file that
+//! people and other programs can edit; what runs is only ever what the registry signed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::ApprovalKey;
+use crate::call::{MAX_ARGS_DEPTH, ToolArgs, nests_deeper};
+use crate::store::{JsonFile, StoreError};
+
+/// A call waiting for approval, bound to its tool, its user and its exact arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The tool.
+    pub tool: String,
+    /// The user who made the call (`None` for an anonymous caller).
+    pub user: Option<String>,
+    /// The validated arguments in canonical form (object keys sorted, no whitespace).
+    pub arguments: String,
+    /// When the token stops being valid.
+    #[serde(with = "humantime_serde_compat")]
+    pub expires_at: SystemTime,
+    /// The registry's HMAC-SHA256 over the token and the fields above, in hex; a call whose
+    /// MAC does not verify is refused ([`ToolError::ApprovalAltered`](crate::ToolError)).
+    #[serde(default)]
+    pub mac: String,
+}
+
+/// Where pending calls wait. `take` must remove atomically, so that a token runs at most once.
+pub trait ApprovalStore: Send + Sync {
+    /// Stores a pending call under `token`.
+    fn put(&self, token: &str, call: PendingCall) -> Result<(), String>;
+    /// The pending call of `token`, left in place.
+    fn get(&self, token: &str) -> Result<Option<PendingCall>, String>;
+    /// Removes and returns the pending call of `token`. Of any number of concurrent takes of
+    /// one token, in any number of processes sharing the store, one gets it.
+    fn take(&self, token: &str) -> Result<Option<PendingCall>, String>;
+    /// The key this store's pending calls are signed with, when the store keeps one (the file
+    /// store keeps one beside its file, for every process that uses the file). `None` (the
+    /// default): the registry's own key.
+    fn key(&self) -> Result<Option<ApprovalKey>, String> {
+        Ok(None)
+    }
+}
+
+/// The default store: in memory.
+#[derive(Default)]
+pub struct InMemoryApprovals {
+    pending: Mutex<HashMap<String, PendingCall>>,
+}
+
+impl InMemoryApprovals {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ApprovalStore for InMemoryApprovals {
+    fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.to_owned(), call);
+        Ok(())
+    }
+
+    fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
+        Ok(self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(token)
+            .cloned())
+    }
+
+    fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
+        Ok(self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(token))
+    }
+}
+
+/// Pending calls in a JSON file, so that approval can happen in another process (the
+/// `toolreg approve` command). Every change is a locked read-modify-write of the file (see
+/// [`store`](crate::store)), so concurrent processes lose no token and a token is taken once.
+///
+/// The signing key is kept in `<file>.key` beside it (mode 0600), made on first use, unless the
+/// application gives one ([`RegistryBuilder::approval_key`](crate::RegistryBuilder::approval_key)).
+/// Whoever can write the approvals file but cannot read the key cannot make a call run.
+pub struct JsonFileApprovals {
+    file: JsonFile,
+    key_path: PathBuf,
+    key: OnceLock<ApprovalKey>,
+}
+
+/// The approvals file's layout.
+#[derive(Default, Serialize, Deserialize)]
+struct ApprovalsFile {
+    #[serde(default)]
+    version: u32,
+    #[serde(default)]
+    pending: BTreeMap<String, PendingCall>,
+    /// Keys this version does not know, kept as they are.
+    #[serde(flatten)]
+    other: Map<String, Value>,
+}
+
+impl JsonFileApprovals {
+    /// A store in `path`, created on first use.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let mut key_name = path.file_name().unwrap_or_default().to_os_string();
+        key_name.push(".key");
+        Self {
+            key_path: path.with_file_name(key_name),
+            file: JsonFile::new(path, "approvals file"),
+            key: OnceLock::new(),
+        }
+    }
+
+    /// Where the signing key is kept when the application gives none: `<file>.key`.
+    pub fn key_path(&self) -> &Path {
+        &self.key_path
+    }
+
+    fn update<R>(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<String, PendingCall>) -> R,
+    ) -> Result<R, String> {
+        self.file
+            .update(|doc: &mut ApprovalsFile| {
+                doc.version = 1;
+                Ok::<_, StoreError>(change(&mut doc.pending))
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl ApprovalStore for JsonFileApprovals {
+    fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
+        let now = crate::audit::wall_now();
+        self.update(|pending| {
+            pending.retain(|_, call| call.expires_at > now);
+            pending.insert(token.to_owned(), call);
+        })
+    }
+
+    fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
+        let doc: ApprovalsFile = self.file.read().map_err(|e| e.to_string())?;
+        Ok(doc.pending.get(token).cloned())
+    }
+
+    fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
+        self.update(|pending| pending.remove(token))
+    }
+
+    fn key(&self) -> Result<Option<ApprovalKey>, String> {
+        if let Some(key) = self.key.get() {
+            return Ok(Some(key.clone()));
+        }
+        let key = ApprovalKey::load_or_create(&self.key_path)?;
+        Ok(Some(self.key.get_or_init(|| key).clone()))
+    }
+}
+
+/// An expiry as whole milliseconds since the Unix epoch: what the file keeps of it.
+pub(crate) fn expiry_millis(at: SystemTime) -> u64 {
+    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `at` cut to whole milliseconds, so that it reads back from a file unchanged.
+pub(crate) fn to_millis(at: SystemTime) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(expiry_millis(at))
+}
+
+/// The canonical text of arguments: object keys sorted at every level, no whitespace.
+pub(crate) fn canonical(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+/// The canonical text of arguments, for binding approvals to them.
+pub(crate) fn canonical_args(args: &ToolArgs<'_>) -> Option<String> {
+    match args {
+        ToolArgs::Text(text) if text.trim().is_empty() || text.trim() == "null" => {
+            Some("{}".to_owned())
+        }
+        ToolArgs::Text(text) => serde_json::from_str::<Value>(text)
+            .ok()
+            .map(|v| canonical(&v)),
+        ToolArgs::Value(Value::Null) => Some("{}".to_owned()),
+        // `canonical` recurses: it is given nothing deeper than the arguments' limit.
+        ToolArgs::Value(value) if nests_deeper(value, MAX_ARGS_DEPTH) => None,
+        ToolArgs::Value(value) => Some(canonical(value)),
+    }
+}
+
+mod humantime_serde_compat {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(ts: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_rfc3339_millis(*ts))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_rfc3339_weak(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> PendingCall {
+        PendingCall {
+            tool: "t".into(),
+            user: Some("u".into()),
+            arguments: r#"{"a":1}"#.into(),
+            expires_at: to_millis(SystemTime::now() + Duration::from_secs(60)),
+            mac: String::new(),
+        }
+    }
+
+    #[test]
+    fn canonical_sorts_keys_at_every_level() {
+        let a: Value =
+            serde_json::from_str(r#"{"b": 1, "a": {"y": [1, {"d": 2, "c": 3}], "x": null}}"#)
+                .unwrap();
+        assert_eq!(
+            canonical(&a),
+            r#"{"a":{"x":null,"y":[1,{"c":3,"d":2}]},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn file_store_round_trips_and_takes_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = JsonFileApprovals::new(dir.path().join("approvals.json"));
+        let call = call();
+        store.put("tok", call.clone()).unwrap();
+        let again = JsonFileApprovals::new(dir.path().join("approvals.json"));
+        assert_eq!(
+            again.get("tok").unwrap().as_ref(),
+            Some(&call),
+            "get leaves it"
+        );
+        assert_eq!(again.take("tok").unwrap(), Some(call));
+        assert_eq!(again.take("tok").unwrap(), None);
+    }
+
+    #[test]
+    fn the_mac_binds_every_field_and_the_token() {
+        let key = ApprovalKey::new([7u8; 32]);
+        let mut signed = call();
+        signed.mac = key.sign("tok", &signed);
+        assert!(key.verify("tok", &signed));
+        assert!(!key.verify("other", &signed));
+        assert!(!ApprovalKey::new([8u8; 32]).verify("tok", &signed));
+        let altered: [fn(&mut PendingCall); 6] = [
+            |c| c.tool = "t2".into(),
+            |c| c.user = None,
+            |c| c.user = Some("v".into()),
+            |c| c.arguments = r#"{"a":2}"#.into(),
+            |c| c.expires_at += Duration::from_millis(1),
+            |c| c.mac.clear(),
+        ];
+        for alter in altered {
+            let mut call = signed.clone();
+            alter(&mut call);
+            assert!(!key.verify("tok", &call), "{call:?}");
+        }
+    }
+
+    #[test]
+    fn the_key_file_is_made_once_private_and_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.json");
+        let keys: Vec<ApprovalKey> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| JsonFileApprovals::new(&path).key().unwrap().unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            keys.iter().all(|k| k.0 == keys[0].0),
+            "every racer reads the winner's key"
+        );
+        assert!(keys[0].0.len() >= 32);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let key_path = dir.path().join("approvals.json.key");
+            let mode = std::fs::metadata(&key_path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let error = JsonFileApprovals::new(&path).key().unwrap_err();
+            assert!(error.contains("chmod 600"), "{error}");
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The stages every call goes through, as one ordered list (`STAGES`), and the gates among
+//! them: rate limits, the evaluation gate, confirmation by a person.
+//!
+//! Each stage says whether it applies to a tool (`Stage::applies`) and whether it waits for
+//! something outside the call (a store, a gate, a person: `Stage::waits`). A tool to which no
+//! waiting stage applies takes the direct path (`direct`): the call future runs the rest in
+//! place, without boxing the stages. That is decided once per tool, from this list; nothing else
+//! says which tools are direct.
+//!
+//! | stage | applies to | its step |
+//! | --- | --- | --- |
+//! | `Stage::Scope` | every call | `Registry::resolve` in `registry/visibility.rs` |
+//! | `Stage::Validate` | every call | `exec/staged.rs` (`validate`), the tool's shim or schema |
+//! | `Stage::RateLimit` | tools with `cooldown` or `daily_limit` | `gate/rate_limit.rs` |
+//! | `Stage::EvalGate` | `requires_gate` tools | `gate/eval.rs` |
+//! | `Stage::Confirmation` | tools that need a person's approval | `gate/confirm.rs` |
+//! | `Stage::Handler` | every call | `exec/guard.rs`: timeout and panic guard |
+//! | `Stage::Audit` | every call | `audit/stamp.rs` |
+//!
+//! The stores the gates keep their state in are here too: `limits.rs` (rate-limit counts in
+//! memory, and the admission rule every store applies), `limits_file.rs` (counts in a shared
+//! file), `approval.rs` (calls waiting for approval) and `approval_key.rs` (the key that signs
+//! them).
+
+use crate::def::Entry;
+
+mod approval;
+mod approval_key;
+mod confirm;
+mod eval;
+mod limits;
+mod limits_file;
+mod rate_limit;
+
+pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
+pub(crate) use approval::{canonical_args, to_millis};
+pub use approval_key::ApprovalKey;
+pub(crate) use approval_key::new_token;
+/// `#[async_trait]`, to implement [`Gate`] and the stores' traits.
+pub use async_trait::async_trait;
+pub use eval::{Decision, Gate};
+pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
+pub use limits_file::JsonFileRateLimits;
+
+/// One stage of a call. [`STAGES`] lists them in the order every call takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Resolve the name or alias; a tool out of scope or switched off is an unknown tool.
+    Scope,
+    /// Read the arguments into what the handler takes; the handler is not started.
+    Validate,
+    /// Per user and tool: `cooldown` and `daily_limit`.
+    RateLimit,
+    /// An outside policy approves or blocks the call.
+    EvalGate,
+    /// A person approves the call first: it answers with a token and waits.
+    Confirmation,
+    /// The handler, under its timeout, with panics caught.
+    Handler,
+    /// One record to the audit sink; the result stamped.
+    Audit,
+}
+
+/// Every stage, in the order a call takes them.
+pub(crate) const STAGES: [Stage; 7] = [
+    Stage::Scope,
+    Stage::Validate,
+    Stage::RateLimit,
+    Stage::EvalGate,
+    Stage::Confirmation,
+    Stage::Handler,
+    Stage::Audit,
+];
+
+impl Stage {
+    /// Whether the stage has anything to do for calls of `tool`.
+    #[inline]
+    pub(crate) fn applies(self, tool: &Entry) -> bool {
+        match self {
+            Self::Scope | Self::Validate | Self::Handler | Self::Audit => true,
+            Self::RateLimit => tool.cooldown().is_some() || tool.daily_limit().is_some(),
+            Self::EvalGate => tool.requires_gate(),
+            Self::Confirmation => tool.confirm,
+        }
+    }
+
+    /// Whether the stage waits for something outside the call: a store, a gate or a person.
+    pub(crate) const fn waits(self) -> bool {
+        matches!(self, Self::RateLimit | Self::EvalGate | Self::Confirmation)
+    }
+
+    /// The stage's name, as the pipeline's documentation lists it.
+    #[cfg(test)]
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Scope => "scope",
+            Self::Validate => "validate",
+            Self::RateLimit => "rate limit",
+            Self::EvalGate => "eval gate",
+            Self::Confirmation => "confirmation",
+            Self::Handler => "handler",
+            Self::Audit => "audit",
+        }
+    }
+}
+
+/// Whether calls of `tool` take the direct path: no stage that waits applies to it. Computed
+/// once per tool, when its entry is built.
+pub(crate) fn direct(tool: &Entry) -> bool {
+    !STAGES
+        .into_iter()
+        .any(|stage| stage.waits() && stage.applies(tool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STAGES;
+
+    /// The pipeline's documentation lists the stages as `N. **name**`, in the order of
+    /// [`STAGES`].
+    #[test]
+    fn the_pipeline_documentation_lists_the_stages_in_order() {
+        let doc = include_str!("../exec/mod.rs");
+        let listed: Vec<&str> = doc
+            .lines()
+            .filter_map(|line| line.strip_prefix("//! "))
+            .filter_map(|line| {
+                let (number, rest) = line.split_once(". **")?;
+                number.parse::<usize>().ok()?;
+                rest.split_once("**").map(|(name, _)| name)
+            })
+            .collect();
+        let names: Vec<&str> = STAGES.iter().map(|stage| stage.name()).collect();
+        assert_eq!(listed, names);
+    }
+}

@@ -1,0 +1,45 @@
+//! End-of-turn tokens (`<|eot_id|>`, `<|im_end|>`, …) at the end of the output: removed when
+//! nothing but whitespace (and more of them) follows.
+
+use crate::parse::block::{Outcome, Step};
+use crate::parse::markers::{EndToken, end_token_at};
+use crate::parse::scan::Input;
+
+/// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
+#[derive(Debug)]
+pub(crate) struct EndTokenBlock {
+    pub(crate) start: usize,
+    pub(crate) cursor: usize,
+}
+
+impl EndTokenBlock {
+    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+        loop {
+            let at = input.skip_ws(self.cursor);
+            if at == input.end() {
+                if !input.eof() {
+                    self.cursor = at;
+                    return Step::NeedMore;
+                }
+                return Step::Done(Outcome {
+                    end: at,
+                    items: Vec::new(),
+                    keep_text: false,
+                });
+            }
+            match end_token_at(input, at) {
+                EndToken::Whole(len) => self.cursor = at + len,
+                EndToken::Partial => {
+                    self.cursor = at;
+                    return Step::NeedMore;
+                }
+                // Text follows: the token is part of it.
+                EndToken::No => {
+                    return Step::NotACall {
+                        resume: self.start + 1,
+                    };
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,611 @@
+//! Tag-delimited calls: `<tool_call>…</tool_call>` and what goes inside it.
+//!
+//! - Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, one JSON
+//!   value (or several) per block; arguments may be a JSON string holding JSON.
+//! - Qwen3-Coder: `<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>`,
+//!   values typed by the tool's schema; also `<function=NAME>` on its own, and Functionary /
+//!   Llama 3.1's `<function=NAME>{json}</function>`.
+//! - GLM-4.5 and later: `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>`.
+//!
+//! A closing `</tool_call>` may be missing when the JSON inside is complete (models stop right
+//! after the last brace); an incomplete call at the end of the output is reported as
+//! truncated.
+
+use serde_json::{Map, Value};
+
+use super::json::{self, Shape, json_item};
+use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
+use crate::parse::scan::{Finder, Input, Prefix, SeqEnd, Values};
+use crate::parse::tools::arg_kinds;
+use crate::parse::typing::typed_value;
+use crate::parse::vocab::{ErrorKind, Format};
+
+const TOOL_CALL: &str = "<tool_call>";
+const TOOL_CALL_END: &str = "</tool_call>";
+const FUNCTION: &str = "<function=";
+const FUNCTION_END: &str = "</function>";
+const PARAMETER: &str = "<parameter=";
+const PARAMETER_END: &str = "</parameter>";
+
+/// The longest name read in `<function=NAME>` or GLM's `<tool_call>NAME`.
+const MAX_NAME: usize = 256;
+
+/// A `<tool_call>` block.
+#[derive(Debug)]
+pub(crate) struct ToolCallBlock {
+    start: usize,
+    /// How far whitespace after `<tool_call>` has been skipped.
+    cursor: usize,
+    state: ToolCallState,
+}
+
+#[derive(Debug)]
+enum ToolCallState {
+    Start,
+    Json(Values),
+    Function(FunctionBlock),
+    Glm(GlmBlock),
+    /// The body is read; the closing tag may follow whitespace.
+    Closing {
+        after: usize,
+        outcome: Outcome,
+    },
+}
+
+impl ToolCallBlock {
+    pub(crate) fn new(start: usize) -> Self {
+        Self {
+            start,
+            cursor: start + TOOL_CALL.len(),
+            state: ToolCallState::Start,
+        }
+    }
+
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The name of the call being written, once it is known.
+    pub(crate) fn name_hint(&self, input: &Input<'_>) -> Option<String> {
+        match &self.state {
+            ToolCallState::Json(values) => {
+                let from = values
+                    .spans
+                    .first()
+                    .map_or_else(|| values.open_start(), |s| Some(s.start))?;
+                json::sniff_name(input.str(from..input.end()), 512).map(str::to_owned)
+            }
+            ToolCallState::Function(f) => f.name_hint(),
+            ToolCallState::Glm(g) => g.name_hint(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        loop {
+            match &mut self.state {
+                ToolCallState::Start => {
+                    let at = input.skip_ws(self.cursor);
+                    self.cursor = at;
+                    let Some(b) = input.byte(at) else {
+                        if !input.eof() {
+                            return Step::NeedMore;
+                        }
+                        return Step::Done(Outcome::error(
+                            self.start..input.end(),
+                            Format::Hermes,
+                            ErrorKind::Truncated,
+                            "the output ends right after `<tool_call>`: the call was cut off; nothing was called".into(),
+                        ));
+                    };
+                    match b {
+                        b'{' | b'[' if env.formats.contains(Format::Hermes) => {
+                            self.state = ToolCallState::Json(Values::new(at, false, true));
+                        }
+                        b'<' => {
+                            match input.prefix(at, FUNCTION.as_bytes()) {
+                                Prefix::Yes if env.formats.contains(Format::Function) => {
+                                    self.state =
+                                        ToolCallState::Function(FunctionBlock::new(at, true));
+                                    continue;
+                                }
+                                Prefix::Partial => return Step::NeedMore,
+                                _ => {}
+                            }
+                            return match input.prefix(at, TOOL_CALL_END.as_bytes()) {
+                                Prefix::Yes => Step::Done(Outcome::error(
+                                    self.start..at + TOOL_CALL_END.len(),
+                                    Format::Hermes,
+                                    ErrorKind::Malformed,
+                                    "the `<tool_call>` block is empty; write the call inside it as {\"name\": \"...\", \"arguments\": {...}}".into(),
+                                )),
+                                Prefix::Partial => Step::NeedMore,
+                                Prefix::No => Step::NotACall { resume: self.start + 1 },
+                            };
+                        }
+                        b if (b.is_ascii_alphabetic() || b == b'_')
+                            && env.formats.contains(Format::Glm) =>
+                        {
+                            self.state = ToolCallState::Glm(GlmBlock::new(self.start, at));
+                        }
+                        _ => {
+                            return Step::NotACall {
+                                resume: self.start + 1,
+                            };
+                        }
+                    }
+                }
+                ToolCallState::Json(values) => match values.scan(input) {
+                    SeqEnd::NeedMore => return Step::NeedMore,
+                    SeqEnd::Ended {
+                        complete: false, ..
+                    } => {
+                        return Step::Done(Outcome::error(
+                            self.start..input.end(),
+                            Format::Hermes,
+                            ErrorKind::Truncated,
+                            "the output ends inside a `<tool_call>` before its JSON is complete: the call was cut off; nothing was called".into(),
+                        ));
+                    }
+                    SeqEnd::Ended { at, complete: true } => {
+                        let Some(last_end) = values.last_end() else {
+                            return Step::NotACall {
+                                resume: self.start + 1,
+                            };
+                        };
+                        let mut items = Vec::new();
+                        for span in &values.spans {
+                            items.extend(json_item(
+                                input.str(span.clone()),
+                                span.clone(),
+                                Format::Hermes,
+                                Shape::Wrapped,
+                            ));
+                        }
+                        let outcome = Outcome::new(last_end, items);
+                        self.state = ToolCallState::Closing { after: at, outcome };
+                    }
+                },
+                ToolCallState::Function(function) => match function.step(input, env) {
+                    Step::NeedMore => return Step::NeedMore,
+                    Step::NotACall { .. } | Step::CodeBlock { .. } => {
+                        return Step::NotACall {
+                            resume: self.start + 1,
+                        };
+                    }
+                    Step::Done(outcome) => {
+                        let after = outcome.end;
+                        self.state = ToolCallState::Closing { after, outcome };
+                    }
+                },
+                // GLM reads up to and including `</tool_call>` itself.
+                ToolCallState::Glm(glm) => return glm.step(input, env),
+                ToolCallState::Closing { after, outcome } => {
+                    let at = input.skip_ws(*after);
+                    *after = at;
+                    match input.prefix(at, TOOL_CALL_END.as_bytes()) {
+                        Prefix::Partial => return Step::NeedMore,
+                        Prefix::Yes => outcome.end = at + TOOL_CALL_END.len(),
+                        // `at` is the end of the available input: wait for the closing tag.
+                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
+                        // A missing `</tool_call>` after a complete call is fine.
+                        Prefix::No => {}
+                    }
+                    return Step::Done(std::mem::take(outcome));
+                }
+            }
+        }
+    }
+}
+
+/// A `<function=NAME>` block, alone or inside `<tool_call>`.
+#[derive(Debug)]
+pub(crate) struct FunctionBlock {
+    start: usize,
+    inside: bool,
+    state: FunctionState,
+    end: Finder,
+}
+
+#[derive(Debug)]
+enum FunctionState {
+    Name,
+    Body { name: String, at: usize },
+    Json { name: String, values: Values },
+    Params { name: String, body: usize },
+    Closing { after: usize, outcome: Outcome },
+}
+
+impl FunctionBlock {
+    pub(crate) fn new(start: usize, inside: bool) -> Self {
+        Self {
+            start,
+            inside,
+            state: FunctionState::Name,
+            end: Finder::new(FUNCTION_END),
+        }
+    }
+
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The name, once the body has shown this is a call.
+    pub(crate) fn name_hint(&self) -> Option<String> {
+        match &self.state {
+            FunctionState::Json { name, .. } | FunctionState::Params { name, .. } => {
+                Some(name.clone())
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        loop {
+            match &mut self.state {
+                FunctionState::Name => {
+                    let from = self.start + FUNCTION.len();
+                    let bytes = input.bytes_from(from);
+                    let limit = bytes.len().min(MAX_NAME + 1);
+                    match bytes[..limit]
+                        .iter()
+                        .position(|b| *b == b'>' || *b == b'<' || crate::parse::scan::is_ws(*b))
+                    {
+                        Some(i) if bytes[i] == b'>' && i > 0 => {
+                            let name = input.str(from..from + i).to_owned();
+                            self.state = FunctionState::Body {
+                                name,
+                                at: from + i + 1,
+                            };
+                        }
+                        None if limit == bytes.len() && !input.eof() => return Step::NeedMore,
+                        _ => {
+                            return Step::NotACall {
+                                resume: self.start + 1,
+                            };
+                        }
+                    }
+                }
+                FunctionState::Body { name, at } => {
+                    let p = input.skip_ws(*at);
+                    *at = p;
+                    let Some(b) = input.byte(p) else {
+                        if !input.eof() {
+                            return Step::NeedMore;
+                        }
+                        return Step::Done(truncated(self.start, input, name));
+                    };
+                    let name = std::mem::take(name);
+                    match b {
+                        b'{' => {
+                            self.state = FunctionState::Json {
+                                name,
+                                values: Values::new(p, false, false),
+                            }
+                        }
+                        b'<' => match (
+                            input.prefix(p, PARAMETER.as_bytes()),
+                            input.prefix(p, FUNCTION_END.as_bytes()),
+                        ) {
+                            (Prefix::Yes, _) => {
+                                self.state = FunctionState::Params { name, body: p }
+                            }
+                            (_, Prefix::Yes) => {
+                                let call = RawCall {
+                                    name,
+                                    arguments: Value::Object(Map::new()),
+                                    id: None,
+                                };
+                                let end = p + FUNCTION_END.len();
+                                return Step::Done(Outcome::new(
+                                    end,
+                                    vec![Item::found(call, Format::Function, self.start..end)],
+                                ));
+                            }
+                            (Prefix::Partial, _) | (_, Prefix::Partial) => {
+                                self.state = FunctionState::Body { name, at: *at };
+                                return Step::NeedMore;
+                            }
+                            _ => return self.not_a_call(input, name),
+                        },
+                        _ => return self.not_a_call(input, name),
+                    }
+                }
+                FunctionState::Json { name, values } => match values.scan(input) {
+                    SeqEnd::NeedMore => return Step::NeedMore,
+                    SeqEnd::Ended {
+                        complete: false, ..
+                    } => return Step::Done(truncated(self.start, input, name)),
+                    SeqEnd::Ended { at, complete: true } => {
+                        let Some(span) = values.spans.first().cloned() else {
+                            return Step::NotACall {
+                                resume: self.start + 1,
+                            };
+                        };
+                        let item = match json::value(input.str(span.clone()))
+                            .map(json::arguments_object)
+                        {
+                            Ok(Ok(arguments)) => {
+                                let call = RawCall {
+                                    name: std::mem::take(name),
+                                    arguments,
+                                    id: None,
+                                };
+                                Item::found(call, Format::Function, self.start..span.end)
+                            }
+                            Ok(Err(message)) => Item::error(
+                                self.start..span.end,
+                                Format::Function,
+                                ErrorKind::Arguments,
+                                format!(
+                                    "the arguments of `{name}` are not a JSON object: {message}"
+                                ),
+                            ),
+                            Err(error) => Item::error(
+                                self.start..span.end,
+                                Format::Function,
+                                ErrorKind::Malformed,
+                                format!("the arguments of `{name}` are not valid JSON: {error}"),
+                            ),
+                        };
+                        self.state = FunctionState::Closing {
+                            after: at,
+                            outcome: Outcome::new(span.end, vec![item]),
+                        };
+                    }
+                },
+                FunctionState::Params { name, body } => {
+                    let Some(close) = self.end.find(input, *body) else {
+                        if !input.eof() {
+                            return Step::NeedMore;
+                        }
+                        return Step::Done(truncated(self.start, input, name));
+                    };
+                    let arguments = parameters(input.str(*body..close), name, env);
+                    let end = close + FUNCTION_END.len();
+                    let call = RawCall {
+                        name: std::mem::take(name),
+                        arguments,
+                        id: None,
+                    };
+                    return Step::Done(Outcome::new(
+                        end,
+                        vec![Item::found(call, Format::Function, self.start..end)],
+                    ));
+                }
+                FunctionState::Closing { after, outcome } => {
+                    let at = input.skip_ws(*after);
+                    *after = at;
+                    match input.prefix(at, FUNCTION_END.as_bytes()) {
+                        Prefix::Partial => return Step::NeedMore,
+                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
+                        Prefix::Yes => outcome.end = at + FUNCTION_END.len(),
+                        Prefix::No => {}
+                    }
+                    return Step::Done(std::mem::take(outcome));
+                }
+            }
+        }
+    }
+
+    fn not_a_call(&self, input: &Input<'_>, name: String) -> Step {
+        if !self.inside {
+            // `<function=name>` in prose, not followed by a body.
+            return Step::NotACall {
+                resume: self.start + 1,
+            };
+        }
+        let _ = input;
+        Step::Done(Outcome::error(
+            self.start..self.start + FUNCTION.len() + name.len() + 1,
+            Format::Function,
+            ErrorKind::Malformed,
+            format!(
+                "`<function={name}>` is not followed by `<parameter=...>` blocks, a JSON object or `</function>`; write each argument as <parameter=NAME>VALUE</parameter>"
+            ),
+        ))
+    }
+}
+
+fn truncated(start: usize, input: &Input<'_>, name: &str) -> Outcome {
+    Outcome::error(
+        start..input.end(),
+        Format::Function,
+        ErrorKind::Truncated,
+        format!(
+            "the output ends inside the call of `{name}` before `</function>`: the call was cut off; nothing was called"
+        ),
+    )
+}
+
+/// Reads `<parameter=KEY>VALUE</parameter>` blocks. A value ends at its `</parameter>`; when
+/// that is missing, at the next `<parameter=` (Qwen3-Coder sometimes leaves it out). Markup
+/// inside values, `<b>`, `<function=x>` and all, is kept as written.
+fn parameters(body: &str, tool: &str, env: &Env<'_>) -> Value {
+    let mut arguments = Map::new();
+    let mut i = 0;
+    // The next `</parameter>` at or after the value being read: searched forward only, so a
+    // body whose parameters never close is still read in linear time.
+    let mut next_close: Option<Option<usize>> = None;
+    while let Some(found) = body[i..].find(PARAMETER) {
+        let key_start = i + found + PARAMETER.len();
+        let Some(key_len) = body[key_start..].find('>') else {
+            break;
+        };
+        let key = body[key_start..key_start + key_len].trim();
+        let value_start = key_start + key_len + 1;
+        let close = match next_close {
+            Some(Some(close)) if close >= value_start => Some(close),
+            Some(None) => None,
+            _ => {
+                let close = body[value_start..]
+                    .find(PARAMETER_END)
+                    .map(|c| value_start + c);
+                next_close = Some(close);
+                close
+            }
+        };
+        let (value_end, next) = match close {
+            Some(close) => (close, close + PARAMETER_END.len()),
+            None => {
+                let next = body[value_start..]
+                    .find(PARAMETER)
+                    .map_or(body.len(), |n| value_start + n);
+                (next, next)
+            }
+        };
+        let raw = &body[value_start..value_end];
+        arguments.insert(
+            key.to_owned(),
+            typed_value(raw, arg_kinds(env.tools, tool, key)),
+        );
+        i = next;
+    }
+    Value::Object(arguments)
+}
+
+/// GLM's `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>…</tool_call>`, or
+/// `<tool_call>NAME {json}</tool_call>`.
+#[derive(Debug)]
+pub(crate) struct GlmBlock {
+    start: usize,
+    name_start: usize,
+    name: Option<String>,
+    body: usize,
+    end: Finder,
+}
+
+impl GlmBlock {
+    fn new(start: usize, name_start: usize) -> Self {
+        Self {
+            start,
+            name_start,
+            name: None,
+            body: name_start,
+            end: Finder::new(TOOL_CALL_END),
+        }
+    }
+
+    fn name_hint(&self) -> Option<String> {
+        self.name.clone()
+    }
+
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        if self.name.is_none() {
+            let bytes = input.bytes_from(self.name_start);
+            let limit = bytes.len().min(MAX_NAME + 1);
+            let len = bytes[..limit]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+                .count();
+            if len == limit && limit == bytes.len() && !input.eof() {
+                return Step::NeedMore;
+            }
+            if len > MAX_NAME {
+                return Step::NotACall {
+                    resume: self.start + 1,
+                };
+            }
+            let after = input.skip_ws((self.name_start + len).max(self.body));
+            self.body = after;
+            // Only `<arg_key>`, `</tool_call>` or a JSON object may follow the name; anything
+            // else is prose that mentions `<tool_call>`.
+            let decided = match input.byte(after) {
+                None if !input.eof() => return Step::NeedMore,
+                Some(b'{') => true,
+                Some(b'<') => match (
+                    input.prefix(after, b"<arg_key>"),
+                    input.prefix(after, TOOL_CALL_END.as_bytes()),
+                ) {
+                    (Prefix::Yes, _) | (_, Prefix::Yes) => true,
+                    (Prefix::Partial, _) | (_, Prefix::Partial) => return Step::NeedMore,
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !decided {
+                return Step::NotACall {
+                    resume: self.start + 1,
+                };
+            }
+            self.name = Some(input.str(self.name_start..self.name_start + len).to_owned());
+            self.body = after;
+        }
+        let name = self.name.as_deref().unwrap_or_default();
+        let Some(close) = self.end.find(input, self.body) else {
+            if !input.eof() {
+                return Step::NeedMore;
+            }
+            return Step::Done(Outcome::error(
+                self.start..input.end(),
+                Format::Glm,
+                ErrorKind::Truncated,
+                format!(
+                    "the output ends inside the call of `{name}` before `</tool_call>`: the call was cut off; nothing was called"
+                ),
+            ));
+        };
+        let end = close + TOOL_CALL_END.len();
+        let body = input.str(self.body..close).trim();
+        let item = if body.starts_with('{') {
+            match json::value(body).map(json::arguments_object) {
+                Ok(Ok(arguments)) => Item::found(
+                    RawCall {
+                        name: name.to_owned(),
+                        arguments,
+                        id: None,
+                    },
+                    Format::Glm,
+                    self.start..end,
+                ),
+                _ => Item::error(
+                    self.start..end,
+                    Format::Glm,
+                    ErrorKind::Malformed,
+                    format!(
+                        "the arguments of `{name}` are not a JSON object; write each as <arg_key>NAME</arg_key><arg_value>VALUE</arg_value>"
+                    ),
+                ),
+            }
+        } else {
+            Item::found(
+                RawCall {
+                    name: name.to_owned(),
+                    arguments: glm_arguments(body, name, env),
+                    id: None,
+                },
+                Format::Glm,
+                self.start..end,
+            )
+        };
+        Step::Done(Outcome::new(end, vec![item]))
+    }
+}
+
+fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Value {
+    let mut arguments = Map::new();
+    let mut i = 0;
+    while let Some(found) = body[i..].find("<arg_key>") {
+        let key_start = i + found + "<arg_key>".len();
+        let Some(key_len) = body[key_start..].find("</arg_key>") else {
+            break;
+        };
+        let key = body[key_start..key_start + key_len].trim();
+        let after_key = key_start + key_len + "</arg_key>".len();
+        let Some(open) = body[after_key..].find("<arg_value>") else {
+            break;
+        };
+        let value_start = after_key + open + "<arg_value>".len();
+        let (value_len, next) = match body[value_start..].find("</arg_value>") {
+            Some(close) => (close, close + "</arg_value>".len()),
+            None => (body.len() - value_start, body.len() - value_start),
+        };
+        let raw = &body[value_start..value_start + value_len];
+        arguments.insert(
+            key.to_owned(),
+            typed_value(raw, arg_kinds(env.tools, tool, key)),
+        );
+        i = value_start + next;
+    }
+    Value::Object(arguments)
+}

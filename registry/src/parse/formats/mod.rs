@@ -1,0 +1,29 @@
+//! One reader per family of call syntax. Each reads one block the scanner found, in steps that
+//! can stop for more input and resume, and speaks only the shared vocabulary (`vocab.rs`,
+//! `block.rs`, `scan.rs`); none knows the scanner or another family's reader, except that the
+//! JSON family's value reading (`json.rs`) and the Python literal reader (`pythonic.rs`) serve
+//! the readers that meet JSON or Python values inside their blocks.
+//!
+//! | file | reads |
+//! | --- | --- |
+//! | `tags.rs` | response-tag lines, `TAG: argument` |
+//! | `markup.rs` | XML-like markup: `<tool_call>` elements (Hermes JSON, GLM `<arg_key>`) and `<function=…>` elements with `<parameter=…>` |
+//! | `json.rs` | JSON values as calls (`{"name", "arguments"}` and its variants) |
+//! | `json_blocks.rs` | a wrapper followed by JSON values (`<|python_tag|>`, `<|tool_call|>`, `functools`), a bare whole-message value, fenced blocks |
+//! | `mistral.rs` | `[TOOL_CALLS]` in its forms |
+//! | `pythonic.rs` | `[f(a=1), g()]` and Python literals |
+//! | `deepseek.rs` | DeepSeek's special-token section |
+//! | `kimi.rs` | Kimi K2's special-token section |
+//! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
+//! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
+
+pub(crate) mod deepseek;
+pub(crate) mod end_tokens;
+pub(crate) mod json;
+pub(crate) mod json_blocks;
+pub(crate) mod kimi;
+pub(crate) mod markup;
+pub(crate) mod mistral;
+pub(crate) mod native;
+pub(crate) mod pythonic;
+pub(crate) mod tags;

@@ -1,0 +1,168 @@
+//! Native tool calls, as providers return them: an OpenAI Chat Completions response or message,
+//! a `tool_calls` array, a Responses API output, or Anthropic content blocks. The message text
+//! is parsed as text too, for servers that leave the calls in it.
+
+use serde_json::Value;
+
+use super::json;
+use crate::parse::machine::parse_text;
+use crate::parse::tools::ToolSet;
+use crate::parse::vocab::{ErrorKind, Format, Options, ParseError, Parsed, ParsedCall};
+
+/// `Some` when `text` is one of the native shapes.
+pub(crate) fn parse(text: &str, tools: &dyn ToolSet, options: Options) -> Option<Parsed> {
+    let trimmed = text.trim();
+    if !matches!(trimmed.as_bytes().first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let value: Value = serde_json::from_str(trimmed).ok()?;
+    let span = 0..text.len();
+    let mut native = Native::default();
+    match &value {
+        Value::Object(object) => {
+            if let Some(message) = value.pointer("/choices/0/message") {
+                native.message(message);
+            } else if let Some(Value::Array(output)) = object.get("output") {
+                // Responses API.
+                output.iter().for_each(|item| native.item(item));
+            } else if object.contains_key("tool_calls") || object.get("role").is_some() {
+                native.message(&value);
+            } else if object
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| matches!(t, "function_call" | "tool_use"))
+            {
+                native.item(&value);
+            } else {
+                return None;
+            }
+        }
+        Value::Array(items) => {
+            let native_items = !items.is_empty()
+                && items.iter().all(|item| {
+                    let kind = item.get("type").and_then(Value::as_str);
+                    matches!(
+                        kind,
+                        Some(
+                            "function"
+                                | "function_call"
+                                | "tool_use"
+                                | "text"
+                                | "output_text"
+                                | "message"
+                        )
+                    ) && (item.get("function").is_some()
+                        || item.get("name").is_some()
+                        || kind != Some("function"))
+                });
+            if !native_items {
+                return None;
+            }
+            items.iter().for_each(|item| native.item(item));
+        }
+        _ => return None,
+    }
+
+    let mut parsed = parse_text(&native.text, tools, options);
+    let mut calls = Vec::new();
+    let mut unknown = Vec::new();
+    let mut errors = Vec::new();
+    for (name, arguments, id) in native.calls {
+        match json::arguments_object(arguments) {
+            Ok(arguments) => {
+                let call = ParsedCall {
+                    name,
+                    arguments,
+                    id,
+                    format: Format::Native,
+                    span: span.clone(),
+                };
+                if tools.contains(&call.name) {
+                    calls.push(call)
+                } else {
+                    unknown.push(call)
+                }
+            }
+            Err(message) => errors.push(ParseError {
+                kind: ErrorKind::Arguments,
+                format: Format::Native,
+                message: format!("the arguments of `{name}` are wrong: {message}"),
+                span: span.clone(),
+            }),
+        }
+    }
+    calls.append(&mut parsed.calls);
+    unknown.append(&mut parsed.unknown);
+    errors.append(&mut parsed.errors);
+    parsed.calls = calls;
+    parsed.unknown = unknown;
+    parsed.errors = errors;
+    if let Some(reasoning) = native.reasoning.filter(|r| !r.trim().is_empty()) {
+        parsed.reasoning = if parsed.reasoning.is_empty() {
+            reasoning.trim().to_owned()
+        } else {
+            format!("{}\n\n{}", reasoning.trim(), parsed.reasoning)
+        };
+    }
+    Some(parsed)
+}
+
+#[derive(Default)]
+struct Native {
+    text: String,
+    reasoning: Option<String>,
+    calls: Vec<(String, Value, Option<String>)>,
+}
+
+impl Native {
+    fn message(&mut self, message: &Value) {
+        match message.get("content") {
+            Some(Value::String(text)) => self.text.push_str(text),
+            Some(Value::Array(parts)) => parts.iter().for_each(|part| self.item(part)),
+            _ => {}
+        }
+        if let Some(reasoning) = ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|k| message.get(*k)?.as_str())
+        {
+            self.reasoning = Some(reasoning.to_owned());
+        }
+        if let Some(Value::Array(calls)) = message.get("tool_calls") {
+            calls.iter().for_each(|call| self.item(call));
+        }
+    }
+
+    fn item(&mut self, item: &Value) {
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+        let id = ["id", "call_id"]
+            .iter()
+            .find_map(|k| item.get(*k)?.as_str())
+            .map(str::to_owned);
+        match kind {
+            "text" | "output_text" => {
+                if let Some(text) = item.get("text").and_then(Value::as_str) {
+                    self.text.push_str(text);
+                }
+            }
+            "message" => self.message(item),
+            "tool_use" => {
+                let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                self.calls.push((
+                    name.to_owned(),
+                    item.get("input").cloned().unwrap_or(Value::Null),
+                    id,
+                ));
+            }
+            _ => {
+                let function = item
+                    .get("function")
+                    .filter(|f| f.is_object())
+                    .unwrap_or(item);
+                if let Some(name) = function.get("name").and_then(Value::as_str) {
+                    let arguments = function.get("arguments").cloned().unwrap_or(Value::Null);
+                    self.calls.push((name.to_owned(), arguments, id));
+                }
+            }
+        }
+    }
+}

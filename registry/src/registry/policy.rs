@@ -1,0 +1,64 @@
+//! What the builder configured and every stage of a call reads: the gate, the stores, the
+//! audit sink, the timeouts and the batch limits; and their defaults.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::audit::AuditSink;
+use crate::def::Tool;
+use crate::gate::{ApprovalKey, ApprovalStore, Gate, RateLimitStore};
+use crate::scope::{AllowLists, module_of};
+
+/// The timeout of tools without one of their own.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The timeout of tools and modules listed as slow.
+pub const SLOW_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long an evaluation gate may take before the call goes on without it.
+pub const GATE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long an approval token stays valid.
+pub const APPROVAL_TTL: Duration = Duration::from_secs(15 * 60);
+/// How many calls of one batch run at once.
+pub const MAX_CONCURRENCY: usize = 8;
+/// How many calls of one batch (one model output) run at all; the rest are answered with
+/// [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls).
+pub const MAX_CALLS: usize = 32;
+
+/// How long calls may take: one policy, applied to every tool as it joins.
+pub(crate) struct Timeouts {
+    pub(super) default: Duration,
+    pub(super) slow: Duration,
+    pub(super) slow_names: BTreeSet<String>,
+}
+
+/// What the builder configured: every stage of the pipeline reads it.
+pub(crate) struct Policy {
+    pub(super) guest_modules: Option<Vec<String>>,
+    pub(super) allow_lists: AllowLists,
+    pub(super) timeouts: Timeouts,
+    pub(crate) gate: Option<Arc<dyn Gate>>,
+    pub(crate) gate_timeout: Duration,
+    pub(crate) rate_limits: Arc<dyn RateLimitStore>,
+    pub(crate) approvals: Arc<dyn ApprovalStore>,
+    /// The application's approval key; without one, the store's, or else `own_approval_key`.
+    pub(crate) approval_key: Option<ApprovalKey>,
+    pub(crate) own_approval_key: OnceLock<ApprovalKey>,
+    pub(crate) approval_ttl: Duration,
+    pub(crate) audit: Arc<dyn AuditSink>,
+    pub(crate) log_annotations: bool,
+    pub(crate) max_concurrency: usize,
+    pub(crate) max_calls: usize,
+}
+
+impl Timeouts {
+    pub(super) fn of(&self, tool: &Tool) -> Duration {
+        tool.timeout().unwrap_or_else(|| {
+            let name = tool.name();
+            if self.slow_names.contains(name) || self.slow_names.contains(module_of(name)) {
+                self.slow
+            } else {
+                self.default
+            }
+        })
+    }
+}

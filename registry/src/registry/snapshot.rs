@@ -1,0 +1,122 @@
+//! [`Snapshot`]: the registry's tools at one moment, indexed (sorted listing, names and aliases,
+//! each allow-list resolved to one byte per tool) and immutable once published. Readers share
+//! it; a change builds the next one.
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::{Policy, Writer};
+use crate::def::Tool;
+use crate::scope::AllowLists;
+
+/// The registry's tools at one moment, indexed: immutable once published.
+pub(crate) struct Snapshot {
+    /// Every tool, sorted by name.
+    pub(crate) tools: Vec<Tool>,
+    /// Names and aliases to positions in `tools`.
+    pub(crate) by_name: FxHashMap<Cow<'static, str>, usize>,
+    /// What this registry decided for each tool.
+    pub(crate) slots: Vec<Slot>,
+    /// Resolved allow-lists: one byte per tool, whose bit `local + 2 * embedding` says whether
+    /// the list holds the tool in that mode.
+    pub(crate) allow_sets: FxHashMap<String, Box<[u8]>>,
+    pub(crate) openai_all: OnceLock<Arc<Value>>,
+}
+
+/// What one registry decided for one tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// Switched off by name, tag or category.
+    pub(crate) disabled: bool,
+    /// Its own timeout, the slow timeout for listed tools and modules, or the default.
+    pub(crate) timeout: Duration,
+}
+
+impl Snapshot {
+    /// Indexes the compiled and run-time tools (whose names do not overlap) under the
+    /// registry's switches and policies.
+    pub(super) fn build(writer: &Writer, policy: &Policy) -> Self {
+        let mut tools = Vec::with_capacity(writer.linked.len() + writer.owned.len());
+        let (mut linked, mut owned) = (
+            writer.linked.iter().peekable(),
+            writer.owned.values().peekable(),
+        );
+        loop {
+            let next = match (linked.peek(), owned.peek()) {
+                (Some(a), Some(b)) if a.name() <= b.name() => linked.next(),
+                (Some(_), Some(_)) | (None, _) => owned.next(),
+                (Some(_), None) => linked.next(),
+            };
+            let Some(tool) = next else { break };
+            tools.push(tool.clone());
+        }
+        let mut by_name = FxHashMap::with_capacity_and_hasher(tools.len(), Default::default());
+        for (i, tool) in tools.iter().enumerate() {
+            match tool.definition() {
+                Some(def) => {
+                    for name in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
+                        by_name.entry(Cow::Borrowed(name)).or_insert(i);
+                    }
+                }
+                None => {
+                    by_name.insert(Cow::Owned(tool.name().to_owned()), i);
+                }
+            }
+        }
+        let slots = tools
+            .iter()
+            .map(|tool| Slot {
+                disabled: writer.switches.covers(tool),
+                timeout: policy.timeouts.of(tool),
+            })
+            .collect();
+        let mut snapshot = Self {
+            tools,
+            by_name,
+            slots,
+            allow_sets: FxHashMap::default(),
+            openai_all: OnceLock::new(),
+        };
+        snapshot.allow_sets = snapshot.allow_sets(&policy.allow_lists);
+        snapshot
+    }
+
+    /// Each allow-list resolved against these tools.
+    fn allow_sets(&self, lists: &AllowLists) -> FxHashMap<String, Box<[u8]>> {
+        let canonical = |name: &str| self.get(name).map(|(_, tool)| tool.name());
+        lists
+            .names()
+            .map(|list| {
+                let mut members = vec![0_u8; self.tools.len()].into_boxed_slice();
+                for (local, embedding) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let names = lists
+                        .resolve(list, &self.tools, canonical, local, embedding)
+                        .unwrap_or_default();
+                    for name in names {
+                        if let Some((i, _)) = self.get(name) {
+                            members[i] |= allow_bit(local, embedding);
+                        }
+                    }
+                }
+                (list.to_owned(), members)
+            })
+            .collect()
+    }
+
+    /// The position and tool of a name or alias.
+    #[inline]
+    pub(crate) fn get(&self, name: &str) -> Option<(usize, &Tool)> {
+        self.by_name.get(name).map(|&i| (i, &self.tools[i]))
+    }
+}
+
+/// The bit of an allow-list mode in a member byte.
+pub(super) fn allow_bit(local: bool, embedding: bool) -> u8 {
+    1 << (usize::from(local) + 2 * usize::from(embedding))
+}

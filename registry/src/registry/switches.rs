@@ -1,0 +1,96 @@
+//! Run-time switches: tools turned off and on by name, tag or category, for listing and for
+//! calls alike.
+
+use std::collections::BTreeSet;
+
+use super::Registry;
+use crate::def::Tool;
+
+#[derive(Default, Clone)]
+pub(super) struct Switches {
+    pub(super) names: BTreeSet<String>,
+    pub(super) tags: BTreeSet<String>,
+    pub(super) categories: BTreeSet<String>,
+}
+
+/// Which tools a run-time switch ([`Registry::disable`], [`Registry::enable`]) applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// One tool, by name or alias.
+    Name(String),
+    /// Every tool with this tag.
+    Tag(String),
+    /// Every tool of this category.
+    Category(String),
+}
+
+impl Selector {
+    /// One tool, by name or alias.
+    pub fn name(name: impl Into<String>) -> Self {
+        Self::Name(name.into())
+    }
+    /// Every tool with this tag.
+    pub fn tag(tag: impl Into<String>) -> Self {
+        Self::Tag(tag.into())
+    }
+    /// Every tool of this category.
+    pub fn category(category: impl Into<String>) -> Self {
+        Self::Category(category.into())
+    }
+}
+
+impl Switches {
+    /// Whether a switch turns `tool` off.
+    pub(super) fn covers(&self, tool: &Tool) -> bool {
+        (!self.names.is_empty() && self.names.contains(tool.name()))
+            || (!self.tags.is_empty() && tool.tags().any(|t| self.tags.contains(t)))
+            || (!self.categories.is_empty()
+                && tool.category().is_some_and(|c| self.categories.contains(c)))
+    }
+}
+
+impl Registry {
+    /// Switches tools off at once, for listing and for calls: one tool by name (or alias), or
+    /// every tool with a tag or of a category. Returns how many tools the selector covers.
+    /// Subscribers get one [`RegistryChange::Disabled`](crate::spec::RegistryChange::Disabled) naming the tools that were on.
+    pub fn disable(&self, selector: Selector) -> usize {
+        self.switch(&selector, true)
+    }
+
+    /// Switches tools back on (undoes [`Registry::disable`] with the same selector). A tool
+    /// stays off while another switch still covers it. Returns how many tools the selector
+    /// covers.
+    pub fn enable(&self, selector: Selector) -> usize {
+        self.switch(&selector, false)
+    }
+
+    fn switch(&self, selector: &Selector, off: bool) -> usize {
+        let mut writer = self.write();
+        let key = match selector {
+            Selector::Name(name) => self.get(name).map_or(name.clone(), |t| t.name().to_owned()),
+            Selector::Tag(tag) => tag.clone(),
+            Selector::Category(category) => category.clone(),
+        };
+        let switches = &mut writer.switches;
+        let set = match selector {
+            Selector::Name(_) => &mut switches.names,
+            Selector::Tag(_) => &mut switches.tags,
+            Selector::Category(_) => &mut switches.categories,
+        };
+        if off {
+            set.insert(key.clone());
+        } else {
+            set.remove(&key);
+        }
+        let published = self.publish(&writer);
+        published
+            .tools
+            .iter()
+            .filter(|tool| match selector {
+                Selector::Name(_) => tool.name() == key,
+                Selector::Tag(tag) => tool.tags().any(|t| t == tag),
+                Selector::Category(category) => tool.category() == Some(category.as_str()),
+            })
+            .count()
+    }
+}

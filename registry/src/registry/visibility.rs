@@ -1,0 +1,119 @@
+//! Who may see and use which tool: the one predicate ([`Registry::visible`]) that listing,
+//! execution, the formats, the catalog, the parser's tool set, approvals and "did you mean"
+//! all ask, and what is built on it.
+
+use std::time::Duration;
+
+use super::Registry;
+use super::snapshot::{Snapshot, allow_bit};
+use crate::def::Tool;
+use crate::scope::{AllowLists, EMBEDDING_FLAG, Scope};
+
+impl Registry {
+    /// The tool `name` names and its timeout, if `scope` may use it. Unknown and out-of-scope
+    /// names take the same path and give the same answer.
+    #[inline]
+    pub(crate) fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)> {
+        let snapshot = self.current();
+        match snapshot.get(name) {
+            Some((i, tool)) if self.visible(&snapshot, i, scope) => {
+                Some((tool.clone(), snapshot.slots[i].timeout))
+            }
+            Some(_) => None,
+            None => {
+                // Run the same check on some tool, so that a miss costs what a refusal costs.
+                if !snapshot.tools.is_empty() {
+                    std::hint::black_box(self.visible(&snapshot, 0, scope));
+                }
+                None
+            }
+        }
+    }
+
+    /// The tools of `snapshot` that `scope` may see in a listing, with their positions.
+    pub(crate) fn listed<'s>(
+        &'s self,
+        snapshot: &'s Snapshot,
+        scope: &'s Scope,
+    ) -> impl Iterator<Item = (usize, &'s Tool)> + 's {
+        snapshot.tools.iter().enumerate().filter(move |(i, tool)| {
+            self.visible(snapshot, *i, scope) && (scope.include_deferred || !tool.defer_loading())
+        })
+    }
+
+    /// The one predicate of listing and execution: whether `scope` may see and use the tool at
+    /// position `i`.
+    pub(crate) fn visible(&self, snapshot: &Snapshot, i: usize, scope: &Scope) -> bool {
+        let tool = &snapshot.tools[i];
+        if snapshot.slots[i].disabled || scope.level < tool.permission() {
+            return false;
+        }
+        if !scope.admits_module(tool.module_key(), self.policy.guest_modules.as_deref()) {
+            return false;
+        }
+        if let Some(list) = &scope.allow_list {
+            let Some(members) = snapshot.allow_sets.get(&**list) else {
+                return false;
+            };
+            let bit = allow_bit(scope.local, scope.has_flag(EMBEDDING_FLAG));
+            if members[i] & bit == 0 {
+                return false;
+            }
+        }
+        tool.enabled_for(scope)
+    }
+
+    /// The name or alias `scope` may use that is closest to `name`, when one is close enough
+    /// to be a typo of it (`serach` for `search`, `web_search` for `research.web_search`).
+    /// Only names the caller may see are suggested.
+    pub(crate) fn suggest(&self, name: &str, scope: &Scope) -> Option<String> {
+        // Names longer than any tool's cannot be a typo of one; never spend time on them.
+        if name.is_empty() || name.len() > 128 {
+            return None;
+        }
+        let snapshot = self.current();
+        let mut best: Option<(usize, &str)> = None;
+        for (i, tool) in snapshot.tools.iter().enumerate() {
+            if !self.visible(&snapshot, i, scope) {
+                continue;
+            }
+            for candidate in std::iter::once(tool.name()).chain(tool.aliases().iter().copied()) {
+                let short = candidate.rsplit_once('.').map_or(candidate, |(_, t)| t);
+                let distance = if short == name && short != candidate {
+                    0
+                } else {
+                    strsim::damerau_levenshtein(name, candidate)
+                };
+                if best.is_none_or(|(d, _)| distance < d) {
+                    best = Some((distance, tool.name()));
+                }
+            }
+        }
+        let (distance, suggestion) = best?;
+        let close = (name.chars().count() / 4).clamp(1, 2);
+        (distance <= close).then(|| suggestion.to_owned())
+    }
+
+    /// The allow-lists registered on this registry.
+    pub fn allow_lists(&self) -> &AllowLists {
+        &self.policy.allow_lists
+    }
+
+    /// The tool names allow-list `name` resolves to, sorted; `None` for an unknown list.
+    pub fn resolve_allow_list(
+        &self,
+        name: &str,
+        local: bool,
+        embedding: bool,
+    ) -> Option<Vec<String>> {
+        let snapshot = self.current();
+        let members = snapshot.allow_sets.get(name)?;
+        let bit = allow_bit(local, embedding);
+        let mut names: Vec<String> = (snapshot.tools.iter().zip(members.iter()))
+            .filter(|(_, member)| *member & bit != 0)
+            .map(|(tool, _)| tool.name().to_owned())
+            .collect();
+        names.sort_unstable();
+        Some(names)
+    }
+}

@@ -1,0 +1,87 @@
+//! [`ToolSpecBuilder`]: a spec built field by field and checked once.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Fields, SpecError, ToolSpec};
+use crate::def::{Annotations, Permission};
+
+/// Builds a [`ToolSpec`]; see [`ToolSpec::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ToolSpecBuilder {
+    pub(super) fields: Fields,
+}
+
+impl ToolSpecBuilder {
+    /// The version; bump it to replace a registered spec.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.fields.version = Some(version.into());
+        self
+    }
+    /// What the model reads.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.fields.description = description.into();
+        self
+    }
+    /// The JSON Schema of the arguments (`"type": "object"`).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.fields.input_schema = schema;
+        self
+    }
+    /// The JSON Schema of what the tool returns.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.fields.output_schema = Some(schema);
+        self
+    }
+    /// Labels for discovery and switches.
+    pub fn tags<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tags: I) -> Self {
+        self.fields.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+    /// The least permission level a caller needs (`guest` by default).
+    pub fn permission(mut self, permission: Permission) -> Self {
+        self.fields.permission = permission;
+        self
+    }
+    /// The category.
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.fields.category = Some(category.into());
+        self
+    }
+    /// The behavioural annotations.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.fields.annotations = annotations;
+        self
+    }
+    /// A human must approve each call.
+    pub fn requires_confirmation(mut self, yes: bool) -> Self {
+        self.fields.annotations.requires_confirmation = Some(yes);
+        self
+    }
+    /// The least time between two calls by one user.
+    pub fn cooldown(mut self, cooldown: Duration) -> Self {
+        self.fields.cooldown = Some(cooldown);
+        self
+    }
+    /// Calls per user per UTC day.
+    pub fn daily_limit(mut self, limit: u32) -> Self {
+        self.fields.daily_limit = Some(limit);
+        self
+    }
+    /// The timeout of one call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.fields.timeout = Some(timeout);
+        self
+    }
+    /// An evaluation gate decides each call.
+    pub fn requires_gate(mut self, yes: bool) -> Self {
+        self.fields.requires_gate = yes;
+        self
+    }
+    /// Checks the name and the schemas.
+    pub fn build(self) -> Result<ToolSpec, SpecError> {
+        ToolSpec::try_from(self.fields)
+    }
+}

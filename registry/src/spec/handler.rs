@@ -1,0 +1,52 @@
+//! [`ToolHandler`]: what runs a tool registered at run time.
+
+use std::fmt::{self, Display};
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::call::shim::output;
+use crate::call::{BoxFuture, Ctx, ToolError, ToolResult};
+
+type HandlerFn =
+    dyn Fn(Value, Ctx) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;
+
+/// What runs a tool registered at run time: an `async` closure over the arguments (already
+/// validated against the input schema) and the call's [`Ctx`].
+///
+/// It returns `Result<T, E>` with `T: Serialize` (the result's content) and `E: Display` (a
+/// handler error; a [`ToolError`] is kept as it is), like a `#[tool]` function.
+#[derive(Clone)]
+pub struct ToolHandler(Arc<HandlerFn>);
+
+impl ToolHandler {
+    /// Wraps an `async` closure.
+    pub fn new<F, Fut, T, E>(handler: F) -> Self
+    where
+        F: Fn(Value, Ctx) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Serialize + 'static,
+        E: Display + 'static,
+    {
+        Self(Arc::new(move |args, ctx| {
+            let future = handler(args, ctx);
+            Box::pin(async move { output::result(future.await) })
+        }))
+    }
+
+    pub(crate) fn start(
+        &self,
+        args: Value,
+        ctx: Ctx,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
+        (self.0)(args, ctx)
+    }
+}
+
+impl fmt::Debug for ToolHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ToolHandler")
+    }
+}

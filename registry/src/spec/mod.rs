@@ -1,0 +1,418 @@
+//! Tools registered at run time (the Tool Registry v2 rules): [`ToolSpec`], the handler that
+//! runs them, what the registry reports about them, and its snapshot.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | [`ToolSpec`]: its fields as JSON, the name rule, the schema checks; [`SpecError`] |
+//! | `builder.rs` | [`ToolSpecBuilder`] |
+//! | `handler.rs` | [`ToolHandler`]: an `async` closure over JSON arguments and the call's context |
+//! | `registration.rs` | [`Registration`], [`RegisterError`], [`RegistryChange`], [`RegistrySnapshot`] |
+//!
+//! The registry's side of the lifecycle (register, replace, switch, remove, snapshot,
+//! restore) is in `registry/lifecycle.rs`.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use serde_json::json;
+//! use tool_registry::spec::ToolSpec;
+//! use tool_registry::{Ctx, Registry};
+//!
+//! let registry = Registry::builder().without_linked().build()?;
+//! let spec = ToolSpec::builder("weather_lookup")
+//!     .version("1.0.0")
+//!     .description("Look up the weather of a city.")
+//!     .input_schema(json!({
+//!         "type": "object",
+//!         "properties": { "city": { "type": "string" } },
+//!         "required": ["city"],
+//!     }))
+//!     .build()?;
+//! registry.register_with_handler(spec, |args, _ctx| async move {
+//!     Ok::<_, String>(json!({ "city": args["city"], "temp": 21 }))
+//! })?;
+//!
+//! let result = registry.call("weather_lookup", r#"{"city": "Oslo"}"#, &Ctx::new()).await?;
+//! assert_eq!(result.content["temp"], 21);
+//!
+//! let error = registry.call("weather_lookup", r#"{"city": 7}"#, &Ctx::new()).await.unwrap_err();
+//! assert_eq!(error.code(), "invalid_arguments");
+//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+//! ```
+
+use std::fmt::{self, Display};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::def::{Annotations, Permission, ToolDef};
+
+mod builder;
+mod handler;
+mod registration;
+
+pub use builder::ToolSpecBuilder;
+pub use handler::ToolHandler;
+pub use registration::{
+    Origin, RegisterError, Registration, RegistryChange, RegistrySnapshot, SnapshotEntry,
+};
+
+/// The most characters in a tool name.
+const MAX_NAME_LEN: usize = 64;
+
+/// What a tool registered at run time is: its name and version, what the model reads, the
+/// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.
+/// Immutable once built; build one with [`ToolSpec::builder`] or read one from JSON (unknown
+/// keys are refused).
+///
+/// Two specs are the same registration when they are equal in every field.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(try_from = "Fields", into = "Fields")]
+pub struct ToolSpec {
+    fields: Fields,
+    /// The input schema compiled when the spec was checked, for the registry to use.
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fields.fmt(f)
+    }
+}
+
+/// The fields of a spec as they read and write in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Fields {
+    tool_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    description: String,
+    input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    permission: Permission,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    category: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    annotations: Annotations,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
+    cooldown: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    daily_limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
+    timeout: Option<Duration>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    requires_gate: bool,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// Durations as people write them (`30s`, `1h 30m`), as in `#[tool(cooldown = "30s")]`.
+mod human {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(duration) => {
+                serializer.collect_str(&humantime::format_duration(*duration).to_string())
+            }
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| humantime::parse_duration(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+impl TryFrom<Fields> for ToolSpec {
+    type Error = SpecError;
+
+    fn try_from(fields: Fields) -> Result<Self, SpecError> {
+        let mut spec = Self {
+            fields,
+            validator: None,
+        };
+        spec.validator = Some(Arc::new(spec.check()?));
+        Ok(spec)
+    }
+}
+
+impl From<ToolSpec> for Fields {
+    fn from(spec: ToolSpec) -> Self {
+        spec.fields
+    }
+}
+
+/// Why a [`ToolSpec`] cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The name breaks the naming rule.
+    #[error(
+        "invalid tool name `{}`: {problem}",
+        name.escape_debug()
+    )]
+    Name {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A schema is not a JSON Schema the registry can validate with.
+    #[error("tool `{tool}`: the {which} schema {problem}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl ToolSpec {
+    /// A builder for the tool `tool_name` (segments of `[A-Za-z0-9_-]` joined by `.`, at most
+    /// 64 characters, as for `#[tool]`). Its input schema is `{"type": "object"}` until set.
+    pub fn builder(tool_name: impl Into<String>) -> ToolSpecBuilder {
+        ToolSpecBuilder {
+            fields: Fields {
+                tool_name: tool_name.into(),
+                version: None,
+                description: String::new(),
+                input_schema: serde_json::json!({ "type": "object" }),
+                output_schema: None,
+                tags: Vec::new(),
+                permission: Permission::Guest,
+                category: None,
+                annotations: Annotations::default(),
+                cooldown: None,
+                daily_limit: None,
+                timeout: None,
+                requires_gate: false,
+            },
+        }
+    }
+
+    /// The spec a compiled tool's declaration amounts to.
+    pub(crate) fn of_linked(def: &ToolDef, input_schema: &schemars::Schema) -> Self {
+        Self {
+            validator: None,
+            fields: Fields {
+                tool_name: def.name().to_owned(),
+                version: def.version().map(str::to_owned),
+                description: def.description().to_owned(),
+                input_schema: input_schema.as_value().clone(),
+                output_schema: None,
+                tags: def.tags().iter().map(|t| (*t).to_owned()).collect(),
+                permission: def.permission(),
+                category: def.category().map(str::to_owned),
+                annotations: def.annotations(),
+                cooldown: def.cooldown(),
+                daily_limit: def.daily_limit(),
+                timeout: def.timeout(),
+                requires_gate: def.requires_gate(),
+            },
+        }
+    }
+
+    /// The unique name.
+    pub fn tool_name(&self) -> &str {
+        &self.fields.tool_name
+    }
+    /// The version; two specs of one name and one version must be equal.
+    pub fn version(&self) -> Option<&str> {
+        self.fields.version.as_deref()
+    }
+    /// What the model reads.
+    pub fn description(&self) -> &str {
+        &self.fields.description
+    }
+    /// The JSON Schema the arguments are validated against.
+    pub fn input_schema(&self) -> &Value {
+        &self.fields.input_schema
+    }
+    /// The JSON Schema of what the tool returns, if given.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.fields.output_schema.as_ref()
+    }
+    /// Labels for discovery and for switching tools on and off together.
+    pub fn tags(&self) -> &[String] {
+        &self.fields.tags
+    }
+    /// The least permission level a caller needs.
+    pub fn permission(&self) -> Permission {
+        self.fields.permission
+    }
+    /// The category (the allow-list design's categories).
+    pub fn category(&self) -> Option<&str> {
+        self.fields.category.as_deref()
+    }
+    /// The behavioural annotations, `requires_confirmation` included.
+    pub fn annotations(&self) -> Annotations {
+        self.fields.annotations
+    }
+    /// The least time between two calls by one user.
+    pub fn cooldown(&self) -> Option<Duration> {
+        self.fields.cooldown
+    }
+    /// Calls per user per UTC day.
+    pub fn daily_limit(&self) -> Option<u32> {
+        self.fields.daily_limit
+    }
+    /// The timeout of one call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.fields.timeout
+    }
+    /// An evaluation gate decides each call.
+    pub fn requires_gate(&self) -> bool {
+        self.fields.requires_gate
+    }
+
+    /// Checks the name and the schemas; returns the compiled input schema.
+    fn check(&self) -> Result<jsonschema::Validator, SpecError> {
+        check_name(&self.fields.tool_name).map_err(|problem| SpecError::Name {
+            name: self.fields.tool_name.clone(),
+            problem,
+        })?;
+        let validator = self.compile()?;
+        if let Some(output) = &self.fields.output_schema {
+            jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
+        }
+        Ok(validator)
+    }
+
+    /// The compiled validator of the input schema (compiled when the spec was checked).
+    pub(crate) fn validator(&self) -> Result<Arc<jsonschema::Validator>, SpecError> {
+        match &self.validator {
+            Some(validator) => Ok(Arc::clone(validator)),
+            None => self.compile().map(Arc::new),
+        }
+    }
+
+    /// Compiles the input schema, which must describe an object.
+    fn compile(&self) -> Result<jsonschema::Validator, SpecError> {
+        let schema = &self.fields.input_schema;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(SpecError::Schema {
+                tool: self.fields.tool_name.clone(),
+                which: "input",
+                problem: "must have `\"type\": \"object\"`: a tool takes named arguments".into(),
+            });
+        }
+        jsonschema::validator_for(schema).map_err(|e| self.schema_error("input", e))
+    }
+
+    fn schema_error(&self, which: &'static str, error: impl Display) -> SpecError {
+        SpecError::Schema {
+            tool: self.fields.tool_name.clone(),
+            which,
+            problem: format!("is invalid: {error}"),
+        }
+    }
+}
+
+/// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: the rule of `#[tool]`.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "it has {} characters; the limit is {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
+    for segment in name.split('.') {
+        if segment.is_empty() {
+            return Err("a `.` must separate two non-empty parts, as in `module.tool`".into());
+        }
+        if let Some(bad) = segment
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            return Err(format!(
+                "`{}` is not allowed; use letters, digits, `_` and `-`, with `.` between module and tool",
+                bad.escape_debug()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn names_follow_the_tool_attribute_rule() {
+        assert!(ToolSpec::builder("ok.name-1").build().is_ok());
+        for bad in ["", "a..b", ".a", "a b", "ä", &"x".repeat(65)] {
+            let error = ToolSpec::builder(bad).build().unwrap_err();
+            assert!(matches!(error, SpecError::Name { .. }), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn schemas_must_describe_objects_and_compile() {
+        let error = ToolSpec::builder("t")
+            .input_schema(json!({ "type": "string" }))
+            .build()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("\"type\": \"object\""),
+            "{error}"
+        );
+        let error = ToolSpec::builder("t")
+            .input_schema(json!({ "type": "object", "properties": { "a": { "type": 5 } } }))
+            .build()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("the input schema is invalid"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn specs_round_trip_through_json_and_refuse_unknown_keys() {
+        let spec = ToolSpec::builder("t")
+            .version("1")
+            .tags(["a"])
+            .cooldown(Duration::from_secs(30))
+            .requires_confirmation(true)
+            .build()
+            .unwrap();
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(text.contains(r#""cooldown":"30s""#), "{text}");
+        assert_eq!(serde_json::from_str::<ToolSpec>(&text).unwrap(), spec);
+        let extra = json!({ "tool_name": "t", "input_schema": { "type": "object" }, "x": 1 });
+        assert!(serde_json::from_value::<ToolSpec>(extra).is_err());
+        let bad_name = json!({ "tool_name": "a b", "input_schema": { "type": "object" } });
+        assert!(serde_json::from_value::<ToolSpec>(bad_name).is_err());
+    }
+}

@@ -1,0 +1,156 @@
+//! What the registry says about run-time tools: a [`Registration`], why one is refused
+//! ([`RegisterError`]), the changes subscribers hear ([`RegistryChange`]), and the snapshot of
+//! every tool ([`RegistrySnapshot`]).
+
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::{SpecError, ToolSpec};
+use crate::def::Tool;
+
+/// A tool as the registry holds it: the tool, and whether it is switched on.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// The tool.
+    pub tool: Tool,
+    /// Switched on: listed and callable (within each caller's scope).
+    pub enabled: bool,
+}
+
+/// Why a run-time registration or switch was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// The name is registered at this version with a different spec.
+    #[error(
+        "tool `{tool}` is already registered {} with a different spec; give the new spec {} to replace it",
+        match version { Some(v) => format!("at version `{v}`"), None => "without a version".to_owned() },
+        match version { Some(_) => "another version", None => "a version" },
+    )]
+    SameVersion {
+        /// The tool.
+        tool: String,
+        /// The version both specs have (`None`: both unversioned).
+        version: Option<String>,
+    },
+    /// The name belongs to a compiled tool (its name or alias), which a run-time spec cannot
+    /// replace or remove.
+    #[error(
+        "`{name}` is a compiled tool{}; a tool registered at run time cannot replace or remove it: choose another name, or switch the tool off with `set_enabled`",
+        match at { Some(at) => format!(" (declared at {at})"), None => String::new() }
+    )]
+    Compiled {
+        /// The contested name.
+        name: String,
+        /// Where the compiled tool is declared.
+        at: Option<String>,
+    },
+    /// No tool has this name.
+    #[error("no tool is registered as `{}`", name.escape_debug())]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// The spec is invalid (from [`Registry::restore`](crate::Registry::restore)).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
+/// A change to a registry's tools, sent to every [`Registry::subscribe`](crate::Registry::subscribe)r.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RegistryChange {
+    /// A new tool.
+    Registered {
+        /// The tool.
+        tool: String,
+        /// Its version.
+        version: Option<String>,
+    },
+    /// A tool replaced by a spec of another version.
+    Replaced {
+        /// The tool.
+        tool: String,
+        /// The version it had.
+        from: Option<String>,
+        /// The version it has now.
+        to: Option<String>,
+    },
+    /// Tools switched on (each of them was off).
+    Enabled {
+        /// The tools, sorted.
+        tools: Vec<String>,
+    },
+    /// Tools switched off (each of them was on).
+    Disabled {
+        /// The tools, sorted.
+        tools: Vec<String>,
+    },
+    /// A tool removed.
+    Removed {
+        /// The tool.
+        tool: String,
+    },
+}
+
+/// The state of a registry's tools, for transfer, tests and persistence: every tool with its
+/// spec and switch. Written by [`Registry::snapshot`](crate::Registry::snapshot), read back by
+/// [`Registry::restore`](crate::Registry::restore).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrySnapshot {
+    /// Every tool, sorted by name.
+    pub tools: Vec<SnapshotEntry>,
+}
+
+/// One tool of a [`RegistrySnapshot`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotEntry {
+    /// The spec.
+    pub spec: ToolSpec,
+    /// Switched on.
+    pub enabled: bool,
+    /// `linked` for a compiled tool (restored by name: only its switch), `run_time` for a tool
+    /// registered at run time.
+    pub origin: Origin,
+    /// When a run-time tool was registered (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "rfc3339")]
+    pub created_at: Option<SystemTime>,
+}
+
+/// Where a tool of a snapshot comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Declared with `#[tool]` and linked into the program.
+    Linked,
+    /// Registered at run time.
+    RunTime,
+}
+
+mod rfc3339 {
+    use std::time::SystemTime;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<SystemTime>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(time) => serializer.collect_str(&humantime::format_rfc3339_nanos(*time)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SystemTime>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| humantime::parse_rfc3339(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
