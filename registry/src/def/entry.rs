@@ -119,6 +119,7 @@ impl Entry {
     /// Validation: the arguments are read into what the handler takes, and the handler is
     /// returned, not yet started. A compiled tool's shim deserializes into its argument type; a
     /// run-time tool's arguments are checked against its input schema.
+    #[inline]
     pub(crate) fn prepare<'a>(
         &self,
         args: ToolArgs<'a>,

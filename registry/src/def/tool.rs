@@ -34,6 +34,7 @@ pub(super) enum Handle {
 }
 
 impl Tool {
+    #[inline]
     pub(crate) fn entry(&self) -> &Entry {
         match &self.0 {
             Handle::Linked(entry) => entry,
@@ -41,6 +42,7 @@ impl Tool {
         }
     }
 
+    #[inline]
     fn kind(&self) -> &Kind {
         &self.entry().kind
     }
@@ -73,6 +75,7 @@ macro_rules! read {
         impl Tool {
             $(
                 $(#[$doc])*
+                #[inline]
                 pub fn $name(&self) -> $ty {
                     self.entry().$name()
                 }
