@@ -112,12 +112,11 @@ fn main() {
     run_time_rows(&selected, &row, &ctx);
 }
 
+/// One row of the table: the two sides' ns and the ratio with its p10 and p90.
+type Row<'a> = &'a dyn Fn(&str, (f64, f64, [f64; 3]));
+
 /// Lookup, listing and calls with 1,000 run-time tools registered beside the compiled ones.
-fn run_time_rows(
-    selected: &dyn Fn(&str) -> bool,
-    row: &dyn Fn(&str, (f64, f64, [f64; 3])),
-    ctx: &Ctx,
-) {
+fn run_time_rows(selected: &dyn Fn(&str) -> bool, row: Row<'_>, ctx: &Ctx) {
     let wanted = [
         "lookup +1000 run-time: 10000 / 10 tools",
         "lookup +1000 run-time: run-time / linked",

@@ -21,7 +21,7 @@ fn ping(text: String) -> String {
 /// `{"s": string}`. Each handler checks that it got the arguments its own schema admits, so a
 /// call validated against one version and run by another shows as `torn`.
 fn version(registry: &Registry, v: u64) {
-    let (key, ty) = if v % 2 == 0 {
+    let (key, ty) = if v.is_multiple_of(2) {
         ("n", "integer")
     } else {
         ("s", "string")
@@ -83,7 +83,7 @@ fn calls_and_listings_never_see_a_torn_state_while_tools_churn() {
         registry
             .register(ToolSpec::builder(&neighbour).build().unwrap())
             .unwrap();
-        if v % 2 == 0 {
+        if v.is_multiple_of(2) {
             registry.remove(&neighbour).unwrap();
         }
     }
@@ -117,7 +117,7 @@ fn read_while_churning(
     let mut round = reader;
     while !done.load(Ordering::Acquire) {
         round += 1;
-        let (args, even) = if round % 2 == 0 {
+        let (args, even) = if round.is_multiple_of(2) {
             (json!({ "n": 1 }), true)
         } else {
             (json!({ "s": "x" }), false)
@@ -152,7 +152,7 @@ fn read_while_churning(
             if tool.name() == "churn" {
                 // A handle's spec, schema and version belong together.
                 let v: u64 = tool.version().unwrap().parse().unwrap();
-                let key = if v % 2 == 0 { "n" } else { "s" };
+                let key = if v.is_multiple_of(2) { "n" } else { "s" };
                 assert!(
                     tool.input_schema().as_value()["properties"]
                         .get(key)

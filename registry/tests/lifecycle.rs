@@ -655,7 +655,11 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, ["math.add", "math.mul", "util.ping"]);
+    assert_eq!(
+        listed,
+        ["math__add", "math__mul", "util__ping"],
+        "OpenAI wire names"
+    );
     let mul = &openai[1]["function"];
     assert_eq!(mul["description"], "Multiply two numbers. Exactly.");
     assert_eq!(mul["parameters"]["required"], json!(["a", "b"]));

@@ -68,7 +68,7 @@ fn cycle(registry: &Registry, i: usize) {
     assert!(registry.get(&name).is_some());
     let _ = registry.openai_tools_all();
     let _ = registration.tool.input_schema();
-    if i % 100 == 0 {
+    if i.is_multiple_of(100) {
         let ctx = Ctx::new();
         let result = block_on(registry.call(&name, r#"{"x": 1}"#, &ctx)).unwrap();
         assert_eq!(result.content, json!({ "x": 1 }));
@@ -99,7 +99,7 @@ fn memory_stays_flat_over_100_000_register_remove_cycles() {
     let before = LIVE.load(Ordering::Relaxed);
     for i in 5_000..105_000 {
         cycle(&registry, i);
-        if i % 1_000 == 0 {
+        if i.is_multiple_of(1_000) {
             // A subscriber that keeps up.
             while changes.try_recv().is_ok() {}
         }

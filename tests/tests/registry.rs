@@ -331,14 +331,19 @@ fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
     let tools = all.as_array().expect("an array");
     assert_eq!(tools.len(), registry.len());
     let by_name = |name: &str| -> &Value {
-        let tool = tools.iter().find(|t| t["function"]["name"] == name);
+        let wire = tool_registry::format::Provider::OpenAi.wire_name(name);
+        let tool = tools.iter().find(|t| t["function"]["name"] == *wire);
         &tool.unwrap_or_else(|| panic!("{name} is not in the OpenAI tools"))["function"]
     };
 
     for (def, tool) in registry.all_tools().zip(tools) {
         assert_eq!(tool["type"], "function");
         let function = &tool["function"];
-        assert_eq!(function["name"], def.name(), "same order as the listing");
+        assert_eq!(
+            function["name"],
+            *tool_registry::format::Provider::OpenAi.wire_name(def.name()),
+            "same order as the listing, under the name OpenAI accepts"
+        );
         assert_eq!(function["description"], def.description());
         let parameters = &function["parameters"];
         assert_eq!(parameters["type"], "object", "{}", def.name());

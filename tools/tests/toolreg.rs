@@ -150,6 +150,16 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
 
     let tools = stdout_json(&toolreg(dir.path(), &["tools", "--format", "openai"]));
     assert_eq!(&tools, &*registry.openai_tools_all());
+    for provider in tool_registry::format::Provider::ALL {
+        let tools = stdout_json(&toolreg(
+            dir.path(),
+            &["tools", "--format", provider.as_str()],
+        ));
+        assert_eq!(
+            tools,
+            registry.tools_for(provider, &tool_registry::Scope::trusted())
+        );
+    }
 
     let schema = stdout_json(&toolreg(dir.path(), &["schema", "research"]));
     assert_eq!(schema["properties"]["query"]["type"], "string");
@@ -354,6 +364,8 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
         &["catalog"],
         &["catalog", "--format", "json"],
         &["tools", "--format", "openai"],
+        &["tools", "--format", "mcp"],
+        &["tools", "--format", "gemini"],
         &["snapshot"],
     ] {
         let guest: Vec<&str> = ["--level", "guest"].iter().chain(args).copied().collect();
@@ -364,12 +376,31 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
             shown.contains("research"),
             "{args:?} lists the guest's tools"
         );
+        // Under its name or any wire name a provider is given for it.
+        let spellings = |name: &'static str| {
+            let mut all: Vec<String> = tool_registry::format::Provider::ALL
+                .iter()
+                .map(|p| p.wire_name(name).into_owned())
+                .collect();
+            all.push(name.to_owned());
+            all
+        };
         for hidden in HIDDEN_FROM_GUEST {
-            assert!(!shown.contains(hidden), "{args:?} shows {hidden}:\n{shown}");
+            for spelling in spellings(hidden) {
+                assert!(
+                    !shown.contains(&spelling),
+                    "{args:?} shows {spelling}:\n{shown}"
+                );
+            }
         }
         // The trusted caller does see them: the check above is about the scope.
         let owner = text(&toolreg(dir.path(), args));
-        assert!(owner.contains("scheduler.add_job"), "{args:?}");
+        assert!(
+            spellings("scheduler.add_job")
+                .iter()
+                .any(|spelling| owner.contains(spelling)),
+            "{args:?}"
+        );
     }
 }
 

@@ -21,6 +21,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
 use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 
@@ -188,7 +189,28 @@ enum CatalogFormat {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ProviderFormat {
+    /// OpenAI Chat Completions.
     Openai,
+    /// OpenAI Responses.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini function declarations.
+    Gemini,
+    /// MCP `tools/list`.
+    Mcp,
+}
+
+impl From<ProviderFormat> for Provider {
+    fn from(format: ProviderFormat) -> Self {
+        match format {
+            ProviderFormat::Openai => Provider::OpenAi,
+            ProviderFormat::Responses => Provider::Responses,
+            ProviderFormat::Anthropic => Provider::Anthropic,
+            ProviderFormat::Gemini => Provider::Gemini,
+            ProviderFormat::Mcp => Provider::Mcp,
+        }
+    }
 }
 
 /// Runs the command line over every linked tool and exits with its code.
@@ -257,9 +279,7 @@ where
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
         Command::Schema { name } => return schema(out, err, &registry, &scope, &name),
-        Command::Tools {
-            format: ProviderFormat::Openai,
-        } => print_json(out, &registry.openai_tools(&scope)),
+        Command::Tools { format } => print_json(out, &registry.tools_for(format.into(), &scope)),
         Command::Call {
             name,
             args,

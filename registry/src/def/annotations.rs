@@ -94,17 +94,28 @@ fn from_category(name: &str, category: Option<&str>) -> Annotations {
 /// `terminal` is destructive and needs confirmation), the rest `false` (`read_only` `false`
 /// unless known).
 pub(crate) fn effective(name: &str, category: Option<&str>, declared: Annotations) -> Annotations {
-    let derived = from_category(name, category);
-    let pick = |d: Option<bool>, c: Option<bool>| Some(d.or(c).unwrap_or(false));
+    let known = known(name, category, declared);
+    let pick = |v: Option<bool>| Some(v.unwrap_or(false));
     Annotations {
-        read_only: pick(declared.read_only, derived.read_only),
-        destructive: pick(declared.destructive, derived.destructive),
-        idempotent: pick(declared.idempotent, derived.idempotent),
-        open_world: pick(declared.open_world, derived.open_world),
-        requires_confirmation: pick(
-            declared.requires_confirmation,
-            derived.requires_confirmation,
-        ),
+        read_only: pick(known.read_only),
+        destructive: pick(known.destructive),
+        idempotent: pick(known.idempotent),
+        open_world: pick(known.open_world),
+        requires_confirmation: pick(known.requires_confirmation),
+    }
+}
+
+/// What is known of each annotation: declared, else derived from the category, else `None`.
+pub(crate) fn known(name: &str, category: Option<&str>, declared: Annotations) -> Annotations {
+    let derived = from_category(name, category);
+    Annotations {
+        read_only: declared.read_only.or(derived.read_only),
+        destructive: declared.destructive.or(derived.destructive),
+        idempotent: declared.idempotent.or(derived.idempotent),
+        open_world: declared.open_world.or(derived.open_world),
+        requires_confirmation: declared
+            .requires_confirmation
+            .or(derived.requires_confirmation),
     }
 }
 

@@ -26,7 +26,9 @@ pub(crate) struct Entry {
     /// The length of the module part of the name (the whole name without a `.`).
     pub(crate) module_len: usize,
     input_schema: OnceLock<Schema>,
-    pub(crate) openai: OnceLock<Value>,
+    /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
+    /// order, built on first use.
+    pub(crate) formats: [OnceLock<Value>; 5],
 }
 
 /// Where a tool comes from: `#[tool]` or a spec registered at run time.
@@ -56,7 +58,7 @@ impl Entry {
             direct: false,
             module_len: 0,
             input_schema: OnceLock::new(),
-            openai: OnceLock::new(),
+            formats: Default::default(),
         };
         let annotations = entry.effective_annotations();
         entry.risk = super::annotations::risk(&annotations, entry.tier());

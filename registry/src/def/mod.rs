@@ -10,7 +10,7 @@
 //! | `tool.rs` | [`Tool`]: the handle, and every field read from a definition or a spec |
 //! | `entry.rs` | what a handle points at: the tool with what the registry derives from it once |
 
-mod annotations;
+pub(crate) mod annotations;
 mod entry;
 mod meta;
 mod tool;

@@ -3,10 +3,20 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `openai.rs` | OpenAI Chat Completions `tools` |
+//! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
+//! | `definitions.rs` | one tool's definition in each provider's shape |
+//! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
-mod openai;
+mod definitions;
+mod lists;
 mod prompt;
+mod provider;
 
-pub use openai::openai_function;
+pub(crate) use provider::wire_aliases;
+pub use provider::{Provider, UnknownProvider};
+
+/// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
+pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
+    definitions::definition(tool, Provider::OpenAi)
+}

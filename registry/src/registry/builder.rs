@@ -274,6 +274,7 @@ impl RegistryBuilder {
             max_calls: self.max_calls,
         };
         let writer = Writer {
+            linked_claims: super::lifecycle::claims_of(&linked),
             linked,
             owned: BTreeMap::new(),
             switches: Switches::default(),

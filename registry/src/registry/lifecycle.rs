@@ -5,10 +5,12 @@ use crate::audit::wall_now;
 use std::collections::BTreeMap;
 use std::future::Future;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{Registry, Snapshot, Writer};
+use crate::format::wire_aliases;
 use crate::spec::{
     Origin, RegisterError, Registration, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec,
 };
@@ -58,8 +60,8 @@ impl Registry {
     ) -> Result<Registration, RegisterError> {
         let mut writer = self.write();
         let name = spec.tool_name().to_owned();
-        if let Some(compiled) = compiled(&writer, &name) {
-            return Err(compiled);
+        if let Some(taken) = compiled(&writer, &name).or_else(|| self.wire_clash(&name)) {
+            return Err(taken);
         }
         if let Some(existing) = writer.owned.get(&name) {
             let registered = existing.owned().map(|owned| &owned.spec);
@@ -179,6 +181,8 @@ impl Registry {
         let mut writer = self.write();
         let mut owned = BTreeMap::new();
         let mut off = std::collections::BTreeSet::new();
+        // The names the restored run-time tools claim, to refuse two that meet on the wire.
+        let mut claimed: FxHashMap<String, String> = FxHashMap::default();
         for entry in &snapshot.tools {
             let name = entry.spec.tool_name();
             let linked = writer.linked.iter().any(|tool| tool.name() == name);
@@ -192,6 +196,20 @@ impl Registry {
                 Origin::RunTime => {
                     if let Some(compiled) = compiled(&writer, name) {
                         return Err(compiled);
+                    }
+                    for claim in claims(name) {
+                        match claimed.get(&claim) {
+                            Some(other) if other != name => {
+                                return Err(RegisterError::WireName {
+                                    name: name.to_owned(),
+                                    wire: claim,
+                                    other: other.clone(),
+                                });
+                            }
+                            _ => {
+                                claimed.insert(claim, name.to_owned());
+                            }
+                        }
                     }
                     let handler = writer
                         .owned
@@ -241,14 +259,48 @@ fn registration_in(snapshot: &Snapshot, tool: Tool) -> Registration {
     Registration { tool, enabled }
 }
 
-/// The error for a name that belongs to a compiled tool (a name or an alias).
+/// A name and the wire names written for it.
+fn claims(name: &str) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(name.to_owned()).chain(wire_aliases(name))
+}
+
+/// Every name, alias and wire name of `tools`, with the position of the tool that has it.
+pub(super) fn claims_of(tools: &[Tool]) -> FxHashMap<String, usize> {
+    let mut claimed = FxHashMap::default();
+    for (i, tool) in tools.iter().enumerate() {
+        let names = std::iter::once(tool.name()).chain(tool.aliases().iter().copied());
+        for name in names {
+            for claim in claims(name) {
+                claimed.entry(claim).or_insert(i);
+            }
+        }
+    }
+    claimed
+}
+
+/// The error for a name whose own claims (the name and its wire names) meet a compiled tool's
+/// name, alias or wire name.
 fn compiled(writer: &Writer, name: &str) -> Option<RegisterError> {
-    writer
-        .linked
-        .iter()
-        .find(|tool| tool.name() == name || tool.aliases().contains(&name))
-        .map(|tool| RegisterError::Compiled {
+    claims(name)
+        .find_map(|claim| writer.linked_claims.get(&claim).copied())
+        .map(|i| RegisterError::Compiled {
             name: name.to_owned(),
-            at: tool.source().map(ToString::to_string),
+            at: writer.linked[i].source().map(ToString::to_string),
         })
+}
+
+impl Registry {
+    /// The error for a run-time name whose claims meet another run-time tool's name or wire
+    /// name (`a.b` and `a__b` are one name to a provider that refuses `.`).
+    fn wire_clash(&self, name: &str) -> Option<RegisterError> {
+        let snapshot = self.current();
+        claims(name).find_map(|claim| {
+            let (_, tool) = snapshot.get(&claim)?;
+            (tool.name() != name).then(|| RegisterError::WireName {
+                name: name.to_owned(),
+                wire: claim.clone(),
+                other: tool.name().to_owned(),
+            })
+        })
+    }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use rustc_hash::FxHashMap;
 
 use crate::def::{SourceLocation, Tool, ToolDef};
+use crate::format::wire_aliases;
 
 /// Two tools claim one name (or alias). Tool names must be unique across every crate linked
 /// into the binary; within one crate the compiler already refuses a second definition.
@@ -25,6 +26,9 @@ pub struct Clash {
     pub first: SourceLocation,
     /// Where the second claimant was declared.
     pub second: SourceLocation,
+    /// The contested name is the wire name of one of them: what providers that refuse `.` in
+    /// a name are given (see [`Provider::wire_name`](crate::format::Provider::wire_name)).
+    pub wire_name: bool,
 }
 
 impl fmt::Display for DuplicateToolError {
@@ -32,6 +36,14 @@ impl fmt::Display for DuplicateToolError {
         for (i, clash) in self.clashes.iter().enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
+            }
+            if clash.wire_name {
+                write!(
+                    f,
+                    "tool names meet on the wire: `{}` is what providers that refuse `.` are given for the tool at {}, and it is also a name of the tool at {}; give one of them another name with #[tool(name = \"...\")]",
+                    clash.name, clash.first, clash.second
+                )?;
+                continue;
             }
             write!(
                 f,
@@ -54,18 +66,33 @@ pub(super) fn checked(mut defs: Vec<&'static ToolDef>) -> Result<Vec<Tool>, Dupl
             b.source().line,
         ))
     });
-    let mut seen: FxHashMap<&'static str, &'static ToolDef> = FxHashMap::default();
+    // Each name, alias and wire name, with the position of the tool that claims it and
+    // whether it is a wire name.
+    let mut seen: FxHashMap<String, (usize, bool)> = FxHashMap::default();
     let mut clashes = Vec::new();
-    for &def in &defs {
-        for name in std::iter::once(def.name()).chain(def.aliases().iter().copied()) {
-            if let Some(first) = seen.get(name) {
-                clashes.push(Clash {
-                    name: name.to_owned(),
-                    first: *first.source(),
-                    second: *def.source(),
-                });
-            } else {
-                seen.insert(name, def);
+    // A name claimed twice is also a wire name claimed twice: reported once, as the name.
+    let mut reported: Vec<(usize, usize)> = Vec::new();
+    for (i, &def) in defs.iter().enumerate() {
+        let names = || std::iter::once(def.name()).chain(def.aliases().iter().copied());
+        let claims = names()
+            .map(|name| (name.to_owned(), false))
+            .chain(names().flat_map(|name| wire_aliases(name).map(|wire| (wire, true))));
+        for (name, wire) in claims {
+            match seen.get(&name) {
+                // A tool's own name and wire name may meet (an alias `a.b` beside `a__b`).
+                Some(&(first, _)) if first == i || (wire && reported.contains(&(first, i))) => {}
+                Some(&(first, first_wire)) => {
+                    reported.push((first, i));
+                    clashes.push(Clash {
+                        name,
+                        first: *defs[first].source(),
+                        second: *def.source(),
+                        wire_name: wire || first_wire,
+                    });
+                }
+                None => {
+                    seen.insert(name, (i, wire));
+                }
             }
         }
     }

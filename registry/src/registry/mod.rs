@@ -71,6 +71,9 @@ pub struct Registry {
 struct Writer {
     /// The compiled tools, sorted by name (shared with other registries of the same tools).
     linked: Arc<[Tool]>,
+    /// Every name, alias and wire name of a compiled tool, with the tool's position in
+    /// `linked`: what a run-time spec may not take.
+    linked_claims: FxHashMap<String, usize>,
     /// The tools registered at run time, by name.
     owned: BTreeMap<String, Tool>,
     switches: Switches,

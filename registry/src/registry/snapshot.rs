@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{Policy, Writer};
 use crate::def::Tool;
+use crate::format::wire_aliases;
 use crate::scope::AllowLists;
 
 /// The registry's tools at one moment, indexed: immutable once published.
@@ -65,6 +66,14 @@ impl Snapshot {
                 None => {
                     by_name.insert(Cow::Owned(tool.name().to_owned()), i);
                 }
+            }
+        }
+        // Wire names last: a name or alias always wins (the checks at registration keep them
+        // apart anyway).
+        for (i, tool) in tools.iter().enumerate() {
+            let names = std::iter::once(tool.name()).chain(tool.aliases().iter().copied());
+            for wire in names.flat_map(wire_aliases) {
+                by_name.entry(Cow::Owned(wire)).or_insert(i);
             }
         }
         let slots = tools

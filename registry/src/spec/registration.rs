@@ -46,6 +46,20 @@ pub enum RegisterError {
         /// Where the compiled tool is declared.
         at: Option<String>,
     },
+    /// The name meets another run-time tool's name on the wire: `a.b` and `a__b` are one name
+    /// to a provider that refuses `.` (see
+    /// [`Provider::wire_name`](crate::format::Provider::wire_name)).
+    #[error(
+        "tool `{name}` cannot be registered: `{wire}` would name both it and `{other}` for providers that refuse `.` in a name; choose another name"
+    )]
+    WireName {
+        /// The name asked for.
+        name: String,
+        /// The name the two tools share on the wire.
+        wire: String,
+        /// The tool already registered.
+        other: String,
+    },
     /// No tool has this name.
     #[error("no tool is registered as `{}`", name.escape_debug())]
     UnknownTool {

@@ -1,0 +1,123 @@
+//! One tool's definition in each provider's shape, from its name on the wire, description and
+//! schemas. Built once per tool and provider, then cached on the tool's entry.
+//!
+//! Shapes, as each provider documents its tool object:
+//!
+//! - OpenAI Chat Completions: `{"type": "function", "function": {"name", "description",
+//!   "parameters"}}` (<https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools>).
+//! - OpenAI Responses: `{"type": "function", "name", "description", "parameters", "strict"}`,
+//!   where `strict` is on unless set to `false`
+//!   (<https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools>).
+//! - Anthropic: `{"name", "description", "input_schema"}`
+//!   (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>).
+//! - Gemini: a `FunctionDeclaration` `{"name", "description", "parametersJsonSchema"}`, the
+//!   JSON Schema form of `parameters`, inside one `{"functionDeclarations": [...]}` tool
+//!   (<https://ai.google.dev/api/caching#FunctionDeclaration>).
+//! - MCP: a `Tool` `{"name", "title", "description", "inputSchema", "outputSchema",
+//!   "annotations"}`, the hints `readOnlyHint` (default `false`), `destructiveHint` (default
+//!   `true`), `idempotentHint` (default `false`) and `openWorldHint` (default `true`)
+//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool>).
+
+use serde_json::{Map, Value, json};
+
+use super::Provider;
+use crate::def::Tool;
+
+/// The tool's definition for `provider`.
+pub(crate) fn definition(tool: &Tool, provider: Provider) -> Value {
+    let name = provider.wire_name(tool.name());
+    let description = tool.description();
+    match provider {
+        Provider::OpenAi => json!({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": description,
+                "parameters": parameters(tool),
+            }
+        }),
+        Provider::Responses => json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": parameters(tool),
+            "strict": false,
+        }),
+        Provider::Anthropic => json!({
+            "name": name,
+            "description": description,
+            "input_schema": parameters(tool),
+        }),
+        Provider::Gemini => json!({
+            "name": name,
+            "description": description,
+            "parametersJsonSchema": parameters(tool),
+        }),
+        Provider::Mcp => mcp(tool, &name),
+    }
+}
+
+/// The argument schema as providers take it: an object schema without the `$schema` and
+/// `title` keys the generator adds, with `properties` even when there are none.
+pub(crate) fn parameters(tool: &Tool) -> Map<String, Value> {
+    let mut parameters = match tool.input_schema().as_value() {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    parameters.remove("$schema");
+    parameters.remove("title");
+    parameters
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    parameters
+}
+
+fn mcp(tool: &Tool, name: &str) -> Value {
+    // A hint the tool declares, or that its category implies, is given; where neither says,
+    // MCP's own default is written out, so a client never has to guess.
+    let known = crate::def::annotations::known(tool.name(), tool.category(), tool.annotations());
+    let read_only = known.read_only.unwrap_or(false);
+    let mut object = Map::new();
+    object.insert("name".into(), name.into());
+    object.insert("title".into(), title(tool.name()).into());
+    object.insert("description".into(), tool.description().into());
+    object.insert("inputSchema".into(), Value::Object(parameters(tool)));
+    if let Some(output) = tool.output_schema() {
+        object.insert("outputSchema".into(), output.clone());
+    }
+    object.insert(
+        "annotations".into(),
+        json!({
+            "readOnlyHint": read_only,
+            // A read-only tool destroys nothing, whatever MCP assumes of an undeclared hint.
+            "destructiveHint": known.destructive.unwrap_or(!read_only),
+            "idempotentHint": known.idempotent.unwrap_or(false),
+            "openWorldHint": known.open_world.unwrap_or(true),
+        }),
+    );
+    Value::Object(object)
+}
+
+/// A display title from a name: its last segment, words split at `_` and `-`, the first
+/// capitalized (`file_manager.create_document` -> `Create document`).
+fn title(name: &str) -> String {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let words = last.replace(['_', '-'], " ");
+    let mut chars = words.trim().chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title;
+
+    #[test]
+    fn titles_read_as_words() {
+        assert_eq!(title("file_manager.create_document"), "Create document");
+        assert_eq!(title("research"), "Research");
+        assert_eq!(title("a.web-search"), "Web search");
+    }
+}

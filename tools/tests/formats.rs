@@ -1,0 +1,217 @@
+//! Every provider's tool list for the reference tools and a run-time tool: snapshots of each
+//! format, and a checker of each provider's published rules written apart from the code that
+//! writes the formats (names, shapes, JSON Schema validity), and wire names resolving back.
+
+use regex::Regex;
+use serde_json::{Value, json};
+use tool_registry::format::Provider;
+use tool_registry::spec::ToolSpec;
+use tool_registry::{Ctx, Registry, Scope};
+use tool_registry_tools as _;
+
+/// The reference tools and one run-time tool with an output schema.
+fn registry() -> Registry {
+    let registry = Registry::builder().build().expect("the reference tools");
+    let spec = ToolSpec::builder("weather.now")
+        .version("1.0.0")
+        .description("The weather in a city now. Temperatures in Celsius.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "city": { "type": "string", "description": "The city" },
+                "units": { "type": "string", "enum": ["c", "f"] }
+            },
+            "required": ["city"],
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "properties": { "celsius": { "type": "number" } },
+            "required": ["celsius"],
+        }))
+        .annotations(tool_registry::def::Annotations {
+            read_only: Some(true),
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    registry
+        .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
+            Ok::<_, String>(json!({ "city": args["city"], "celsius": 21 }))
+        })
+        .unwrap();
+    registry
+}
+
+#[test]
+fn every_format_of_every_tool_is_as_reviewed() {
+    let registry = registry();
+    for provider in Provider::ALL {
+        let tools = registry.tools_for(provider, &Scope::trusted());
+        insta::assert_json_snapshot!(format!("tools_{provider}"), tools);
+    }
+}
+
+/// The name rule each provider publishes (see the links in `format/provider.rs`).
+fn name_rule(provider: Provider) -> Regex {
+    Regex::new(match provider {
+        Provider::OpenAi | Provider::Responses | Provider::Anthropic => r"^[a-zA-Z0-9_-]{1,64}$",
+        Provider::Gemini => r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$",
+        _ => r"^[A-Za-z0-9_.-]{1,128}$",
+    })
+    .unwrap()
+}
+
+/// The definitions of a tool list, the name of each and its argument schema.
+fn definitions(provider: Provider, tools: &Value) -> Vec<(String, Value)> {
+    let list = match provider {
+        Provider::Gemini => {
+            let tools = tools.as_array().unwrap();
+            assert_eq!(tools.len(), 1, "one Gemini tool holds every declaration");
+            tools[0]["functionDeclarations"].as_array().unwrap().clone()
+        }
+        _ => tools.as_array().unwrap().clone(),
+    };
+    list.iter()
+        .map(|tool| {
+            let (name, schema) = match provider {
+                Provider::OpenAi => {
+                    assert_eq!(tool["type"], "function");
+                    let function = &tool["function"];
+                    (&function["name"], &function["parameters"])
+                }
+                Provider::Responses => {
+                    assert_eq!(tool["type"], "function");
+                    assert!(tool["strict"].is_boolean(), "Responses: strict is given");
+                    (&tool["name"], &tool["parameters"])
+                }
+                Provider::Anthropic => (&tool["name"], &tool["input_schema"]),
+                Provider::Gemini => (&tool["name"], &tool["parametersJsonSchema"]),
+                _ => {
+                    let hints = &tool["annotations"];
+                    for hint in [
+                        "readOnlyHint",
+                        "destructiveHint",
+                        "idempotentHint",
+                        "openWorldHint",
+                    ] {
+                        assert!(hints[hint].is_boolean(), "MCP: {hint} in {tool}");
+                    }
+                    assert!(tool["title"].is_string());
+                    if let Some(output) = tool.get("outputSchema") {
+                        assert_eq!(
+                            output["type"], "object",
+                            "MCP: outputSchema is an object schema"
+                        );
+                    }
+                    (&tool["name"], &tool["inputSchema"])
+                }
+            };
+            let description = match provider {
+                Provider::OpenAi => &tool["function"]["description"],
+                _ => &tool["description"],
+            };
+            assert!(
+                description.as_str().is_some_and(|d| !d.trim().is_empty()),
+                "{provider}: a description for {name}"
+            );
+            (name.as_str().expect("a name").to_owned(), schema.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn every_list_obeys_its_providers_published_rules() {
+    let registry = registry();
+    for provider in Provider::ALL {
+        let tools = registry.tools_for(provider, &Scope::trusted());
+        let definitions = definitions(provider, &tools);
+        assert_eq!(definitions.len(), registry.len(), "{provider}");
+        let rule = name_rule(provider);
+        let mut names: Vec<&str> = definitions.iter().map(|(n, _)| n.as_str()).collect();
+        for (name, schema) in &definitions {
+            assert!(
+                rule.is_match(name),
+                "{provider}: `{name}` breaks the name rule"
+            );
+            assert_eq!(
+                schema["type"], "object",
+                "{provider}: {name} takes an object"
+            );
+            assert!(
+                schema["properties"].is_object(),
+                "{provider}: {name} has properties"
+            );
+            if let Err(error) = jsonschema::meta::validate(schema) {
+                panic!("{provider}: the schema of {name} is not valid JSON Schema: {error}");
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            definitions.len(),
+            "{provider}: wire names are unique"
+        );
+    }
+}
+
+#[tokio::test]
+async fn wire_names_come_back_to_their_tools() {
+    let registry = registry();
+    for provider in Provider::ALL {
+        let tools = registry.tools_for(provider, &Scope::trusted());
+        for (wire, _) in definitions(provider, &tools) {
+            let tool = registry
+                .get(&wire)
+                .unwrap_or_else(|| panic!("{provider}: {wire}"));
+            assert_eq!(provider.wire_name(tool.name()), wire);
+        }
+    }
+    // A native call with a mapped name runs the tool, and the audit names the tool.
+    let ctx = Ctx::new();
+    let result = registry
+        .call("weather__now", r#"{"city": "Oslo"}"#, &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.content["celsius"], 21);
+    assert_eq!(result.audit.tool.as_deref(), Some("weather.now"));
+    // And a text call with one parses as a known call.
+    let output = r#"<tool_call>{"name": "file_manager__list", "arguments": {}}</tool_call>"#;
+    let parsed = tool_registry::parse::any(output, &registry.scoped(&Scope::trusted()));
+    assert_eq!(parsed.calls.len(), 1, "{parsed:?}");
+    assert!(parsed.unknown.is_empty());
+    // A guest is told nothing more about a hidden tool through its wire name.
+    let guest = Ctx::for_scope(Scope::guest());
+    let hidden = registry
+        .call("scheduler__add_job", "{}", &guest)
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), "unknown_tool");
+    assert!(
+        !hidden.to_string().contains("scheduler.add_job"),
+        "{hidden}"
+    );
+}
+
+#[test]
+fn names_that_meet_on_the_wire_are_refused() {
+    let registry = registry();
+    // A run-time name equal to a compiled tool's wire name.
+    let error = registry
+        .register(ToolSpec::builder("file_manager__list").build().unwrap())
+        .unwrap_err();
+    assert!(error.to_string().contains("compiled tool"), "{error}");
+    // Two run-time tools that are one name to OpenAI.
+    registry
+        .register(ToolSpec::builder("geo.near").build().unwrap())
+        .unwrap();
+    let error = registry
+        .register(ToolSpec::builder("geo__near").build().unwrap())
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("`geo__near` would name both it and `geo.near`"),
+        "{error}"
+    );
+}
