@@ -215,3 +215,76 @@ fn names_that_meet_on_the_wire_are_refused() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn results_answer_each_provider_in_its_shape() {
+    let registry = registry();
+    let ctx = Ctx::new();
+    let mut call = tool_registry::ToolCall::new("weather__now", json!({ "city": "Oslo" }));
+    call.id = Some("call_7".into());
+    let ok = registry
+        .call_for_model(&call.name, call.arguments.clone(), &ctx)
+        .await;
+    let failed = registry
+        .call_for_model(&call.name, json!({ "city": 5 }), &ctx)
+        .await;
+    assert!(ok.success && !failed.success);
+    let text = r#"{"celsius":21,"city":"Oslo"}"#;
+    let ok_text = serde_json::to_string(&ok.content).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&ok_text).unwrap(),
+        serde_json::from_str::<Value>(text).unwrap()
+    );
+
+    let message = |provider, result| registry.result_message(provider, &call, result);
+    assert_eq!(
+        message(Provider::OpenAi, &ok),
+        json!({ "role": "tool", "tool_call_id": "call_7", "content": ok_text })
+    );
+    assert_eq!(
+        message(Provider::Responses, &ok),
+        json!({ "type": "function_call_output", "call_id": "call_7", "output": ok_text })
+    );
+    let anthropic = message(Provider::Anthropic, &failed);
+    assert_eq!(anthropic["type"], "tool_result");
+    assert_eq!(anthropic["tool_use_id"], "call_7");
+    assert_eq!(anthropic["is_error"], true);
+    let detail: Value = serde_json::from_str(anthropic["content"].as_str().unwrap()).unwrap();
+    assert_eq!(detail["error"]["code"], "invalid_arguments");
+    assert_eq!(
+        detail["error"]["path"], "city",
+        "the model learns which field to fix"
+    );
+
+    let gemini = message(Provider::Gemini, &ok);
+    assert_eq!(
+        gemini["functionResponse"]["name"], "weather__now",
+        "the name as called"
+    );
+    assert_eq!(gemini["functionResponse"]["id"], "call_7");
+    assert_eq!(
+        gemini["functionResponse"]["response"]["output"]["celsius"],
+        21
+    );
+    let gemini = message(Provider::Gemini, &failed);
+    assert_eq!(
+        gemini["functionResponse"]["response"]["error"]["error"]["code"],
+        "invalid_arguments"
+    );
+
+    let mcp = message(Provider::Mcp, &ok);
+    assert_eq!(mcp["isError"], false);
+    assert_eq!(mcp["content"][0]["type"], "text");
+    assert_eq!(
+        mcp["structuredContent"]["celsius"], 21,
+        "the tool declares an output schema"
+    );
+    let mcp = message(Provider::Mcp, &failed);
+    assert_eq!(mcp["isError"], true);
+    assert!(mcp.get("structuredContent").is_none());
+    // A tool without an output schema answers in text only.
+    let list = tool_registry::ToolCall::new("file_manager.list", json!({}));
+    let listed = tool_registry::ToolResult::ok(json!({ "files": [] }));
+    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
+}

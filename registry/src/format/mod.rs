@@ -6,12 +6,14 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
 //! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
+//! | `results.rs` | a call's result as the message each provider expects back |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
 mod definitions;
 mod lists;
 mod prompt;
 mod provider;
+mod results;
 
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
