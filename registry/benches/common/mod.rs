@@ -318,7 +318,7 @@ pub fn lookup_names(count: usize) -> Vec<String> {
         .collect()
 }
 
-#[allow(dead_code)] // used by the paired benchmark only
+#[allow(dead_code)] // used by the paired and formats benchmarks only
 /// Registers `count` run-time tools `rt_00000`, `rt_00001`, ... that add, beside the
 /// registry's own.
 pub fn add_run_time_tools(registry: &Registry, count: usize) {
@@ -342,7 +342,7 @@ pub fn add_run_time_tools(registry: &Registry, count: usize) {
     }
 }
 
-#[allow(dead_code)] // used by the paired benchmark only
+#[allow(dead_code)] // used by the paired and formats benchmarks only
 /// 64 names spread over `count` run-time tools of [`add_run_time_tools`].
 pub fn run_time_names(count: usize) -> Vec<String> {
     (0..64)

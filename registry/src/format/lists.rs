@@ -1,8 +1,13 @@
 //! The tool list of a request, in each provider's shape: the tools a scope may see, each
-//! tool's definition built once and reused.
+//! tool's definition built once and reused, and each whole list (with its JSON text) built once
+//! per set of tools and kept with the registry's snapshot.
 
-use std::sync::Arc;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, RwLock};
 
+use rustc_hash::FxHashMap;
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::Provider;
@@ -29,7 +34,7 @@ impl Registry {
     /// assert_eq!(tools[0]["name"], "files__create");
     /// assert!(registry.get("files__create").is_some());
     /// ```
-    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> Value {
+    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ToolList {
         self.tools_for_where(provider, scope, |_| true)
     }
 
@@ -39,24 +44,30 @@ impl Registry {
         provider: Provider,
         scope: &Scope,
         mut keep: impl FnMut(&Tool) -> bool,
-    ) -> Value {
+    ) -> ToolList {
         let snapshot = self.current();
-        let definitions: Vec<Value> = self
+        let members: Box<[u32]> = self
             .listed(&snapshot, scope)
             .filter(|(_, tool)| keep(tool))
-            .map(|(_, tool)| cached(tool, provider).clone())
+            .map(|(i, _)| i as u32)
             .collect();
-        wrap(provider, definitions)
+        snapshot.lists.get_or_build(provider, members, |members| {
+            let definitions = members
+                .iter()
+                .map(|&i| cached(&snapshot.tools[i as usize], provider).clone())
+                .collect();
+            wrap(provider, definitions)
+        })
     }
 
     /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
     /// (`tools_for(Provider::OpenAi, scope)`).
-    pub fn openai_tools(&self, scope: &Scope) -> Value {
+    pub fn openai_tools(&self, scope: &Scope) -> ToolList {
         self.tools_for(Provider::OpenAi, scope)
     }
 
     /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
-    pub fn openai_tools_where(&self, scope: &Scope, keep: impl FnMut(&Tool) -> bool) -> Value {
+    pub fn openai_tools_where(&self, scope: &Scope, keep: impl FnMut(&Tool) -> bool) -> ToolList {
         self.tools_for_where(Provider::OpenAi, scope, keep)
     }
 
@@ -85,5 +96,118 @@ fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
         Provider::Gemini if definitions.is_empty() => json!([]),
         Provider::Gemini => json!([{ "functionDeclarations": definitions }]),
         _ => Value::Array(definitions),
+    }
+}
+
+/// A request's tool list: the JSON value and its text, built once per provider and set of
+/// tools and shared (cloning is a reference count). Reads as the [`Value`] it holds; the text is
+/// what goes into a request body without serializing again.
+#[derive(Clone)]
+pub struct ToolList {
+    value: Arc<Value>,
+    json: Arc<str>,
+}
+
+impl ToolList {
+    fn new(value: Value) -> Self {
+        let json = Arc::from(value.to_string());
+        Self {
+            value: Arc::new(value),
+            json,
+        }
+    }
+
+    /// The list as compact JSON text.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The list as a [`Value`] (a copy).
+    pub fn to_value(&self) -> Value {
+        (*self.value).clone()
+    }
+}
+
+impl Deref for ToolList {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl PartialEq for ToolList {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl PartialEq<Value> for ToolList {
+    fn eq(&self, other: &Value) -> bool {
+        *self.value == *other
+    }
+}
+
+impl PartialEq<ToolList> for Value {
+    fn eq(&self, other: &ToolList) -> bool {
+        *self == *other.value
+    }
+}
+
+impl Serialize for ToolList {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
+}
+
+impl fmt::Display for ToolList {
+    /// The JSON text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+impl fmt::Debug for ToolList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+/// The lists built from one snapshot, by provider and the positions of the tools in them. A
+/// registry with many callers of a few kinds builds a few lists; the number kept is bounded,
+/// and past it lists are built per request.
+#[derive(Default)]
+pub(crate) struct ListCache {
+    lists: RwLock<FxHashMap<(Provider, Box<[u32]>), ToolList>>,
+}
+
+/// How many distinct lists one snapshot keeps.
+const MAX_CACHED_LISTS: usize = 256;
+
+impl ListCache {
+    fn get_or_build(
+        &self,
+        provider: Provider,
+        members: Box<[u32]>,
+        build: impl FnOnce(&[u32]) -> Value,
+    ) -> ToolList {
+        let key = (provider, members);
+        let read = self
+            .lists
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(list) = read.get(&key) {
+            return list.clone();
+        }
+        drop(read);
+        let list = ToolList::new(build(&key.1));
+        let mut write = self
+            .lists
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if write.len() < MAX_CACHED_LISTS {
+            write.entry(key).or_insert_with(|| list.clone());
+        }
+        list
     }
 }

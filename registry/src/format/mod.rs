@@ -15,6 +15,8 @@ mod prompt;
 mod provider;
 mod results;
 
+pub(crate) use lists::ListCache;
+pub use lists::ToolList;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
 

@@ -26,6 +26,8 @@ pub(crate) struct Snapshot {
     /// the list holds the tool in that mode.
     pub(crate) allow_sets: FxHashMap<String, Box<[u8]>>,
     pub(crate) openai_all: OnceLock<Arc<Value>>,
+    /// The tool lists built from this snapshot, per provider and set of tools.
+    pub(crate) lists: crate::format::ListCache,
 }
 
 /// What one registry decided for one tool.
@@ -89,6 +91,7 @@ impl Snapshot {
             slots,
             allow_sets: FxHashMap::default(),
             openai_all: OnceLock::new(),
+            lists: Default::default(),
         };
         snapshot.allow_sets = snapshot.allow_sets(&policy.allow_lists);
         snapshot
