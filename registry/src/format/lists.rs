@@ -178,8 +178,11 @@ impl fmt::Debug for ToolList {
 /// and past it lists are built per request.
 #[derive(Default)]
 pub(crate) struct ListCache {
-    lists: RwLock<FxHashMap<(Provider, Box<[u32]>), ToolList>>,
+    lists: RwLock<FxHashMap<ListKey, ToolList>>,
 }
+
+/// A provider and the positions, in the snapshot, of the tools of a list.
+type ListKey = (Provider, Box<[u32]>);
 
 /// How many distinct lists one snapshot keeps.
 const MAX_CACHED_LISTS: usize = 256;
