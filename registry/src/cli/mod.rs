@@ -239,20 +239,7 @@ where
 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(error) => {
-            let code = if error.use_stderr() {
-                EXIT_USAGE
-            } else {
-                EXIT_OK
-            };
-            let text = error.render().to_string();
-            let _ = if error.use_stderr() {
-                err.write_all(text.as_bytes())
-            } else {
-                out.write_all(text.as_bytes())
-            };
-            return code;
-        }
+        Err(error) => return usage(&error, out, err),
     };
     let registry = match build(&cli, builder) {
         Ok(registry) => registry,
@@ -270,15 +257,38 @@ where
         let _ = writeln!(err, "error: {message}");
         return EXIT_USAGE;
     }
-    let written = match cli.command {
-        Command::List { format, verbose } => list(out, &registry, &scope, format, verbose),
+    command(cli.command, &registry, scope, out, err)
+}
+
+/// What clap says about a command line it cannot run (or `--help`, `--version`), and its code.
+fn usage(error: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let text = error.render().to_string();
+    if error.use_stderr() {
+        let _ = err.write_all(text.as_bytes());
+        EXIT_USAGE
+    } else {
+        let _ = out.write_all(text.as_bytes());
+        EXIT_OK
+    }
+}
+
+/// Runs one command against the registry, as `scope`; returns the exit code.
+fn command(
+    command: Command,
+    registry: &Registry,
+    scope: Scope,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let written = match command {
+        Command::List { format, verbose } => list(out, registry, &scope, format, verbose),
         Command::Catalog {
             format: CatalogFormat::Md,
         } => out.write_all(registry.catalog_for(&scope).markdown().as_bytes()),
         Command::Catalog {
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
-        Command::Schema { name } => return schema(out, err, &registry, &scope, &name),
+        Command::Schema { name } => return schema(out, err, registry, &scope, &name),
         Command::Tools { format } => print_json(out, &registry.tools_for(format.into(), &scope)),
         Command::Call {
             name,
@@ -315,8 +325,8 @@ where
                 .retain(|entry| registry.get_for(entry.spec.tool_name(), &scope).is_some());
             print_json(out, &snapshot)
         }
-        Command::Parse(args) => return parse::parse(args, &registry, &scope, out, err),
-        Command::Run(args) => return parse::run(args, &registry, Ctx::for_scope(scope), out, err),
+        Command::Parse(args) => return parse::parse(args, registry, &scope, out, err),
+        Command::Run(args) => return parse::run(args, registry, Ctx::for_scope(scope), out, err),
     };
     match written {
         Ok(()) => EXIT_OK,

@@ -422,7 +422,18 @@ impl Machine {
     }
 
     fn step_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
-        // A bare JSON or pythonic call must be the whole message: look at the first visible byte.
+        if let Some(progress) = self.whole_message_value(input, env) {
+            return progress;
+        }
+        if self.tag_line_at_start(input) {
+            return true;
+        }
+        self.scan_text(input, env)
+    }
+
+    /// A bare JSON or pythonic call must be the whole message: decides it at the first visible
+    /// byte. `Some` when the step ends here (with whether it made progress).
+    fn whole_message_value(&mut self, input: &Input<'_>, env: &Env<'_>) -> Option<bool> {
         if self.region == Region::Content && !self.bare_off && !self.sink.content.started() {
             let first = input.skip_ws(self.text_from);
             if first < self.pos {
@@ -432,7 +443,7 @@ impl Machine {
                     // Only whitespace so far: hand it on, so that it is skipped once.
                     self.commit(input, first);
                     self.pos = first;
-                    return false;
+                    return Some(false);
                 }
             } else {
                 let b = input.byte(first).unwrap_or(b'<');
@@ -443,15 +454,18 @@ impl Machine {
                     if json || python {
                         self.commit(input, first);
                         self.enter_block(input, Block::Bare(BareBlock::new(first)));
-                        return true;
+                        return Some(true);
                     }
                     self.bare_off = true;
                 }
             }
         }
+        None
+    }
 
-        // A tag line right at the start of the output or after a removed block (elsewhere a
-        // line starts after `\n`, which the automaton finds).
+    /// A tag line right at the start of the output or after a removed block (elsewhere a line
+    /// starts after `\n`, which the automaton finds).
+    fn tag_line_at_start(&mut self, input: &Input<'_>) -> bool {
         if let Some(tags) = &self.tags
             && self.pos == self.text_from
             && (self.pos == 0 || self.pos == self.line_start_at)
@@ -467,7 +481,11 @@ impl Machine {
             );
             return true;
         }
+        false
+    }
 
+    /// The text up to the next marker or tag line the automaton finds, and that block entered.
+    fn scan_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         let scanner = match &self.tags {
             Some(tags) => tags.scanner(),
             None => Scanner::base(),

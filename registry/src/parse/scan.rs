@@ -4,7 +4,7 @@
 //! Everything here is resumable: a stream feeds more input and the scan goes on from where it
 //! stopped, so no byte is looked at twice and the whole parse stays linear.
 
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 use memchr::memmem;
 
@@ -311,93 +311,105 @@ impl Values {
     /// Scans on.
     pub(crate) fn scan(&mut self, input: &Input<'_>) -> SeqEnd {
         loop {
-            match &mut self.state {
-                SeqState::Before => {
-                    let at = input.skip_ws(self.cursor);
-                    self.cursor = at;
-                    let Some(b) = input.byte(at) else {
-                        return self.out_of_input(input, at);
-                    };
-                    if !Self::starts_value(b, self.python) {
-                        return SeqEnd::Ended { at, complete: true };
-                    }
-                    if b.is_ascii_alphabetic() || b == b'_' {
-                        self.state = SeqState::Ident { start: at };
-                    } else {
-                        self.state = SeqState::Value {
-                            start: at,
-                            extent: Extent::new(at),
-                        };
-                    }
-                }
-                SeqState::Ident { start } => {
-                    let start = *start;
-                    let name_len = input
-                        .bytes_from(self.cursor)
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-                        .count();
-                    self.cursor += name_len;
-                    match input.byte(self.cursor) {
-                        None if !input.eof() => return SeqEnd::NeedMore,
-                        Some(b'(') => {
-                            self.state = SeqState::Value {
-                                start,
-                                extent: Extent::new(self.cursor),
-                            };
-                        }
-                        _ => {
-                            // Not a call: the sequence ends before this word.
-                            self.state = SeqState::After;
-                            self.cursor = start;
-                            return SeqEnd::Ended {
-                                at: start,
-                                complete: true,
-                            };
-                        }
-                    }
-                }
+            let flow = match &mut self.state {
+                SeqState::Before => self.before(input),
+                &mut SeqState::Ident { start } => self.ident(input, start),
                 SeqState::Value { start, extent } => match extent.scan(input) {
                     Some(end) => {
                         self.spans.push(*start..end);
                         self.cursor = end;
                         self.state = SeqState::After;
+                        ControlFlow::Continue(())
                     }
-                    None if input.eof() => {
-                        return SeqEnd::Ended {
-                            at: input.end(),
-                            complete: false,
-                        };
-                    }
-                    None => return SeqEnd::NeedMore,
+                    None if input.eof() => ControlFlow::Break(SeqEnd::Ended {
+                        at: input.end(),
+                        complete: false,
+                    }),
+                    None => ControlFlow::Break(SeqEnd::NeedMore),
                 },
-                SeqState::After => {
-                    // One value is all there is: done at its last byte, without waiting to see
-                    // what follows.
-                    if !self.multi {
-                        return SeqEnd::Ended {
-                            at: self.cursor,
-                            complete: true,
-                        };
-                    }
-                    let at = input.skip_ws(self.cursor);
-                    self.cursor = at;
-                    let Some(b) = input.byte(at) else {
-                        return self.out_of_input(input, at);
-                    };
-                    if matches!(b, b';' | b',') {
-                        // The next value may follow after whitespace; a trailing separator
-                        // belongs to the sequence.
-                        self.cursor = at + 1;
-                        self.state = SeqState::Before;
-                    } else if matches!(b, b'{' | b'[') {
-                        self.state = SeqState::Before;
-                    } else {
-                        return SeqEnd::Ended { at, complete: true };
-                    }
-                }
+                SeqState::After => self.after(input),
+            };
+            if let ControlFlow::Break(end) = flow {
+                return end;
             }
         }
+    }
+
+    /// Before a value: a call's name, a value, or the end of the sequence.
+    fn before(&mut self, input: &Input<'_>) -> ControlFlow<SeqEnd> {
+        let at = input.skip_ws(self.cursor);
+        self.cursor = at;
+        let Some(b) = input.byte(at) else {
+            return ControlFlow::Break(self.out_of_input(input, at));
+        };
+        if !Self::starts_value(b, self.python) {
+            return ControlFlow::Break(SeqEnd::Ended { at, complete: true });
+        }
+        if b.is_ascii_alphabetic() || b == b'_' {
+            self.state = SeqState::Ident { start: at };
+        } else {
+            self.state = SeqState::Value {
+                start: at,
+                extent: Extent::new(at),
+            };
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A word that started at `start`: a call when `(` follows it, else the end of the sequence.
+    fn ident(&mut self, input: &Input<'_>, start: usize) -> ControlFlow<SeqEnd> {
+        let name_len = input
+            .bytes_from(self.cursor)
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+            .count();
+        self.cursor += name_len;
+        match input.byte(self.cursor) {
+            None if !input.eof() => ControlFlow::Break(SeqEnd::NeedMore),
+            Some(b'(') => {
+                self.state = SeqState::Value {
+                    start,
+                    extent: Extent::new(self.cursor),
+                };
+                ControlFlow::Continue(())
+            }
+            _ => {
+                // Not a call: the sequence ends before this word.
+                self.state = SeqState::After;
+                self.cursor = start;
+                ControlFlow::Break(SeqEnd::Ended {
+                    at: start,
+                    complete: true,
+                })
+            }
+        }
+    }
+
+    /// After a value: a separator and another value, or the end of the sequence.
+    fn after(&mut self, input: &Input<'_>) -> ControlFlow<SeqEnd> {
+        // One value is all there is: done at its last byte, without waiting to see what follows.
+        if !self.multi {
+            return ControlFlow::Break(SeqEnd::Ended {
+                at: self.cursor,
+                complete: true,
+            });
+        }
+        let at = input.skip_ws(self.cursor);
+        self.cursor = at;
+        let Some(b) = input.byte(at) else {
+            return ControlFlow::Break(self.out_of_input(input, at));
+        };
+        if matches!(b, b';' | b',') {
+            // The next value may follow after whitespace; a trailing separator belongs to the
+            // sequence.
+            self.cursor = at + 1;
+            self.state = SeqState::Before;
+        } else if matches!(b, b'{' | b'[') {
+            self.state = SeqState::Before;
+        } else {
+            return ControlFlow::Break(SeqEnd::Ended { at, complete: true });
+        }
+        ControlFlow::Continue(())
     }
 
     fn out_of_input(&self, input: &Input<'_>, at: usize) -> SeqEnd {

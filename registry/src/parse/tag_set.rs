@@ -43,6 +43,56 @@ struct Rule {
     captures: usize,
 }
 
+impl Rule {
+    /// The rule of a tool's tag form; `None` without one, or when its pattern does not compile
+    /// (the tag is then ignored, with a warning).
+    fn of(def: &'static ToolDef, schema: Option<&Value>) -> Option<Self> {
+        let tag = def.tag()?;
+        let captures = match Regex::new(tag.pattern) {
+            Ok(regex) => regex.captures_len() - 1,
+            Err(error) => {
+                tracing::warn!(tool = def.name(), %error, "the tag pattern does not compile; the tag is ignored");
+                return None;
+            }
+        };
+        let kinds = tag
+            .groups
+            .iter()
+            .map(|g| schema.map(|s| schema_arg_kinds(s, g)).unwrap_or_default())
+            .collect();
+        Some(Rule {
+            tool: def.name().to_owned(),
+            prefix: tag.prefix.to_owned(),
+            pattern: tag.pattern.to_owned(),
+            example: tag.example.to_owned(),
+            groups: tag.groups.iter().map(|g| (*g).to_owned()).collect(),
+            kinds,
+            strip: def.strip_from_display(),
+            captures,
+        })
+    }
+}
+
+/// Every rule's `PREFIX:\s+pattern` as one alternative of one anchored regex, and the index of
+/// each rule's wrapping group; `None` when the patterns cannot share one regex (two use the
+/// same group name).
+fn combined_regex(rules: &[Rule]) -> (Option<Regex>, Vec<usize>) {
+    let mut alternatives = Vec::new();
+    let mut wrappers = Vec::new();
+    let mut next_group = 1;
+    for rule in rules {
+        alternatives.push(format!(
+            r"({}:\s+(?:{}))",
+            regex::escape(&rule.prefix),
+            rule.pattern
+        ));
+        wrappers.push(next_group);
+        next_group += 1 + rule.captures;
+    }
+    let combined = Regex::new(&format!(r"\A(?:{})\z", alternatives.join("|"))).ok();
+    (combined, wrappers)
+}
+
 impl std::fmt::Debug for TagSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TagSet")
@@ -63,58 +113,17 @@ impl TagSet {
         defs: impl IntoIterator<Item = &'static ToolDef>,
         schema: impl Fn(&'static ToolDef) -> Option<Value>,
     ) -> Option<Self> {
-        let mut rules = Vec::new();
-        for def in defs {
-            let Some(tag) = def.tag() else { continue };
-            let captures = match Regex::new(tag.pattern) {
-                Ok(regex) => regex.captures_len() - 1,
-                Err(error) => {
-                    tracing::warn!(tool = def.name(), %error, "the tag pattern does not compile; the tag is ignored");
-                    continue;
-                }
-            };
-            let schema = schema(def);
-            let kinds = tag
-                .groups
-                .iter()
-                .map(|g| {
-                    schema
-                        .as_ref()
-                        .map(|s| schema_arg_kinds(s, g))
-                        .unwrap_or_default()
-                })
-                .collect();
-            rules.push(Rule {
-                tool: def.name().to_owned(),
-                prefix: tag.prefix.to_owned(),
-                pattern: tag.pattern.to_owned(),
-                example: tag.example.to_owned(),
-                groups: tag.groups.iter().map(|g| (*g).to_owned()).collect(),
-                kinds,
-                strip: def.strip_from_display(),
-                captures,
-            });
-        }
+        let rules: Vec<Rule> = defs
+            .into_iter()
+            .filter_map(|def| Rule::of(def, schema(def).as_ref()))
+            .collect();
         if rules.is_empty() {
             return None;
         }
         let mut prefixes: Vec<String> = rules.iter().map(|r| r.prefix.clone()).collect();
         prefixes.sort();
         prefixes.dedup();
-
-        let mut alternatives = Vec::new();
-        let mut wrappers = Vec::new();
-        let mut next_group = 1;
-        for rule in &rules {
-            alternatives.push(format!(
-                r"({}:\s+(?:{}))",
-                regex::escape(&rule.prefix),
-                rule.pattern
-            ));
-            wrappers.push(next_group);
-            next_group += 1 + rule.captures;
-        }
-        let combined = Regex::new(&format!(r"\A(?:{})\z", alternatives.join("|"))).ok();
+        let (combined, wrappers) = combined_regex(&rules);
         let singles = if combined.is_some() {
             Vec::new()
         } else {

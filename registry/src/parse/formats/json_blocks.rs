@@ -96,68 +96,89 @@ impl WrapperBlock {
     }
 
     pub(crate) fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
-        let format = self.wrapper.format();
+        if let Some(step) = self.look_after_functools(input) {
+            return step;
+        }
+        if self.closing.is_none()
+            && let Some(step) = self.scan_values(input)
+        {
+            return step;
+        }
+        self.close(input)
+    }
+
+    /// `functools[0]` in prose: only `functools[{` opens calls. `Some` when the step ends here.
+    fn look_after_functools(&mut self, input: &Input<'_>) -> Option<Step> {
         if !self.checked {
-            // `functools[0]` in prose: only `functools[{` opens calls.
             let object = input.skip_ws(self.cursor);
             self.cursor = object;
             match input.byte(object) {
                 Some(b'{') => self.checked = true,
-                None if !input.eof() => return Step::NeedMore,
+                None if !input.eof() => return Some(Step::NeedMore),
                 _ => {
-                    return Step::NotACall {
+                    return Some(Step::NotACall {
                         resume: self.start + "functools[".len(),
-                    };
+                    });
                 }
             }
         }
-        if self.closing.is_none() {
-            match self.values.scan(input) {
-                SeqEnd::NeedMore => return Step::NeedMore,
-                SeqEnd::Ended {
-                    complete: false, ..
-                } => {
-                    return Step::Done(Outcome::error(
-                        self.start..input.end(),
+        None
+    }
+
+    /// The values after the wrapper, read into the block's outcome; `Some` when the step ends
+    /// here.
+    fn scan_values(&mut self, input: &Input<'_>) -> Option<Step> {
+        let format = self.wrapper.format();
+        match self.values.scan(input) {
+            SeqEnd::NeedMore => return Some(Step::NeedMore),
+            SeqEnd::Ended {
+                complete: false, ..
+            } => {
+                return Some(Step::Done(Outcome::error(
+                    self.start..input.end(),
+                    format,
+                    ErrorKind::Truncated,
+                    format!(
+                        "the output ends inside the call after `{}`: the call was cut off; nothing was called",
+                        self.wrapper.marker()
+                    ),
+                )));
+            }
+            SeqEnd::Ended { at, complete: true } => {
+                let Some(last_end) = self.values.last_end() else {
+                    if self.wrapper == Wrapper::Functools {
+                        return Some(Step::NotACall {
+                            resume: self.start + "functools[".len(),
+                        });
+                    }
+                    let end = self.start + self.wrapper.marker().len();
+                    return Some(Step::Done(Outcome::error(
+                        self.start..end,
                         format,
-                        ErrorKind::Truncated,
+                        ErrorKind::Malformed,
                         format!(
-                            "the output ends inside the call after `{}`: the call was cut off; nothing was called",
+                            "`{}` is not followed by a call; write {{\"name\": \"...\", \"parameters\": {{...}}}} after it",
                             self.wrapper.marker()
                         ),
+                    )));
+                };
+                let mut items = Vec::new();
+                for span in &self.values.spans {
+                    items.extend(value_items(
+                        input.str(span.clone()),
+                        span.clone(),
+                        format,
+                        self.wrapper.python(),
                     ));
                 }
-                SeqEnd::Ended { at, complete: true } => {
-                    let Some(last_end) = self.values.last_end() else {
-                        if self.wrapper == Wrapper::Functools {
-                            return Step::NotACall {
-                                resume: self.start + "functools[".len(),
-                            };
-                        }
-                        let end = self.start + self.wrapper.marker().len();
-                        return Step::Done(Outcome::error(
-                            self.start..end,
-                            format,
-                            ErrorKind::Malformed,
-                            format!(
-                                "`{}` is not followed by a call; write {{\"name\": \"...\", \"parameters\": {{...}}}} after it",
-                                self.wrapper.marker()
-                            ),
-                        ));
-                    };
-                    let mut items = Vec::new();
-                    for span in &self.values.spans {
-                        items.extend(value_items(
-                            input.str(span.clone()),
-                            span.clone(),
-                            format,
-                            self.wrapper.python(),
-                        ));
-                    }
-                    self.closing = Some((at, Outcome::new(last_end, items)));
-                }
+                self.closing = Some((at, Outcome::new(last_end, items)));
             }
         }
+        None
+    }
+
+    /// The wrapper's closing token, if it has one, taken into the block.
+    fn close(&mut self, input: &Input<'_>) -> Step {
         let Some((cursor, outcome)) = &mut self.closing else {
             return Step::NeedMore;
         };

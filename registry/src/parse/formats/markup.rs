@@ -11,6 +11,8 @@
 //! after the last brace); an incomplete call at the end of the output is reported as
 //! truncated.
 
+use std::ops::ControlFlow;
+
 use serde_json::{Map, Value};
 
 use super::json::{self, Shape, json_item};
@@ -83,89 +85,9 @@ impl ToolCallBlock {
 
     pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         loop {
-            match &mut self.state {
-                ToolCallState::Start => {
-                    let at = input.skip_ws(self.cursor);
-                    self.cursor = at;
-                    let Some(b) = input.byte(at) else {
-                        if !input.eof() {
-                            return Step::NeedMore;
-                        }
-                        return Step::Done(Outcome::error(
-                            self.start..input.end(),
-                            Format::Hermes,
-                            ErrorKind::Truncated,
-                            "the output ends right after `<tool_call>`: the call was cut off; nothing was called".into(),
-                        ));
-                    };
-                    match b {
-                        b'{' | b'[' if env.formats.contains(Format::Hermes) => {
-                            self.state = ToolCallState::Json(Values::new(at, false, true));
-                        }
-                        b'<' => {
-                            match input.prefix(at, FUNCTION.as_bytes()) {
-                                Prefix::Yes if env.formats.contains(Format::Function) => {
-                                    self.state =
-                                        ToolCallState::Function(FunctionBlock::new(at, true));
-                                    continue;
-                                }
-                                Prefix::Partial => return Step::NeedMore,
-                                _ => {}
-                            }
-                            return match input.prefix(at, TOOL_CALL_END.as_bytes()) {
-                                Prefix::Yes => Step::Done(Outcome::error(
-                                    self.start..at + TOOL_CALL_END.len(),
-                                    Format::Hermes,
-                                    ErrorKind::Malformed,
-                                    "the `<tool_call>` block is empty; write the call inside it as {\"name\": \"...\", \"arguments\": {...}}".into(),
-                                )),
-                                Prefix::Partial => Step::NeedMore,
-                                Prefix::No => Step::NotACall { resume: self.start + 1 },
-                            };
-                        }
-                        b if (b.is_ascii_alphabetic() || b == b'_')
-                            && env.formats.contains(Format::Glm) =>
-                        {
-                            self.state = ToolCallState::Glm(GlmBlock::new(self.start, at));
-                        }
-                        _ => {
-                            return Step::NotACall {
-                                resume: self.start + 1,
-                            };
-                        }
-                    }
-                }
-                ToolCallState::Json(values) => match values.scan(input) {
-                    SeqEnd::NeedMore => return Step::NeedMore,
-                    SeqEnd::Ended {
-                        complete: false, ..
-                    } => {
-                        return Step::Done(Outcome::error(
-                            self.start..input.end(),
-                            Format::Hermes,
-                            ErrorKind::Truncated,
-                            "the output ends inside a `<tool_call>` before its JSON is complete: the call was cut off; nothing was called".into(),
-                        ));
-                    }
-                    SeqEnd::Ended { at, complete: true } => {
-                        let Some(last_end) = values.last_end() else {
-                            return Step::NotACall {
-                                resume: self.start + 1,
-                            };
-                        };
-                        let mut items = Vec::new();
-                        for span in &values.spans {
-                            items.extend(json_item(
-                                input.str(span.clone()),
-                                span.clone(),
-                                Format::Hermes,
-                                Shape::Wrapped,
-                            ));
-                        }
-                        let outcome = Outcome::new(last_end, items);
-                        self.state = ToolCallState::Closing { after: at, outcome };
-                    }
-                },
+            let next = match &mut self.state {
+                ToolCallState::Start => self.begin(input, env),
+                ToolCallState::Json(values) => json_values(self.start, values, input),
                 ToolCallState::Function(function) => match function.step(input, env) {
                     Step::NeedMore => return Step::NeedMore,
                     Step::NotACall { .. } | Step::CodeBlock { .. } => {
@@ -175,7 +97,7 @@ impl ToolCallBlock {
                     }
                     Step::Done(outcome) => {
                         let after = outcome.end;
-                        self.state = ToolCallState::Closing { after, outcome };
+                        ControlFlow::Continue(ToolCallState::Closing { after, outcome })
                     }
                 },
                 // GLM reads up to and including `</tool_call>` itself.
@@ -193,7 +115,95 @@ impl ToolCallBlock {
                     }
                     return Step::Done(std::mem::take(outcome));
                 }
+            };
+            match next {
+                ControlFlow::Continue(state) => self.state = state,
+                ControlFlow::Break(step) => return step,
             }
+        }
+    }
+
+    /// What follows `<tool_call>`: JSON, a `<function=…>` element, or GLM's bare name.
+    fn begin(&mut self, input: &Input<'_>, env: &Env<'_>) -> ControlFlow<Step, ToolCallState> {
+        let at = input.skip_ws(self.cursor);
+        self.cursor = at;
+        let Some(b) = input.byte(at) else {
+            if !input.eof() {
+                return ControlFlow::Break(Step::NeedMore);
+            }
+            return ControlFlow::Break(Step::Done(Outcome::error(
+                self.start..input.end(),
+                Format::Hermes,
+                ErrorKind::Truncated,
+                "the output ends right after `<tool_call>`: the call was cut off; nothing was called".into(),
+            )));
+        };
+        match b {
+            b'{' | b'[' if env.formats.contains(Format::Hermes) => {
+                ControlFlow::Continue(ToolCallState::Json(Values::new(at, false, true)))
+            }
+            b'<' => {
+                match input.prefix(at, FUNCTION.as_bytes()) {
+                    Prefix::Yes if env.formats.contains(Format::Function) => {
+                        return ControlFlow::Continue(ToolCallState::Function(FunctionBlock::new(
+                            at, true,
+                        )));
+                    }
+                    Prefix::Partial => return ControlFlow::Break(Step::NeedMore),
+                    _ => {}
+                }
+                ControlFlow::Break(match input.prefix(at, TOOL_CALL_END.as_bytes()) {
+                    Prefix::Yes => Step::Done(Outcome::error(
+                        self.start..at + TOOL_CALL_END.len(),
+                        Format::Hermes,
+                        ErrorKind::Malformed,
+                        "the `<tool_call>` block is empty; write the call inside it as {\"name\": \"...\", \"arguments\": {...}}".into(),
+                    )),
+                    Prefix::Partial => Step::NeedMore,
+                    Prefix::No => Step::NotACall { resume: self.start + 1 },
+                })
+            }
+            b if (b.is_ascii_alphabetic() || b == b'_') && env.formats.contains(Format::Glm) => {
+                ControlFlow::Continue(ToolCallState::Glm(GlmBlock::new(self.start, at)))
+            }
+            _ => ControlFlow::Break(Step::NotACall {
+                resume: self.start + 1,
+            }),
+        }
+    }
+}
+
+/// The JSON values inside a `<tool_call>` that started at `start`, read into calls.
+fn json_values(
+    start: usize,
+    values: &mut Values,
+    input: &Input<'_>,
+) -> ControlFlow<Step, ToolCallState> {
+    match values.scan(input) {
+        SeqEnd::NeedMore => ControlFlow::Break(Step::NeedMore),
+        SeqEnd::Ended {
+            complete: false, ..
+        } => ControlFlow::Break(Step::Done(Outcome::error(
+            start..input.end(),
+            Format::Hermes,
+            ErrorKind::Truncated,
+            "the output ends inside a `<tool_call>` before its JSON is complete: the call was cut off; nothing was called".into(),
+        ))),
+        SeqEnd::Ended { at, complete: true } => {
+            let Some(last_end) = values.last_end() else {
+                return ControlFlow::Break(Step::NotACall { resume: start + 1 });
+            };
+            let mut items = Vec::new();
+            for span in &values.spans {
+                items.extend(json_item(
+                    input.str(span.clone()),
+                    span.clone(),
+                    Format::Hermes,
+                    Shape::Wrapped,
+                ));
+            }
+            let outcome = Outcome::new(last_end, items);
+            ControlFlow::Continue(ToolCallState::Closing { after: at, outcome })
         }
     }
 }
@@ -242,30 +252,8 @@ impl FunctionBlock {
 
     pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         loop {
-            match &mut self.state {
-                FunctionState::Name => {
-                    let from = self.start + FUNCTION.len();
-                    let bytes = input.bytes_from(from);
-                    let limit = bytes.len().min(MAX_NAME + 1);
-                    match bytes[..limit]
-                        .iter()
-                        .position(|b| *b == b'>' || *b == b'<' || crate::parse::scan::is_ws(*b))
-                    {
-                        Some(i) if bytes[i] == b'>' && i > 0 => {
-                            let name = input.str(from..from + i).to_owned();
-                            self.state = FunctionState::Body {
-                                name,
-                                at: from + i + 1,
-                            };
-                        }
-                        None if limit == bytes.len() && !input.eof() => return Step::NeedMore,
-                        _ => {
-                            return Step::NotACall {
-                                resume: self.start + 1,
-                            };
-                        }
-                    }
-                }
+            let next = match &mut self.state {
+                FunctionState::Name => self.name(input),
                 FunctionState::Body { name, at } => {
                     let p = input.skip_ws(*at);
                     *at = p;
@@ -276,84 +264,11 @@ impl FunctionBlock {
                         return Step::Done(truncated(self.start, input, name));
                     };
                     let name = std::mem::take(name);
-                    match b {
-                        b'{' => {
-                            self.state = FunctionState::Json {
-                                name,
-                                values: Values::new(p, false, false),
-                            }
-                        }
-                        b'<' => match (
-                            input.prefix(p, PARAMETER.as_bytes()),
-                            input.prefix(p, FUNCTION_END.as_bytes()),
-                        ) {
-                            (Prefix::Yes, _) => {
-                                self.state = FunctionState::Params { name, body: p }
-                            }
-                            (_, Prefix::Yes) => {
-                                let call = RawCall {
-                                    name,
-                                    arguments: Value::Object(Map::new()),
-                                    id: None,
-                                };
-                                let end = p + FUNCTION_END.len();
-                                return Step::Done(Outcome::new(
-                                    end,
-                                    vec![Item::found(call, Format::Function, self.start..end)],
-                                ));
-                            }
-                            (Prefix::Partial, _) | (_, Prefix::Partial) => {
-                                self.state = FunctionState::Body { name, at: *at };
-                                return Step::NeedMore;
-                            }
-                            _ => return self.not_a_call(input, name),
-                        },
-                        _ => return self.not_a_call(input, name),
-                    }
+                    self.body(input, name, p, b)
                 }
-                FunctionState::Json { name, values } => match values.scan(input) {
-                    SeqEnd::NeedMore => return Step::NeedMore,
-                    SeqEnd::Ended {
-                        complete: false, ..
-                    } => return Step::Done(truncated(self.start, input, name)),
-                    SeqEnd::Ended { at, complete: true } => {
-                        let Some(span) = values.spans.first().cloned() else {
-                            return Step::NotACall {
-                                resume: self.start + 1,
-                            };
-                        };
-                        let item = match json::value(input.str(span.clone()))
-                            .map(json::arguments_object)
-                        {
-                            Ok(Ok(arguments)) => {
-                                let call = RawCall {
-                                    name: std::mem::take(name),
-                                    arguments,
-                                    id: None,
-                                };
-                                Item::found(call, Format::Function, self.start..span.end)
-                            }
-                            Ok(Err(message)) => Item::error(
-                                self.start..span.end,
-                                Format::Function,
-                                ErrorKind::Arguments,
-                                format!(
-                                    "the arguments of `{name}` are not a JSON object: {message}"
-                                ),
-                            ),
-                            Err(error) => Item::error(
-                                self.start..span.end,
-                                Format::Function,
-                                ErrorKind::Malformed,
-                                format!("the arguments of `{name}` are not valid JSON: {error}"),
-                            ),
-                        };
-                        self.state = FunctionState::Closing {
-                            after: at,
-                            outcome: Outcome::new(span.end, vec![item]),
-                        };
-                    }
-                },
+                FunctionState::Json { name, values } => {
+                    json_arguments(self.start, name, values, input)
+                }
                 FunctionState::Params { name, body } => {
                     let Some(close) = self.end.find(input, *body) else {
                         if !input.eof() {
@@ -384,7 +299,75 @@ impl FunctionBlock {
                     }
                     return Step::Done(std::mem::take(outcome));
                 }
+            };
+            match next {
+                ControlFlow::Continue(state) => self.state = state,
+                ControlFlow::Break(step) => return step,
             }
+        }
+    }
+
+    /// The `NAME` of `<function=NAME>`, up to `>`.
+    fn name(&self, input: &Input<'_>) -> ControlFlow<Step, FunctionState> {
+        let from = self.start + FUNCTION.len();
+        let bytes = input.bytes_from(from);
+        let limit = bytes.len().min(MAX_NAME + 1);
+        match bytes[..limit]
+            .iter()
+            .position(|b| *b == b'>' || *b == b'<' || crate::parse::scan::is_ws(*b))
+        {
+            Some(i) if bytes[i] == b'>' && i > 0 => {
+                let name = input.str(from..from + i).to_owned();
+                ControlFlow::Continue(FunctionState::Body {
+                    name,
+                    at: from + i + 1,
+                })
+            }
+            None if limit == bytes.len() && !input.eof() => ControlFlow::Break(Step::NeedMore),
+            _ => ControlFlow::Break(Step::NotACall {
+                resume: self.start + 1,
+            }),
+        }
+    }
+
+    /// What the body starts with (byte `b` at `p`): a JSON object, `<parameter=…>` elements, or
+    /// `</function>` right away.
+    fn body(
+        &mut self,
+        input: &Input<'_>,
+        name: String,
+        p: usize,
+        b: u8,
+    ) -> ControlFlow<Step, FunctionState> {
+        match b {
+            b'{' => ControlFlow::Continue(FunctionState::Json {
+                name,
+                values: Values::new(p, false, false),
+            }),
+            b'<' => match (
+                input.prefix(p, PARAMETER.as_bytes()),
+                input.prefix(p, FUNCTION_END.as_bytes()),
+            ) {
+                (Prefix::Yes, _) => ControlFlow::Continue(FunctionState::Params { name, body: p }),
+                (_, Prefix::Yes) => {
+                    let call = RawCall {
+                        name,
+                        arguments: Value::Object(Map::new()),
+                        id: None,
+                    };
+                    let end = p + FUNCTION_END.len();
+                    ControlFlow::Break(Step::Done(Outcome::new(
+                        end,
+                        vec![Item::found(call, Format::Function, self.start..end)],
+                    )))
+                }
+                (Prefix::Partial, _) | (_, Prefix::Partial) => {
+                    self.state = FunctionState::Body { name, at: p };
+                    ControlFlow::Break(Step::NeedMore)
+                }
+                _ => ControlFlow::Break(self.not_a_call(input, name)),
+            },
+            _ => ControlFlow::Break(self.not_a_call(input, name)),
         }
     }
 
@@ -404,6 +387,52 @@ impl FunctionBlock {
                 "`<function={name}>` is not followed by `<parameter=...>` blocks, a JSON object or `</function>`; write each argument as <parameter=NAME>VALUE</parameter>"
             ),
         ))
+    }
+}
+
+/// The JSON object of arguments of `<function=NAME>{…}`, read into the call.
+fn json_arguments(
+    start: usize,
+    name: &mut String,
+    values: &mut Values,
+    input: &Input<'_>,
+) -> ControlFlow<Step, FunctionState> {
+    match values.scan(input) {
+        SeqEnd::NeedMore => ControlFlow::Break(Step::NeedMore),
+        SeqEnd::Ended {
+            complete: false, ..
+        } => ControlFlow::Break(Step::Done(truncated(start, input, name))),
+        SeqEnd::Ended { at, complete: true } => {
+            let Some(span) = values.spans.first().cloned() else {
+                return ControlFlow::Break(Step::NotACall { resume: start + 1 });
+            };
+            let item = match json::value(input.str(span.clone())).map(json::arguments_object) {
+                Ok(Ok(arguments)) => {
+                    let call = RawCall {
+                        name: std::mem::take(name),
+                        arguments,
+                        id: None,
+                    };
+                    Item::found(call, Format::Function, start..span.end)
+                }
+                Ok(Err(message)) => Item::error(
+                    start..span.end,
+                    Format::Function,
+                    ErrorKind::Arguments,
+                    format!("the arguments of `{name}` are not a JSON object: {message}"),
+                ),
+                Err(error) => Item::error(
+                    start..span.end,
+                    Format::Function,
+                    ErrorKind::Malformed,
+                    format!("the arguments of `{name}` are not valid JSON: {error}"),
+                ),
+            };
+            ControlFlow::Continue(FunctionState::Closing {
+                after: at,
+                outcome: Outcome::new(span.end, vec![item]),
+            })
+        }
     }
 }
 
@@ -491,45 +520,10 @@ impl GlmBlock {
     }
 
     fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
-        if self.name.is_none() {
-            let bytes = input.bytes_from(self.name_start);
-            let limit = bytes.len().min(MAX_NAME + 1);
-            let len = bytes[..limit]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
-                .count();
-            if len == limit && limit == bytes.len() && !input.eof() {
-                return Step::NeedMore;
-            }
-            if len > MAX_NAME {
-                return Step::NotACall {
-                    resume: self.start + 1,
-                };
-            }
-            let after = input.skip_ws((self.name_start + len).max(self.body));
-            self.body = after;
-            // Only `<arg_key>`, `</tool_call>` or a JSON object may follow the name; anything
-            // else is prose that mentions `<tool_call>`.
-            let decided = match input.byte(after) {
-                None if !input.eof() => return Step::NeedMore,
-                Some(b'{') => true,
-                Some(b'<') => match (
-                    input.prefix(after, b"<arg_key>"),
-                    input.prefix(after, TOOL_CALL_END.as_bytes()),
-                ) {
-                    (Prefix::Yes, _) | (_, Prefix::Yes) => true,
-                    (Prefix::Partial, _) | (_, Prefix::Partial) => return Step::NeedMore,
-                    _ => false,
-                },
-                _ => false,
-            };
-            if !decided {
-                return Step::NotACall {
-                    resume: self.start + 1,
-                };
-            }
-            self.name = Some(input.str(self.name_start..self.name_start + len).to_owned());
-            self.body = after;
+        if self.name.is_none()
+            && let Some(step) = self.read_name(input)
+        {
+            return step;
         }
         let name = self.name.as_deref().unwrap_or_default();
         let Some(close) = self.end.find(input, self.body) else {
@@ -579,6 +573,50 @@ impl GlmBlock {
             )
         };
         Step::Done(Outcome::new(end, vec![item]))
+    }
+
+    /// The name after `<tool_call>`, once what follows it shows this is a call; `Some` when the
+    /// step ends here.
+    fn read_name(&mut self, input: &Input<'_>) -> Option<Step> {
+        let bytes = input.bytes_from(self.name_start);
+        let limit = bytes.len().min(MAX_NAME + 1);
+        let len = bytes[..limit]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+            .count();
+        if len == limit && limit == bytes.len() && !input.eof() {
+            return Some(Step::NeedMore);
+        }
+        if len > MAX_NAME {
+            return Some(Step::NotACall {
+                resume: self.start + 1,
+            });
+        }
+        let after = input.skip_ws((self.name_start + len).max(self.body));
+        self.body = after;
+        // Only `<arg_key>`, `</tool_call>` or a JSON object may follow the name; anything
+        // else is prose that mentions `<tool_call>`.
+        let decided = match input.byte(after) {
+            None if !input.eof() => return Some(Step::NeedMore),
+            Some(b'{') => true,
+            Some(b'<') => match (
+                input.prefix(after, b"<arg_key>"),
+                input.prefix(after, TOOL_CALL_END.as_bytes()),
+            ) {
+                (Prefix::Yes, _) | (_, Prefix::Yes) => true,
+                (Prefix::Partial, _) | (_, Prefix::Partial) => return Some(Step::NeedMore),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !decided {
+            return Some(Step::NotACall {
+                resume: self.start + 1,
+            });
+        }
+        self.name = Some(input.str(self.name_start..self.name_start + len).to_owned());
+        self.body = after;
+        None
     }
 }
 

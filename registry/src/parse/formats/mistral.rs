@@ -7,8 +7,10 @@
 //!
 //! Each `[TOOL_CALLS]` starts a block of its own; several in a row are several calls.
 
+use std::ops::ControlFlow;
+
 use super::json::value_items;
-use super::json::{self, Shape, sniff_name};
+use super::json::{self, sniff_name};
 use crate::parse::block::{Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
@@ -82,208 +84,239 @@ impl MistralBlock {
         }
     }
 
-    fn malformed(&self, at: usize, message: &str) -> Step {
-        Step::Done(Outcome::error(
-            self.start..at,
-            Format::Mistral,
-            ErrorKind::Malformed,
-            message.to_owned(),
-        ))
-    }
-
-    fn truncated(&self, input: &Input<'_>) -> Step {
-        Step::Done(Outcome::error(
-            self.start..input.end(),
-            Format::Mistral,
-            ErrorKind::Truncated,
-            "the output ends inside a `[TOOL_CALLS]` call: the call was cut off; nothing was called".into(),
-        ))
-    }
-
     pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+        let start = self.start;
         loop {
-            match &mut self.state {
-                State::Start => {
-                    let at = input.skip_ws(self.cursor);
-                    self.cursor = at;
-                    match input.byte(at) {
-                        None if !input.eof() => return Step::NeedMore,
-                        None => return self.truncated(input),
-                        Some(b'[' | b'{') => {
-                            self.state = State::List(Values::new(at, false, false))
-                        }
-                        Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
-                            self.state = State::Name {
-                                from: at,
-                                scanned: at,
-                            }
-                        }
-                        Some(_) => {
-                            return self.malformed(
-                                at,
-                                "`[TOOL_CALLS]` is not followed by a call; write [TOOL_CALLS][{\"name\": \"...\", \"arguments\": {...}}]",
-                            );
-                        }
-                    }
-                }
-                State::List(values) => {
-                    return match values.scan(input) {
-                        SeqEnd::NeedMore => Step::NeedMore,
-                        SeqEnd::Ended {
-                            complete: false, ..
-                        } => self.truncated(input),
-                        SeqEnd::Ended { .. } => {
-                            let Some(span) = values.spans.first().cloned() else {
-                                return self.truncated(input);
-                            };
-                            let items = value_items(
-                                input.str(span.clone()),
-                                span.clone(),
-                                Format::Mistral,
-                                false,
-                            );
-                            Step::Done(Outcome::new(span.end, items))
-                        }
-                    };
-                }
-                State::Name { from, scanned } => {
-                    let more = input
-                        .bytes_from(*scanned)
-                        .iter()
-                        .take_while(|b| {
-                            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
-                        })
-                        .count();
-                    *scanned += more;
-                    let (from, after) = (*from, *scanned);
-                    if after - from > MAX_NAME {
-                        return self.malformed(
-                            from,
-                            "the name after `[TOOL_CALLS]` is too long to be a tool name",
-                        );
-                    }
-                    if after == input.end() && !input.eof() {
-                        return Step::NeedMore;
-                    }
-                    let name = input.str(from..after).to_owned();
-                    self.state = State::AfterName {
-                        name,
-                        after,
-                        cursor: after,
-                    };
-                }
+            let next = match &mut self.state {
+                State::Start => self.begin(input),
+                State::List(values) => return list(start, values, input),
+                State::Name { from, scanned } => name(start, *from, scanned, input),
                 State::AfterName {
                     name,
                     after,
                     cursor,
-                } => {
-                    let after = *after;
-                    let args = input.skip_ws(*cursor);
-                    *cursor = args;
-                    match (
-                        input.prefix(after, ARGS.as_bytes()),
-                        input.prefix(after, CALL_ID.as_bytes()),
-                        input.byte(args),
-                    ) {
-                        (Prefix::Yes, _, _) => {
-                            self.state = State::Args {
-                                name: std::mem::take(name),
-                                id: None,
-                                values: Values::new(after + ARGS.len(), false, false),
-                            };
-                        }
-                        (_, Prefix::Yes, _) => {
-                            self.state = State::Id {
-                                name: std::mem::take(name),
-                                from: after + CALL_ID.len(),
-                            }
-                        }
-                        (Prefix::Partial, _, _) | (_, Prefix::Partial, _) => return Step::NeedMore,
-                        (_, _, Some(b'{')) => {
-                            self.state = State::Args {
-                                name: std::mem::take(name),
-                                id: None,
-                                values: Values::new(args, false, false),
-                            }
-                        }
-                        (_, _, None) if !input.eof() => return Step::NeedMore,
-                        (_, _, None) => return self.truncated(input),
-                        _ => {
-                            let message = format!(
-                                "`[TOOL_CALLS]{name}` is not followed by its arguments; write [TOOL_CALLS]{name}[ARGS]{{...}}"
-                            );
-                            return self.malformed(after, &message);
-                        }
-                    }
-                }
-                State::Id { name, from } => {
-                    let from = *from;
-                    // Call ids are short: `[ARGS]` must come within MAX_ID bytes.
-                    let bytes = input.bytes_from(from);
-                    let window = &bytes[..bytes.len().min(MAX_ID + ARGS.len())];
-                    let Some(i) = memchr::memmem::find(window, ARGS.as_bytes()) else {
-                        if window.len() == MAX_ID + ARGS.len() {
-                            return self.malformed(from, "`[CALL_ID]` is not followed by `[ARGS]`");
-                        }
-                        if input.eof() {
-                            return self.truncated(input);
-                        }
-                        return Step::NeedMore;
-                    };
-                    let id = input.str(from..from + i).trim().to_owned();
-                    let name = std::mem::take(name);
-                    self.state = State::Args {
-                        name,
-                        id: Some(id),
-                        values: Values::new(from + i + ARGS.len(), false, false),
-                    };
-                }
-                State::Args { name, id, values } => {
-                    return match values.scan(input) {
-                        SeqEnd::NeedMore => Step::NeedMore,
-                        SeqEnd::Ended {
-                            complete: false, ..
-                        } => self.truncated(input),
-                        SeqEnd::Ended { at, .. } => {
-                            let Some(span) = values.spans.first().cloned() else {
-                                return self.malformed(
-                                    at,
-                                    "`[ARGS]` is not followed by a JSON object of arguments",
-                                );
-                            };
-                            let item = match json::value(input.str(span.clone()))
-                                .map(json::arguments_object)
-                            {
-                                Ok(Ok(arguments)) => Item::found(
-                                    RawCall {
-                                        name: std::mem::take(name),
-                                        arguments,
-                                        id: id.take(),
-                                    },
-                                    Format::Mistral,
-                                    self.start..span.end,
-                                ),
-                                Ok(Err(message)) => Item::error(
-                                    self.start..span.end,
-                                    Format::Mistral,
-                                    ErrorKind::Arguments,
-                                    format!("the arguments of `{name}` are wrong: {message}"),
-                                ),
-                                Err(error) => Item::error(
-                                    self.start..span.end,
-                                    Format::Mistral,
-                                    ErrorKind::Malformed,
-                                    format!(
-                                        "the arguments of `{name}` are not valid JSON: {error}"
-                                    ),
-                                ),
-                            };
-                            let _ = Shape::Wrapped;
-                            Step::Done(Outcome::new(span.end, vec![item]))
-                        }
-                    };
-                }
+                } => after_name(start, name, *after, cursor, input),
+                State::Id { name, from } => call_id(start, name, *from, input),
+                State::Args { name, id, values } => return args(start, name, id, values, input),
+            };
+            match next {
+                ControlFlow::Continue(state) => self.state = state,
+                ControlFlow::Break(step) => return step,
             }
         }
     }
+
+    /// What follows `[TOOL_CALLS]`: a JSON list or object, or a name.
+    fn begin(&mut self, input: &Input<'_>) -> ControlFlow<Step, State> {
+        let at = input.skip_ws(self.cursor);
+        self.cursor = at;
+        match input.byte(at) {
+            None if !input.eof() => ControlFlow::Break(Step::NeedMore),
+            None => ControlFlow::Break(truncated(self.start, input)),
+            Some(b'[' | b'{') => ControlFlow::Continue(State::List(Values::new(at, false, false))),
+            Some(b) if b.is_ascii_alphabetic() || b == b'_' => ControlFlow::Continue(State::Name {
+                from: at,
+                scanned: at,
+            }),
+            Some(_) => ControlFlow::Break(malformed(
+                self.start,
+                at,
+                "`[TOOL_CALLS]` is not followed by a call; write [TOOL_CALLS][{\"name\": \"...\", \"arguments\": {...}}]",
+            )),
+        }
+    }
+}
+
+/// `[TOOL_CALLS] [{…}, …]`: the list (or object) of calls.
+fn list(start: usize, values: &mut Values, input: &Input<'_>) -> Step {
+    match values.scan(input) {
+        SeqEnd::NeedMore => Step::NeedMore,
+        SeqEnd::Ended {
+            complete: false, ..
+        } => truncated(start, input),
+        SeqEnd::Ended { .. } => {
+            let Some(span) = values.spans.first().cloned() else {
+                return truncated(start, input);
+            };
+            let items = value_items(
+                input.str(span.clone()),
+                span.clone(),
+                Format::Mistral,
+                false,
+            );
+            Step::Done(Outcome::new(span.end, items))
+        }
+    }
+}
+
+/// `[TOOL_CALLS]name`: the name, from `from`, scanned as far as `scanned`.
+fn name(
+    start: usize,
+    from: usize,
+    scanned: &mut usize,
+    input: &Input<'_>,
+) -> ControlFlow<Step, State> {
+    let more = input
+        .bytes_from(*scanned)
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    *scanned += more;
+    let after = *scanned;
+    if after - from > MAX_NAME {
+        return ControlFlow::Break(malformed(
+            start,
+            from,
+            "the name after `[TOOL_CALLS]` is too long to be a tool name",
+        ));
+    }
+    if after == input.end() && !input.eof() {
+        return ControlFlow::Break(Step::NeedMore);
+    }
+    let name = input.str(from..after).to_owned();
+    ControlFlow::Continue(State::AfterName {
+        name,
+        after,
+        cursor: after,
+    })
+}
+
+/// After the name: `[ARGS]`, `[CALL_ID]`, or (once a server dropped `[ARGS]`) the object.
+fn after_name(
+    start: usize,
+    name: &mut String,
+    after: usize,
+    cursor: &mut usize,
+    input: &Input<'_>,
+) -> ControlFlow<Step, State> {
+    let args = input.skip_ws(*cursor);
+    *cursor = args;
+    match (
+        input.prefix(after, ARGS.as_bytes()),
+        input.prefix(after, CALL_ID.as_bytes()),
+        input.byte(args),
+    ) {
+        (Prefix::Yes, _, _) => ControlFlow::Continue(State::Args {
+            name: std::mem::take(name),
+            id: None,
+            values: Values::new(after + ARGS.len(), false, false),
+        }),
+        (_, Prefix::Yes, _) => ControlFlow::Continue(State::Id {
+            name: std::mem::take(name),
+            from: after + CALL_ID.len(),
+        }),
+        (Prefix::Partial, _, _) | (_, Prefix::Partial, _) => ControlFlow::Break(Step::NeedMore),
+        (_, _, Some(b'{')) => ControlFlow::Continue(State::Args {
+            name: std::mem::take(name),
+            id: None,
+            values: Values::new(args, false, false),
+        }),
+        (_, _, None) if !input.eof() => ControlFlow::Break(Step::NeedMore),
+        (_, _, None) => ControlFlow::Break(truncated(start, input)),
+        _ => {
+            let message = format!(
+                "`[TOOL_CALLS]{name}` is not followed by its arguments; write [TOOL_CALLS]{name}[ARGS]{{...}}"
+            );
+            ControlFlow::Break(malformed(start, after, &message))
+        }
+    }
+}
+
+/// `[CALL_ID]id[ARGS]`: the id, from `from`.
+fn call_id(
+    start: usize,
+    name: &mut String,
+    from: usize,
+    input: &Input<'_>,
+) -> ControlFlow<Step, State> {
+    // Call ids are short: `[ARGS]` must come within MAX_ID bytes.
+    let bytes = input.bytes_from(from);
+    let window = &bytes[..bytes.len().min(MAX_ID + ARGS.len())];
+    let Some(i) = memchr::memmem::find(window, ARGS.as_bytes()) else {
+        if window.len() == MAX_ID + ARGS.len() {
+            return ControlFlow::Break(malformed(
+                start,
+                from,
+                "`[CALL_ID]` is not followed by `[ARGS]`",
+            ));
+        }
+        if input.eof() {
+            return ControlFlow::Break(truncated(start, input));
+        }
+        return ControlFlow::Break(Step::NeedMore);
+    };
+    let id = input.str(from..from + i).trim().to_owned();
+    ControlFlow::Continue(State::Args {
+        name: std::mem::take(name),
+        id: Some(id),
+        values: Values::new(from + i + ARGS.len(), false, false),
+    })
+}
+
+/// The JSON object of arguments after `[ARGS]` (or the name), read into the call.
+fn args(
+    start: usize,
+    name: &mut String,
+    id: &mut Option<String>,
+    values: &mut Values,
+    input: &Input<'_>,
+) -> Step {
+    match values.scan(input) {
+        SeqEnd::NeedMore => Step::NeedMore,
+        SeqEnd::Ended {
+            complete: false, ..
+        } => truncated(start, input),
+        SeqEnd::Ended { at, .. } => {
+            let Some(span) = values.spans.first().cloned() else {
+                return malformed(
+                    start,
+                    at,
+                    "`[ARGS]` is not followed by a JSON object of arguments",
+                );
+            };
+            let item = match json::value(input.str(span.clone())).map(json::arguments_object) {
+                Ok(Ok(arguments)) => Item::found(
+                    RawCall {
+                        name: std::mem::take(name),
+                        arguments,
+                        id: id.take(),
+                    },
+                    Format::Mistral,
+                    start..span.end,
+                ),
+                Ok(Err(message)) => Item::error(
+                    start..span.end,
+                    Format::Mistral,
+                    ErrorKind::Arguments,
+                    format!("the arguments of `{name}` are wrong: {message}"),
+                ),
+                Err(error) => Item::error(
+                    start..span.end,
+                    Format::Mistral,
+                    ErrorKind::Malformed,
+                    format!("the arguments of `{name}` are not valid JSON: {error}"),
+                ),
+            };
+            Step::Done(Outcome::new(span.end, vec![item]))
+        }
+    }
+}
+
+fn malformed(start: usize, at: usize, message: &str) -> Step {
+    Step::Done(Outcome::error(
+        start..at,
+        Format::Mistral,
+        ErrorKind::Malformed,
+        message.to_owned(),
+    ))
+}
+
+fn truncated(start: usize, input: &Input<'_>) -> Step {
+    Step::Done(Outcome::error(
+        start..input.end(),
+        Format::Mistral,
+        ErrorKind::Truncated,
+        "the output ends inside a `[TOOL_CALLS]` call: the call was cut off; nothing was called"
+            .into(),
+    ))
 }

@@ -2,6 +2,8 @@
 //! a `tool_calls` array, a Responses API output, or Anthropic content blocks. The message text
 //! is parsed as text too, for servers that leave the calls in it.
 
+use std::ops::Range;
+
 use serde_json::Value;
 
 use super::json;
@@ -16,95 +18,107 @@ pub(crate) fn parse(text: &str, tools: &dyn ToolSet, options: Options) -> Option
         return None;
     }
     let value: Value = serde_json::from_str(trimmed).ok()?;
-    let span = 0..text.len();
-    let mut native = Native::default();
-    match &value {
-        Value::Object(object) => {
-            if let Some(message) = value.pointer("/choices/0/message") {
-                native.message(message);
-            } else if let Some(Value::Array(output)) = object.get("output") {
-                // Responses API.
-                output.iter().for_each(|item| native.item(item));
-            } else if object.contains_key("tool_calls") || object.get("role").is_some() {
-                native.message(&value);
-            } else if object
-                .get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| matches!(t, "function_call" | "tool_use"))
-            {
-                native.item(&value);
-            } else {
-                return None;
-            }
-        }
-        Value::Array(items) => {
-            let native_items = !items.is_empty()
-                && items.iter().all(|item| {
-                    let kind = item.get("type").and_then(Value::as_str);
-                    matches!(
-                        kind,
-                        Some(
-                            "function"
-                                | "function_call"
-                                | "tool_use"
-                                | "text"
-                                | "output_text"
-                                | "message"
-                        )
-                    ) && (item.get("function").is_some()
-                        || item.get("name").is_some()
-                        || kind != Some("function"))
-                });
-            if !native_items {
-                return None;
-            }
-            items.iter().for_each(|item| native.item(item));
-        }
-        _ => return None,
-    }
+    let native = Native::read(&value)?;
+    Some(native.into_parsed(tools, options, 0..text.len()))
+}
 
-    let mut parsed = parse_text(&native.text, tools, options);
-    let mut calls = Vec::new();
-    let mut unknown = Vec::new();
-    let mut errors = Vec::new();
-    for (name, arguments, id) in native.calls {
-        match json::arguments_object(arguments) {
-            Ok(arguments) => {
-                let call = ParsedCall {
-                    name,
-                    arguments,
-                    id,
-                    format: Format::Native,
-                    span: span.clone(),
-                };
-                if tools.contains(&call.name) {
-                    calls.push(call)
+impl Native {
+    /// The message text, reasoning and calls of a native shape; `None` for any other JSON.
+    fn read(value: &Value) -> Option<Self> {
+        let mut native = Native::default();
+        match value {
+            Value::Object(object) => {
+                if let Some(message) = value.pointer("/choices/0/message") {
+                    native.message(message);
+                } else if let Some(Value::Array(output)) = object.get("output") {
+                    // Responses API.
+                    output.iter().for_each(|item| native.item(item));
+                } else if object.contains_key("tool_calls") || object.get("role").is_some() {
+                    native.message(value);
+                } else if object
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| matches!(t, "function_call" | "tool_use"))
+                {
+                    native.item(value);
                 } else {
-                    unknown.push(call)
+                    return None;
                 }
             }
-            Err(message) => errors.push(ParseError {
-                kind: ErrorKind::Arguments,
-                format: Format::Native,
-                message: format!("the arguments of `{name}` are wrong: {message}"),
-                span: span.clone(),
-            }),
+            Value::Array(items) => {
+                let native_items = !items.is_empty()
+                    && items.iter().all(|item| {
+                        let kind = item.get("type").and_then(Value::as_str);
+                        matches!(
+                            kind,
+                            Some(
+                                "function"
+                                    | "function_call"
+                                    | "tool_use"
+                                    | "text"
+                                    | "output_text"
+                                    | "message"
+                            )
+                        ) && (item.get("function").is_some()
+                            || item.get("name").is_some()
+                            || kind != Some("function"))
+                    });
+                if !native_items {
+                    return None;
+                }
+                items.iter().for_each(|item| native.item(item));
+            }
+            _ => return None,
         }
+        Some(native)
     }
-    calls.append(&mut parsed.calls);
-    unknown.append(&mut parsed.unknown);
-    errors.append(&mut parsed.errors);
-    parsed.calls = calls;
-    parsed.unknown = unknown;
-    parsed.errors = errors;
-    if let Some(reasoning) = native.reasoning.filter(|r| !r.trim().is_empty()) {
-        parsed.reasoning = if parsed.reasoning.is_empty() {
-            reasoning.trim().to_owned()
-        } else {
-            format!("{}\n\n{}", reasoning.trim(), parsed.reasoning)
-        };
+
+    /// The calls read natively, then what parsing the message text finds; reasoning first.
+    fn into_parsed(self, tools: &dyn ToolSet, options: Options, span: Range<usize>) -> Parsed {
+        let native = self;
+        let mut parsed = parse_text(&native.text, tools, options);
+        let mut calls = Vec::new();
+        let mut unknown = Vec::new();
+        let mut errors = Vec::new();
+        for (name, arguments, id) in native.calls {
+            match json::arguments_object(arguments) {
+                Ok(arguments) => {
+                    let call = ParsedCall {
+                        name,
+                        arguments,
+                        id,
+                        format: Format::Native,
+                        span: span.clone(),
+                    };
+                    if tools.contains(&call.name) {
+                        calls.push(call)
+                    } else {
+                        unknown.push(call)
+                    }
+                }
+                Err(message) => errors.push(ParseError {
+                    kind: ErrorKind::Arguments,
+                    format: Format::Native,
+                    message: format!("the arguments of `{name}` are wrong: {message}"),
+                    span: span.clone(),
+                }),
+            }
+        }
+        calls.append(&mut parsed.calls);
+        unknown.append(&mut parsed.unknown);
+        errors.append(&mut parsed.errors);
+        parsed.calls = calls;
+        parsed.unknown = unknown;
+        parsed.errors = errors;
+        if let Some(reasoning) = native.reasoning.filter(|r| !r.trim().is_empty()) {
+            parsed.reasoning = if parsed.reasoning.is_empty() {
+                reasoning.trim().to_owned()
+            } else {
+                format!("{}\n\n{}", reasoning.trim(), parsed.reasoning)
+            };
+        }
+        parsed
     }
-    Some(parsed)
 }
 
 #[derive(Default)]
