@@ -78,7 +78,7 @@ pub fn rate(stars: u8, comment: String) -> String {
 pub fn options(byte: u8) -> Options {
     let thinking = match byte % 3 {
         0 => Thinking::Auto,
-        1 => Thinking::TagsOnly,
+        1 => Thinking::ExplicitOnly,
         _ => Thinking::StartsInside,
     };
     Options::new()

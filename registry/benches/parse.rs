@@ -120,7 +120,7 @@ fn config() -> Criterion {
 
 fn stream_in(text: &str, chunk: usize, registry: &Registry) -> usize {
     let mut stream =
-        StreamParser::with_options(registry, Options::new().thinking(Thinking::TagsOnly))
+        StreamParser::with_options(registry, Options::new().thinking(Thinking::ExplicitOnly))
             .events_only();
     let mut events = 0;
     let mut at = 0;
@@ -219,7 +219,7 @@ fn streaming(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("stream");
     for (name, text) in &inputs {
-        let options = Options::new().thinking(Thinking::TagsOnly);
+        let options = Options::new().thinking(Thinking::ExplicitOnly);
         let whole = parse::text_with(text, registry, options);
         let mut stream = StreamParser::with_options(registry, options);
         stream.push(text);

@@ -247,7 +247,7 @@ fn read_cases(file: &str, text: &str) -> Vec<Case> {
                             case.options = case.options.thinking(Thinking::StartsInside)
                         }
                         "thinking=tags_only" => {
-                            case.options = case.options.thinking(Thinking::TagsOnly)
+                            case.options = case.options.thinking(Thinking::ExplicitOnly)
                         }
                         "calls_in_thinking" => case.options = case.options.calls_in_thinking(true),
                         "tools=openai" => case.openai_tools = true,
@@ -510,7 +510,7 @@ fn streaming_equals_whole_text_at_every_split_point() {
     for case in all_cases().iter().filter(|c| !c.any) {
         for options in [
             case.options,
-            case.options.thinking(Thinking::TagsOnly),
+            case.options.thinking(Thinking::ExplicitOnly),
             case.options.thinking(Thinking::StartsInside),
             case.options.calls_in_thinking(true),
         ] {
@@ -647,8 +647,11 @@ fn soup() -> impl Strategy<Value = String> {
 
 fn options_strategy() -> impl Strategy<Value = Options> {
     (0..3u8, any::<bool>()).prop_map(|(thinking, calls)| {
-        let thinking =
-            [Thinking::Auto, Thinking::TagsOnly, Thinking::StartsInside][thinking as usize];
+        let thinking = [
+            Thinking::Auto,
+            Thinking::ExplicitOnly,
+            Thinking::StartsInside,
+        ][thinking as usize];
         Options::new().thinking(thinking).calls_in_thinking(calls)
     })
 }
@@ -807,7 +810,7 @@ fn one_megabyte_of_adversarial_input_completes() {
         let parsed = parse::text(input, registry());
         assert!(parsed.content.len() <= input.len(), "{name}");
         let mut stream =
-            StreamParser::with_options(registry(), Options::new().thinking(Thinking::TagsOnly));
+            StreamParser::with_options(registry(), Options::new().thinking(Thinking::ExplicitOnly));
         let mut streamed = 0;
         let mut at = 0;
         while at < input.len() {
@@ -822,7 +825,7 @@ fn one_megabyte_of_adversarial_input_completes() {
         let whole = parse::text_with(
             input,
             registry(),
-            Options::new().thinking(Thinking::TagsOnly),
+            Options::new().thinking(Thinking::ExplicitOnly),
         );
         assert!(stream.into_parsed() == whole, "{name}: the stream differs");
         let _ = streamed;

@@ -53,7 +53,7 @@ enum ThinkingArg {
     /// The prompt opened the thought: reasoning up to the first `</think>`.
     StartsInside,
     /// Only `<think>…</think>` blocks.
-    TagsOnly,
+    ExplicitOnly,
 }
 
 impl InputArgs {
@@ -61,7 +61,7 @@ impl InputArgs {
         let thinking = match self.thinking {
             ThinkingArg::Auto => Thinking::Auto,
             ThinkingArg::StartsInside => Thinking::StartsInside,
-            ThinkingArg::TagsOnly => Thinking::TagsOnly,
+            ThinkingArg::ExplicitOnly => Thinking::ExplicitOnly,
         };
         Options::new()
             .thinking(thinking)

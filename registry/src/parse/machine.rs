@@ -286,7 +286,7 @@ impl Machine {
         }
     }
 
-    /// Looks for the thinking tags in text a block or code block read, which the scanner did
+    /// Looks for the `<think>` markers in text a block or code block read, which the scanner did
     /// not see: during a tentative read, the first `<think>` settles it as content and a first
     /// `</think>` restarts it as reasoning. Returns whether it restarted.
     fn check_hidden_text(&mut self, input: &Input<'_>, range: Range<usize>) -> bool {

@@ -40,13 +40,13 @@ pub struct StreamParser<'t, T: ToolSet + ?Sized = dyn ToolSet + 't> {
 
 impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
     /// A parser for a stream whose thinking, if any, the model opens itself with `<think>`
-    /// ([`Thinking::TagsOnly`]); otherwise the default [`Options`].
+    /// ([`Thinking::ExplicitOnly`]); otherwise the default [`Options`].
     ///
     /// A stream cannot wait for a `</think>` to learn that the text before it was reasoning;
     /// when the chat template opens the thought (DeepSeek-R1, QwQ), use
     /// [`with_options`](StreamParser::with_options) with [`Thinking::StartsInside`].
     pub fn new(tools: &'t T) -> Self {
-        Self::with_options(tools, Options::default().thinking(Thinking::TagsOnly))
+        Self::with_options(tools, Options::default().thinking(Thinking::ExplicitOnly))
     }
 
     /// A parser with these options. With [`Thinking::Auto`] text before the first `<think>`

@@ -256,18 +256,18 @@ pub enum Thinking {
     /// template opened the thought, so everything before it is reasoning. The default.
     ///
     /// A stream cannot know whether text is the end of such a thought until it sees the
-    /// `</think>` (or the end), so in this mode [`StreamParser`](super::StreamParser) holds back text that comes
-    /// before any `<think>`; streams should say [`Thinking::StartsInside`] or
-    /// [`Thinking::TagsOnly`] (what [`StreamParser::new`](super::StreamParser::new) assumes).
+    /// `</think>` (or the end), so in this mode [`StreamParser`](super::StreamParser) holds back
+    /// text that comes before any `<think>`; streams should say [`Thinking::StartsInside`] or
+    /// [`Thinking::ExplicitOnly`] (what [`StreamParser::new`](super::StreamParser::new) assumes).
     #[default]
     Auto,
     /// The prompt ended with `<think>`: the output is reasoning up to the first `</think>`
     /// (all of it when there is none), then `<think>` blocks as usual. DeepSeek-R1 and QwQ
     /// templates do this.
     StartsInside,
-    /// Only explicit `<think>…</think>` blocks are reasoning; a `</think>` without its opening
-    /// tag is text.
-    TagsOnly,
+    /// Only explicit `<think>…</think>` blocks are reasoning; a `</think>` without its `<think>`
+    /// is text.
+    ExplicitOnly,
 }
 
 /// How to parse: where thinking starts, whether calls inside it count, and which formats to

@@ -1,4 +1,6 @@
-//! Tag-delimited calls: `<tool_call>…</tool_call>` and what goes inside it.
+//! Calls in XML-like markup: the `<tool_call>…</tool_call>` element and what goes inside it,
+//! and `<function=…>` elements. ("Tag" in this crate means a response tag, `TAG: argument`;
+//! markup is made of elements.)
 //!
 //! - Hermes / Qwen2.5 / Qwen3: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, one JSON
 //!   value (or several) per block; arguments may be a JSON string holding JSON.
@@ -7,7 +9,7 @@
 //!   Llama 3.1's `<function=NAME>{json}</function>`.
 //! - GLM-4.5 and later: `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>`.
 //!
-//! A closing `</tool_call>` may be missing when the JSON inside is complete (models stop right
+//! The end of the element, `</tool_call>`, may be missing when the JSON inside is complete (models stop right
 //! after the last brace); an incomplete call at the end of the output is reported as
 //! truncated.
 
@@ -47,7 +49,7 @@ enum ToolCallState {
     Json(Values),
     Function(FunctionBlock),
     Glm(GlmBlock),
-    /// The body is read; the closing tag may follow whitespace.
+    /// The body is read; `</tool_call>` may follow whitespace.
     Closing {
         after: usize,
         outcome: Outcome,
@@ -108,7 +110,7 @@ impl ToolCallBlock {
                     match input.prefix(at, TOOL_CALL_END.as_bytes()) {
                         Prefix::Partial => return Step::NeedMore,
                         Prefix::Yes => outcome.end = at + TOOL_CALL_END.len(),
-                        // `at` is the end of the available input: wait for the closing tag.
+                        // `at` is the end of the available input: wait for `</tool_call>`.
                         Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
                         // A missing `</tool_call>` after a complete call is fine.
                         Prefix::No => {}
