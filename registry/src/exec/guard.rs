@@ -122,13 +122,11 @@ impl Deadline {
                     // Known without a timer, whose clock may not have moved yet.
                     return Poll::Ready(());
                 }
-                let deadline = tokio::time::Instant::now() + (self.limit - spent);
+                let left = self.limit - spent;
                 let has_runtime = tokio::runtime::Handle::try_current().is_ok();
+                // The timer reads Tokio's clock itself; the crate reads none but the audit's.
                 let sleep = has_runtime
-                    .then(|| {
-                        std::panic::catch_unwind(|| Box::pin(tokio::time::sleep_until(deadline)))
-                            .ok()
-                    })
+                    .then(|| std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(left))).ok())
                     .flatten();
                 let Some(sleep) = sleep else {
                     static WARNED: std::sync::Once = std::sync::Once::new();
