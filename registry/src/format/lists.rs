@@ -34,7 +34,7 @@ impl Registry {
     /// assert_eq!(tools[0]["name"], "files__create");
     /// assert!(registry.get("files__create").is_some());
     /// ```
-    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ToolList {
+    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ProviderTools {
         self.tools_for_where(provider, scope, |_| true)
     }
 
@@ -44,7 +44,7 @@ impl Registry {
         provider: Provider,
         scope: &Scope,
         mut keep: impl FnMut(&Tool) -> bool,
-    ) -> ToolList {
+    ) -> ProviderTools {
         let snapshot = self.current();
         let members: Box<[u32]> = self
             .listed(&snapshot, scope)
@@ -62,12 +62,16 @@ impl Registry {
 
     /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
     /// (`tools_for(Provider::OpenAi, scope)`).
-    pub fn openai_tools(&self, scope: &Scope) -> ToolList {
+    pub fn openai_tools(&self, scope: &Scope) -> ProviderTools {
         self.tools_for(Provider::OpenAi, scope)
     }
 
     /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
-    pub fn openai_tools_where(&self, scope: &Scope, keep: impl FnMut(&Tool) -> bool) -> ToolList {
+    pub fn openai_tools_where(
+        &self,
+        scope: &Scope,
+        keep: impl FnMut(&Tool) -> bool,
+    ) -> ProviderTools {
         self.tools_for_where(Provider::OpenAi, scope, keep)
     }
 
@@ -103,12 +107,12 @@ fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
 /// tools and shared (cloning is a reference count). Reads as the [`Value`] it holds; the text is
 /// what goes into a request body without serializing again.
 #[derive(Clone)]
-pub struct ToolList {
+pub struct ProviderTools {
     value: Arc<Value>,
     json: Arc<str>,
 }
 
-impl ToolList {
+impl ProviderTools {
     fn new(value: Value) -> Self {
         let json = Arc::from(value.to_string());
         Self {
@@ -128,7 +132,7 @@ impl ToolList {
     }
 }
 
-impl Deref for ToolList {
+impl Deref for ProviderTools {
     type Target = Value;
 
     fn deref(&self) -> &Value {
@@ -136,38 +140,38 @@ impl Deref for ToolList {
     }
 }
 
-impl PartialEq for ToolList {
+impl PartialEq for ProviderTools {
     fn eq(&self, other: &Self) -> bool {
         self.value == other.value
     }
 }
 
-impl PartialEq<Value> for ToolList {
+impl PartialEq<Value> for ProviderTools {
     fn eq(&self, other: &Value) -> bool {
         *self.value == *other
     }
 }
 
-impl PartialEq<ToolList> for Value {
-    fn eq(&self, other: &ToolList) -> bool {
+impl PartialEq<ProviderTools> for Value {
+    fn eq(&self, other: &ProviderTools) -> bool {
         *self == *other.value
     }
 }
 
-impl Serialize for ToolList {
+impl Serialize for ProviderTools {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.value.serialize(serializer)
     }
 }
 
-impl fmt::Display for ToolList {
+impl fmt::Display for ProviderTools {
     /// The JSON text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.json)
     }
 }
 
-impl fmt::Debug for ToolList {
+impl fmt::Debug for ProviderTools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.value.fmt(f)
     }
@@ -178,7 +182,7 @@ impl fmt::Debug for ToolList {
 /// and past it lists are built per request.
 #[derive(Default)]
 pub(crate) struct ListCache {
-    lists: RwLock<FxHashMap<ListKey, ToolList>>,
+    lists: RwLock<FxHashMap<ListKey, ProviderTools>>,
 }
 
 /// A provider and the positions, in the snapshot, of the tools of a list.
@@ -193,7 +197,7 @@ impl ListCache {
         provider: Provider,
         members: Box<[u32]>,
         build: impl FnOnce(&[u32]) -> Value,
-    ) -> ToolList {
+    ) -> ProviderTools {
         let key = (provider, members);
         let read = self
             .lists
@@ -203,7 +207,7 @@ impl ListCache {
             return list.clone();
         }
         drop(read);
-        let list = ToolList::new(build(&key.1));
+        let list = ProviderTools::new(build(&key.1));
         let mut write = self
             .lists
             .write()

@@ -16,7 +16,7 @@ mod provider;
 mod results;
 
 pub(crate) use lists::ListCache;
-pub use lists::ToolList;
+pub use lists::ProviderTools;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
 
