@@ -9,8 +9,9 @@ use schemars::Schema;
 use serde_json::Value;
 
 use super::tool::{Handle, Tool};
-use super::{Annotations, Risk, ToolDef};
+use super::{Annotations, Permission, Risk, ToolDef};
 use crate::call::{BoxFuture, CallEnv, Ctx, ToolArgs, ToolError, ToolResult};
+use crate::scope::Scope;
 use crate::spec::{SpecError, ToolHandler, ToolSpec};
 
 /// A tool with what the registry derives from it once: the risk level, whether calls wait for
@@ -23,8 +24,13 @@ pub(crate) struct Entry {
     /// No stage that waits applies to the tool (see [`gate::direct`](crate::gate::direct)):
     /// calls go straight from validation to the handler.
     pub(crate) direct: bool,
-    /// The length of the module part of the name (the whole name without a `.`).
-    pub(crate) module_len: usize,
+    /// The module part of the name (the whole name without a `.`), kept apart for the module
+    /// rule every call checks.
+    pub(crate) module: Box<str>,
+    /// Copied out of the definition for the visibility check every call makes: the least
+    /// permission level, and the tool's own `enabled = path` predicate.
+    pub(crate) permission: Permission,
+    pub(crate) predicate: Option<fn(&Scope) -> bool>,
     input_schema: OnceLock<Schema>,
     /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
     /// order, built on first use.
@@ -56,14 +62,21 @@ impl Entry {
             risk: Risk::Low,
             confirm: false,
             direct: false,
-            module_len: 0,
+            module: Box::default(),
+            permission: Permission::Guest,
+            predicate: None,
             input_schema: OnceLock::new(),
             formats: Default::default(),
+        };
+        entry.permission = entry.permission();
+        entry.predicate = match &entry.kind {
+            Kind::Linked(def) => def.enabled_fn(),
+            Kind::Owned(_) => None,
         };
         let annotations = entry.effective_annotations();
         entry.risk = super::annotations::risk(&annotations, entry.tier());
         entry.confirm = annotations.requires_confirmation == Some(true);
-        entry.module_len = crate::scope::module_of(entry.name()).len();
+        entry.module = crate::scope::module_of(entry.name()).into();
         // Last: the stages read what is derived above.
         entry.direct = crate::gate::direct(&entry);
         entry

@@ -145,7 +145,7 @@ impl Tool {
     /// The module the scope's module list is matched against: the part before the `.`, or the
     /// whole name.
     pub(crate) fn module_key(&self) -> &str {
-        &self.name()[..self.entry().module_len]
+        &self.entry().module
     }
 
     /// The first sentence of the description, for discovery listings.

@@ -158,6 +158,11 @@ impl ToolDef {
         self.parts.enabled.is_none_or(|enabled| enabled(scope))
     }
 
+    /// The tool's own `enabled = path` predicate, if it has one.
+    pub(crate) fn enabled_fn(&self) -> Option<fn(&Scope) -> bool> {
+        self.parts.enabled
+    }
+
     /// The most bytes of argument text the tool accepts: `max_args_bytes = N`, else
     /// [`MAX_ARGS_BYTES`](crate::call::MAX_ARGS_BYTES).
     pub fn max_args_bytes(&self) -> usize {

@@ -45,7 +45,8 @@ impl Registry {
     /// position `i`.
     pub(crate) fn visible(&self, snapshot: &Snapshot, i: usize, scope: &Scope) -> bool {
         let tool = &snapshot.tools[i];
-        if snapshot.slots[i].disabled || scope.level < tool.permission() {
+        let entry = tool.entry();
+        if snapshot.slots[i].disabled || scope.level < entry.permission {
             return false;
         }
         if !scope.admits_module(tool.module_key(), self.policy.guest_modules.as_deref()) {
@@ -60,7 +61,7 @@ impl Registry {
                 return false;
             }
         }
-        tool.enabled_for(scope)
+        entry.predicate.is_none_or(|enabled| enabled(scope))
     }
 
     /// The name or alias `scope` may use that is closest to `name`, when one is close enough
