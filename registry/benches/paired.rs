@@ -94,22 +94,27 @@ fn main() {
     if selected(label) {
         let (large, small) = (synthetic_registry(10_000), synthetic_registry(10));
         let (large_names, small_names) = (lookup_names(10_000), lookup_names(10));
-        let (mut i, mut j) = (0, 0);
         row(
             label,
-            paired(
-                || {
-                    i = (i + 1) % large_names.len();
-                    large.get(black_box(&large_names[i])).expect("present")
-                },
-                || {
-                    j = (j + 1) % small_names.len();
-                    small.get(black_box(&small_names[j])).expect("present")
-                },
-            ),
+            lookups((&large, &large_names), (&small, &small_names)),
         );
     }
     run_time_rows(&selected, &row, &ctx);
+}
+
+/// Lookups of `a`'s names in `a`'s registry against `b`'s, each cycling through its names.
+fn lookups(a: (&Registry, &[String]), b: (&Registry, &[String])) -> (f64, f64, [f64; 3]) {
+    let (mut i, mut j) = (0, 0);
+    paired(
+        || {
+            i = (i + 1) % a.1.len();
+            a.0.get(black_box(&a.1[i])).expect("present")
+        },
+        || {
+            j = (j + 1) % b.1.len();
+            b.0.get(black_box(&b.1[j])).expect("present")
+        },
+    )
 }
 
 /// One row of the table: the two sides' ns and the ratio with its p10 and p90.
@@ -153,39 +158,17 @@ fn run_time_rows(selected: &dyn Fn(&str) -> bool, row: Row<'_>, ctx: &Ctx) {
         names
     };
     let (large_names, small_names) = (mixed(10_000), mixed(10));
-    let (mut i, mut j) = (0, 0);
     let label = wanted[0];
     if selected(label) {
         row(
             label,
-            paired(
-                || {
-                    i = (i + 1) % large_names.len();
-                    large.get(black_box(&large_names[i])).expect("present")
-                },
-                || {
-                    j = (j + 1) % small_names.len();
-                    small.get(black_box(&small_names[j])).expect("present")
-                },
-            ),
+            lookups((&large, &large_names), (&small, &small_names)),
         );
     }
     let label = wanted[1];
     if selected(label) {
         let (run_time, linked) = (run_time_names(1_000), lookup_names(10));
-        row(
-            label,
-            paired(
-                || {
-                    i = (i + 1) % run_time.len();
-                    small.get(black_box(&run_time[i])).expect("present")
-                },
-                || {
-                    j = (j + 1) % linked.len();
-                    small.get(black_box(&linked[j])).expect("present")
-                },
-            ),
-        );
+        row(label, lookups((&small, &run_time), (&small, &linked)));
     }
     let label = wanted[3];
     if selected(label) {

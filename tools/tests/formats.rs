@@ -288,3 +288,55 @@ async fn results_answer_each_provider_in_its_shape() {
     let mcp = registry.result_message(Provider::Mcp, &list, &listed);
     assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
 }
+
+/// A provider's response holding one call of `name` with `{"path": "."}`.
+fn native_response(provider: Provider, name: &str) -> Value {
+    let arguments = json!({ "path": "." });
+    match provider {
+        Provider::OpenAi => json!({ "choices": [{ "message": {
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{ "id": "call_1", "type": "function",
+                "function": { "name": name, "arguments": arguments.to_string() } }]
+        } }] }),
+        Provider::Responses => json!({ "output": [
+            { "type": "function_call", "call_id": "call_1", "name": name,
+              "arguments": arguments.to_string() }
+        ] }),
+        Provider::Anthropic => json!({ "role": "assistant", "content": [
+            { "type": "text", "text": "Listing." },
+            { "type": "tool_use", "id": "call_1", "name": name, "input": arguments }
+        ] }),
+        Provider::Gemini => json!({ "candidates": [{ "content": { "role": "model", "parts": [
+            { "text": "Listing." },
+            { "functionCall": { "id": "call_1", "name": name, "args": arguments } }
+        ] } }] }),
+        _ => json!({ "type": "tool_use", "id": "call_1", "name": name, "input": arguments }),
+    }
+}
+
+#[tokio::test]
+async fn each_providers_tool_call_with_a_wire_name_runs_the_right_tool() {
+    let registry = registry();
+    let scoped_scope = Scope::trusted();
+    for provider in Provider::ALL {
+        let wire = provider.wire_name("file_manager.list");
+        let response = native_response(provider, &wire).to_string();
+        let parsed = tool_registry::parse::any(&response, &registry.scoped(&scoped_scope));
+        assert_eq!(parsed.calls.len(), 1, "{provider}: {parsed:?}");
+        let call = &parsed.calls[0];
+        assert_eq!(call.name, wire);
+        assert_eq!(call.id.as_deref(), Some("call_1"), "{provider}");
+        assert_eq!(call.arguments, json!({ "path": "." }));
+        let tool = registry.get(&call.name).expect("the wire name resolves");
+        assert_eq!(tool.name(), "file_manager.list", "{provider}");
+    }
+    // Gemini parts alone, with a thought.
+    let parts = json!([
+        { "text": "I should list.", "thought": true },
+        { "functionCall": { "name": "file_manager__list", "args": {} } }
+    ]);
+    let parsed = tool_registry::parse::any(&parts.to_string(), &registry);
+    assert_eq!(parsed.calls.len(), 1, "{parsed:?}");
+    assert_eq!(parsed.reasoning, "I should list.");
+}

@@ -335,7 +335,10 @@ impl ToolSpec {
     }
 }
 
-/// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: the rule of `#[tool]`.
+/// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: the rule of `#[tool]`,
+/// which `registry-macros/src/check.rs` applies at compile time (a proc-macro crate cannot share
+/// code with the runtime; the two must say the same, and the trybuild cases and the tests of
+/// this module hold each to it).
 fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("it is empty".into());

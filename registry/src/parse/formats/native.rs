@@ -1,6 +1,8 @@
 //! Native tool calls, as providers return them: an OpenAI Chat Completions response or message,
-//! a `tool_calls` array, a Responses API output, or Anthropic content blocks. The message text
-//! is parsed as text too, for servers that leave the calls in it.
+//! a `tool_calls` array, a Responses API output, Anthropic content blocks, or a Gemini response,
+//! content or parts (`{"functionCall": {"name", "args", "id"}}`,
+//! <https://ai.google.dev/api/caching#FunctionCall>). The message text is parsed as text too,
+//! for servers that leave the calls in it.
 
 use std::ops::Range;
 
@@ -30,6 +32,14 @@ impl Native {
             Value::Object(object) => {
                 if let Some(message) = value.pointer("/choices/0/message") {
                     native.message(message);
+                } else if let Some(Value::Array(parts)) = value
+                    .pointer("/candidates/0/content/parts")
+                    .or_else(|| object.get("parts"))
+                {
+                    // Gemini: a response, or one content.
+                    parts.iter().for_each(|part| native.part(part));
+                } else if object.contains_key("functionCall") {
+                    native.part(value);
                 } else if let Some(Value::Array(output)) = object.get("output") {
                     // Responses API.
                     output.iter().for_each(|item| native.item(item));
@@ -44,6 +54,16 @@ impl Native {
                 } else {
                     return None;
                 }
+            }
+            Value::Array(items)
+                if items.iter().any(|item| item.get("functionCall").is_some())
+                    && items.iter().all(|item| {
+                        item.get("functionCall").is_some()
+                            || (item.get("text").is_some() && item.get("type").is_none())
+                    }) =>
+            {
+                // Gemini parts.
+                items.iter().for_each(|part| native.part(part));
             }
             Value::Array(items) => {
                 let native_items = !items.is_empty()
@@ -129,6 +149,24 @@ struct Native {
 }
 
 impl Native {
+    /// A Gemini part: text (a `thought` part is reasoning) or a function call.
+    fn part(&mut self, part: &Value) {
+        if let Some(call) = part.get("functionCall") {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+            let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+            let arguments = call.get("args").cloned().unwrap_or(Value::Null);
+            self.calls.push((name.to_owned(), arguments, id));
+        } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+            if part.get("thought") == Some(&Value::Bool(true)) {
+                self.reasoning
+                    .get_or_insert_with(String::new)
+                    .push_str(text);
+            } else {
+                self.text.push_str(text);
+            }
+        }
+    }
+
     fn message(&mut self, message: &Value) {
         match message.get("content") {
             Some(Value::String(text)) => self.text.push_str(text),
