@@ -16,6 +16,7 @@ mod admit;
 pub(crate) mod args;
 mod ctx;
 mod error;
+pub(crate) mod lenient;
 mod result;
 pub(crate) mod shim;
 mod state;

@@ -134,16 +134,56 @@ impl Entry {
     /// Validation: the arguments are read into what the handler takes, and the handler is
     /// returned, not yet started. A compiled tool's shim deserializes into its argument type; a
     /// run-time tool's arguments are checked against its input schema.
+    ///
+    /// `lenient`: what models send is read as meant first (see [`crate::call::lenient`]). A
+    /// compiled tool's text arguments are read as they are, and only when that fails read again
+    /// as a [`Value`] through the lenient rules, so a good call pays nothing for them.
     #[inline]
     pub(crate) fn prepare<'a>(
         &self,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         state: &'a crate::call::TypeMap,
+        lenient: bool,
     ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
         match &self.kind {
+            Kind::Linked(def) if lenient => self.prepare_lenient(def, args, CallEnv { ctx, state }),
             Kind::Linked(def) => (def.call_fn())(args, CallEnv { ctx, state }),
-            Kind::Owned(owned) => owned.prepare(args, ctx),
+            Kind::Owned(owned) => owned.prepare(args, ctx, lenient.then(|| self.schema_value())),
+        }
+    }
+
+    fn schema_value(&self) -> &Value {
+        self.input_schema().as_value()
+    }
+
+    /// A compiled tool's call under the lenient rules.
+    fn prepare_lenient<'a>(
+        &self,
+        def: &ToolDef,
+        args: ToolArgs<'a>,
+        env: CallEnv<'a>,
+    ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
+        let call = def.call_fn();
+        match args {
+            ToolArgs::Value(mut value) => {
+                crate::call::lenient::coerce(&mut value, self.schema_value());
+                call(ToolArgs::Value(value), env)
+            }
+            ToolArgs::Text(text) => match call(ToolArgs::Text(text), env) {
+                Err(error @ ToolError::InvalidArguments { .. }) => {
+                    let Ok(mut value) = crate::call::args_value(ToolArgs::Text(text)) else {
+                        return Err(error);
+                    };
+                    if crate::call::lenient::coerce(&mut value, self.schema_value()) {
+                        call(ToolArgs::Value(value), env)
+                    } else {
+                        crate::call::dispose(value);
+                        Err(error)
+                    }
+                }
+                other => other,
+            },
         }
     }
 }
@@ -153,6 +193,7 @@ impl Owned {
         &self,
         args: ToolArgs<'_>,
         ctx: &Ctx,
+        lenient: Option<&Value>,
     ) -> Result<BoxFuture<'static, Result<ToolResult, ToolError>>, ToolError> {
         let Some(handler) = &self.handler else {
             crate::call::dispose_args(args);
@@ -160,7 +201,10 @@ impl Owned {
                 tool: self.spec.tool_name().to_owned(),
             });
         };
-        let value = crate::call::args_value(args)?;
+        let mut value = crate::call::args_value(args)?;
+        if let Some(schema) = lenient {
+            crate::call::lenient::coerce(&mut value, schema);
+        }
         let error =
             self.validator
                 .iter_errors(&value)

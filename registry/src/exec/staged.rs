@@ -86,7 +86,8 @@ impl Registry {
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
     ) -> Result<Handler<'a>, ToolError> {
-        let prepare = || tool.entry().prepare(args, ctx, &self.state);
+        let lenient = !self.policy.strict_arguments;
+        let prepare = || tool.entry().prepare(args, ctx, &self.state, lenient);
         match std::panic::catch_unwind(AssertUnwindSafe(prepare)) {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,

@@ -50,6 +50,7 @@ impl Registry {
             log_annotations: true,
             max_concurrency: MAX_CONCURRENCY,
             max_calls: MAX_CALLS,
+            strict_arguments: false,
         }
     }
 }
@@ -103,6 +104,7 @@ pub struct RegistryBuilder {
     log_annotations: bool,
     max_concurrency: usize,
     max_calls: usize,
+    strict_arguments: bool,
 }
 
 impl RegistryBuilder {
@@ -230,6 +232,17 @@ impl RegistryBuilder {
         self
     }
 
+    /// Reads arguments strictly (off by default). By default they are read leniently, as real
+    /// models send them: an object or array sent as a JSON string, a number as a numeric
+    /// string (`"5"`), `"true"`/`"false"` for a boolean, and `null` for an argument that is
+    /// not required are read as meant, guided by the tool's input schema. Strict, each of these
+    /// is an [`InvalidArguments`](crate::ToolError::InvalidArguments) error naming its path.
+    /// The size and depth limits apply either way.
+    pub fn strict_arguments(mut self, strict: bool) -> Self {
+        self.strict_arguments = strict;
+        self
+    }
+
     /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
     /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
     /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
@@ -272,6 +285,7 @@ impl RegistryBuilder {
             log_annotations: self.log_annotations,
             max_concurrency: self.max_concurrency,
             max_calls: self.max_calls,
+            strict_arguments: self.strict_arguments,
         };
         let writer = Writer {
             linked_claims: super::lifecycle::claims_of(&linked),

@@ -48,6 +48,8 @@ pub(crate) struct Policy {
     pub(crate) log_annotations: bool,
     pub(crate) max_concurrency: usize,
     pub(crate) max_calls: usize,
+    /// Arguments are read strictly: none of the lenient readings of `call::lenient`.
+    pub(crate) strict_arguments: bool,
 }
 
 impl Timeouts {
