@@ -340,3 +340,129 @@ async fn each_providers_tool_call_with_a_wire_name_runs_the_right_tool() {
     assert_eq!(parsed.calls.len(), 1, "{parsed:?}");
     assert_eq!(parsed.reasoning, "I should list.");
 }
+
+/// Checks a strict schema by the published rules: every object closes its keys and requires
+/// every property; none of the keywords strict mode refuses appears.
+fn check_strict(provider: Provider, name: &str, schema: &Value, path: &str) {
+    const REFUSED: &[&str] = &[
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "oneOf",
+        "patternProperties",
+        "default",
+    ];
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    for key in object.keys() {
+        assert!(
+            !REFUSED.contains(&key.as_str()),
+            "{provider}: {name}{path} keeps `{key}`"
+        );
+    }
+    if object.get("type") == Some(&json!("object")) || object.contains_key("properties") {
+        assert_eq!(
+            object.get("additionalProperties"),
+            Some(&json!(false)),
+            "{provider}: {name}{path}"
+        );
+        let properties: Vec<&String> = object["properties"].as_object().unwrap().keys().collect();
+        let required: Vec<&str> = object["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            properties, required,
+            "{provider}: {name}{path} requires every property"
+        );
+    }
+    for (key, value) in object {
+        match value {
+            Value::Object(_) => check_strict(provider, name, value, &format!("{path}/{key}")),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    check_strict(provider, name, item, &format!("{path}/{key}/{i}"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn strict_lists_obey_the_strict_rules_or_name_what_they_cannot_express() {
+    let registry = registry();
+    for provider in [Provider::OpenAi, Provider::Responses, Provider::Anthropic] {
+        let tools = registry
+            .tools_for_strict(provider, &Scope::trusted())
+            .unwrap_or_else(|error| panic!("{provider}: {error}"));
+        let list = tools.as_array().unwrap();
+        assert_eq!(list.len(), registry.len());
+        for (tool, (name, schema)) in list.iter().zip(definitions(provider, &tools)) {
+            let strict = match provider {
+                Provider::OpenAi => &tool["function"]["strict"],
+                _ => &tool["strict"],
+            };
+            assert_eq!(strict, &json!(true), "{provider}: {name}");
+            check_strict(provider, &name, &schema, "");
+            if let Err(error) = jsonschema::meta::validate(&schema) {
+                panic!("{provider}: {name}: {error}");
+            }
+        }
+        insta::assert_json_snapshot!(format!("tools_{provider}_strict"), tools);
+    }
+    // A map argument cannot be strict: the error names the tool and the place.
+    let spec = ToolSpec::builder("labels.set")
+        .input_schema(json!({
+            "type": "object",
+            "properties": { "labels": { "type": "object", "additionalProperties": { "type": "string" } } }
+        }))
+        .build()
+        .unwrap();
+    registry.register(spec).unwrap();
+    let error = registry
+        .tools_for_strict(Provider::OpenAi, &Scope::trusted())
+        .unwrap_err();
+    assert_eq!(error.tool, "labels.set");
+    assert_eq!(error.path, "/properties/labels/additionalProperties");
+    // Without strict mode it is listed as it is.
+    let plain = registry.tools_for(Provider::OpenAi, &Scope::trusted());
+    assert_eq!(plain.as_array().unwrap().len(), registry.len());
+}
+
+#[tokio::test]
+async fn arguments_written_under_the_strict_schema_make_the_same_call() {
+    let registry = registry();
+    let ctx = Ctx::new();
+    let strict = registry
+        .tools_for_strict(Provider::OpenAi, &Scope::trusted())
+        .unwrap();
+    let weather = strict
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "weather__now")
+        .unwrap();
+    let parameters = &weather["function"]["parameters"];
+    assert_eq!(parameters["required"], json!(["city", "units"]));
+    assert_eq!(
+        parameters["properties"]["units"]["enum"],
+        json!(["c", "f", null])
+    );
+    // What a strict model sends, with null for the optional argument, and what a plain one
+    // sends.
+    let strict_call = registry
+        .call("weather__now", r#"{"city": "Oslo", "units": null}"#, &ctx)
+        .await
+        .unwrap();
+    let plain_call = registry
+        .call("weather.now", r#"{"city": "Oslo"}"#, &ctx)
+        .await
+        .unwrap();
+    assert_eq!(strict_call.content, plain_call.content);
+}

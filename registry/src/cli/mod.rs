@@ -141,6 +141,10 @@ enum Command {
         /// The provider format.
         #[arg(long, value_enum, default_value_t = ProviderFormat::Openai)]
         format: ProviderFormat,
+        /// Strict mode (OpenAI, Responses, Anthropic): every property required, optional ones
+        /// nullable, `"strict": true`.
+        #[arg(long)]
+        strict: bool,
     },
     /// Call a tool and print its result as JSON.
     Call {
@@ -289,7 +293,20 @@ fn command(
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
         Command::Schema { name } => return schema(out, err, registry, &scope, &name),
-        Command::Tools { format } => print_json(out, &registry.tools_for(format.into(), &scope)),
+        Command::Tools {
+            format,
+            strict: false,
+        } => print_json(out, &registry.tools_for(format.into(), &scope)),
+        Command::Tools {
+            format,
+            strict: true,
+        } => match registry.tools_for_strict(format.into(), &scope) {
+            Ok(tools) => print_json(out, &tools),
+            Err(error) => {
+                let _ = writeln!(err, "error: {error}");
+                return EXIT_TOOL_ERROR;
+            }
+        },
         Command::Call {
             name,
             args,

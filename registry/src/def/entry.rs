@@ -35,6 +35,8 @@ pub(crate) struct Entry {
     /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
     /// order, built on first use.
     pub(crate) formats: [OnceLock<Value>; 5],
+    /// The same in strict mode, or why the tool cannot be listed so.
+    pub(crate) strict_formats: [OnceLock<Result<Value, crate::format::StrictError>>; 5],
 }
 
 /// Where a tool comes from: `#[tool]` or a spec registered at run time.
@@ -67,6 +69,7 @@ impl Entry {
             predicate: None,
             input_schema: OnceLock::new(),
             formats: Default::default(),
+            strict_formats: Default::default(),
         };
         entry.permission = entry.permission();
         entry.predicate = match &entry.kind {

@@ -21,7 +21,32 @@
 use serde_json::{Map, Value, json};
 
 use super::Provider;
+use super::strict::{StrictError, strict_parameters};
 use crate::def::Tool;
+
+/// The tool's definition for `provider` in strict mode (`"strict": true`, the schema in its
+/// strict form; see [`super::strict`]), for the providers that have one; for the others, the
+/// plain definition.
+pub(crate) fn strict_definition(tool: &Tool, provider: Provider) -> Result<Value, StrictError> {
+    let parameters = || strict_parameters(tool.name(), &parameters(tool));
+    let mut definition = definition(tool, provider);
+    match provider {
+        Provider::OpenAi => {
+            definition["function"]["parameters"] = parameters()?;
+            definition["function"]["strict"] = true.into();
+        }
+        Provider::Responses => {
+            definition["parameters"] = parameters()?;
+            definition["strict"] = true.into();
+        }
+        Provider::Anthropic => {
+            definition["input_schema"] = parameters()?;
+            definition["strict"] = true.into();
+        }
+        Provider::Gemini | Provider::Mcp => {}
+    }
+    Ok(definition)
+}
 
 /// The tool's definition for `provider`.
 pub(crate) fn definition(tool: &Tool, provider: Provider) -> Value {

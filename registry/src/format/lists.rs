@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
-use super::Provider;
 use super::definitions::definition;
+use super::{Provider, StrictError};
 use crate::def::Tool;
 use crate::registry::Registry;
 use crate::scope::Scope;
@@ -51,13 +51,55 @@ impl Registry {
             .filter(|(_, tool)| keep(tool))
             .map(|(i, _)| i as u32)
             .collect();
-        snapshot.lists.get_or_build(provider, members, |members| {
-            let definitions = members
-                .iter()
-                .map(|&i| cached(&snapshot.tools[i as usize], provider).clone())
-                .collect();
-            wrap(provider, definitions)
-        })
+        let list = snapshot
+            .lists
+            .get_or_build((provider, false), members, |members| {
+                let definitions = members
+                    .iter()
+                    .map(|&i| cached(&snapshot.tools[i as usize], provider).clone())
+                    .collect();
+                Some(wrap(provider, definitions))
+            });
+        list.expect("a plain list always builds")
+    }
+
+    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in its strict form
+    /// (every property required, optional ones admitting `null`, no other keys; see
+    /// [`format::strict`](crate::format)) and `"strict": true`, for OpenAI Chat Completions and
+    /// Responses and for Anthropic; Gemini and MCP have no strict mode and get their plain
+    /// list. A tool whose schema strict mode cannot express is an error naming the tool, the
+    /// place in its schema and the construct.
+    pub fn tools_for_strict(
+        &self,
+        provider: Provider,
+        scope: &Scope,
+    ) -> Result<ProviderTools, StrictError> {
+        let snapshot = self.current();
+        let members: Box<[u32]> = self
+            .listed(&snapshot, scope)
+            .map(|(i, _)| i as u32)
+            .collect();
+        let mut failed = None;
+        let list = snapshot
+            .lists
+            .get_or_build((provider, true), members, |members| {
+                let mut definitions = Vec::with_capacity(members.len());
+                for &i in members {
+                    match strict_cached(&snapshot.tools[i as usize], provider) {
+                        Ok(definition) => definitions.push(definition.clone()),
+                        Err(error) => {
+                            failed = Some(error.clone());
+                            return None;
+                        }
+                    }
+                }
+                Some(wrap(provider, definitions))
+            });
+        match (list, failed) {
+            (Some(list), _) => Ok(list),
+            (None, Some(error)) => Err(error),
+            (None, None) => unreachable!("a list that failed says why"),
+        }
     }
 
     /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
@@ -92,6 +134,12 @@ impl Registry {
 /// One tool's definition for `provider`, built on first use.
 fn cached(tool: &Tool, provider: Provider) -> &Value {
     tool.entry().formats[provider.index()].get_or_init(|| definition(tool, provider))
+}
+
+/// One tool's strict definition for `provider`, built on first use.
+fn strict_cached(tool: &Tool, provider: Provider) -> &Result<Value, StrictError> {
+    tool.entry().strict_formats[provider.index()]
+        .get_or_init(|| super::definitions::strict_definition(tool, provider))
 }
 
 /// The list as the provider's request takes it.
@@ -185,29 +233,31 @@ pub(crate) struct ListCache {
     lists: RwLock<FxHashMap<ListKey, ProviderTools>>,
 }
 
-/// A provider and the positions, in the snapshot, of the tools of a list.
-type ListKey = (Provider, Box<[u32]>);
+/// A provider, strict or not, and the positions, in the snapshot, of the tools of a list.
+type ListKey = ((Provider, bool), Box<[u32]>);
 
 /// How many distinct lists one snapshot keeps.
 const MAX_CACHED_LISTS: usize = 256;
 
 impl ListCache {
+    /// The list of `members` for `provider` (strict or not), built by `build` the first time;
+    /// `None` when it cannot be built (then nothing is kept).
     fn get_or_build(
         &self,
-        provider: Provider,
+        provider: (Provider, bool),
         members: Box<[u32]>,
-        build: impl FnOnce(&[u32]) -> Value,
-    ) -> ProviderTools {
+        build: impl FnOnce(&[u32]) -> Option<Value>,
+    ) -> Option<ProviderTools> {
         let key = (provider, members);
         let read = self
             .lists
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(list) = read.get(&key) {
-            return list.clone();
+            return Some(list.clone());
         }
         drop(read);
-        let list = ProviderTools::new(build(&key.1));
+        let list = ProviderTools::new(build(&key.1)?);
         let mut write = self
             .lists
             .write()
@@ -215,6 +265,6 @@ impl ListCache {
         if write.len() < MAX_CACHED_LISTS {
             write.entry(key).or_insert_with(|| list.clone());
         }
-        list
+        Some(list)
     }
 }

@@ -6,6 +6,7 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
 //! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
+//! | `strict.rs` | the strict-mode form of an argument schema (OpenAI, Anthropic) |
 //! | `results.rs` | a call's result as the message each provider expects back |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
@@ -14,11 +15,13 @@ mod lists;
 mod prompt;
 mod provider;
 mod results;
+mod strict;
 
 pub(crate) use lists::ListCache;
 pub use lists::ProviderTools;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
+pub use strict::StrictError;
 
 /// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
 pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
