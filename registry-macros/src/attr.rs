@@ -58,6 +58,7 @@ pub(crate) struct ToolAttr {
     pub(crate) daily_limit: Option<Sp<u32>>,
     pub(crate) max_args_bytes: Option<Sp<usize>>,
     pub(crate) blocking: Option<Sp<bool>>,
+    pub(crate) output_schema: Option<Sp<bool>>,
     pub(crate) tag: Option<LitStr>,
     pub(crate) pattern: Option<LitStr>,
     pub(crate) groups: Option<Sp<Vec<Sp<String>>>>,
@@ -93,6 +94,7 @@ const TOOL_KEYS: &[&str] = &[
     "daily_limit",
     "max_args_bytes",
     "blocking",
+    "output_schema",
     "tag",
     "pattern",
     "groups",
@@ -157,6 +159,7 @@ struct ToolSlots {
     daily_limit: Attr<Sp<u32>>,
     max_args_bytes: Attr<Sp<usize>>,
     blocking: BoolAttr,
+    output_schema: BoolAttr,
     tag: Attr<LitStr>,
     pattern: Attr<LitStr>,
     groups: Attr<Sp<Vec<Sp<String>>>>,
@@ -214,6 +217,8 @@ impl ToolSlots {
             }
             // #[tool(blocking)]
             "blocking" => self.blocking.read(cx, key),
+            // #[tool(output_schema)]: the return type's JSON Schema is the tool's output schema
+            "output_schema" => self.output_schema.read(cx, key),
             // #[tool(tag = "RESEARCH")]
             "tag" => self.tag.read(cx, key, string),
             // #[tool(pattern = r"(factual|communication)\s+(.+)")]
@@ -254,6 +259,7 @@ impl ToolSlots {
             daily_limit: self.daily_limit.get(),
             max_args_bytes: self.max_args_bytes.get(),
             blocking: self.blocking.get(),
+            output_schema: self.output_schema.get(),
             tag: self.tag.get(),
             pattern: self.pattern.get(),
             groups: self.groups.get(),

@@ -45,6 +45,10 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
         }
     }
 
+    if let Some(flag) = attr.output_schema.as_ref().filter(|f| f.value) {
+        check_output_schema(cx, flag.span, func);
+    }
+
     let description = match &attr.description {
         Some(text) => vec![text.value.clone()],
         None => func.docs.clone(),
@@ -242,4 +246,29 @@ fn quoted(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `output_schema` needs a return type whose schema the macro can name: `T` or `Result<T, E>`
+/// with `T` a named type.
+fn check_output_schema(cx: &mut Ctxt, span: Span, func: &ToolFn) {
+    use crate::ast::{Output, has_impl_trait};
+    let problem = match &func.output {
+        Output::Unit => Some("the function returns nothing"),
+        Output::ToolResult | Output::ResultToolResult { .. } => {
+            Some("a `ToolResult` has no schema of its own")
+        }
+        Output::Result { ok, .. } if has_impl_trait(ok) => {
+            Some("an `impl Trait` type has no schema")
+        }
+        Output::Value(ty) if has_impl_trait(ty) => Some("an `impl Trait` type has no schema"),
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        cx.error_at(
+            span,
+            format!(
+                "`output_schema` needs a return type with a JSON Schema, but {problem}; return a type that derives `schemars::JsonSchema` (or `Result<T, E>` with such a `T`), or leave `output_schema` out"
+            ),
+        );
+    }
 }

@@ -80,7 +80,13 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     let (output_check, convert) = convert_output(func, &p, &call_args);
     let boxed = boxed_future(&p, resolved.name_span, blocking, func.is_async, &convert);
     let checks = type_checks(&types, &p);
-    let parts = parts(attr, resolved, &p, &arg_infos);
+    let parts = parts(
+        attr,
+        resolved,
+        &p,
+        &arg_infos,
+        output_schema(attr, func, &p),
+    );
     let uniqueness = unique_names(attr, resolved);
 
     quote! {
@@ -403,11 +409,28 @@ fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenS
     (fns, attrs)
 }
 
+/// `Some(schema function)` of the return type when the tool declares `output_schema`.
+fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> TokenStream {
+    let wanted = attr.output_schema.as_ref().is_some_and(|f| f.value);
+    let ty = match &func.output {
+        Output::Result { ok, .. } if wanted => Some(&**ok),
+        Output::Value(ty) if wanted => Some(&**ty),
+        _ => None,
+    };
+    match ty {
+        Some(ty) => quote_spanned!(ty.span()=> ::core::option::Option::Some(
+            <#ty as #p::OutputSchema>::output_schema as fn() -> #p::schemars::Schema
+        )),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 fn parts(
     attr: &ToolAttr,
     resolved: &Resolved,
     p: &TokenStream,
     arg_infos: &[TokenStream],
+    output_schema: TokenStream,
 ) -> TokenStream {
     let name = &resolved.name;
     let aliases = &attr.aliases;
@@ -466,6 +489,7 @@ fn parts(
             source: #source,
             args: &[#(#arg_infos),*],
             input_schema: __tool_registry_schema,
+            output_schema: #output_schema,
             call: __tool_registry_call,
             enabled: #enabled,
             gate_fail_closed: #gate_fail_closed,

@@ -28,6 +28,23 @@ pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
     schema
 }
 
+/// A return type whose JSON Schema is a tool's output schema (`#[tool(output_schema)]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no JSON Schema, so it cannot be the output schema of a `#[tool(output_schema)]` function",
+    label = "this return type does not derive `schemars::JsonSchema`",
+    note = "derive `schemars::JsonSchema` on it, or leave `output_schema` out"
+)]
+pub trait OutputSchema {
+    /// The schema.
+    fn output_schema() -> schemars::Schema;
+}
+
+impl<T: schemars::JsonSchema> OutputSchema for T {
+    fn output_schema() -> schemars::Schema {
+        schema_for::<T>()
+    }
+}
+
 /// Turns a duration in milliseconds into a `Duration` in a const context.
 pub const fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)

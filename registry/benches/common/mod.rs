@@ -299,6 +299,7 @@ pub fn synthetic_registry(count: usize) -> Registry {
             },
             args: ARGS,
             input_schema: schema_for::<SyntheticArgs>,
+            output_schema: None,
             call: synthetic_call,
             enabled: None,
             gate_fail_closed: false,

@@ -32,6 +32,7 @@ pub(crate) struct Entry {
     pub(crate) permission: Permission,
     pub(crate) predicate: Option<fn(&Scope) -> bool>,
     input_schema: OnceLock<Schema>,
+    output_schema: OnceLock<Option<Value>>,
     /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
     /// order, built on first use.
     pub(crate) formats: [OnceLock<Value>; 5],
@@ -68,6 +69,7 @@ impl Entry {
             permission: Permission::Guest,
             predicate: None,
             input_schema: OnceLock::new(),
+            output_schema: OnceLock::new(),
             formats: Default::default(),
             strict_formats: Default::default(),
         };
@@ -88,6 +90,21 @@ impl Entry {
     /// The annotations that apply (see [`Tool::effective_annotations`]).
     pub(crate) fn effective_annotations(&self) -> Annotations {
         super::annotations::effective(self.name(), self.category(), self.annotations())
+    }
+
+    pub(crate) fn output_schema(&self) -> Option<&Value> {
+        self.output_schema
+            .get_or_init(|| match &self.kind {
+                Kind::Linked(def) => def.build_output_schema().map(|schema| {
+                    let mut value = schema.to_value();
+                    if let Value::Object(map) = &mut value {
+                        map.remove("$schema");
+                    }
+                    value
+                }),
+                Kind::Owned(owned) => owned.spec.output_schema().cloned(),
+            })
+            .as_ref()
     }
 
     pub(crate) fn input_schema(&self) -> &Schema {

@@ -132,8 +132,6 @@ read! {
     /// The model-visible arguments of a compiled tool in declaration order (a run-time tool's
     /// are in its input schema only).
     fn args(&self) -> &[ArgInfo] { linked: def => def.args(), owned: _spec => &[] }
-    /// The JSON Schema of what the tool returns, when its spec gives one.
-    fn output_schema(&self) -> Option<&Value> { linked: _def => None, owned: spec => spec.output_schema() }
 }
 
 impl Tool {
@@ -168,6 +166,12 @@ impl Tool {
     /// The JSON Schema (2020-12) of the arguments, built once and cached.
     pub fn input_schema(&self) -> &Schema {
         self.entry().input_schema()
+    }
+
+    /// The JSON Schema of what the tool returns: a compiled tool's return type when it declares
+    /// `#[tool(output_schema)]`, or a run-time spec's `output_schema`. Built once and cached.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.entry().output_schema()
     }
 
     /// The input schema of a linked tool, borrowed for the life of the program.

@@ -34,6 +34,7 @@ pub struct ToolParts {
     pub source: SourceLocation,
     pub args: &'static [ArgInfo],
     pub input_schema: fn() -> Schema,
+    pub output_schema: Option<fn() -> Schema>,
     pub call: CallFn,
     pub enabled: Option<fn(&Scope) -> bool>,
     pub gate_fail_closed: bool,
@@ -173,6 +174,11 @@ impl ToolDef {
     /// computes.
     pub fn blocking(&self) -> bool {
         self.parts.blocking
+    }
+
+    /// Builds the JSON Schema of what the tool returns, when it declares `output_schema`.
+    pub fn build_output_schema(&self) -> Option<Schema> {
+        self.parts.output_schema.map(|schema| schema())
     }
 
     pub(crate) fn call_fn(&self) -> CallFn {

@@ -107,7 +107,8 @@ fn mcp(tool: &Tool, name: &str) -> Value {
     object.insert("title".into(), title(tool.name()).into());
     object.insert("description".into(), tool.description().into());
     object.insert("inputSchema".into(), Value::Object(parameters(tool)));
-    if let Some(output) = tool.output_schema() {
+    // MCP takes an object schema here, whose instances are the `structuredContent`.
+    if let Some(output) = tool.output_schema().filter(|o| o["type"] == "object") {
         object.insert("outputSchema".into(), output.clone());
     }
     object.insert(
