@@ -85,7 +85,13 @@ fn definitions(provider: Provider, tools: &Value) -> Vec<(String, Value)> {
                     (&tool["name"], &tool["parameters"])
                 }
                 Provider::Anthropic => (&tool["name"], &tool["input_schema"]),
-                Provider::Gemini => (&tool["name"], &tool["parametersJsonSchema"]),
+                Provider::Gemini => {
+                    let schema = tool
+                        .get("parameters")
+                        .unwrap_or(&tool["parametersJsonSchema"]);
+                    check_gemini_subset(&tool["name"], schema);
+                    (&tool["name"], schema)
+                }
                 _ => {
                     let hints = &tool["annotations"];
                     for hint in [
@@ -117,6 +123,49 @@ fn definitions(provider: Provider, tools: &Value) -> Vec<(String, Value)> {
             (name.as_str().expect("a name").to_owned(), schema.clone())
         })
         .collect()
+}
+
+/// Gemini's `Schema` takes an OpenAPI subset: none of these keywords, and string enums.
+fn check_gemini_subset(name: &Value, schema: &Value) {
+    const REFUSED: &[&str] = &[
+        "$ref",
+        "$defs",
+        "const",
+        "oneOf",
+        "additionalProperties",
+        "$schema",
+    ];
+    let Some(object) = schema.as_object() else {
+        return;
+    };
+    for key in object.keys() {
+        assert!(
+            !REFUSED.contains(&key.as_str()),
+            "gemini: {name} keeps `{key}` in {schema}"
+        );
+    }
+    if let Some(values) = object.get("enum").and_then(Value::as_array) {
+        assert!(
+            values.iter().all(Value::is_string),
+            "gemini: {name}: enums are strings"
+        );
+    }
+    if let Some(Value::Array(types)) = object.get("type") {
+        panic!("gemini: {name}: one type, not {types:?}");
+    }
+    for value in object.values() {
+        match value {
+            Value::Object(map) => {
+                // `properties` holds schemas by name; anything else is a schema.
+                if map.values().all(Value::is_object) {
+                    map.values().for_each(|v| check_gemini_subset(name, v));
+                }
+                check_gemini_subset(name, value);
+            }
+            Value::Array(items) => items.iter().for_each(|i| check_gemini_subset(name, i)),
+            _ => {}
+        }
+    }
 }
 
 #[test]

@@ -607,3 +607,22 @@ fn list_verbose_says_which_file_each_tool_comes_from() {
         .unwrap();
     assert_eq!(jobs["source"]["file"], "tools/src/tools/scheduler.rs");
 }
+
+#[test]
+fn run_takes_each_providers_raw_response_with_wire_names() {
+    let dir = workspace();
+    let responses = [
+        r#"{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "file_manager__list", "arguments": "{}"}}]}}]}"#,
+        r#"{"output": [{"type": "function_call", "call_id": "c1", "name": "file_manager__list", "arguments": "{}"}]}"#,
+        r#"{"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "file_manager__list", "input": {}}]}"#,
+        r#"{"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "file_manager__list", "args": {}}}]}}]}"#,
+    ];
+    for response in responses {
+        let output = toolreg_stdin(dir.path(), &["run"], response.as_bytes());
+        assert_eq!(output.status.code(), Some(0), "{response}: {output:?}");
+        let ran = stdout_json(&output);
+        let result = &ran["results"][0]["result"];
+        assert_eq!(result["success"], true, "{response}: {ran}");
+        assert_eq!(result["audit"]["tool"], "file_manager.list", "{response}");
+    }
+}

@@ -10,9 +10,9 @@
 //!   (<https://platform.openai.com/docs/api-reference/responses/create#responses-create-tools>).
 //! - Anthropic: `{"name", "description", "input_schema"}`
 //!   (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>).
-//! - Gemini: a `FunctionDeclaration` `{"name", "description", "parametersJsonSchema"}`, the
-//!   JSON Schema form of `parameters`, inside one `{"functionDeclarations": [...]}` tool
-//!   (<https://ai.google.dev/api/caching#FunctionDeclaration>).
+//! - Gemini: a `FunctionDeclaration` `{"name", "description", "parameters"}` (its OpenAPI
+//!   subset, see `gemini.rs`; `parametersJsonSchema` for a schema that subset cannot say), inside
+//!   one `{"functionDeclarations": [...]}` tool (<https://ai.google.dev/api/caching#FunctionDeclaration>).
 //! - MCP: a `Tool` `{"name", "title", "description", "inputSchema", "outputSchema",
 //!   "annotations"}`, the hints `readOnlyHint` (default `false`), `destructiveHint` (default
 //!   `true`), `idempotentHint` (default `false`) and `openWorldHint` (default `true`)
@@ -73,11 +73,15 @@ pub(crate) fn definition(tool: &Tool, provider: Provider) -> Value {
             "description": description,
             "input_schema": parameters(tool),
         }),
-        Provider::Gemini => json!({
-            "name": name,
-            "description": description,
-            "parametersJsonSchema": parameters(tool),
-        }),
+        Provider::Gemini => {
+            let parameters = parameters(tool);
+            // The OpenAPI subset where it can say the schema; the JSON Schema form otherwise.
+            let (key, schema) = match super::gemini::parameters(&parameters) {
+                Ok(schema) => ("parameters", schema),
+                Err(_) => ("parametersJsonSchema", Value::Object(parameters)),
+            };
+            json!({ "name": name, "description": description, key: schema })
+        }
         Provider::Mcp => mcp(tool, &name),
     }
 }

@@ -4,6 +4,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
+//! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
 //! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
 //! | `strict.rs` | the strict-mode form of an argument schema (OpenAI, Anthropic) |
@@ -11,6 +12,7 @@
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
 mod definitions;
+mod gemini;
 mod lists;
 mod prompt;
 mod provider;
