@@ -188,13 +188,7 @@ impl Walk<'_> {
         if nullable {
             out.insert("nullable".into(), true.into());
         }
-        if !notes.is_empty() {
-            let description = match out.get("description").and_then(Value::as_str) {
-                Some(d) => format!("{d} ({})", notes.join("; ")),
-                None => format!("({})", notes.join("; ")),
-            };
-            out.insert("description".into(), description.into());
-        }
+        super::describe(&mut out, &notes);
         Ok(Value::Object(out))
     }
 }

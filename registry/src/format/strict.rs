@@ -160,14 +160,7 @@ fn transform(tool: &str, schema: &Value, path: &str) -> Result<Value, StrictErro
     if is_object(map) {
         close_object(&mut out);
     }
-    if !notes.is_empty() {
-        let description = out
-            .get("description")
-            .and_then(Value::as_str)
-            .map(|d| format!("{d} ({})", notes.join("; ")))
-            .unwrap_or_else(|| format!("({})", notes.join("; ")));
-        out.insert("description".into(), description.into());
-    }
+    super::describe(&mut out, &notes);
     Ok(Value::Object(out))
 }
 
