@@ -9,6 +9,7 @@ pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod def;
+pub mod discovery;
 pub mod exec;
 pub mod format;
 pub mod gate;

@@ -56,6 +56,9 @@ pub(crate) struct Owned {
     pub(crate) handler: Option<ToolHandler>,
     pub(crate) created_at: SystemTime,
     validator: Arc<jsonschema::Validator>,
+    /// Which of the registry's meta-tools this is, for the three of
+    /// [`discovery`](crate::discovery); their calls are answered by the registry.
+    pub(crate) meta: Option<crate::discovery::Meta>,
 }
 
 impl Entry {
@@ -146,11 +149,33 @@ pub(crate) fn owned(
             handler,
             created_at,
             validator,
+            meta: None,
         },
     ))))))
 }
 
+/// One of the registry's meta-tools (see [`discovery`](crate::discovery)).
+pub(crate) fn meta(spec: ToolSpec, meta: crate::discovery::Meta) -> Tool {
+    let validator = spec.validator().expect("a built spec has a validator");
+    Tool(Handle::Owned(Arc::new(Entry::new(Kind::Owned(Owned {
+        spec,
+        handler: None,
+        created_at: SystemTime::UNIX_EPOCH,
+        validator,
+        meta: Some(meta),
+    })))))
+}
+
 impl Entry {
+    /// Which meta-tool this is, if it is one.
+    #[inline]
+    pub(crate) fn meta(&self) -> Option<crate::discovery::Meta> {
+        match &self.kind {
+            Kind::Owned(owned) => owned.meta,
+            Kind::Linked(_) => None,
+        }
+    }
+
     /// Validation: the arguments are read into what the handler takes, and the handler is
     /// returned, not yet started. A compiled tool's shim deserializes into its argument type; a
     /// run-time tool's arguments are checked against its input schema.

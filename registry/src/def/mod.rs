@@ -11,7 +11,7 @@
 //! | `entry.rs` | what a handle points at: the tool with what the registry derives from it once |
 
 pub(crate) mod annotations;
-mod entry;
+pub(crate) mod entry;
 mod meta;
 mod tool;
 pub(crate) mod tool_def;

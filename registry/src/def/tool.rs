@@ -108,7 +108,7 @@ read! {
     /// `timeout = "30s"`.
     fn timeout(&self) -> Option<Duration> { linked: def => def.timeout(), owned: spec => spec.timeout() }
     /// `defer_loading`: left out of the upfront tool list, found through discovery.
-    fn defer_loading(&self) -> bool { linked: def => def.defer_loading(), owned: _spec => false }
+    fn defer_loading(&self) -> bool { linked: def => def.defer_loading(), owned: spec => spec.defer_loading() }
     /// `sequential`: never runs concurrently with other calls of a batch.
     fn sequential(&self) -> bool { linked: def => def.sequential(), owned: _spec => false }
     /// `strip_from_display`: tag lines are removed from the text shown to the user.

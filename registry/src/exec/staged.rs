@@ -87,7 +87,10 @@ impl Registry {
         ctx: &'a Ctx,
     ) -> Result<Handler<'a>, ToolError> {
         let lenient = !self.policy.strict_arguments;
-        let prepare = || tool.entry().prepare(args, ctx, &self.state, lenient);
+        let prepare = || match tool.entry().meta() {
+            Some(meta) => self.prepare_meta(meta, args, ctx),
+            None => tool.entry().prepare(args, ctx, &self.state, lenient),
+        };
         match std::panic::catch_unwind(AssertUnwindSafe(prepare)) {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,

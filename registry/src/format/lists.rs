@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::definitions::definition;
 use super::{Provider, StrictError};
 use crate::def::Tool;
+use crate::discovery::Extra;
 use crate::registry::Registry;
 use crate::scope::Scope;
 
@@ -43,24 +44,10 @@ impl Registry {
         &self,
         provider: Provider,
         scope: &Scope,
-        mut keep: impl FnMut(&Tool) -> bool,
+        keep: impl FnMut(&Tool) -> bool,
     ) -> ProviderTools {
-        let snapshot = self.current();
-        let members: Box<[u32]> = self
-            .listed(&snapshot, scope)
-            .filter(|(_, tool)| keep(tool))
-            .map(|(i, _)| i as u32)
-            .collect();
-        let list = snapshot
-            .lists
-            .get_or_build((provider, false), members, |members| {
-                let definitions = members
-                    .iter()
-                    .map(|&i| cached(&snapshot.tools[i as usize], provider).clone())
-                    .collect();
-                Some(wrap(provider, definitions))
-            });
-        list.expect("a plain list always builds")
+        self.provider_list(provider, false, scope, keep)
+            .expect("a plain list always builds")
     }
 
     /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in its strict form
@@ -74,24 +61,68 @@ impl Registry {
         provider: Provider,
         scope: &Scope,
     ) -> Result<ProviderTools, StrictError> {
+        self.provider_list(provider, true, scope, |_| true)
+    }
+
+    /// The list of the tools `scope` may see and `keep` accepts, with what
+    /// [`discovery`](crate::discovery) adds for deferred tools, built once per snapshot,
+    /// provider, mode and set of tools.
+    fn provider_list(
+        &self,
+        provider: Provider,
+        strict: bool,
+        scope: &Scope,
+        mut keep: impl FnMut(&Tool) -> bool,
+    ) -> Result<ProviderTools, StrictError> {
         let snapshot = self.current();
-        let members: Box<[u32]> = self
-            .listed(&snapshot, scope)
-            .map(|(i, _)| i as u32)
-            .collect();
+        let extra = self.extra(&snapshot, provider, scope);
+        let members: Box<[u32]> = match extra {
+            // Deferred tools are in the list, flagged for the provider's own search.
+            Extra::Native => (snapshot.tools.iter().enumerate())
+                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && keep(tool))
+                .map(|(i, _)| i as u32)
+                .collect(),
+            _ => self
+                .listed(&snapshot, scope)
+                .filter(|(_, tool)| keep(tool))
+                .map(|(i, _)| i as u32)
+                .collect(),
+        };
+        let metas: Vec<&'static Tool> = match extra {
+            Extra::MetaTools => self.meta_tools_of(&snapshot).filter(|t| keep(t)).collect(),
+            _ => Vec::new(),
+        };
+        // The mode: strict, native, and which meta-tools end the list.
+        let mut mode = u8::from(strict) | (u8::from(extra == Extra::Native) << 1);
+        for (bit, meta) in self.meta_tools_of(&snapshot).enumerate() {
+            if metas.iter().any(|m| m.same(meta)) {
+                mode |= 1 << (2 + bit);
+            }
+        }
         let mut failed = None;
         let list = snapshot
             .lists
-            .get_or_build((provider, true), members, |members| {
-                let mut definitions = Vec::with_capacity(members.len());
-                for &i in members {
-                    match strict_cached(&snapshot.tools[i as usize], provider) {
-                        Ok(definition) => definitions.push(definition.clone()),
-                        Err(error) => {
-                            failed = Some(error.clone());
-                            return None;
-                        }
+            .get_or_build((provider, mode), members, |members| {
+                let mut definitions = Vec::with_capacity(members.len() + metas.len() + 1);
+                let tools = members.iter().map(|&i| &snapshot.tools[i as usize]);
+                for tool in tools.chain(metas.iter().copied()) {
+                    let mut definition = match strict {
+                        false => cached(tool, provider).clone(),
+                        true => match strict_cached(tool, provider) {
+                            Ok(definition) => definition.clone(),
+                            Err(error) => {
+                                failed = Some(error.clone());
+                                return None;
+                            }
+                        },
+                    };
+                    if extra == Extra::Native && tool.defer_loading() {
+                        definition["defer_loading"] = true.into();
                     }
+                    definitions.push(definition);
+                }
+                if extra == Extra::Native {
+                    definitions.push(crate::discovery::native_search_tool(provider));
                 }
                 Some(wrap(provider, definitions))
             });
@@ -233,8 +264,9 @@ pub(crate) struct ListCache {
     lists: RwLock<FxHashMap<ListKey, ProviderTools>>,
 }
 
-/// A provider, strict or not, and the positions, in the snapshot, of the tools of a list.
-type ListKey = ((Provider, bool), Box<[u32]>);
+/// A provider, the list's mode (strict, native search, which meta-tools), and the positions,
+/// in the snapshot, of the tools of a list.
+type ListKey = ((Provider, u8), Box<[u32]>);
 
 /// How many distinct lists one snapshot keeps.
 const MAX_CACHED_LISTS: usize = 256;
@@ -244,7 +276,7 @@ impl ListCache {
     /// `None` when it cannot be built (then nothing is kept).
     fn get_or_build(
         &self,
-        provider: (Provider, bool),
+        provider: (Provider, u8),
         members: Box<[u32]>,
         build: impl FnOnce(&[u32]) -> Option<Value>,
     ) -> Option<ProviderTools> {

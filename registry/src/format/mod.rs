@@ -19,6 +19,7 @@ mod provider;
 mod results;
 mod strict;
 
+pub(crate) use definitions::parameters;
 pub(crate) use lists::ListCache;
 pub use lists::ProviderTools;
 pub(crate) use provider::wire_aliases;

@@ -106,7 +106,9 @@ impl Registry {
 
 impl Scoped<'_> {
     fn find(&self, name: &str) -> Option<&crate::Tool> {
-        let (i, tool) = self.snapshot.get(name)?;
+        let Some((i, tool)) = self.snapshot.get(name) else {
+            return self.registry.meta_tool(&self.snapshot, name);
+        };
         self.registry
             .visible(&self.snapshot, i, self.scope)
             .then_some(tool)

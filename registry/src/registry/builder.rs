@@ -17,6 +17,7 @@ use super::{
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
 use crate::def::ToolDef;
+use crate::discovery::Discovery;
 use crate::gate::{
     ApprovalKey, ApprovalStore, Gate, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
@@ -51,6 +52,7 @@ impl Registry {
             max_concurrency: MAX_CONCURRENCY,
             max_calls: MAX_CALLS,
             strict_arguments: false,
+            discovery: Discovery::default(),
         }
     }
 }
@@ -105,6 +107,7 @@ pub struct RegistryBuilder {
     max_concurrency: usize,
     max_calls: usize,
     strict_arguments: bool,
+    discovery: Discovery,
 }
 
 impl RegistryBuilder {
@@ -243,6 +246,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// How a model finds the tools marked `defer_loading`, which tool lists leave out:
+    /// the three meta-tools `search_tools`, `describe_tool` and `execute_tool` (the default),
+    /// the provider's own tool search where it has one, or nothing (see
+    /// [`discovery`](crate::discovery)).
+    pub fn discovery(mut self, discovery: Discovery) -> Self {
+        self.discovery = discovery;
+        self
+    }
+
     /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
     /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
     /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
@@ -286,6 +298,7 @@ impl RegistryBuilder {
             max_concurrency: self.max_concurrency,
             max_calls: self.max_calls,
             strict_arguments: self.strict_arguments,
+            discovery: self.discovery,
         };
         let writer = Writer {
             linked_claims: super::lifecycle::claims_of(&linked),

@@ -121,7 +121,11 @@ impl Registry {
 
     /// Looks a tool up by name or alias, in O(1), whatever the scope and switches.
     pub fn get(&self, name: &str) -> Option<Tool> {
-        self.current().get(name).map(|(_, tool)| tool.clone())
+        let snapshot = self.current();
+        match snapshot.get(name) {
+            Some((_, tool)) => Some(tool.clone()),
+            None => self.meta_tool(&snapshot, name).cloned(),
+        }
     }
 
     /// Looks a tool up by name or alias as `scope` sees it: `None` when it does not exist, is

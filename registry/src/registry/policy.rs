@@ -50,6 +50,8 @@ pub(crate) struct Policy {
     pub(crate) max_calls: usize,
     /// Arguments are read strictly: none of the lenient readings of `call::lenient`.
     pub(crate) strict_arguments: bool,
+    /// How deferred tools are found.
+    pub(crate) discovery: crate::discovery::Discovery,
 }
 
 impl Timeouts {

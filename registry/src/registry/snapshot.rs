@@ -28,6 +28,13 @@ pub(crate) struct Snapshot {
     pub(crate) openai_all: OnceLock<Arc<Value>>,
     /// The tool lists built from this snapshot, per provider and set of tools.
     pub(crate) lists: crate::format::ListCache,
+    /// Some tool is marked `defer_loading`: the meta-tools of discovery answer.
+    pub(crate) deferred: bool,
+    /// The longest timeout of any tool: the meta-tools' own, so that `execute_tool` gives the
+    /// tool it runs all of its time.
+    pub(crate) longest_timeout: Duration,
+    /// The search index of `search_tools`, built on first use.
+    pub(crate) search: OnceLock<crate::discovery::search::Index>,
 }
 
 /// What one registry decided for one tool.
@@ -78,20 +85,25 @@ impl Snapshot {
                 by_name.entry(Cow::Owned(wire)).or_insert(i);
             }
         }
-        let slots = tools
+        let slots: Vec<Slot> = tools
             .iter()
             .map(|tool| Slot {
                 disabled: writer.switches.covers(tool),
                 timeout: policy.timeouts.of(tool),
             })
             .collect();
+        let longest_timeout =
+            (slots.iter().map(|slot| slot.timeout)).fold(policy.timeouts.default, Duration::max);
         let mut snapshot = Self {
+            deferred: tools.iter().any(Tool::defer_loading),
+            longest_timeout,
             tools,
             by_name,
             slots,
             allow_sets: FxHashMap::default(),
             openai_all: OnceLock::new(),
             lists: Default::default(),
+            search: OnceLock::new(),
         };
         snapshot.allow_sets = snapshot.allow_sets(&policy.allow_lists);
         snapshot

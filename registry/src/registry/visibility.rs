@@ -20,6 +20,9 @@ impl Registry {
                 Some((tool.clone(), snapshot.slots[i].timeout))
             }
             Some(_) => None,
+            None if let Some(meta) = self.meta_tool(&snapshot, name) => {
+                Some((meta.clone(), snapshot.longest_timeout))
+            }
             None => {
                 // Run the same check on some tool, so that a miss costs what a refusal costs.
                 if !snapshot.tools.is_empty() {

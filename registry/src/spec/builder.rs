@@ -80,6 +80,12 @@ impl ToolSpecBuilder {
         self.fields.requires_gate = yes;
         self
     }
+    /// Leaves the tool out of the upfront tool list; models find it through
+    /// [`discovery`](crate::discovery). It stays callable by name.
+    pub fn defer_loading(mut self, yes: bool) -> Self {
+        self.fields.defer_loading = yes;
+        self
+    }
     /// Checks the name and the schemas.
     pub fn build(self) -> Result<ToolSpec, SpecError> {
         ToolSpec::try_from(self.fields)

@@ -115,6 +115,8 @@ pub(super) struct Fields {
     timeout: Option<Duration>,
     #[serde(default, skip_serializing_if = "is_default")]
     requires_gate: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    defer_loading: bool,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -213,6 +215,7 @@ impl ToolSpec {
                 daily_limit: None,
                 timeout: None,
                 requires_gate: false,
+                defer_loading: false,
             },
         }
     }
@@ -235,6 +238,7 @@ impl ToolSpec {
                 daily_limit: def.daily_limit(),
                 timeout: def.timeout(),
                 requires_gate: def.requires_gate(),
+                defer_loading: def.defer_loading(),
             },
         }
     }
@@ -290,6 +294,10 @@ impl ToolSpec {
     /// An evaluation gate decides each call.
     pub fn requires_gate(&self) -> bool {
         self.fields.requires_gate
+    }
+    /// Left out of the upfront tool list, found through [`discovery`](crate::discovery).
+    pub fn defer_loading(&self) -> bool {
+        self.fields.defer_loading
     }
 
     /// Checks the name and the schemas; returns the compiled input schema.
