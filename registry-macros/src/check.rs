@@ -45,6 +45,8 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
         }
     }
 
+    crate::targets::check(cx, &attr.targets, func);
+
     if let Some(flag) = attr.output_schema.as_ref().filter(|f| f.value) {
         check_output_schema(cx, flag.span, func);
     }

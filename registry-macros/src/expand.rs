@@ -463,6 +463,7 @@ fn parts(
         None => quote!(#p::MAX_ARGS_BYTES),
     };
     let blocking = flag_or(attr.blocking.as_ref(), false);
+    let targets = crate::targets::bits(&attr.targets);
     let daily_limit = option(attr.daily_limit.as_ref().map(|n| n.value));
     let tag = option(resolved.tag.as_ref().map(|tag| tag_form(p, tag)));
     let source = source_location(p, resolved.name_span);
@@ -495,6 +496,7 @@ fn parts(
             gate_fail_closed: #gate_fail_closed,
             max_args_bytes: #max_args_bytes,
             blocking: #blocking,
+            targets: #targets,
         }
     }
 }

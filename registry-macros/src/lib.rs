@@ -8,6 +8,7 @@ mod ctxt;
 mod expand;
 mod fallback;
 mod files;
+mod targets;
 
 use proc_macro::TokenStream;
 

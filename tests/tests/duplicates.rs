@@ -36,7 +36,9 @@ fn assert_both_sides(first: &SourceLocation, second: &SourceLocation) {
 
 #[test]
 fn try_global_reports_the_clash_with_both_source_locations() {
-    let error = Registry::try_global().expect_err("util.echo is defined twice");
+    let Err(tool_registry::registry::BuildError::Duplicates(error)) = Registry::try_global() else {
+        panic!("util.echo is defined twice");
+    };
     assert_eq!(error.clashes.len(), 1, "{error}");
     let clash = &error.clashes[0];
     assert_eq!(clash.name, "util.echo");

@@ -63,6 +63,7 @@ pub(crate) struct ToolAttr {
     pub(crate) max_args_bytes: Option<Sp<usize>>,
     pub(crate) blocking: Option<Sp<bool>>,
     pub(crate) output_schema: Option<Sp<bool>>,
+    pub(crate) targets: Vec<Sp<String>>,
     pub(crate) tag: Option<LitStr>,
     pub(crate) pattern: Option<LitStr>,
     pub(crate) groups: Option<Sp<Vec<Sp<String>>>>,
@@ -99,6 +100,7 @@ const TOOL_KEYS: &[&str] = &[
     "max_args_bytes",
     "blocking",
     "output_schema",
+    "targets",
     "tag",
     "pattern",
     "groups",
@@ -164,6 +166,7 @@ struct ToolSlots {
     max_args_bytes: Attr<Sp<usize>>,
     blocking: BoolAttr,
     output_schema: BoolAttr,
+    targets: Attr<Vec<Sp<String>>>,
     tag: Attr<LitStr>,
     pattern: Attr<LitStr>,
     groups: Attr<Sp<Vec<Sp<String>>>>,
@@ -223,6 +226,8 @@ impl ToolSlots {
             "blocking" => self.blocking.read(cx, key),
             // #[tool(output_schema)]: the return type's JSON Schema is the tool's output schema
             "output_schema" => self.output_schema.read(cx, key),
+            // #[tool(targets(openai_strict, anthropic_strict, gemini))]
+            "targets" => self.targets.read(cx, key, targets),
             // #[tool(tag = "RESEARCH")]
             "tag" => self.tag.read(cx, key, string),
             // #[tool(pattern = r"(factual|communication)\s+(.+)")]
@@ -264,6 +269,7 @@ impl ToolSlots {
             max_args_bytes: self.max_args_bytes.get(),
             blocking: self.blocking.get(),
             output_schema: self.output_schema.get(),
+            targets: self.targets.get().unwrap_or_default(),
             tag: self.tag.get(),
             pattern: self.pattern.get(),
             groups: self.groups.get(),

@@ -223,6 +223,28 @@ pub(super) fn groups(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<Vec<Sp<S
     Ok(Some(sp(list(cx, key)?, span)))
 }
 
+/// `targets(openai_strict, gemini)`: names of [`crate::targets::TARGETS`].
+pub(super) fn targets(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Vec<Sp<String>>>> {
+    let known = crate::targets::TARGETS;
+    let mut targets = Vec::new();
+    for item in list(cx, key)? {
+        if known.iter().any(|(name, _)| *name == item.value) {
+            targets.push(item);
+        } else {
+            let names: Vec<String> = known.iter().map(|(name, _)| format!("`{name}`")).collect();
+            cx.error_at(
+                item.span,
+                format!(
+                    "unknown target `{}`: `targets` takes {}",
+                    item.value,
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+    Ok(Some(targets))
+}
+
 struct ListItem(Sp<String>);
 
 impl syn::parse::Parse for ListItem {

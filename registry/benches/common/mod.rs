@@ -305,6 +305,7 @@ pub fn synthetic_registry(count: usize) -> Registry {
             gate_fail_closed: false,
             max_args_bytes: tool_registry::call::MAX_ARGS_BYTES,
             blocking: false,
+            targets: 0,
         });
         builder = builder.tool(Box::leak(Box::new(def)));
     }

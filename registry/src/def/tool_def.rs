@@ -40,6 +40,8 @@ pub struct ToolParts {
     pub gate_fail_closed: bool,
     pub max_args_bytes: usize,
     pub blocking: bool,
+    /// The formats the tool promises to fit, as bits of [`Target`](crate::format::Target).
+    pub targets: u8,
 }
 
 /// One tool as `#[tool]` declared it. All of it is `'static`: the macro places one in a
@@ -174,6 +176,13 @@ impl ToolDef {
     /// computes.
     pub fn blocking(&self) -> bool {
         self.parts.blocking
+    }
+
+    /// The formats the tool promises to fit (`#[tool(targets(...))]`), checked when a
+    /// registry is built.
+    pub fn targets(&self) -> impl Iterator<Item = crate::format::Target> {
+        let bits = self.parts.targets;
+        (crate::format::Target::ALL.into_iter()).filter(move |target| bits & target.bit() != 0)
     }
 
     /// Builds the JSON Schema of what the tool returns, when it declares `output_schema`.

@@ -8,6 +8,7 @@
 //! | `definitions.rs` | one tool's definition in each provider's shape |
 //! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
 //! | `strict.rs` | the strict-mode form of an argument schema (OpenAI, Anthropic) |
+//! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
 //! | `results.rs` | a call's result as the message each provider expects back |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
@@ -18,6 +19,7 @@ mod prompt;
 mod provider;
 mod results;
 mod strict;
+mod targets;
 
 pub(crate) use definitions::parameters;
 pub(crate) use lists::ListCache;
@@ -25,6 +27,8 @@ pub use lists::ProviderTools;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
 pub use strict::StrictError;
+pub(crate) use targets::check_all as check_targets;
+pub use targets::{Target, TargetError};
 
 /// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
 pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {

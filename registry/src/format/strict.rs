@@ -78,6 +78,7 @@ const REFUSED: &[&str] = &[
     "dependentSchemas",
     "unevaluatedProperties",
     "propertyNames",
+    "prefixItems",
 ];
 
 /// The strict form of the argument schema `parameters` of `tool`.

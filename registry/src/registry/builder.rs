@@ -67,6 +67,9 @@ pub enum BuildError {
     /// An allow-list names tools the registry does not have.
     #[error(transparent)]
     AllowLists(#[from] AllowListError),
+    /// A tool declares a target (`#[tool(targets(...))]`) its arguments do not fit.
+    #[error(transparent)]
+    Targets(#[from] crate::format::TargetError),
 }
 
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
@@ -264,8 +267,9 @@ impl RegistryBuilder {
         self
     }
 
-    /// Builds the registry; reports any name claimed twice and any unknown name in the
-    /// allow-lists.
+    /// Builds the registry; reports any name claimed twice, any unknown name in the
+    /// allow-lists, and any tool whose arguments do not fit a target it declares
+    /// (`#[tool(targets(...))]`).
     pub fn build(self) -> Result<Registry, BuildError> {
         let linked = match (self.linked, self.extra.is_empty()) {
             (true, true) => linked_tools()?,
@@ -314,6 +318,7 @@ impl RegistryBuilder {
         if !unknown.is_empty() {
             return Err(AllowListError::UnknownTools { unknown }.into());
         }
+        crate::format::check_targets(&snapshot.tools)?;
         Ok(Registry {
             snapshot: ArcSwap::from_pointee(snapshot),
             writer: Mutex::new(writer),

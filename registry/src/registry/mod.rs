@@ -88,8 +88,9 @@ impl Registry {
     ///
     /// # Panics
     ///
-    /// When two linked crates define a tool of the same name; the message names both source
-    /// locations. Use [`Registry::try_global`] to handle that as an error.
+    /// When two linked crates define a tool of the same name (the message names both source
+    /// locations), or a tool's arguments do not fit a target it declares. Use
+    /// [`Registry::try_global`] to handle these as errors.
     pub fn global() -> &'static Registry {
         match Self::try_global() {
             Ok(registry) => registry,
@@ -97,17 +98,11 @@ impl Registry {
         }
     }
 
-    /// Like [`Registry::global`], but reports duplicate names as an error.
-    pub fn try_global() -> Result<&'static Registry, DuplicateToolError> {
-        static GLOBAL: OnceLock<Result<Registry, DuplicateToolError>> = OnceLock::new();
+    /// Like [`Registry::global`], but reports what stops it as an error.
+    pub fn try_global() -> Result<&'static Registry, BuildError> {
+        static GLOBAL: OnceLock<Result<Registry, BuildError>> = OnceLock::new();
         GLOBAL
-            .get_or_init(|| match Self::builder().build() {
-                Ok(registry) => Ok(registry),
-                Err(BuildError::Duplicates(error)) => Err(error),
-                Err(BuildError::AllowLists(_)) => {
-                    unreachable!("the default builder has no allow-lists")
-                }
-            })
+            .get_or_init(|| Self::builder().build())
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -1,0 +1,109 @@
+//! The formats a tool promises to fit, `#[tool(targets(openai_strict, anthropic_strict,
+//! gemini))]`: the macro refuses the argument types it can see that a target cannot say; the
+//! rest of the schema is checked here when a registry is built, so that a broken promise stops
+//! the program at its start rather than at the first request.
+
+use std::fmt;
+
+use super::Provider;
+use super::definitions::{parameters, strict_definition};
+use crate::def::Tool;
+
+/// A format a tool can promise to fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Target {
+    /// OpenAI strict mode (Chat Completions and Responses, `"strict": true`).
+    OpenAiStrict,
+    /// Anthropic strict tool use (`"strict": true`).
+    AnthropicStrict,
+    /// Gemini's `parameters`, its OpenAPI subset (not the `parametersJsonSchema` fallback).
+    Gemini,
+}
+
+impl Target {
+    /// Every target, in a fixed order.
+    pub const ALL: [Target; 3] = [
+        Target::OpenAiStrict,
+        Target::AnthropicStrict,
+        Target::Gemini,
+    ];
+
+    /// The name `targets(...)` takes.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAiStrict => "openai_strict",
+            Self::AnthropicStrict => "anthropic_strict",
+            Self::Gemini => "gemini",
+        }
+    }
+
+    /// The target's bit in [`ToolParts::targets`](crate::def::ToolDef), as the macro writes it.
+    pub(crate) const fn bit(self) -> u8 {
+        match self {
+            Self::OpenAiStrict => 1,
+            Self::AnthropicStrict => 2,
+            Self::Gemini => 4,
+        }
+    }
+
+    /// Whether `tool`'s arguments can be given in this format; the error says where and what
+    /// cannot.
+    pub fn check(self, tool: &Tool) -> Result<(), TargetError> {
+        let failed = |path: String, construct: String| TargetError {
+            tool: tool.name().to_owned(),
+            target: self,
+            path,
+            construct,
+        };
+        match self {
+            Self::OpenAiStrict | Self::AnthropicStrict => {
+                let provider = match self {
+                    Self::OpenAiStrict => Provider::OpenAi,
+                    _ => Provider::Anthropic,
+                };
+                strict_definition(tool, provider)
+                    .map(drop)
+                    .map_err(|error| failed(error.path, error.construct))
+            }
+            Self::Gemini => super::gemini::parameters(&parameters(tool))
+                .map(drop)
+                .map_err(|error| failed(error.path, error.construct)),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool that declares a target its arguments cannot be given in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tool `{tool}` declares `targets({target})`, which its arguments do not fit: at `{path}`, {construct}; change the arguments or leave `{target}` out of `targets`"
+)]
+pub struct TargetError {
+    /// The tool.
+    pub tool: String,
+    /// The target it declares.
+    pub target: Target,
+    /// Where in its argument schema (a JSON Pointer).
+    pub path: String,
+    /// What the target cannot say there.
+    pub construct: String,
+}
+
+/// The first target a linked tool of `tools` declares and does not fit.
+pub(crate) fn check_all(tools: &[Tool]) -> Result<(), TargetError> {
+    for tool in tools {
+        let Some(def) = tool.definition() else {
+            continue;
+        };
+        for target in def.targets() {
+            target.check(tool)?;
+        }
+    }
+    Ok(())
+}
