@@ -251,7 +251,10 @@ impl ToolSpec {
     pub fn description(&self) -> &str {
         &self.fields.description
     }
-    /// The JSON Schema the arguments are validated against.
+    /// The JSON Schema the arguments are validated against, with JSON Schema's meaning
+    /// throughout: an object whose schema has no `additionalProperties` admits keys it does not
+    /// name (unlike a compiled tool, which refuses unknown keys at every depth), so write
+    /// `"additionalProperties": false` where unknown keys should be refused.
     pub fn input_schema(&self) -> &Value {
         &self.fields.input_schema
     }
