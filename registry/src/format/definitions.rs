@@ -21,26 +21,26 @@
 use serde_json::{Map, Value, json};
 
 use super::Provider;
-use super::strict::{StrictError, strict_parameters};
+use super::strict::{Dialect, StrictError, strict_parameters};
 use crate::def::Tool;
 
 /// The tool's definition for `provider` in strict mode (`"strict": true`, the schema in its
 /// strict form; see [`super::strict`]), for the providers that have one; for the others, the
 /// plain definition.
 pub(crate) fn strict_definition(tool: &Tool, provider: Provider) -> Result<Value, StrictError> {
-    let parameters = || strict_parameters(tool.name(), &parameters(tool));
+    let parameters = |dialect| strict_parameters(tool.name(), &parameters(tool), dialect);
     let mut definition = definition(tool, provider);
     match provider {
         Provider::OpenAi => {
-            definition["function"]["parameters"] = parameters()?;
+            definition["function"]["parameters"] = parameters(Dialect::OpenAi)?;
             definition["function"]["strict"] = true.into();
         }
         Provider::Responses => {
-            definition["parameters"] = parameters()?;
+            definition["parameters"] = parameters(Dialect::OpenAi)?;
             definition["strict"] = true.into();
         }
         Provider::Anthropic => {
-            definition["input_schema"] = parameters()?;
+            definition["input_schema"] = parameters(Dialect::Anthropic)?;
             definition["strict"] = true.into();
         }
         Provider::Gemini | Provider::Mcp => {}
