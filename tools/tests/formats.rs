@@ -204,6 +204,29 @@ fn every_list_obeys_its_providers_published_rules() {
     }
 }
 
+#[test]
+fn mcp_schemas_are_json_schema_2020_12() {
+    // MCP's default dialect (SEP-1613,
+    // https://modelcontextprotocol.io/community/seps/1613-establish-json-schema-2020-12-as-default-dialect-f).
+    let registry = registry();
+    let tools = registry.tools_for(Provider::Mcp, &Scope::trusted());
+    let mut outputs = 0;
+    for tool in tools.as_array().unwrap() {
+        let name = &tool["name"];
+        let input = &tool["inputSchema"];
+        if let Err(error) = jsonschema::draft202012::meta::validate(input) {
+            panic!("MCP: the input schema of {name} is not JSON Schema 2020-12: {error}");
+        }
+        if let Some(output) = tool.get("outputSchema") {
+            outputs += 1;
+            if let Err(error) = jsonschema::draft202012::meta::validate(output) {
+                panic!("MCP: the output schema of {name} is not JSON Schema 2020-12: {error}");
+            }
+        }
+    }
+    assert!(outputs > 0, "an output schema is among those checked");
+}
+
 #[tokio::test]
 async fn wire_names_come_back_to_their_tools() {
     let registry = registry();
