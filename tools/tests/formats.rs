@@ -204,6 +204,29 @@ fn every_list_obeys_its_providers_published_rules() {
     }
 }
 
+#[test]
+fn mcp_schemas_are_json_schema_2020_12() {
+    // MCP's default dialect (SEP-1613,
+    // https://modelcontextprotocol.io/community/seps/1613-establish-json-schema-2020-12-as-default-dialect-f).
+    let registry = registry();
+    let tools = registry.tools_for(Provider::Mcp, &Scope::trusted());
+    let mut outputs = 0;
+    for tool in tools.as_array().unwrap() {
+        let name = &tool["name"];
+        let input = &tool["inputSchema"];
+        if let Err(error) = jsonschema::draft202012::meta::validate(input) {
+            panic!("MCP: the input schema of {name} is not JSON Schema 2020-12: {error}");
+        }
+        if let Some(output) = tool.get("outputSchema") {
+            outputs += 1;
+            if let Err(error) = jsonschema::draft202012::meta::validate(output) {
+                panic!("MCP: the output schema of {name} is not JSON Schema 2020-12: {error}");
+            }
+        }
+    }
+    assert!(outputs > 0, "an output schema is among those checked");
+}
+
 #[tokio::test]
 async fn wire_names_come_back_to_their_tools() {
     let registry = registry();
@@ -443,6 +466,185 @@ fn check_strict(provider: Provider, name: &str, schema: &Value, path: &str) {
     }
 }
 
+/// Checks a schema for Anthropic's strict tool use by its published limits ("JSON Schema
+/// limitations", <https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs>):
+/// only the supported keywords, each object closed (`additionalProperties: false`) and
+/// requiring only properties it has, `enum`s of primitives, local `$ref`s, no `$ref` under
+/// `allOf`, the listed string formats, `minItems` 0 or 1, simple `pattern`s, and no recursion.
+fn check_anthropic_strict(name: &str, schema: &Value) {
+    const SUPPORTED: &[&str] = &[
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        "default",
+        "description",
+        "title",
+        "format",
+        "minItems",
+        "pattern",
+    ];
+    const FORMATS: &[&str] = &[
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    ];
+    fn walk(name: &str, schema: &Value, path: &str, under_all_of: bool) {
+        let Some(object) = schema.as_object() else {
+            panic!("anthropic: {name}{path} is not a schema object");
+        };
+        let at = |key: &str| format!("anthropic: {name}{path}/{key}");
+        for (key, value) in object {
+            assert!(
+                SUPPORTED.contains(&key.as_str()),
+                "{} is not supported",
+                at(key)
+            );
+            match key.as_str() {
+                "$ref" => {
+                    assert!(!under_all_of, "{}: `$ref` under `allOf`", at(key));
+                    assert!(value.as_str().unwrap().starts_with('#'), "{}", at(key));
+                }
+                "enum" => assert!(
+                    value
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|v| !v.is_object() && !v.is_array()),
+                    "{}: complex enum value",
+                    at(key)
+                ),
+                "format" => assert!(
+                    FORMATS.contains(&value.as_str().unwrap()),
+                    "{}: format {value}",
+                    at(key)
+                ),
+                "minItems" => assert!(value.as_u64().unwrap() <= 1, "{}", at(key)),
+                "pattern" => {
+                    let pattern = value.as_str().unwrap();
+                    for refused in ["(?=", "(?!", "(?<=", "(?<!", "\\b", "\\B", "\\1"] {
+                        assert!(!pattern.contains(refused), "{}: {pattern}", at(key));
+                    }
+                }
+                "properties" | "$defs" | "definitions" => {
+                    for (member, sub) in value.as_object().unwrap() {
+                        walk(name, sub, &format!("{path}/{key}/{member}"), under_all_of);
+                    }
+                }
+                "items" => walk(name, value, &format!("{path}/items"), under_all_of),
+                "anyOf" | "allOf" => {
+                    for (i, option) in value.as_array().unwrap().iter().enumerate() {
+                        let inner = under_all_of || key == "allOf";
+                        walk(name, option, &format!("{path}/{key}/{i}"), inner);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if object.get("type") == Some(&json!("object")) || object.contains_key("properties") {
+            assert_eq!(
+                object.get("additionalProperties"),
+                Some(&json!(false)),
+                "anthropic: {name}{path} must close its keys"
+            );
+            let properties = object["properties"].as_object().unwrap();
+            for required in object
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    properties.contains_key(required.as_str().unwrap()),
+                    "anthropic: {name}{path} requires {required}, which it does not have"
+                );
+            }
+        }
+    }
+    walk(name, schema, "", false);
+    // No recursion: the definitions, by the definitions their schemas name, form no circle.
+    // Definitions that name none are taken away until none are left, or a circle is.
+    let mut refs: Vec<(String, Vec<String>)> = Vec::new();
+    for key in ["$defs", "definitions"] {
+        for (def, sub) in schema
+            .get(key)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let text = sub.to_string();
+            let named = text
+                .split("\"$ref\":\"")
+                .skip(1)
+                .map(|rest| rest.split('"').next().unwrap().to_owned())
+                .collect();
+            refs.push((format!("#/{key}/{def}"), named));
+        }
+    }
+    assert!(
+        !schema.to_string().contains("\"$ref\":\"#\""),
+        "anthropic: {name} refers to its root"
+    );
+    while !refs.is_empty() {
+        let before = refs.len();
+        let names: Vec<String> = refs.iter().map(|(def, _)| def.clone()).collect();
+        refs.retain(|(_, named)| named.iter().any(|n| names.contains(n)));
+        assert!(
+            refs.len() < before,
+            "anthropic: {name} is recursive: {refs:?}"
+        );
+    }
+}
+
+/// Anthropic's limits on one request ("Schema complexity limits", same page): at most 20
+/// strict tools, 24 optional parameters and 16 parameters with union types (`anyOf` or a type
+/// array) across all of them.
+fn check_anthropic_limits(tools: &Value) {
+    fn count(schema: &Value, optional: &mut usize, unions: &mut usize) {
+        match schema {
+            Value::Object(object) => {
+                if let Some(Value::Object(properties)) = object.get("properties") {
+                    let required = object.get("required").and_then(Value::as_array);
+                    for (key, member) in properties {
+                        if !required.is_some_and(|r| r.contains(&json!(key))) {
+                            *optional += 1;
+                        }
+                        if member.get("anyOf").is_some() || member["type"].is_array() {
+                            *unions += 1;
+                        }
+                    }
+                }
+                object.values().for_each(|v| count(v, optional, unions));
+            }
+            Value::Array(items) => items.iter().for_each(|v| count(v, optional, unions)),
+            _ => {}
+        }
+    }
+    let list = tools.as_array().unwrap();
+    let (mut optional, mut unions) = (0, 0);
+    for tool in list {
+        count(&tool["input_schema"], &mut optional, &mut unions);
+    }
+    assert!(list.len() <= 20, "anthropic: {} strict tools", list.len());
+    assert!(optional <= 24, "anthropic: {optional} optional parameters");
+    assert!(unions <= 16, "anthropic: {unions} union-typed parameters");
+}
+
 #[test]
 fn strict_lists_obey_the_strict_rules_or_name_what_they_cannot_express() {
     let registry = registry();
@@ -458,10 +660,16 @@ fn strict_lists_obey_the_strict_rules_or_name_what_they_cannot_express() {
                 _ => &tool["strict"],
             };
             assert_eq!(strict, &json!(true), "{provider}: {name}");
-            check_strict(provider, &name, &schema, "");
+            match provider {
+                Provider::Anthropic => check_anthropic_strict(&name, &schema),
+                _ => check_strict(provider, &name, &schema, ""),
+            }
             if let Err(error) = jsonschema::meta::validate(&schema) {
                 panic!("{provider}: {name}: {error}");
             }
+        }
+        if provider == Provider::Anthropic {
+            check_anthropic_limits(&tools);
         }
         insta::assert_json_snapshot!(format!("tools_{provider}_strict"), tools);
     }

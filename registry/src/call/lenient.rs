@@ -15,6 +15,15 @@
 //! and the error that follows names its path. Strict mode
 //! ([`RegistryBuilder::strict_arguments`](crate::RegistryBuilder::strict_arguments)) skips all
 //! of this.
+//!
+//! Leniency never extends to unknown fields. In both modes a compiled tool refuses a key its
+//! schema does not name, at any depth: at the top level its argument struct denies them, and in
+//! a nested struct of the user's that does not (`#[serde(deny_unknown_fields)]` absent, so no
+//! `additionalProperties` in its schema) the registry refuses them itself (see
+//! [`crate::call::fields`]), naming the path (`area.extra`, `stops[1].extra`) and the fields
+//! expected. A run-time tool ([`ToolSpec`](crate::ToolSpec)) is validated as JSON Schema says:
+//! where its schema has no `additionalProperties`, other keys are allowed; write
+//! `"additionalProperties": false` to refuse them.
 
 use serde_json::{Map, Value};
 

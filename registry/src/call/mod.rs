@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`], [`MAX_ARGS_DEPTH`]; arguments read into a tool's type, errors naming the JSON path |
 //! | `admit.rs` | arguments measured before anything reads them; deep values dropped without recursion |
+//! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
@@ -16,6 +17,7 @@ mod admit;
 pub(crate) mod args;
 mod ctx;
 mod error;
+pub(crate) mod fields;
 pub(crate) mod lenient;
 mod result;
 pub(crate) mod shim;

@@ -32,6 +32,8 @@ pub(crate) struct Entry {
     pub(crate) permission: Permission,
     pub(crate) predicate: Option<fn(&Scope) -> bool>,
     input_schema: OnceLock<Schema>,
+    /// The input schema has an object whose unknown keys [`crate::call::fields`] refuses.
+    open_objects: OnceLock<bool>,
     output_schema: OnceLock<Option<Value>>,
     /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
     /// order, built on first use.
@@ -72,6 +74,7 @@ impl Entry {
             permission: Permission::Guest,
             predicate: None,
             input_schema: OnceLock::new(),
+            open_objects: OnceLock::new(),
             output_schema: OnceLock::new(),
             formats: Default::default(),
             strict_formats: Default::default(),
@@ -193,13 +196,31 @@ impl Entry {
     ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
         match &self.kind {
             Kind::Linked(def) if lenient => self.prepare_lenient(def, args, CallEnv { ctx, state }),
-            Kind::Linked(def) => (def.call_fn())(args, CallEnv { ctx, state }),
+            Kind::Linked(def) => self.call_linked(def, args, CallEnv { ctx, state }),
             Kind::Owned(owned) => owned.prepare(args, ctx, lenient.then(|| self.schema_value())),
         }
     }
 
     fn schema_value(&self) -> &Value {
         self.input_schema().as_value()
+    }
+
+    /// A compiled tool's shim, after the unknown keys of nested objects are refused (see
+    /// [`crate::call::fields`]; only for a schema that has such objects).
+    fn call_linked<'a>(
+        &self,
+        def: &ToolDef,
+        args: ToolArgs<'a>,
+        env: CallEnv<'a>,
+    ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
+        let open = *self
+            .open_objects
+            .get_or_init(|| crate::call::fields::has_open_objects(self.schema_value()));
+        if open && let Err(error) = crate::call::fields::check(&args, self.schema_value()) {
+            crate::call::dispose_args(args);
+            return Err(error);
+        }
+        (def.call_fn())(args, env)
     }
 
     /// A compiled tool's call under the lenient rules.
@@ -209,7 +230,7 @@ impl Entry {
         args: ToolArgs<'a>,
         env: CallEnv<'a>,
     ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
-        let call = def.call_fn();
+        let call = |args, env| self.call_linked(def, args, env);
         match args {
             ToolArgs::Value(mut value) => {
                 crate::call::lenient::coerce(&mut value, self.schema_value());

@@ -16,31 +16,37 @@
 //! - MCP: a `Tool` `{"name", "title", "description", "inputSchema", "outputSchema",
 //!   "annotations"}`, the hints `readOnlyHint` (default `false`), `destructiveHint` (default
 //!   `true`), `idempotentHint` (default `false`) and `openWorldHint` (default `true`)
-//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool>).
+//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool>). The schemas
+//!   are JSON Schema 2020-12 as generated, MCP's default dialect
+//!   (<https://modelcontextprotocol.io/community/seps/1613-establish-json-schema-2020-12-as-default-dialect-f>),
+//!   with nesting bounded by
+//!   [`MAX_SCHEMA_DEPTH`](crate::spec::MAX_SCHEMA_DEPTH): a run-time spec deeper than that is
+//!   refused when built; a compiled tool's schema is shown down to the bound, each deeper
+//!   schema replaced by `true` (any value) and the description of the one holding it saying so.
 
 use serde_json::{Map, Value, json};
 
 use super::Provider;
-use super::strict::{StrictError, strict_parameters};
+use super::strict::{Dialect, StrictError, strict_parameters};
 use crate::def::Tool;
 
 /// The tool's definition for `provider` in strict mode (`"strict": true`, the schema in its
 /// strict form; see [`super::strict`]), for the providers that have one; for the others, the
 /// plain definition.
 pub(crate) fn strict_definition(tool: &Tool, provider: Provider) -> Result<Value, StrictError> {
-    let parameters = || strict_parameters(tool.name(), &parameters(tool));
+    let parameters = |dialect| strict_parameters(tool.name(), &parameters(tool), dialect);
     let mut definition = definition(tool, provider);
     match provider {
         Provider::OpenAi => {
-            definition["function"]["parameters"] = parameters()?;
+            definition["function"]["parameters"] = parameters(Dialect::OpenAi)?;
             definition["function"]["strict"] = true.into();
         }
         Provider::Responses => {
-            definition["parameters"] = parameters()?;
+            definition["parameters"] = parameters(Dialect::OpenAi)?;
             definition["strict"] = true.into();
         }
         Provider::Anthropic => {
-            definition["input_schema"] = parameters()?;
+            definition["input_schema"] = parameters(Dialect::Anthropic)?;
             definition["strict"] = true.into();
         }
         Provider::Gemini | Provider::Mcp => {}
@@ -110,10 +116,25 @@ fn mcp(tool: &Tool, name: &str) -> Value {
     object.insert("name".into(), name.into());
     object.insert("title".into(), title(tool.name()).into());
     object.insert("description".into(), tool.description().into());
-    object.insert("inputSchema".into(), Value::Object(parameters(tool)));
+    let mut input = Value::Object(parameters(tool));
+    let mut cut = crate::spec::depth::cut(&mut input);
+    object.insert("inputSchema".into(), input);
     // MCP takes an object schema here, whose instances are the `structuredContent`.
     if let Some(output) = tool.output_schema().filter(|o| o["type"] == "object") {
-        object.insert("outputSchema".into(), output.clone());
+        let mut output = output.clone();
+        cut |= crate::spec::depth::cut(&mut output);
+        object.insert("outputSchema".into(), output);
+    }
+    if cut {
+        // Only a compiled tool gets here (a run-time spec this deep is refused when built),
+        // and its schema is fixed at compile time: the definition is still listed, cut, and
+        // the tool still checks its whole arguments when called.
+        tracing::warn!(
+            target: "tool_registry::format",
+            tool = tool.name(),
+            limit = crate::spec::MAX_SCHEMA_DEPTH,
+            "the MCP schema nests deeper than the limit; what lies deeper is not shown",
+        );
     }
     object.insert(
         "annotations".into(),

@@ -50,11 +50,12 @@ impl Registry {
             .expect("a plain list always builds")
     }
 
-    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in its strict form
-    /// (every property required, optional ones admitting `null`, no other keys; see
-    /// [`format::strict`](crate::format)) and `"strict": true`, for OpenAI Chat Completions and
-    /// Responses and for Anthropic; Gemini and MCP have no strict mode and get their plain
-    /// list. A tool whose schema strict mode cannot express is an error naming the tool, the
+    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in the provider's
+    /// strict subset and `"strict": true`, for OpenAI Chat Completions and Responses (every
+    /// property required, optional ones admitting `null`, no other keys) and for Anthropic
+    /// (no other keys, `required` as declared, constraints it does not check moved into the
+    /// descriptions, no recursive schemas); Gemini and MCP have no strict mode and get their
+    /// plain list. A tool whose schema strict mode cannot express is an error naming the tool, the
     /// place in its schema and the construct.
     pub fn tools_for_strict(
         &self,

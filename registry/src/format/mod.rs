@@ -7,7 +7,7 @@
 //! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
 //! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
-//! | `strict.rs` | the strict-mode form of an argument schema (OpenAI, Anthropic) |
+//! | `strict.rs` | the strict-mode form of an argument schema, in OpenAI's or Anthropic's subset |
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
 //! | `results.rs` | a call's result as the message each provider expects back |
 //! | `prompt.rs` | the prompt block that teaches the response tags |

@@ -25,7 +25,8 @@ impl ToolSpecBuilder {
         self.fields.description = description.into();
         self
     }
-    /// The JSON Schema of the arguments (`"type": "object"`).
+    /// The JSON Schema of the arguments (`"type": "object"`), read as JSON Schema reads it:
+    /// write `"additionalProperties": false` on each object whose unknown keys are refused.
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.fields.input_schema = schema;
         self

@@ -4,6 +4,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | [`ToolSpec`]: its fields as JSON, the name rule, the schema checks; [`SpecError`] |
+//! | `depth.rs` | [`MAX_SCHEMA_DEPTH`]: how deep schemas may nest |
 //! | `builder.rs` | [`ToolSpecBuilder`] |
 //! | `handler.rs` | [`ToolHandler`]: an `async` closure over JSON arguments and the call's context |
 //! | `registration.rs` | [`Registration`], [`RegisterError`], [`RegistryChange`], [`RegistrySnapshot`] |
@@ -49,10 +50,12 @@ use serde_json::Value;
 use crate::def::{Annotations, Permission, ToolDef};
 
 mod builder;
+pub(crate) mod depth;
 mod handler;
 mod registration;
 
 pub use builder::ToolSpecBuilder;
+pub use depth::MAX_SCHEMA_DEPTH;
 pub use handler::ToolHandler;
 pub use registration::{
     Origin, RegisterError, Registration, RegistryChange, RegistrySnapshot, SnapshotEntry,
@@ -255,7 +258,10 @@ impl ToolSpec {
     pub fn description(&self) -> &str {
         &self.fields.description
     }
-    /// The JSON Schema the arguments are validated against.
+    /// The JSON Schema the arguments are validated against, with JSON Schema's meaning
+    /// throughout: an object whose schema has no `additionalProperties` admits keys it does not
+    /// name (unlike a compiled tool, which refuses unknown keys at every depth), so write
+    /// `"additionalProperties": false` where unknown keys should be refused.
     pub fn input_schema(&self) -> &Value {
         &self.fields.input_schema
     }
@@ -306,6 +312,10 @@ impl ToolSpec {
             name: self.fields.tool_name.clone(),
             problem,
         })?;
+        self.check_depth("input", &self.fields.input_schema)?;
+        if let Some(output) = &self.fields.output_schema {
+            self.check_depth("output", output)?;
+        }
         let validator = self.compile()?;
         if let Some(output) = &self.fields.output_schema {
             jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
@@ -332,6 +342,21 @@ impl ToolSpec {
             });
         }
         jsonschema::validator_for(schema).map_err(|e| self.schema_error("input", e))
+    }
+
+    /// Schemas nest at most [`MAX_SCHEMA_DEPTH`] levels, so every client that walks them can.
+    fn check_depth(&self, which: &'static str, schema: &Value) -> Result<(), SpecError> {
+        match depth::too_deep(schema).first() {
+            None => Ok(()),
+            Some((_, at)) => Err(SpecError::Schema {
+                tool: self.fields.tool_name.clone(),
+                which,
+                problem: format!(
+                    "nests schemas more than {MAX_SCHEMA_DEPTH} levels deep (at `{at}`); \
+                     flatten it, or move nested parts into `$defs` and refer to them with `$ref`"
+                ),
+            }),
+        }
     }
 
     fn schema_error(&self, which: &'static str, error: impl Display) -> SpecError {
@@ -407,6 +432,49 @@ mod tests {
             error.to_string().contains("the input schema is invalid"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn schemas_nesting_deeper_than_the_bound_are_refused() {
+        let nested = |levels: usize| {
+            (1..levels).fold(
+                json!({ "type": "string" }),
+                |inner, _| json!({ "type": "object", "properties": { "a": inner } }),
+            )
+        };
+        let error = ToolSpec::builder("deep")
+            .input_schema(nested(100))
+            .build()
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.starts_with("tool `deep`: the input schema nests schemas more than 32 levels deep (at `/properties/a/"),
+            "{text}"
+        );
+        assert!(text.contains("move nested parts into `$defs`"), "{text}");
+        let error = ToolSpec::builder("deep")
+            .output_schema(nested(MAX_SCHEMA_DEPTH + 1))
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                SpecError::Schema {
+                    which: "output",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(
+            ToolSpec::builder("deep")
+                .input_schema(nested(MAX_SCHEMA_DEPTH))
+                .build()
+                .is_ok()
+        );
+        // From JSON too.
+        let spec = json!({ "tool_name": "deep", "input_schema": nested(100) });
+        assert!(serde_json::from_value::<ToolSpec>(spec).is_err());
     }
 
     #[test]
