@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use common::add_run_time_tools;
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use tool_registry::discovery::Discovery;
 use tool_registry::format::Provider;
+use tool_registry::spec::ToolSpec;
 use tool_registry::{Registry, Scope};
 
 fn config() -> Criterion {
@@ -54,6 +56,37 @@ fn lists(c: &mut Criterion) {
                 },
                 BatchSize::LargeInput,
             )
+        });
+    }
+    group.finish();
+
+    // The same 1,000 tools and 100 deferred ones: the list leaves the deferred tools out and
+    // ends with the meta-tools (OpenAI), or flags them for the provider's own search
+    // (Anthropic, `Discovery::Native`).
+    let mut group = c.benchmark_group("tools_for/1000+100_deferred");
+    for (discovery, provider) in [
+        (Discovery::MetaTools, Provider::OpenAi),
+        (Discovery::Native, Provider::Anthropic),
+    ] {
+        let registry = Registry::builder()
+            .without_linked()
+            .log_annotations(false)
+            .discovery(discovery)
+            .build()
+            .expect("an empty registry");
+        add_run_time_tools(&registry, 1_000);
+        for i in 0..100 {
+            let spec = ToolSpec::builder(format!("later.tool_{i}"))
+                .description("A tool found through discovery.")
+                .defer_loading(true)
+                .build()
+                .expect("a valid spec");
+            registry.register(spec).expect("a new name");
+        }
+        let list = registry.tools_for(provider, &scope);
+        assert!(list.json().contains("search_tools") || list.json().contains("defer_loading"));
+        group.bench_function(BenchmarkId::new("again", provider), |b| {
+            b.iter(|| registry.tools_for(black_box(provider), black_box(&scope)))
         });
     }
     group.finish();
