@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_registry::parse::{
-    self, Options, Parsed, StreamEvent, StreamParser, Thinking, ToolList, ToolSet,
+    self, AnyTool, Options, Parsed, StreamEvent, StreamParser, Thinking, ToolList, ToolSet,
 };
 use tool_registry::{Registry, tool};
 
@@ -182,6 +182,14 @@ struct Case {
     reasoning: String,
     errors: Vec<String>,
     unknown: Vec<String>,
+    /// What parsing without a tool list ([`AnyTool`]) gives, where it differs: `--- any calls`,
+    /// `--- any content`, `--- any errors`.
+    any_calls: Option<Value>,
+    any_content: Option<String>,
+    any_errors: Option<Vec<String>>,
+    /// Parsed with the tool list only: `--- options: list_only`, for cases about what a list
+    /// decides (a tag line, a name that must be known).
+    list_only: bool,
 }
 
 impl Case {
@@ -199,8 +207,38 @@ impl Case {
             reasoning: String::new(),
             errors: Vec::new(),
             unknown: Vec::new(),
+            any_calls: None,
+            any_content: None,
+            any_errors: None,
+            list_only: false,
         }
     }
+
+    /// The case as it reads without a tool list: its `any` sections where it has them, else
+    /// what it expects with the list, every unknown call becoming a call.
+    fn without_list(&self) -> Case {
+        let mut case = self.clone();
+        case.unknown = Vec::new();
+        if let Some(calls) = &self.any_calls {
+            case.calls = calls.clone();
+        }
+        if let Some(content) = &self.any_content {
+            case.content = content.clone();
+        }
+        if let Some(errors) = &self.any_errors {
+            case.errors = errors.clone();
+        }
+        case
+    }
+}
+
+/// Which tools a case is parsed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tools {
+    /// The case's own: the registry's, or the OpenAI list (`tools=openai`).
+    Listed,
+    /// None: [`AnyTool`].
+    Any,
 }
 
 /// Reads `=== name` cases with `--- input`, `--- calls`, `--- content`, `--- reasoning`,
@@ -235,6 +273,16 @@ fn read_cases(file: &str, text: &str) -> Vec<Case> {
                     case.unknown =
                         serde_json::from_str(&text).expect("unknown: a JSON array of names")
                 }
+                Some("any calls") => {
+                    case.any_calls = Some(serde_json::from_str(&text).unwrap_or_else(|e| {
+                        panic!("{file}: {}: any calls are not JSON: {e}", case.name)
+                    }))
+                }
+                Some("any content") => case.any_content = Some(text),
+                Some("any errors") => {
+                    case.any_errors =
+                        Some(serde_json::from_str(&text).expect("any errors: a JSON array"))
+                }
                 Some(other) => panic!("{file}: {}: unknown section `{other}`", case.name),
             }
         };
@@ -252,6 +300,7 @@ fn read_cases(file: &str, text: &str) -> Vec<Case> {
                         "calls_in_thinking" => case.options = case.options.calls_in_thinking(true),
                         "tools=openai" => case.openai_tools = true,
                         "any" => case.any = true,
+                        "list_only" => case.list_only = true,
                         other => panic!("{file}: {}: unknown option `{other}`", case.name),
                     }
                 }
@@ -265,6 +314,9 @@ fn read_cases(file: &str, text: &str) -> Vec<Case> {
                     "reasoning",
                     "errors",
                     "unknown",
+                    "any calls",
+                    "any content",
+                    "any errors",
                 ]
                 .contains(name)
             {
@@ -298,12 +350,18 @@ fn all_cases() -> Vec<Case> {
 }
 
 fn parse_case(case: &Case) -> Parsed {
+    parse_case_with(case, Tools::Listed)
+}
+
+fn parse_case_with(case: &Case, which: Tools) -> Parsed {
     let list;
-    let tools: &dyn ToolSet = if case.openai_tools {
-        list = openai_tools();
-        &list
-    } else {
-        registry()
+    let tools: &dyn ToolSet = match which {
+        Tools::Any => &AnyTool,
+        Tools::Listed if case.openai_tools => {
+            list = openai_tools();
+            &list
+        }
+        Tools::Listed => registry(),
     };
     if case.any {
         parse::any_with(&case.input, tools, case.options)
@@ -387,6 +445,38 @@ fn every_case_parses_as_expected() {
     );
 }
 
+/// Every case again without a tool list: every syntactically valid call is a call.
+#[test]
+fn every_case_parses_without_a_tool_list() {
+    let cases = all_cases();
+    let mut failures = Vec::new();
+    let mut read = 0;
+    for case in cases.iter().filter(|c| !c.list_only) {
+        read += 1;
+        let expected = case.without_list();
+        let parsed = parse_case_with(case, Tools::Any);
+        if let Err(problems) = check(&expected, &parsed) {
+            failures.push(format!(
+                "--- {} / {} (no tool list)\n{problems}{}\n",
+                case.file,
+                case.name,
+                describe(&parsed)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {read} cases failed without a tool list:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        read * 10 >= cases.len() * 8,
+        "{read} of {} cases",
+        cases.len()
+    );
+}
+
 #[test]
 fn every_family_has_at_least_ten_cases() {
     let cases = all_cases();
@@ -408,12 +498,23 @@ fn every_family_has_at_least_ten_cases() {
 
 /// Runs the stream parser over `chunks` and checks what its events add up to.
 fn stream(case: &Case, chunks: &[&str], options: Options) -> Result<Parsed, String> {
+    stream_with(case, chunks, options, Tools::Listed)
+}
+
+fn stream_with(
+    case: &Case,
+    chunks: &[&str],
+    options: Options,
+    which: Tools,
+) -> Result<Parsed, String> {
     let list;
-    let tools: &dyn ToolSet = if case.openai_tools {
-        list = openai_tools();
-        &list
-    } else {
-        registry()
+    let tools: &dyn ToolSet = match which {
+        Tools::Any => &AnyTool,
+        Tools::Listed if case.openai_tools => {
+            list = openai_tools();
+            &list
+        }
+        Tools::Listed => registry(),
     };
     let mut parser = StreamParser::with_options(tools, options);
     let mut events = Vec::new();
@@ -487,7 +588,17 @@ fn whole(case: &Case, options: Options) -> Parsed {
 }
 
 fn assert_stream_matches(case: &Case, chunks: &[&str], options: Options, expected: &Parsed) {
-    match stream(case, chunks, options) {
+    assert_stream_matches_with(case, chunks, options, expected, Tools::Listed);
+}
+
+fn assert_stream_matches_with(
+    case: &Case,
+    chunks: &[&str],
+    options: Options,
+    expected: &Parsed,
+    which: Tools,
+) {
+    match stream_with(case, chunks, options, which) {
         Ok(parsed) => assert!(
             parsed == *expected,
             "{} / {}: streamed in {chunks:?} with {options:?}:\n{}\nwhole text:\n{}",
@@ -529,6 +640,16 @@ fn streaming_equals_whole_text_at_every_split_point() {
                 .map(|w| &input[w[0]..w[1]])
                 .collect();
             assert_stream_matches(case, &chars, options, &expected);
+        }
+        // Without a tool list, under the case's own options.
+        if case.list_only {
+            continue;
+        }
+        let expected = parse_case_with(case, Tools::Any);
+        let input = case.input.as_str();
+        for split in char_boundaries(input) {
+            let chunks = [&input[..split], &input[split..]];
+            assert_stream_matches_with(case, &chunks, case.options, &expected, Tools::Any);
         }
     }
 }

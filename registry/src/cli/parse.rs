@@ -18,6 +18,10 @@ pub(crate) struct ParseArgs {
     /// without it, this program's tools.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    /// No tool list: every syntactically valid call is a call, whatever it names, and values
+    /// are typed by JSON alone.
+    #[arg(long, conflicts_with = "tools")]
+    any_name: bool,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -116,13 +120,13 @@ fn decode_lossy(bytes: Vec<u8>, err: &mut dyn Write) -> String {
 
 impl ParseArgs {
     pub(super) fn has_tool_list(&self) -> bool {
-        self.tools.is_some()
+        self.tools.is_some() || self.any_name
     }
 }
 
 /// Prints `{"calls", "content", "reasoning", "errors", "unknown"}`. Exit code 0, or 2 when the
-/// input or the tool list cannot be read. Without `--tools`, the tools are the ones `scope`
-/// may see: any other name is unknown.
+/// input or the tool list cannot be read. Without `--tools` or `--any-name`, the tools are the
+/// ones `scope` may see: any other name is unknown.
 pub(crate) fn parse(
     args: ParseArgs,
     registry: &Registry,
@@ -135,6 +139,7 @@ pub(crate) fn parse(
     };
     let options = args.input.options();
     let parsed = match &args.tools {
+        None if args.any_name => parse::any_with(&text, &parse::AnyTool, options),
         None => parse::any_with(&text, &registry.scoped(scope), options),
         Some(path) => {
             let list = std::fs::read_to_string(path)

@@ -82,7 +82,7 @@ mod vocab;
 pub use event::StreamEvent;
 pub use stream::StreamParser;
 pub use tag_set::TagSet;
-pub use tools::{Scoped, ToolList, ToolListError, ToolSet};
+pub use tools::{AnyTool, Scoped, ToolList, ToolListError, ToolSet};
 pub use vocab::{ErrorKind, Format, Formats, Options, ParseError, Parsed, ParsedCall, Thinking};
 
 /// Reads the calls, content and reasoning out of a model's text, with the default

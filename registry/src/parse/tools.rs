@@ -32,6 +32,44 @@ pub trait ToolSet {
     fn tags(&self) -> Option<Arc<TagSet>> {
         None
     }
+
+    /// Whether a value written as text for a tool without a schema is read as the JSON it
+    /// spells (`3`, `true`, `{"a": 1}`, and Python's `True`, `None`, `{'a': 1}`), rather than
+    /// kept as a string. Only [`AnyTool`] says yes: it has no schemas at all.
+    fn types_by_json(&self) -> bool {
+        false
+    }
+}
+
+/// No tool list: every name is a tool, and values are typed by JSON alone. Every syntactically
+/// valid call is a call, as an inference server's parser without the request's tools reads
+/// it; a bare JSON object or array of calls, or a pythonic call list, that is the whole message
+/// counts whatever it names.
+///
+/// ```
+/// use tool_registry::parse::{self, AnyTool};
+///
+/// let output = "<tool_call>\n<function=lookup>\n<parameter=id>\n42\n</parameter>\n</function>\n</tool_call>";
+/// let parsed = parse::text(output, &AnyTool);
+/// assert_eq!(parsed.calls[0].name, "lookup");
+/// assert_eq!(parsed.calls[0].arguments["id"], 42);
+///
+/// let bare = r#"{"name": "lookup", "arguments": {"id": 7}}"#;
+/// assert_eq!(parse::text(bare, &AnyTool).calls[0].arguments["id"], 7);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnyTool;
+
+impl ToolSet for AnyTool {
+    fn contains(&self, _: &str) -> bool {
+        true
+    }
+    fn schema(&self, _: &str) -> Option<Cow<'_, Value>> {
+        None
+    }
+    fn types_by_json(&self) -> bool {
+        true
+    }
 }
 
 impl<T: ToolSet + ?Sized> ToolSet for &T {
@@ -43,6 +81,9 @@ impl<T: ToolSet + ?Sized> ToolSet for &T {
     }
     fn tags(&self) -> Option<Arc<TagSet>> {
         (**self).tags()
+    }
+    fn types_by_json(&self) -> bool {
+        (**self).types_by_json()
     }
 }
 
@@ -283,6 +324,7 @@ impl ToolSet for ToolList {
 pub(crate) fn arg_kinds(tools: &dyn ToolSet, tool: &str, arg: &str) -> Kinds {
     match tools.schema(tool) {
         Some(schema) => schema_arg_kinds(&schema, arg),
+        None if tools.types_by_json() => Kinds::JSON,
         None => Kinds::default(),
     }
 }

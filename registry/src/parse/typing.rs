@@ -15,6 +15,9 @@ impl Kinds {
     pub(crate) const NULL: Kinds = Kinds(16);
     pub(crate) const OBJECT: Kinds = Kinds(32);
     pub(crate) const ARRAY: Kinds = Kinds(64);
+    /// No schema: the value is what its text spells as JSON (or as a Python literal), else the
+    /// text.
+    pub(crate) const JSON: Kinds = Kinds(128);
 
     pub(crate) fn has(self, other: Kinds) -> bool {
         self.0 & other.0 != 0
@@ -141,6 +144,18 @@ pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
         return verbatim();
     }
     let t = raw.trim();
+    if kinds == Kinds::JSON {
+        return serde_json::from_str::<Value>(t)
+            .ok()
+            .or_else(|| {
+                let python =
+                    t.starts_with(['{', '[', '(']) || matches!(t, "True" | "False" | "None");
+                python
+                    .then(|| super::formats::pythonic::literal(t).ok())
+                    .flatten()
+            })
+            .unwrap_or_else(verbatim);
+    }
     if kinds.has(Kinds::NULL) && (t == "null" || t == "None") {
         return Value::Null;
     }
@@ -254,5 +269,15 @@ mod tests {
         );
         assert_eq!(typed_value("five", Kinds::INTEGER), json!("five"));
         assert_eq!(typed_value("\n7\n", Kinds::default()), json!("7"));
+        // No schema at all: JSON, or a Python literal, or the text.
+        assert_eq!(typed_value("\n7\n", Kinds::JSON), json!(7));
+        assert_eq!(
+            typed_value(" {\"a\": [true]} ", Kinds::JSON),
+            json!({"a": [true]})
+        );
+        assert_eq!(typed_value("{'a': None}", Kinds::JSON), json!({"a": null}));
+        assert_eq!(typed_value("True", Kinds::JSON), json!(true));
+        assert_eq!(typed_value("\nParis\n", Kinds::JSON), json!("Paris"));
+        assert_eq!(typed_value("[not json", Kinds::JSON), json!("[not json"));
     }
 }
