@@ -497,10 +497,6 @@ fn every_family_has_at_least_ten_cases() {
 // Streaming: the same result for every way of splitting.
 
 /// Runs the stream parser over `chunks` and checks what its events add up to.
-fn stream(case: &Case, chunks: &[&str], options: Options) -> Result<Parsed, String> {
-    stream_with(case, chunks, options, Tools::Listed)
-}
-
 fn stream_with(
     case: &Case,
     chunks: &[&str],
