@@ -181,6 +181,11 @@ pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
         let parsed = serde_json::from_str::<Value>(t)
             .ok()
             .or_else(|| super::formats::pythonic::literal(t).ok());
+        // A JSON string holding the JSON (encoded twice) is read once more.
+        let parsed = match parsed {
+            Some(Value::String(inner)) => serde_json::from_str::<Value>(inner.trim()).ok(),
+            other => other,
+        };
         match parsed {
             Some(v @ Value::Object(_)) if kinds.has(Kinds::OBJECT) => return v,
             Some(v @ Value::Array(_)) if kinds.has(Kinds::ARRAY) => return v,

@@ -216,16 +216,31 @@ pub(crate) struct FunctionBlock {
     start: usize,
     inside: bool,
     state: FunctionState,
-    end: Finder,
 }
 
 #[derive(Debug)]
 enum FunctionState {
     Name,
-    Body { name: String, at: usize },
-    Json { name: String, values: Values },
-    Params { name: String, body: usize },
-    Closing { after: usize, outcome: Outcome },
+    Body {
+        name: String,
+        at: usize,
+    },
+    Json {
+        name: String,
+        values: Values,
+    },
+    Params {
+        name: String,
+        /// Where the next `<parameter=` or `</function>` is looked for.
+        at: usize,
+        arguments: Map<String, Value>,
+        /// The value being read, when one is.
+        value: Option<ValueScan>,
+    },
+    Closing {
+        after: usize,
+        outcome: Outcome,
+    },
 }
 
 impl FunctionBlock {
@@ -234,7 +249,6 @@ impl FunctionBlock {
             start,
             inside,
             state: FunctionState::Name,
-            end: Finder::new(FUNCTION_END),
         }
     }
 
@@ -271,25 +285,28 @@ impl FunctionBlock {
                 FunctionState::Json { name, values } => {
                     json_arguments(self.start, name, values, input)
                 }
-                FunctionState::Params { name, body } => {
-                    let Some(close) = self.end.find(input, *body) else {
-                        if !input.eof() {
-                            return Step::NeedMore;
-                        }
+                FunctionState::Params {
+                    name,
+                    at,
+                    arguments,
+                    value,
+                } => match params_step(input, env, name, at, arguments, value) {
+                    ParamsStep::NeedMore => return Step::NeedMore,
+                    ParamsStep::Truncated => {
                         return Step::Done(truncated(self.start, input, name));
-                    };
-                    let arguments = parameters(input.str(*body..close), name, env);
-                    let end = close + FUNCTION_END.len();
-                    let call = RawCall {
-                        name: std::mem::take(name),
-                        arguments,
-                        id: None,
-                    };
-                    return Step::Done(Outcome::new(
-                        end,
-                        vec![Item::found(call, Format::Function, self.start..end)],
-                    ));
-                }
+                    }
+                    ParamsStep::End(end) => {
+                        let call = RawCall {
+                            name: std::mem::take(name),
+                            arguments: Value::Object(std::mem::take(arguments)),
+                            id: None,
+                        };
+                        return Step::Done(Outcome::new(
+                            end,
+                            vec![Item::found(call, Format::Function, self.start..end)],
+                        ));
+                    }
+                },
                 FunctionState::Closing { after, outcome } => {
                     let at = input.skip_ws(*after);
                     *after = at;
@@ -309,26 +326,46 @@ impl FunctionBlock {
         }
     }
 
-    /// The `NAME` of `<function=NAME>`, up to `>`.
+    /// The `NAME` of `<function=NAME>`, up to `>` (spaces and any character but `<` and a line
+    /// break included, trimmed). A name cut off by a line break or `<` still counts when
+    /// `<parameter=` follows (the `>` left out); a template placeholder (`{{ name }}`) is not a
+    /// name.
     fn name(&self, input: &Input<'_>) -> ControlFlow<Step, FunctionState> {
         let from = self.start + FUNCTION.len();
         let bytes = input.bytes_from(from);
         let limit = bytes.len().min(MAX_NAME + 1);
-        match bytes[..limit]
+        let not_a_call = ControlFlow::Break(Step::NotACall {
+            resume: self.start + 1,
+        });
+        let Some(i) = bytes[..limit]
             .iter()
-            .position(|b| *b == b'>' || *b == b'<' || crate::parse::scan::is_ws(*b))
-        {
-            Some(i) if bytes[i] == b'>' && i > 0 => {
-                let name = input.str(from..from + i).to_owned();
-                ControlFlow::Continue(FunctionState::Body {
-                    name,
-                    at: from + i + 1,
-                })
-            }
-            None if limit == bytes.len() && !input.eof() => ControlFlow::Break(Step::NeedMore),
-            _ => ControlFlow::Break(Step::NotACall {
-                resume: self.start + 1,
+            .position(|b| matches!(b, b'>' | b'<' | b'\n' | b'\r'))
+        else {
+            return match limit == bytes.len() && !input.eof() {
+                true => ControlFlow::Break(Step::NeedMore),
+                false => not_a_call,
+            };
+        };
+        let name = input.str(from..from + i).trim();
+        if name.is_empty() || name.contains("{{") || name.contains("}}") || name.contains("{%") {
+            return not_a_call;
+        }
+        if bytes[i] == b'>' {
+            return ControlFlow::Continue(FunctionState::Body {
+                name: name.to_owned(),
+                at: from + i + 1,
+            });
+        }
+        // No `>`: a call only when its first parameter follows.
+        let p = input.skip_ws(from + i);
+        match input.prefix(p, PARAMETER.as_bytes()) {
+            Prefix::Yes => ControlFlow::Continue(FunctionState::Body {
+                name: name.to_owned(),
+                at: p,
             }),
+            Prefix::Partial => ControlFlow::Break(Step::NeedMore),
+            Prefix::No if p == input.end() && !input.eof() => ControlFlow::Break(Step::NeedMore),
+            Prefix::No => not_a_call,
         }
     }
 
@@ -350,7 +387,12 @@ impl FunctionBlock {
                 input.prefix(p, PARAMETER.as_bytes()),
                 input.prefix(p, FUNCTION_END.as_bytes()),
             ) {
-                (Prefix::Yes, _) => ControlFlow::Continue(FunctionState::Params { name, body: p }),
+                (Prefix::Yes, _) => ControlFlow::Continue(FunctionState::Params {
+                    name,
+                    at: p,
+                    arguments: Map::new(),
+                    value: None,
+                }),
                 (_, Prefix::Yes) => {
                     let call = RawCall {
                         name,
@@ -449,50 +491,239 @@ fn truncated(start: usize, input: &Input<'_>, name: &str) -> Outcome {
     )
 }
 
-/// Reads `<parameter=KEY>VALUE</parameter>` blocks. A value ends at its `</parameter>`; when
-/// that is missing, at the next `<parameter=` (Qwen3-Coder sometimes leaves it out). Markup
-/// inside values, `<b>`, `<function=x>` and all, is kept as written.
-fn parameters(body: &str, tool: &str, env: &Env<'_>) -> Value {
-    let mut arguments = Map::new();
-    let mut i = 0;
-    // The next `</parameter>` at or after the value being read: searched forward only, so a
-    // body whose parameters never close is still read in linear time.
-    let mut next_close: Option<Option<usize>> = None;
-    while let Some(found) = body[i..].find(PARAMETER) {
-        let key_start = i + found + PARAMETER.len();
-        let Some(key_len) = body[key_start..].find('>') else {
-            break;
-        };
-        let key = body[key_start..key_start + key_len].trim();
-        let value_start = key_start + key_len + 1;
-        let close = match next_close {
-            Some(Some(close)) if close >= value_start => Some(close),
-            Some(None) => None,
+/// The value of one `<parameter=KEY>` being read: where it starts, how far it has been looked
+/// at, and how many `<function=` elements opened inside it are still open.
+#[derive(Debug)]
+struct ValueScan {
+    key: String,
+    start: usize,
+    pos: usize,
+    depth: u32,
+}
+
+/// What reading the parameters came to.
+enum ParamsStep {
+    NeedMore,
+    Truncated,
+    /// `</function>` closes the call; the block ends here.
+    End(usize),
+}
+
+/// Reads `<parameter=KEY>VALUE</parameter>` elements up to `</function>`, resuming where the
+/// last call stopped. Where a value ends is decided by the structure, so that values may hold
+/// tool-call markup (an agent writing a file about the format):
+///
+/// - `</parameter>` ends the value when `<parameter=`, `</function>` or the end of the output
+///   follows it (whitespace between), outside any `<function=` element opened in the value (an
+///   element starts a line; `'<function=x>'` in a line of code is text);
+/// - a `<parameter=NAME>` at the start of a line ends it too (its `</parameter>` left out) when
+///   `NAME` is a parameter still to come: one of the tool's schema, or any not yet given when
+///   the tool set has no schema;
+/// - so does a `</function>` at the start of a line followed by `</tool_call>` or the end of
+///   the output, outside any `<function=` element opened in the value.
+///
+/// Everything else, `</parameter>` in a sentence, `<parameter=…>` mid-line, a whole
+/// `<tool_call>` element, is part of the value. Each byte is looked at once however the input
+/// is split.
+fn params_step(
+    input: &Input<'_>,
+    env: &Env<'_>,
+    tool: &str,
+    at: &mut usize,
+    arguments: &mut Map<String, Value>,
+    value: &mut Option<ValueScan>,
+) -> ParamsStep {
+    loop {
+        if let Some(scan) = value {
+            let (value_end, next) = match value_end(input, env, tool, arguments, scan) {
+                ValueEnd::NeedMore => return ParamsStep::NeedMore,
+                ValueEnd::Truncated => return ParamsStep::Truncated,
+                ValueEnd::At { end, next } => (end, next),
+            };
+            let raw = input.str(scan.start..value_end);
+            let typed = typed_value(raw, arg_kinds(env.tools, tool, &scan.key));
+            arguments.insert(std::mem::take(&mut scan.key), typed);
+            *value = None;
+            *at = next;
+        }
+        let p = input.skip_ws(*at);
+        *at = p;
+        if p == input.end() {
+            return match input.eof() {
+                true => ParamsStep::Truncated,
+                false => ParamsStep::NeedMore,
+            };
+        }
+        match (
+            input.prefix(p, PARAMETER.as_bytes()),
+            input.prefix(p, FUNCTION_END.as_bytes()),
+        ) {
+            (_, Prefix::Yes) => return ParamsStep::End(p + FUNCTION_END.len()),
+            (Prefix::Yes, _) => {
+                let key_start = p + PARAMETER.len();
+                let bytes = input.bytes_from(key_start);
+                let limit = bytes.len().min(MAX_NAME + 1);
+                match bytes[..limit].iter().position(|b| *b == b'>') {
+                    Some(len) => {
+                        *value = Some(ValueScan {
+                            key: input.str(key_start..key_start + len).trim().to_owned(),
+                            start: key_start + len + 1,
+                            pos: key_start + len + 1,
+                            depth: 0,
+                        });
+                    }
+                    None if limit == bytes.len() && !input.eof() => return ParamsStep::NeedMore,
+                    // A key that never closes: the rest is not a parameter.
+                    None => *at = key_start,
+                }
+            }
+            (Prefix::Partial, _) | (_, Prefix::Partial) => return ParamsStep::NeedMore,
+            // Stray text between parameters: passed over.
             _ => {
-                let close = body[value_start..]
-                    .find(PARAMETER_END)
-                    .map(|c| value_start + c);
-                next_close = Some(close);
-                close
+                *at = match memchr::memchr(b'<', &input.bytes_from(p + 1)[..]) {
+                    Some(i) => p + 1 + i,
+                    None => input.end(),
+                }
             }
-        };
-        let (value_end, next) = match close {
-            Some(close) => (close, close + PARAMETER_END.len()),
-            None => {
-                let next = body[value_start..]
-                    .find(PARAMETER)
-                    .map_or(body.len(), |n| value_start + n);
-                (next, next)
-            }
-        };
-        let raw = &body[value_start..value_end];
-        arguments.insert(
-            key.to_owned(),
-            typed_value(raw, arg_kinds(env.tools, tool, key)),
-        );
-        i = next;
+        }
     }
-    Value::Object(arguments)
+}
+
+/// Where a value ends.
+enum ValueEnd {
+    NeedMore,
+    Truncated,
+    /// The value is the text before `end`; reading goes on at `next`.
+    At {
+        end: usize,
+        next: usize,
+    },
+}
+
+fn value_end(
+    input: &Input<'_>,
+    env: &Env<'_>,
+    tool: &str,
+    given: &Map<String, Value>,
+    scan: &mut ValueScan,
+) -> ValueEnd {
+    loop {
+        let Some(i) = memchr::memchr(b'<', input.bytes_from(scan.pos)) else {
+            scan.pos = input.end();
+            return match input.eof() {
+                true => ValueEnd::Truncated,
+                false => ValueEnd::NeedMore,
+            };
+        };
+        let p = scan.pos + i;
+        let line_start = p == scan.start || input.byte(p - 1) == Some(b'\n');
+        let rest = input.bytes_from(p);
+        // Not enough input to tell which element this is.
+        if rest.len() < FUNCTION_END.len().max(PARAMETER_END.len()) && !input.eof() {
+            let could_be = [FUNCTION, FUNCTION_END, PARAMETER, PARAMETER_END]
+                .iter()
+                .any(|m| m.as_bytes().starts_with(rest) || rest.starts_with(m.as_bytes()));
+            if could_be {
+                scan.pos = p;
+                return ValueEnd::NeedMore;
+            }
+        }
+        if rest.starts_with(FUNCTION.as_bytes()) {
+            // An element, not a mention in a line of text or code.
+            if line_start {
+                scan.depth += 1;
+            }
+        } else if rest.starts_with(FUNCTION_END.as_bytes()) {
+            if scan.depth > 0 && line_start {
+                scan.depth -= 1;
+            } else if line_start {
+                let after = input.skip_ws(p + FUNCTION_END.len());
+                match followed(input, after, &[TOOL_CALL_END]) {
+                    Follow::Yes => return ValueEnd::At { end: p, next: p },
+                    Follow::NeedMore => {
+                        scan.pos = p;
+                        return ValueEnd::NeedMore;
+                    }
+                    Follow::No => {}
+                }
+            }
+        } else if rest.starts_with(PARAMETER_END.as_bytes()) {
+            if scan.depth == 0 {
+                let after = input.skip_ws(p + PARAMETER_END.len());
+                match followed(input, after, &[PARAMETER, FUNCTION_END]) {
+                    Follow::Yes => {
+                        return ValueEnd::At {
+                            end: p,
+                            next: p + PARAMETER_END.len(),
+                        };
+                    }
+                    Follow::NeedMore => {
+                        scan.pos = p;
+                        return ValueEnd::NeedMore;
+                    }
+                    Follow::No => {}
+                }
+            }
+        } else if rest.starts_with(PARAMETER.as_bytes()) && line_start && scan.depth == 0 {
+            let key_start = p + PARAMETER.len();
+            let bytes = input.bytes_from(key_start);
+            let limit = bytes.len().min(MAX_NAME + 1);
+            match bytes[..limit].iter().position(|b| *b == b'>') {
+                Some(len) => {
+                    let key = input.str(key_start..key_start + len).trim();
+                    if key != scan.key && still_to_come(env, tool, given, key) {
+                        return ValueEnd::At { end: p, next: p };
+                    }
+                }
+                None if limit == bytes.len() && !input.eof() => {
+                    scan.pos = p;
+                    return ValueEnd::NeedMore;
+                }
+                None => {}
+            }
+        }
+        scan.pos = p + 1;
+    }
+}
+
+/// Whether what comes at `at` is one of `markers`, or the end of the output.
+enum Follow {
+    Yes,
+    No,
+    NeedMore,
+}
+
+fn followed(input: &Input<'_>, at: usize, markers: &[&str]) -> Follow {
+    if at == input.end() {
+        return match input.eof() {
+            true => Follow::Yes,
+            false => Follow::NeedMore,
+        };
+    }
+    let mut partial = false;
+    for marker in markers {
+        match input.prefix(at, marker.as_bytes()) {
+            Prefix::Yes => return Follow::Yes,
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
+        }
+    }
+    match partial {
+        true => Follow::NeedMore,
+        false => Follow::No,
+    }
+}
+
+/// Whether `key` names a parameter the call has still to give: one of the tool's schema, or,
+/// without a schema, any not given yet.
+fn still_to_come(env: &Env<'_>, tool: &str, given: &Map<String, Value>, key: &str) -> bool {
+    if given.contains_key(key) {
+        return false;
+    }
+    match env.tools.schema(tool) {
+        Some(schema) => schema.get("properties").and_then(|p| p.get(key)).is_some(),
+        None => true,
+    }
 }
 
 /// GLM's `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>…</tool_call>`, or
