@@ -580,7 +580,7 @@ fn params_step(
             (Prefix::Partial, _) | (_, Prefix::Partial) => return ParamsStep::NeedMore,
             // Stray text between parameters: passed over.
             _ => {
-                *at = match memchr::memchr(b'<', &input.bytes_from(p + 1)[..]) {
+                *at = match memchr::memchr(b'<', input.bytes_from(p + 1)) {
                     Some(i) => p + 1 + i,
                     None => input.end(),
                 }
