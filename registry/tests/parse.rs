@@ -1288,7 +1288,19 @@ fn cli_run_executes_the_calls_and_prints_results() {
         &["run", "--user", "alice"],
         "On it.\n[get_time(), calculate(expression='1+1')]",
     );
-    // The pythonic list is not the whole message here, so nothing runs.
+    // A pythonic list on a line of its own after prose: both calls run.
+    assert_eq!(code, 0, "{err}");
+    let value: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = (value["results"].as_array().unwrap().iter())
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["get_time", "calculate"], "{value}");
+    assert_eq!(value["content"], "On it.");
+    // In a sentence it is prose, and nothing runs.
+    let (code, out, err) = cli(
+        &["run", "--user", "alice"],
+        "On it: [get_time(), calculate(expression='1+1')] is what I would call.",
+    );
     assert_eq!(code, 0, "{err}");
     let value: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["results"], json!([]));

@@ -601,6 +601,12 @@ impl Machine {
             Marker::Kimi | Marker::KimiSingular => formats.contains(Format::Kimi),
             Marker::DeepSeekCalls | Marker::DeepSeekCall => formats.contains(Format::DeepSeek),
             Marker::Mistral => formats.contains(Format::Mistral),
+            Marker::Tools | Marker::FunctionCall => formats.contains(Format::Json),
+            Marker::FunctionAttr => formats.contains(Format::Function),
+            Marker::LineValue => {
+                self.region == Region::Content
+                    && (formats.contains(Format::Json) || formats.contains(Format::Pythonic))
+            }
             Marker::Fence | Marker::EndToken => true,
         }
     }
@@ -639,6 +645,14 @@ impl Machine {
             Marker::DeepSeekCalls => Block::DeepSeek(DeepSeekBlock::new(at, false)),
             Marker::DeepSeekCall => Block::DeepSeek(DeepSeekBlock::new(at, true)),
             Marker::Mistral => Block::Mistral(MistralBlock::new(at)),
+            Marker::Tools => Block::Wrapper(WrapperBlock::new(at, Wrapper::Tools)),
+            Marker::FunctionCall => Block::Wrapper(WrapperBlock::new(at, Wrapper::FunctionCall)),
+            Marker::FunctionAttr => Block::Function(FunctionBlock::with_name_attribute(at)),
+            Marker::LineValue => {
+                // The line break stays with the text before.
+                self.commit(input, at + 1);
+                Block::Bare(BareBlock::line(at + 1))
+            }
             Marker::EndToken => Block::EndToken(EndTokenBlock {
                 start: at,
                 cursor: at,

@@ -24,6 +24,14 @@ pub(crate) enum Marker {
     Mistral,
     Functools,
     Fence,
+    /// `<tools>`, `<function_call>`: wrappers some fine-tunes write around JSON calls.
+    Tools,
+    FunctionCall,
+    /// `<function name="…">`.
+    FunctionAttr,
+    /// `{` or `[` at the start of a line (the marker is the `\n` before it): JSON or a call
+    /// list on lines of its own.
+    LineValue,
     /// `<|eot_id|>`, `<|im_end|>`, … at the end of raw output.
     EndToken,
 }
@@ -59,6 +67,11 @@ const MARKERS: &[(&str, Marker)] = &[
     ("[TOOL_CALLS]", Marker::Mistral),
     ("functools[", Marker::Functools),
     ("```", Marker::Fence),
+    ("<tools>", Marker::Tools),
+    ("<function_call>", Marker::FunctionCall),
+    ("<function name=", Marker::FunctionAttr),
+    ("\n{", Marker::LineValue),
+    ("\n[", Marker::LineValue),
 ];
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
@@ -72,7 +85,7 @@ pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 
 /// Whether a byte can begin a marker: the first bytes of [`MARKERS`] and [`END_TOKENS`].
 pub(crate) fn may_begin_marker(b: u8) -> bool {
-    matches!(b, b'<' | b'[' | b'`' | b'f')
+    matches!(b, b'<' | b'[' | b'`' | b'f' | b'\n')
 }
 
 pub(crate) const MAX_MARKER: usize = 32;

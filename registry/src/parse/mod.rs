@@ -10,7 +10,7 @@
 //! | [`Format::Function`] | `<function=NAME><parameter=KEY>VALUE</parameter></function>`, or `<function=NAME>{json}</function>`, optionally in `<tool_call>` | Qwen3-Coder, Functionary, Llama 3.1 custom format |
 //! | [`Format::Hermes`] | `<tool_call>{"name": …, "arguments": {…}}</tool_call>` | Hermes, Qwen2.5, Qwen3, Granite 4 |
 //! | [`Format::Glm`] | `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>` | GLM-4.5, GLM-4.6, GLM-4.7 |
-//! | [`Format::Json`] | a bare `[{"name", "arguments"}]` or `{"name", "parameters"}` as the whole message or in a fenced block; `<\|tool_call\|>[…]`, `functools[…]` | Llama 3.x JSON, xLAM, Qwen2.5-Coder, Granite 3, Phi-4-mini |
+//! | [`Format::Json`] | a bare `[{"name", "arguments"}]` or `{"name", "parameters"}` standing alone (the whole message, lines of their own, a fenced block); `<\|tool_call\|>[…]`, `functools[…]`, `<tools>`, `<function_call>` | Llama 3.x JSON, xLAM, Qwen2.5-Coder, Granite 3, Phi-4-mini |
 //! | [`Format::PythonTag`] | `<\|python_tag\|>{"name": …, "parameters": …}` (several joined by `;`) | Llama 3.1 |
 //! | [`Format::Mistral`] | `[TOOL_CALLS] [{…}]`, `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}` | Mistral 7B v0.3, Mixtral, Mistral Small/Large, Magistral |
 //! | [`Format::Pythonic`] | `[get_weather(city="Paris"), get_time()]`, `<\|python_start\|>[…]<\|python_end\|>` | Llama 3.2, Llama 4 |
@@ -43,9 +43,13 @@
 //!   is a call attempt. If the tool is unknown the call lands in [`Parsed::unknown`] and must
 //!   never run; if it is malformed or cut off, a [`ParseError`] says why and the text stays in
 //!   [`Parsed::content`].
-//! - Bare JSON (or a pythonic list of calls) counts only when it is the *whole* message, or a
-//!   fenced ```` ```json ```` block, and names at least one known tool. JSON quoted in prose
-//!   is prose.
+//! - Bare JSON (or a pythonic list of calls) counts when it stands alone: the *whole* message,
+//!   lines of its own among prose (it starts a line, and nothing but whitespace follows it on
+//!   its last line), or a fenced ```` ```json ```` block; and it names at least one known tool
+//!   (any name, without a tool list: [`AnyTool`]). JSON quoted in a sentence is prose. A stray
+//!   `]` after it is dropped, and an array the output ends inside gives its complete calls.
+//! - Wrappers some fine-tunes write, `<tools>…</tools>`, `<function_call>…</function_call>` and
+//!   `<function name="…">{…}</function>`, count when what they wrap is calls.
 //! - A marker written inside backticks (`` `<tool_call>` ``) is a mention, not a call; so is
 //!   anything inside a fenced code block of another language.
 //! - A tag line is a line that starts with `TAG:` for a tool that declares `tag = "TAG"`.

@@ -20,6 +20,10 @@ pub(crate) enum Wrapper {
     PythonStart,
     Granite,
     Functools,
+    /// `<tools>…</tools>`, `<function_call>…</function_call>`: only when what they wrap is
+    /// calls (a `<tools>` list of definitions is prose).
+    Tools,
+    FunctionCall,
 }
 
 impl Wrapper {
@@ -29,6 +33,8 @@ impl Wrapper {
             Wrapper::PythonStart => "<|python_start|>",
             Wrapper::Granite => "<|tool_call|>",
             Wrapper::Functools => "functools",
+            Wrapper::Tools => "<tools>",
+            Wrapper::FunctionCall => "<function_call>",
         }
     }
 
@@ -36,7 +42,9 @@ impl Wrapper {
         match self {
             Wrapper::PythonTag => Format::PythonTag,
             Wrapper::PythonStart => Format::Pythonic,
-            Wrapper::Granite | Wrapper::Functools => Format::Json,
+            Wrapper::Granite | Wrapper::Functools | Wrapper::Tools | Wrapper::FunctionCall => {
+                Format::Json
+            }
         }
     }
 
@@ -50,7 +58,14 @@ impl Wrapper {
             Wrapper::PythonTag => &["<|eom_id|>", "<|eot_id|>"],
             Wrapper::PythonStart => &["<|python_end|>"],
             Wrapper::Granite | Wrapper::Functools => &[],
+            Wrapper::Tools => &["</tools>"],
+            Wrapper::FunctionCall => &["</function_call>"],
         }
+    }
+
+    /// A wrapper that is a call only when what it wraps is entirely calls.
+    fn lenient(self) -> bool {
+        matches!(self, Wrapper::Tools | Wrapper::FunctionCall)
     }
 }
 
@@ -95,12 +110,12 @@ impl WrapperBlock {
         sniff_name(input.str(from..input.end()), 512).map(str::to_owned)
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         if let Some(step) = self.look_after_functools(input) {
             return step;
         }
         if self.closing.is_none()
-            && let Some(step) = self.scan_values(input)
+            && let Some(step) = self.scan_values(input, env)
         {
             return step;
         }
@@ -127,7 +142,7 @@ impl WrapperBlock {
 
     /// The values after the wrapper, read into the block's outcome; `Some` when the step ends
     /// here.
-    fn scan_values(&mut self, input: &Input<'_>) -> Option<Step> {
+    fn scan_values(&mut self, input: &Input<'_>, env: &Env<'_>) -> Option<Step> {
         let format = self.wrapper.format();
         match self.values.scan(input) {
             SeqEnd::NeedMore => return Some(Step::NeedMore),
@@ -145,6 +160,15 @@ impl WrapperBlock {
                 )));
             }
             SeqEnd::Ended { at, complete: true } => {
+                if self.wrapper.lenient()
+                    && (self.values.spans.is_empty()
+                        || (self.values.spans.iter())
+                            .any(|span| bare_calls(input.str(span.clone()), env.formats).is_err()))
+                {
+                    return Some(Step::NotACall {
+                        resume: self.start + 1,
+                    });
+                }
                 let Some(last_end) = self.values.last_end() else {
                     if self.wrapper == Wrapper::Functools {
                         return Some(Step::NotACall {
@@ -277,12 +301,18 @@ fn sniff_python_name(text: &str) -> Option<&str> {
     (len > 0 && rest[len..].starts_with('(')).then(|| &rest[..len])
 }
 
-/// JSON or a pythonic list as the whole message: `[{"name": …, "arguments": …}]`,
-/// `{"name": …, "parameters": …}` (Llama 3.x, several joined by `;`), `[f(a=1)]`.
+/// JSON or a pythonic list standing alone: as the whole message, `[{"name": …, "arguments":
+/// …}]`, `{"name": …, "parameters": …}` (Llama 3.x, several joined by `;`), `[f(a=1)]`; or a
+/// JSON object or array, or a bracketed pythonic list, on lines of its own among prose (it
+/// starts a line and nothing but whitespace follows it on its last line). A stray `]` after
+/// it is dropped; an array cut off at the end of the output after complete calls gives those
+/// calls.
 #[derive(Debug)]
 pub(crate) struct BareBlock {
     start: usize,
     values: Values,
+    /// Found at the start of a line among prose rather than as the start of the message.
+    line: bool,
 }
 
 impl BareBlock {
@@ -290,6 +320,15 @@ impl BareBlock {
         Self {
             start,
             values: Values::new(start, true, true),
+            line: false,
+        }
+    }
+
+    /// A value at the start of a line after prose (`{` or `[` there).
+    pub(crate) fn line(start: usize) -> Self {
+        Self {
+            line: true,
+            ..Self::new(start)
         }
     }
 
@@ -303,21 +342,104 @@ impl BareBlock {
             SeqEnd::NeedMore => Step::NeedMore,
             SeqEnd::Ended {
                 complete: false, ..
-            } => match truncated_known(input, self.start, env, Format::Json) {
-                Some(outcome) => Step::Done(outcome),
-                None => not_a_call,
-            },
-            SeqEnd::Ended { at, .. } => match only_end_tokens(input, at) {
-                None => Step::NeedMore,
-                // Anything after the values makes them part of the prose.
-                Some(false) => not_a_call,
-                Some(true) => match known_calls(input, &self.values.spans, env) {
-                    Some(items) => Step::Done(Outcome::new(input.end(), items)),
+            } => {
+                if let Some(items) = cut_array_calls(input, self.start, env) {
+                    return Step::Done(Outcome::new(input.end(), items));
+                }
+                match truncated_known(input, self.start, env, Format::Json) {
+                    Some(outcome) => Step::Done(outcome),
                     None => not_a_call,
-                },
-            },
+                }
+            }
+            SeqEnd::Ended { at, .. } => {
+                let bracketed = matches!(input.byte(self.start), Some(b'{' | b'['));
+                // From the end of the last value: the scan may have looked past a line break.
+                let at = self.values.last_end().unwrap_or(at);
+                let end = match rest_of_line(input, at, bracketed) {
+                    None => return Step::NeedMore,
+                    Some(Alone::Message(end)) => end,
+                    // Lines of their own among prose: only JSON or a bracketed list.
+                    Some(Alone::Line(end)) if bracketed => end,
+                    Some(_) => return not_a_call,
+                };
+                if self.line && !bracketed {
+                    return not_a_call;
+                }
+                match known_calls(input, &self.values.spans, env) {
+                    Some(items) => Step::Done(Outcome::new(end, items)),
+                    None => not_a_call,
+                }
+            }
         }
     }
+}
+
+/// How a value stands alone.
+enum Alone {
+    /// Nothing but whitespace and end-of-turn tokens to the end of the output: the block ends
+    /// at the end.
+    Message(usize),
+    /// Nothing but spaces to the end of its line: the block ends there.
+    Line(usize),
+    Not,
+}
+
+/// What follows the values that end at `at`: the end of the message, of the line, or more on
+/// the same line; `None` while the input may still say. A stray `]` right after a bracketed
+/// value is taken into the block.
+fn rest_of_line(input: &Input<'_>, mut at: usize, bracketed: bool) -> Option<Alone> {
+    let spaces = |at: usize| {
+        at + input
+            .bytes_from(at)
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\r'))
+            .count()
+    };
+    at = spaces(at);
+    if bracketed && input.byte(at) == Some(b']') {
+        at = spaces(at + 1);
+    }
+    match input.byte(at) {
+        None if !input.eof() => None,
+        Some(b'\n') => match only_end_tokens(input, at)? {
+            true => Some(Alone::Message(input.end())),
+            false => Some(Alone::Line(at)),
+        },
+        _ => match only_end_tokens(input, at)? {
+            true => Some(Alone::Message(input.end())),
+            false => Some(Alone::Not),
+        },
+    }
+}
+
+/// The calls of a JSON array the output ends inside, when every element before the cut is a
+/// complete call: `[{…}, {…}` with the closing `]` never written.
+fn cut_array_calls(input: &Input<'_>, start: usize, env: &Env<'_>) -> Option<Vec<Item>> {
+    let text = input.str(start..input.end());
+    let mut rest = text.strip_prefix('[')?;
+    let mut offset = start + 1;
+    let mut items = Vec::new();
+    loop {
+        let trimmed = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ',');
+        offset += rest.len() - trimmed.len();
+        rest = trimmed;
+        if rest.is_empty() || !rest.starts_with('{') {
+            break;
+        }
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        let Some(Ok(_)) = values.next() else {
+            // The element the output was cut in.
+            return None;
+        };
+        let len = values.byte_offset();
+        items.push(offset..offset + len);
+        offset += len;
+        rest = &rest[len..];
+    }
+    if !rest.trim().is_empty() || items.is_empty() {
+        return None;
+    }
+    known_calls(input, &items, env)
 }
 
 /// Whether only whitespace and end-of-turn tokens follow `at` to the end of the output;

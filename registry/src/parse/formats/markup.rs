@@ -27,6 +27,7 @@ use crate::parse::vocab::{ErrorKind, Format};
 const TOOL_CALL: &str = "<tool_call>";
 const TOOL_CALL_END: &str = "</tool_call>";
 const FUNCTION: &str = "<function=";
+const FUNCTION_ATTRIBUTE: &str = "<function name=";
 const FUNCTION_END: &str = "</function>";
 const PARAMETER: &str = "<parameter=";
 const PARAMETER_END: &str = "</parameter>";
@@ -215,6 +216,8 @@ fn json_values(
 pub(crate) struct FunctionBlock {
     start: usize,
     inside: bool,
+    /// `<function name="NAME">`: the name in an attribute.
+    attribute: bool,
     state: FunctionState,
 }
 
@@ -248,7 +251,17 @@ impl FunctionBlock {
         Self {
             start,
             inside,
+            attribute: false,
             state: FunctionState::Name,
+        }
+    }
+
+    /// `<function name="NAME">{json}</function>` (or with `<parameter=…>` elements), a form
+    /// some fine-tunes write.
+    pub(crate) fn with_name_attribute(start: usize) -> Self {
+        Self {
+            attribute: true,
+            ..Self::new(start, false)
         }
     }
 
@@ -331,6 +344,9 @@ impl FunctionBlock {
     /// `<parameter=` follows (the `>` left out); a template placeholder (`{{ name }}`) is not a
     /// name.
     fn name(&self, input: &Input<'_>) -> ControlFlow<Step, FunctionState> {
+        if self.attribute {
+            return self.attribute_name(input);
+        }
         let from = self.start + FUNCTION.len();
         let bytes = input.bytes_from(from);
         let limit = bytes.len().min(MAX_NAME + 1);
@@ -366,6 +382,43 @@ impl FunctionBlock {
             Prefix::Partial => ControlFlow::Break(Step::NeedMore),
             Prefix::No if p == input.end() && !input.eof() => ControlFlow::Break(Step::NeedMore),
             Prefix::No => not_a_call,
+        }
+    }
+
+    /// The `"NAME">` of `<function name="NAME">`, in double or single quotes.
+    fn attribute_name(&self, input: &Input<'_>) -> ControlFlow<Step, FunctionState> {
+        let from = self.start + FUNCTION_ATTRIBUTE.len();
+        let not_a_call = ControlFlow::Break(Step::NotACall {
+            resume: self.start + 1,
+        });
+        let bytes = input.bytes_from(from);
+        let Some(&quote) = bytes.first() else {
+            return match input.eof() {
+                true => not_a_call,
+                false => ControlFlow::Break(Step::NeedMore),
+            };
+        };
+        if !matches!(quote, b'"' | b'\'') {
+            return not_a_call;
+        }
+        let limit = bytes.len().min(MAX_NAME + 2);
+        let Some(len) = bytes[1..limit].iter().position(|b| *b == quote) else {
+            return match limit == bytes.len() && !input.eof() {
+                true => ControlFlow::Break(Step::NeedMore),
+                false => not_a_call,
+            };
+        };
+        let name = input.str(from + 1..from + 1 + len).trim();
+        let close = input.skip_ws(from + len + 2);
+        match input.byte(close) {
+            Some(b'>') if !name.is_empty() && !name.contains("{{") => {
+                ControlFlow::Continue(FunctionState::Body {
+                    name: name.to_owned(),
+                    at: close + 1,
+                })
+            }
+            None if !input.eof() => ControlFlow::Break(Step::NeedMore),
+            _ => not_a_call,
         }
     }
 
