@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tool_registry::parse::{self, Options, StreamParser, Thinking};
+use tool_registry::parse::{self, Options, StreamDelta, StreamParser, Thinking};
 use tool_registry::{Registry, tool};
 
 /// Search the web.
@@ -237,9 +237,64 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
+/// Streams `text` in `chunk`-byte pushes through `push_with`, the borrowed-delta API a server
+/// forwarding tokens uses; returns the bytes of text handed out, and the events.
+fn push_with_in(text: &str, chunk: usize, registry: &Registry) -> usize {
+    let mut stream =
+        StreamParser::with_options(registry, Options::new().thinking(Thinking::ExplicitOnly))
+            .events_only();
+    let mut seen = 0;
+    let mut count = |delta: StreamDelta<'_>| match delta {
+        StreamDelta::Text(text) | StreamDelta::Reasoning(text) => seen += text.len(),
+        _ => seen += 1,
+    };
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + chunk).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        stream.push_with(&text[at..end], &mut count);
+        at = end;
+    }
+    stream.finish_with(&mut count);
+    seen
+}
+
+/// The cost of one push of a token-sized chunk (4, 16, 64 bytes) through `push_with`, and
+/// token-sized streaming (4 bytes) against the whole-text parse of the same text.
+fn pushes(c: &mut Criterion) {
+    let registry = Registry::global();
+    let options = Options::new().thinking(Thinking::ExplicitOnly);
+    let prose = repeated(PROSE, 64 << 10);
+    let mut group = c.benchmark_group("push");
+    for chunk in [4, 16, 64] {
+        group.throughput(Throughput::Elements(prose.len().div_ceil(chunk) as u64));
+        group.bench_function(BenchmarkId::new("prose_64kb", chunk), |b| {
+            b.iter(|| push_with_in(black_box(&prose), chunk, registry))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("tokens");
+    for (name, text) in [
+        ("prose_64kb", prose.clone()),
+        ("chat_4kb", chat()),
+        ("calls_64kb", with_calls(64 << 10)),
+    ] {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(BenchmarkId::new("whole", name), |b| {
+            b.iter(|| parse::text_with(black_box(&text), registry, options))
+        });
+        group.bench_function(BenchmarkId::new("chunks_4", name), |b| {
+            b.iter(|| push_with_in(black_box(&text), 4, registry))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = no_calls_vs_memchr, text_with_calls, streaming
+    targets = no_calls_vs_memchr, text_with_calls, streaming, pushes
 }
 criterion_main!(benches);

@@ -94,23 +94,25 @@ impl Assembler {
         self.started
     }
 
-    /// The text added since the last call.
-    pub(crate) fn take_delta(&mut self) -> Option<String> {
+    /// The text added since the last call, as a range of [`slice`](Self::slice).
+    pub(crate) fn take_range(&mut self) -> Option<std::ops::Range<usize>> {
         if self.emitted == self.out.len() {
             return None;
         }
-        let delta = self.out[self.emitted..].to_owned();
+        let range = self.emitted..self.out.len();
         self.emitted = self.out.len();
-        Some(delta)
+        Some(range)
     }
 
-    /// The text added since the last call, moved out: the whole text is then not kept.
-    pub(crate) fn take_delta_unkept(&mut self) -> Option<String> {
-        if self.out.is_empty() {
-            return None;
-        }
+    /// Text handed out by [`take_range`](Self::take_range).
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> &str {
+        &self.out[range]
+    }
+
+    /// Drops the text handed out so far, keeping the buffer: for a stream that keeps no copy.
+    pub(crate) fn forget(&mut self) {
+        self.out.clear();
         self.emitted = 0;
-        Some(std::mem::take(&mut self.out))
     }
 
     /// The whole text so far (trailing whitespace is never part of it).
@@ -161,11 +163,15 @@ mod tests {
         let mut streamed = String::new();
         for piece in ["one ", "two\n", "\nthree", " "] {
             a.push(piece);
-            streamed.extend(a.take_delta());
+            if let Some(range) = a.take_range() {
+                streamed.push_str(a.slice(range));
+            }
         }
         a.cut(false);
         a.push(" four");
-        streamed.extend(a.take_delta());
+        if let Some(range) = a.take_range() {
+            streamed.push_str(a.slice(range));
+        }
         assert_eq!(streamed, whole);
     }
 }

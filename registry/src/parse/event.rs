@@ -29,3 +29,33 @@ pub enum StreamEvent {
     /// A call attempt that could not be read; its text follows as `Text`.
     Error(ParseError),
 }
+
+/// What [`StreamParser::push_with`](super::StreamParser::push_with) hands out: text and
+/// reasoning borrowed from the parser (no allocation for them), every other event as it is.
+///
+/// The `Text` deltas concatenate to [`Parsed::content`](super::Parsed::content) and the
+/// `Reasoning` deltas to [`Parsed::reasoning`](super::Parsed::reasoning), exactly as the
+/// [`StreamEvent::Text`] and [`StreamEvent::Reasoning`] events of
+/// [`push`](super::StreamParser::push) do.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamDelta<'a> {
+    /// More text to show the user.
+    Text(&'a str),
+    /// More reasoning (text inside `<think>`).
+    Reasoning(&'a str),
+    /// Any other event: a call started, its progress, a call, an unknown call, an error (never
+    /// [`StreamEvent::Text`] or [`StreamEvent::Reasoning`]).
+    Event(StreamEvent),
+}
+
+impl StreamDelta<'_> {
+    /// The delta as an owned [`StreamEvent`].
+    pub fn into_event(self) -> StreamEvent {
+        match self {
+            StreamDelta::Text(text) => StreamEvent::Text(text.to_owned()),
+            StreamDelta::Reasoning(text) => StreamEvent::Reasoning(text.to_owned()),
+            StreamDelta::Event(event) => event,
+        }
+    }
+}

@@ -70,9 +70,16 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<tools>", Marker::Tools),
     ("<function_call>", Marker::FunctionCall),
     ("<function name=", Marker::FunctionAttr),
-    ("\n{", Marker::LineValue),
-    ("\n[", Marker::LineValue),
 ];
+
+/// `{` or `[` at the start of a line and the byte after it: how JSON (`{"`, `[{`, a line
+/// break or a space) and a pythonic call list (`[name(`) begin. Three bytes, like every
+/// pattern of the automaton: its SIMD search looks at the first three bytes of each.
+static LINE_VALUES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let json = ["\n{\"", "\n{ ", "\n{\n", "\n[{", "\n[ ", "\n[\n"].map(str::to_owned);
+    let python = ('a'..='z').chain(['_']).map(|c| format!("\n[{c}"));
+    json.into_iter().chain(python).collect()
+});
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -80,6 +87,7 @@ pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
         .iter()
         .map(|(marker, _)| *marker)
         .chain(END_TOKENS.iter().copied())
+        .chain(LINE_VALUES.iter().map(String::as_str))
         .collect()
 });
 
@@ -132,6 +140,10 @@ impl Scanner {
         for token in END_TOKENS {
             patterns.push(token.as_bytes().to_vec());
             hits.push(Hit::Marker(Marker::EndToken));
+        }
+        for start in LINE_VALUES.iter() {
+            patterns.push(start.as_bytes().to_vec());
+            hits.push(Hit::Marker(Marker::LineValue));
         }
         for tag in tags {
             patterns.push(format!("\n{tag}:").into_bytes());

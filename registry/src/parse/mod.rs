@@ -83,7 +83,7 @@ mod tools;
 mod typing;
 mod vocab;
 
-pub use event::StreamEvent;
+pub use event::{StreamDelta, StreamEvent};
 pub use stream::StreamParser;
 pub use tag_set::TagSet;
 pub use tools::{AnyTool, Scoped, ToolList, ToolListError, ToolSet};

@@ -1,6 +1,6 @@
 //! Parsing a token stream as it arrives.
 
-use super::event::StreamEvent;
+use super::event::{StreamDelta, StreamEvent};
 use super::machine::Machine;
 use super::scan::Input;
 use super::tools::ToolSet;
@@ -77,24 +77,55 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
     /// Reads the next chunk and returns what it completes. Chunks after
     /// [`finish`](StreamParser::finish) are ignored.
     pub fn push(&mut self, chunk: &str) -> Vec<StreamEvent> {
+        let mut events = Vec::new();
+        self.push_with(chunk, |delta| events.push(delta.into_event()));
+        events
+    }
+
+    /// Reads the next chunk and hands what it completes to `f`, in order, text borrowed: a
+    /// push of prose allocates nothing. What a server forwarding tokens uses.
+    ///
+    /// ```
+    /// use tool_registry::parse::{StreamDelta, StreamParser};
+    ///
+    /// let mut stream = StreamParser::new(&["get_time"]).events_only();
+    /// let mut shown = String::new();
+    /// for token in ["It is ", "late. ", "<tool_", "call>{\"name\": \"get_time\"}</tool_call>"] {
+    ///     stream.push_with(token, |delta| match delta {
+    ///         StreamDelta::Text(text) => shown.push_str(text),
+    ///         StreamDelta::Event(event) => println!("{event:?}"),
+    ///         _ => {}
+    ///     });
+    /// }
+    /// stream.finish_with(|_| {});
+    /// assert_eq!(shown, "It is late.");
+    /// ```
+    pub fn push_with(&mut self, chunk: &str, f: impl FnMut(StreamDelta<'_>)) {
         if self.finished {
-            return Vec::new();
+            return;
         }
         self.buf.push_str(chunk);
         self.run(false);
         self.compact();
-        self.take_events()
+        self.machine.sink.dispatch(f);
     }
 
     /// Ends the stream: whatever was held back is decided (an unfinished call is reported as
     /// truncated) and the last events are returned.
     pub fn finish(&mut self) -> Vec<StreamEvent> {
+        let mut events = Vec::new();
+        self.finish_with(|delta| events.push(delta.into_event()));
+        events
+    }
+
+    /// [`finish`](StreamParser::finish), handing the last events to `f`.
+    pub fn finish_with(&mut self, f: impl FnMut(StreamDelta<'_>)) {
         if !self.finished {
             self.run(true);
             self.machine.finish();
             self.finished = true;
         }
-        self.take_events()
+        self.machine.sink.dispatch(f);
     }
 
     /// Everything the stream held, as the whole-text parse would give it (unless the parser is
@@ -126,15 +157,6 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
         }
         self.buf.drain(..drop);
         self.base += drop;
-    }
-
-    fn take_events(&mut self) -> Vec<StreamEvent> {
-        self.machine
-            .sink
-            .events
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
     }
 }
 
