@@ -14,12 +14,15 @@ use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::event::StreamEvent;
 use super::formats::deepseek::DeepSeekBlock;
 use super::formats::end_tokens::EndTokenBlock;
+use super::formats::harmony::HarmonyBlock;
 use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::formats::kimi::KimiBlock;
 use super::formats::markup::{FunctionBlock, ToolCallBlock};
 use super::formats::mistral::MistralBlock;
 use super::formats::tags::TagLine;
-use super::markers::{ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker};
+use super::markers::{
+    ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, may_begin_marker,
+};
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
 use super::tag_set::TagSet;
@@ -44,6 +47,7 @@ enum Block {
     Mistral(MistralBlock),
     DeepSeek(DeepSeekBlock),
     Kimi(KimiBlock),
+    Harmony(HarmonyBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -59,6 +63,7 @@ impl Block {
             Block::Mistral(b) => b.start(),
             Block::DeepSeek(b) => b.start(),
             Block::Kimi(b) => b.start(),
+            Block::Harmony(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -74,6 +79,7 @@ impl Block {
             Block::Mistral(b) => b.step(input),
             Block::DeepSeek(b) => b.step(input),
             Block::Kimi(b) => b.step(input),
+            Block::Harmony(b) => b.step(input),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -86,6 +92,7 @@ impl Block {
             Block::Function(b) => b.name_hint(),
             Block::Wrapper(b) => b.name_hint(input),
             Block::Mistral(b) => b.name_hint(input),
+            Block::Harmony(b) => b.name_hint(),
             _ => None,
         }
     }
@@ -120,6 +127,9 @@ pub(crate) struct Machine {
     line_start_at: usize,
     hits: HitCache,
     think_open: Finder,
+    /// The closing token of the thought being read (`</think>` unless a family's own thought
+    /// token opened it), and its search.
+    think_end: Thought,
     think_close: Finder,
     fence_close: Finder,
     /// Where the code block being read started.
@@ -167,6 +177,7 @@ impl Machine {
             line_start_at: 0,
             hits: HitCache::default(),
             think_open: Finder::new("<think>"),
+            think_end: Thought::Think,
             think_close: Finder::new("</think>"),
             fence_close: Finder::new("```"),
             fence_from: 0,
@@ -326,15 +337,21 @@ impl Machine {
         self.bare_off = false;
         self.line_start_at = 0;
         self.hits = HitCache::default();
+        self.think_end = Thought::Think;
         self.think_close = Finder::new("</think>");
         self.mode = self.text_mode();
     }
 
-    fn start_think(&mut self, at: usize) {
+    /// Starts reading a thought whose text begins at `from`.
+    fn start_think(&mut self, from: usize, thought: Thought) {
         self.tentative = false;
         self.sink.cut(Region::Content, false);
         self.region = Region::Reasoning;
-        self.text_from = at + "<think>".len();
+        if self.think_end != thought {
+            self.think_end = thought;
+            self.think_close = Finder::new(thought.close());
+        }
+        self.text_from = from;
         self.pos = self.text_from;
         self.mode = self.text_mode();
     }
@@ -342,7 +359,7 @@ impl Machine {
     fn end_think(&mut self, at: usize) {
         self.sink.cut(Region::Reasoning, true);
         self.region = Region::Content;
-        self.text_from = at + "</think>".len();
+        self.text_from = at + self.think_end.close().len();
         self.pos = self.text_from;
         self.line_start_at = self.pos;
         self.mode = Mode::Text;
@@ -384,7 +401,7 @@ impl Machine {
             self.pos = input.end();
             return false;
         }
-        let hold = self.held_suffix(input, &["</think>"]);
+        let hold = self.held_suffix(input, &[self.think_end.close()]);
         self.commit(input, hold);
         self.pos = self.pos.max(hold);
         false
@@ -521,6 +538,17 @@ impl Machine {
                     self.restart_in_reasoning();
                     return true;
                 }
+                Hit::Marker(Marker::ThinkEnd | Marker::ThoughtEnd | Marker::EndToken)
+                    if self.region == Region::Reasoning
+                        && input
+                            .bytes_from(at)
+                            .starts_with(self.think_end.close().as_bytes())
+                        && !Self::backtick_before(input, at) =>
+                {
+                    self.commit(input, at);
+                    self.end_think(at);
+                    return true;
+                }
                 Hit::Marker(marker) => {
                     if self.marker_counts(input, at, marker, env) {
                         self.commit(input, at);
@@ -587,8 +615,10 @@ impl Machine {
 
     fn marker_enabled(&self, marker: Marker, formats: Formats) -> bool {
         match marker {
-            Marker::Think => self.region == Region::Content,
-            Marker::ThinkEnd => self.region == Region::Reasoning,
+            Marker::Think(_) => self.region == Region::Content,
+            // A thought's end is taken above, in `scan_text`, when it closes the open thought.
+            Marker::ThinkEnd | Marker::ThoughtEnd => false,
+            Marker::Harmony => formats.contains(Format::Harmony),
             Marker::ToolCall => {
                 formats.contains(Format::Hermes)
                     || formats.contains(Format::Function)
@@ -626,8 +656,9 @@ impl Machine {
 
     fn enter(&mut self, input: &Input<'_>, marker: Marker, at: usize) {
         let block = match marker {
-            Marker::Think => return self.start_think(at),
-            Marker::ThinkEnd => return self.end_think(at),
+            Marker::Think(thought) => return self.start_think(at + thought.open().len(), thought),
+            Marker::ThinkEnd | Marker::ThoughtEnd => return self.end_think(at),
+            Marker::Harmony => Block::Harmony(HarmonyBlock::new(at)),
             Marker::ToolCall => Block::ToolCall(ToolCallBlock::new(at)),
             Marker::Function => Block::Function(FunctionBlock::new(at, false)),
             Marker::PythonTag => Block::Wrapper(WrapperBlock::new(at, Wrapper::PythonTag)),
@@ -777,6 +808,12 @@ impl Machine {
                             self.sink.event(StreamEvent::Unknown(call.clone()));
                             self.sink.unknown.push(call);
                         }
+                    }
+                }
+                Item::Thought(thought) => {
+                    if self.region == Region::Content {
+                        self.start_think(end, thought);
+                        return;
                     }
                 }
                 Item::Error(error) => {

@@ -5,13 +5,20 @@ use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+pub(crate) use super::block::Thought;
 use super::scan::{Input, Prefix};
 
 /// The markers that open something, by first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Marker {
-    Think,
+    /// A thought's opening token.
+    Think(Thought),
+    /// `</think>`.
     ThinkEnd,
+    /// The closing token of another kind of thought (`<|END_THINKING|>`, `<channel|>`).
+    ThoughtEnd,
+    /// `<|start|>` or `<|channel|>`: a Harmony message header.
+    Harmony,
     ToolCall,
     Function,
     PythonTag,
@@ -41,12 +48,19 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<|return|>",
     "<|python_end|>",
     "<｜end▁of▁sentence｜>",
+    "<|call|>",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
 const MARKERS: &[(&str, Marker)] = &[
-    ("<think>", Marker::Think),
+    ("<think>", Marker::Think(Thought::Think)),
     ("</think>", Marker::ThinkEnd),
+    ("<|START_THINKING|>", Marker::Think(Thought::CommandR)),
+    ("<|END_THINKING|>", Marker::ThoughtEnd),
+    ("<|channel>thought", Marker::Think(Thought::Gemma)),
+    ("<channel|>", Marker::ThoughtEnd),
+    ("<|start|>", Marker::Harmony),
+    ("<|channel|>", Marker::Harmony),
     ("<tool_call>", Marker::ToolCall),
     ("<function=", Marker::Function),
     ("<|python_tag|>", Marker::PythonTag),

@@ -16,10 +16,13 @@
 //! | [`Format::Pythonic`] | `[get_weather(city="Paris"), get_time()]`, `<\|python_start\|>[…]<\|python_end\|>` | Llama 3.2, Llama 4 |
 //! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…` | DeepSeek V3, R1, V3.1 |
 //! | [`Format::Kimi`] | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.NAME:0…` | Kimi K2 |
+//! | [`Format::Harmony`] | `<\|channel\|>commentary to=functions.NAME <\|constrain\|>json<\|message\|>{…}<\|call\|>`; the `analysis` channel is reasoning | gpt-oss |
 //! | [`Format::Native`] | an OpenAI message or `tool_calls` array, read by [`any`] | any provider's API |
 //!
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
-//! opened the thought and only `</think>` appears. **Calls written inside a thought are not
+//! opened the thought and only `</think>` appears; so are the families' own thoughts:
+//! `<|START_THINKING|>…<|END_THINKING|>` (Command R7B, Command A),
+//! `<|channel>thought…<channel|>` (Gemma 4) and gpt-oss's `analysis` channel. **Calls written inside a thought are not
 //! calls**: a model thinking "maybe I should call search" has not called it. Set
 //! [`Options::calls_in_thinking`] to read them too.
 //!

@@ -180,12 +180,14 @@ pub enum Format {
     DeepSeek,
     /// Kimi K2's `<|tool_calls_section_begin|>` section.
     Kimi,
+    /// gpt-oss's Harmony messages: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`.
+    Harmony,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 11] = [
+    pub(crate) const ALL: [Format; 12] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -196,21 +198,22 @@ impl Format {
         Format::Pythonic,
         Format::DeepSeek,
         Format::Kimi,
+        Format::Harmony,
         Format::Native,
     ];
 
-    const fn bit(self) -> u16 {
-        1 << self as u16
+    const fn bit(self) -> u32 {
+        1 << self as u32
     }
 }
 
 /// A set of [`Format`]s to look for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Formats(u16);
+pub struct Formats(u32);
 
 impl Formats {
     /// Every format.
-    pub const ALL: Formats = Formats(u16::MAX);
+    pub const ALL: Formats = Formats(u32::MAX);
     /// No format: nothing is a call (thinking is still split off).
     pub const NONE: Formats = Formats(0);
 
