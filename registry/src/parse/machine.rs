@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::event::StreamEvent;
-use super::formats::deepseek::DeepSeekBlock;
+use super::formats::deepseek::{self, DeepSeekBlock};
 use super::formats::end_tokens::EndTokenBlock;
 use super::formats::harmony::HarmonyBlock;
+use super::formats::invoke::{self, InvokeBlock};
 use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::formats::kimi::KimiBlock;
 use super::formats::markup::{FunctionBlock, ToolCallBlock};
@@ -36,6 +37,14 @@ const CONTEXT: usize = 16;
 /// How far into a block its name is looked for while it streams in.
 const HINT_WINDOW: usize = 1024;
 
+fn deepseek_tokens(ascii: bool) -> &'static deepseek::Tokens {
+    if ascii {
+        &deepseek::ASCII
+    } else {
+        &deepseek::FULLWIDTH
+    }
+}
+
 /// The call blocks, one per format family.
 #[derive(Debug)]
 enum Block {
@@ -48,6 +57,7 @@ enum Block {
     DeepSeek(DeepSeekBlock),
     Kimi(KimiBlock),
     Harmony(HarmonyBlock),
+    Invoke(InvokeBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -64,6 +74,7 @@ impl Block {
             Block::DeepSeek(b) => b.start(),
             Block::Kimi(b) => b.start(),
             Block::Harmony(b) => b.start(),
+            Block::Invoke(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -80,6 +91,7 @@ impl Block {
             Block::DeepSeek(b) => b.step(input),
             Block::Kimi(b) => b.step(input),
             Block::Harmony(b) => b.step(input),
+            Block::Invoke(b) => b.step(input, env),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -629,7 +641,11 @@ impl Machine {
             Marker::PythonStart => formats.contains(Format::Pythonic),
             Marker::Granite | Marker::Functools => formats.contains(Format::Json),
             Marker::Kimi | Marker::KimiSingular => formats.contains(Format::Kimi),
-            Marker::DeepSeekCalls | Marker::DeepSeekCall => formats.contains(Format::DeepSeek),
+            Marker::DeepSeekCalls { .. } | Marker::DeepSeekCall { .. } => {
+                formats.contains(Format::DeepSeek)
+            }
+            Marker::MiniMax => formats.contains(Format::MiniMax),
+            Marker::Dsml(_) => formats.contains(Format::Dsml),
             Marker::Mistral => formats.contains(Format::Mistral),
             Marker::Fence | Marker::EndToken => true,
         }
@@ -667,8 +683,14 @@ impl Machine {
             Marker::Functools => Block::Wrapper(WrapperBlock::new(at, Wrapper::Functools)),
             Marker::Kimi => Block::Kimi(KimiBlock::new(at, false)),
             Marker::KimiSingular => Block::Kimi(KimiBlock::new(at, true)),
-            Marker::DeepSeekCalls => Block::DeepSeek(DeepSeekBlock::new(at, false)),
-            Marker::DeepSeekCall => Block::DeepSeek(DeepSeekBlock::new(at, true)),
+            Marker::DeepSeekCalls { ascii } => {
+                Block::DeepSeek(DeepSeekBlock::new(at, false, deepseek_tokens(ascii)))
+            }
+            Marker::DeepSeekCall { ascii } => {
+                Block::DeepSeek(DeepSeekBlock::new(at, true, deepseek_tokens(ascii)))
+            }
+            Marker::MiniMax => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX)),
+            Marker::Dsml(i) => Block::Invoke(InvokeBlock::new(at, &invoke::DSML[usize::from(i)])),
             Marker::Mistral => Block::Mistral(MistralBlock::new(at)),
             Marker::EndToken => Block::EndToken(EndTokenBlock {
                 start: at,

@@ -26,8 +26,18 @@ pub(crate) enum Marker {
     Granite,
     Kimi,
     KimiSingular,
-    DeepSeekCalls,
-    DeepSeekCall,
+    /// `<｜tool▁calls▁begin｜>`; `ascii`: spelled with `|`.
+    DeepSeekCalls {
+        ascii: bool,
+    },
+    /// `<｜tool▁call▁begin｜>`.
+    DeepSeekCall {
+        ascii: bool,
+    },
+    /// `<minimax:tool_call>`.
+    MiniMax,
+    /// A DSML section, by its index in the reader's spellings.
+    Dsml(u8),
     Mistral,
     Functools,
     Fence,
@@ -48,7 +58,9 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<|return|>",
     "<|python_end|>",
     "<｜end▁of▁sentence｜>",
+    "<|end▁of▁sentence|>",
     "<|call|>",
+    "[e~[",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
@@ -68,8 +80,24 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<|tool_call|>", Marker::Granite),
     ("<|tool_calls_section_begin|>", Marker::Kimi),
     ("<|tool_call_section_begin|>", Marker::KimiSingular),
-    ("<｜tool▁calls▁begin｜>", Marker::DeepSeekCalls),
-    ("<｜tool▁call▁begin｜>", Marker::DeepSeekCall),
+    (
+        "<｜tool▁calls▁begin｜>",
+        Marker::DeepSeekCalls { ascii: false },
+    ),
+    (
+        "<｜tool▁call▁begin｜>",
+        Marker::DeepSeekCall { ascii: false },
+    ),
+    (
+        "<|tool▁calls▁begin|>",
+        Marker::DeepSeekCalls { ascii: true },
+    ),
+    ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
+    ("<minimax:tool_call>", Marker::MiniMax),
+    ("<｜DSML｜function_calls>", Marker::Dsml(0)),
+    ("<｜DSML｜tool_calls>", Marker::Dsml(1)),
+    ("<|DSML|function_calls>", Marker::Dsml(2)),
+    ("<|DSML|tool_calls>", Marker::Dsml(3)),
     ("[TOOL_CALLS]", Marker::Mistral),
     ("functools[", Marker::Functools),
     ("```", Marker::Fence),

@@ -182,12 +182,16 @@ pub enum Format {
     Kimi,
     /// gpt-oss's Harmony messages: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`.
     Harmony,
+    /// MiniMax M2's `<minimax:tool_call><invoke name="…"><parameter name="…">…` section.
+    MiniMax,
+    /// DeepSeek V3.2 / V4's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`.
+    Dsml,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 12] = [
+    pub(crate) const ALL: [Format; 14] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -199,6 +203,8 @@ impl Format {
         Format::DeepSeek,
         Format::Kimi,
         Format::Harmony,
+        Format::MiniMax,
+        Format::Dsml,
         Format::Native,
     ];
 

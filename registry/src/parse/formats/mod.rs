@@ -14,6 +14,7 @@
 //! | `pythonic.rs` | `[f(a=1), g()]` and Python literals |
 //! | `deepseek.rs` | DeepSeek's special-token section |
 //! | `kimi.rs` | Kimi K2's special-token section |
+//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
 //! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
 //! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
 //! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
@@ -21,6 +22,7 @@
 pub(crate) mod deepseek;
 pub(crate) mod end_tokens;
 pub(crate) mod harmony;
+pub(crate) mod invoke;
 pub(crate) mod json;
 pub(crate) mod json_blocks;
 pub(crate) mod kimi;
