@@ -20,6 +20,7 @@ use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::formats::kimi::KimiBlock;
 use super::formats::markup::{FunctionBlock, ToolCallBlock};
 use super::formats::mistral::MistralBlock;
+use super::formats::sections::SectionBlock;
 use super::formats::tags::TagLine;
 use super::markers::{
     ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, may_begin_marker,
@@ -58,6 +59,7 @@ enum Block {
     Kimi(KimiBlock),
     Harmony(HarmonyBlock),
     Invoke(InvokeBlock),
+    Section(SectionBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -75,6 +77,7 @@ impl Block {
             Block::Kimi(b) => b.start(),
             Block::Harmony(b) => b.start(),
             Block::Invoke(b) => b.start(),
+            Block::Section(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -92,6 +95,7 @@ impl Block {
             Block::Kimi(b) => b.step(input),
             Block::Harmony(b) => b.step(input),
             Block::Invoke(b) => b.step(input, env),
+            Block::Section(b) => b.step(input),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -366,6 +370,14 @@ impl Machine {
         self.text_from = from;
         self.pos = self.text_from;
         self.mode = self.text_mode();
+    }
+
+    /// Removes a token that only wraps the answer; the text around it joins as around a block.
+    fn drop_token(&mut self, at: usize, len: usize) {
+        self.sink.cut(self.region, false);
+        self.text_from = at + len;
+        self.pos = self.text_from;
+        self.line_start_at = self.pos;
     }
 
     fn end_think(&mut self, at: usize) {
@@ -646,6 +658,8 @@ impl Machine {
             }
             Marker::MiniMax => formats.contains(Format::MiniMax),
             Marker::Dsml(_) => formats.contains(Format::Dsml),
+            Marker::Section(section) => formats.contains(section.format()),
+            Marker::Drop { format, .. } => formats.contains(format),
             Marker::Mistral => formats.contains(Format::Mistral),
             Marker::Fence | Marker::EndToken => true,
         }
@@ -691,6 +705,8 @@ impl Machine {
             }
             Marker::MiniMax => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX)),
             Marker::Dsml(i) => Block::Invoke(InvokeBlock::new(at, &invoke::DSML[usize::from(i)])),
+            Marker::Section(section) => Block::Section(SectionBlock::new(at, section)),
+            Marker::Drop { len, .. } => return self.drop_token(at, usize::from(len)),
             Marker::Mistral => Block::Mistral(MistralBlock::new(at)),
             Marker::EndToken => Block::EndToken(EndTokenBlock {
                 start: at,

@@ -6,7 +6,9 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 pub(crate) use super::block::Thought;
+use super::formats::sections::Section;
 use super::scan::{Input, Prefix};
+use super::vocab::Format;
 
 /// The markers that open something, by first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +40,14 @@ pub(crate) enum Marker {
     MiniMax,
     /// A DSML section, by its index in the reader's spellings.
     Dsml(u8),
+    /// A token followed by a value of calls and its end token.
+    Section(Section),
+    /// A token that only wraps the answer (`<|START_RESPONSE|>`, Hunyuan's `<answer>`): removed
+    /// when `format` is looked for.
+    Drop {
+        len: u8,
+        format: Format,
+    },
     Mistral,
     Functools,
     Fence,
@@ -61,6 +71,7 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<|end▁of▁sentence|>",
     "<|call|>",
     "[e~[",
+    "<|END_OF_TURN_TOKEN|>",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
@@ -94,6 +105,23 @@ const MARKERS: &[(&str, Marker)] = &[
     ),
     ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
     ("<minimax:tool_call>", Marker::MiniMax),
+    (
+        "<|action_start|><|plugin|>",
+        Marker::Section(Section::InternLm),
+    ),
+    ("<|START_ACTION|>", Marker::Section(Section::CommandR)),
+    ("<tool_calls>", Marker::Section(Section::Hunyuan)),
+    ("<|tool_call_start|>", Marker::Section(Section::Lfm2)),
+    (
+        "<|START_RESPONSE|>",
+        drop("<|START_RESPONSE|>", Format::CommandR),
+    ),
+    (
+        "<|END_RESPONSE|>",
+        drop("<|END_RESPONSE|>", Format::CommandR),
+    ),
+    ("<answer>", drop("<answer>", Format::Hunyuan)),
+    ("</answer>", drop("</answer>", Format::Hunyuan)),
     ("<｜DSML｜function_calls>", Marker::Dsml(0)),
     ("<｜DSML｜tool_calls>", Marker::Dsml(1)),
     ("<|DSML|function_calls>", Marker::Dsml(2)),
@@ -102,6 +130,13 @@ const MARKERS: &[(&str, Marker)] = &[
     ("functools[", Marker::Functools),
     ("```", Marker::Fence),
 ];
+
+const fn drop(token: &str, format: Format) -> Marker {
+    Marker::Drop {
+        len: token.len() as u8,
+        format,
+    }
+}
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

@@ -19,14 +19,19 @@
 //! | [`Format::Kimi`] | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.NAME:0…` | Kimi K2 |
 //! | [`Format::Harmony`] | `<\|channel\|>commentary to=functions.NAME <\|constrain\|>json<\|message\|>{…}<\|call\|>`; the `analysis` channel is reasoning | gpt-oss |
 //! | [`Format::MiniMax`] | `<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>` | MiniMax M2 |
+//! | [`Format::InternLm`] | `<\|action_start\|><\|plugin\|>{"name": …, "parameters": {…}}<\|action_end\|>` | InternLM2, InternLM2.5 |
+//! | [`Format::CommandR`] | `<\|START_ACTION\|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<\|END_ACTION\|>` | Command R7B, Command A |
+//! | [`Format::Hunyuan`] | `<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>` | Hunyuan A13B |
+//! | [`Format::Lfm2`] | `<\|tool_call_start\|>[get_weather(city="Paris")]<\|tool_call_end\|>` | Liquid LFM2 |
 //! | [`Format::Native`] | an OpenAI message or `tool_calls` array, read by [`any`] | any provider's API |
 //!
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
 //! opened the thought and only `</think>` appears; so are the families' own thoughts:
 //! `<|START_THINKING|>…<|END_THINKING|>` (Command R7B, Command A),
-//! `<|channel>thought…<channel|>` (Gemma 4) and gpt-oss's `analysis` channel. **Calls written inside a thought are not
-//! calls**: a model thinking "maybe I should call search" has not called it. Set
-//! [`Options::calls_in_thinking`] to read them too.
+//! `<|channel>thought…<channel|>` (Gemma 4) and gpt-oss's `analysis` channel. Tokens that only
+//! wrap the answer (`<|START_RESPONSE|>…<|END_RESPONSE|>`, Hunyuan's `<answer>…</answer>`) are
+//! removed. **Calls written inside a thought are not calls**: a model thinking "maybe I should
+//! call search" has not called it. Set [`Options::calls_in_thinking`] to read them too.
 //!
 //! ```
 //! use tool_registry::parse;

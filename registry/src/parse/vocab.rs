@@ -186,12 +186,20 @@ pub enum Format {
     MiniMax,
     /// DeepSeek V3.2 / V4's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`.
     Dsml,
+    /// InternLM2 / 2.5's `<|action_start|><|plugin|>{…}<|action_end|>`.
+    InternLm,
+    /// Command R7B / Command A's `<|START_ACTION|>[…]<|END_ACTION|>`.
+    CommandR,
+    /// Hunyuan A13B's `<tool_calls>[…]</tool_calls>`.
+    Hunyuan,
+    /// Liquid LFM2's `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`.
+    Lfm2,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 14] = [
+    pub(crate) const ALL: [Format; 18] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -205,6 +213,10 @@ impl Format {
         Format::Harmony,
         Format::MiniMax,
         Format::Dsml,
+        Format::InternLm,
+        Format::CommandR,
+        Format::Hunyuan,
+        Format::Lfm2,
         Format::Native,
     ];
 

@@ -15,6 +15,7 @@
 //! | `deepseek.rs` | DeepSeek's special-token section |
 //! | `kimi.rs` | Kimi K2's special-token section |
 //! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
+//! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
 //! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
 //! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
 //! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
@@ -30,4 +31,5 @@ pub(crate) mod markup;
 pub(crate) mod mistral;
 pub(crate) mod native;
 pub(crate) mod pythonic;
+pub(crate) mod sections;
 pub(crate) mod tags;
