@@ -14,6 +14,7 @@ use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::event::StreamEvent;
 use super::formats::deepseek::{self, DeepSeekBlock};
 use super::formats::end_tokens::EndTokenBlock;
+use super::formats::gemma::GemmaBlock;
 use super::formats::harmony::HarmonyBlock;
 use super::formats::invoke::{self, InvokeBlock};
 use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
@@ -60,6 +61,7 @@ enum Block {
     Harmony(HarmonyBlock),
     Invoke(InvokeBlock),
     Section(SectionBlock),
+    Gemma(GemmaBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -78,6 +80,7 @@ impl Block {
             Block::Harmony(b) => b.start(),
             Block::Invoke(b) => b.start(),
             Block::Section(b) => b.start(),
+            Block::Gemma(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -96,6 +99,7 @@ impl Block {
             Block::Harmony(b) => b.step(input),
             Block::Invoke(b) => b.step(input, env),
             Block::Section(b) => b.step(input),
+            Block::Gemma(b) => b.step(input),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -659,6 +663,7 @@ impl Machine {
             Marker::MiniMax => formats.contains(Format::MiniMax),
             Marker::Dsml(_) => formats.contains(Format::Dsml),
             Marker::Section(section) => formats.contains(section.format()),
+            Marker::Gemma(_) => formats.contains(Format::Gemma),
             Marker::Drop { format, .. } => formats.contains(format),
             Marker::Mistral => formats.contains(Format::Mistral),
             Marker::Fence | Marker::EndToken => true,
@@ -706,6 +711,7 @@ impl Machine {
             Marker::MiniMax => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX)),
             Marker::Dsml(i) => Block::Invoke(InvokeBlock::new(at, &invoke::DSML[usize::from(i)])),
             Marker::Section(section) => Block::Section(SectionBlock::new(at, section)),
+            Marker::Gemma(dialect) => Block::Gemma(GemmaBlock::new(at, dialect)),
             Marker::Drop { len, .. } => return self.drop_token(at, usize::from(len)),
             Marker::Mistral => Block::Mistral(MistralBlock::new(at)),
             Marker::EndToken => Block::EndToken(EndTokenBlock {

@@ -6,6 +6,7 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 pub(crate) use super::block::Thought;
+use super::formats::gemma::Dialect;
 use super::formats::sections::Section;
 use super::scan::{Input, Prefix};
 use super::vocab::Format;
@@ -40,6 +41,8 @@ pub(crate) enum Marker {
     MiniMax,
     /// A DSML section, by its index in the reader's spellings.
     Dsml(u8),
+    /// `<start_function_call>` or `<|tool_call>`.
+    Gemma(Dialect),
     /// A token followed by a value of calls and its end token.
     Section(Section),
     /// A token that only wraps the answer (`<|START_RESPONSE|>`, Hunyuan's `<answer>`): removed
@@ -72,6 +75,10 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<|call|>",
     "[e~[",
     "<|END_OF_TURN_TOKEN|>",
+    "<end_of_turn>",
+    "<turn|>",
+    "<start_function_response>",
+    "<|tool_response>",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
@@ -105,6 +112,11 @@ const MARKERS: &[(&str, Marker)] = &[
     ),
     ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
     ("<minimax:tool_call>", Marker::MiniMax),
+    (
+        "<start_function_call>",
+        Marker::Gemma(Dialect::FunctionGemma),
+    ),
+    ("<|tool_call>", Marker::Gemma(Dialect::Gemma4)),
     (
         "<|action_start|><|plugin|>",
         Marker::Section(Section::InternLm),

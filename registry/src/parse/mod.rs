@@ -23,6 +23,7 @@
 //! | [`Format::CommandR`] | `<\|START_ACTION\|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<\|END_ACTION\|>` | Command R7B, Command A |
 //! | [`Format::Hunyuan`] | `<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>` | Hunyuan A13B |
 //! | [`Format::Lfm2`] | `<\|tool_call_start\|>[get_weather(city="Paris")]<\|tool_call_end\|>` | Liquid LFM2 |
+//! | [`Format::Gemma`] | `<start_function_call>call:NAME{key:<escape>text<escape>,n:1}<end_function_call>`, `<\|tool_call>call:NAME{key:<\|"\|>text<\|"\|>}<tool_call\|>` | FunctionGemma, Gemma 4 |
 //! | [`Format::Native`] | an OpenAI message or `tool_calls` array, read by [`any`] | any provider's API |
 //!
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template

@@ -194,12 +194,15 @@ pub enum Format {
     Hunyuan,
     /// Liquid LFM2's `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`.
     Lfm2,
+    /// FunctionGemma's `<start_function_call>call:NAME{…}<end_function_call>` and Gemma 4's
+    /// `<|tool_call>call:NAME{…}<tool_call|>`.
+    Gemma,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 18] = [
+    pub(crate) const ALL: [Format; 19] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -217,6 +220,7 @@ impl Format {
         Format::CommandR,
         Format::Hunyuan,
         Format::Lfm2,
+        Format::Gemma,
         Format::Native,
     ];
 

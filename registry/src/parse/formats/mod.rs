@@ -16,12 +16,14 @@
 //! | `kimi.rs` | Kimi K2's special-token section |
 //! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
 //! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
+//! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
 //! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
 //! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
 //! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
 
 pub(crate) mod deepseek;
 pub(crate) mod end_tokens;
+pub(crate) mod gemma;
 pub(crate) mod harmony;
 pub(crate) mod invoke;
 pub(crate) mod json;
