@@ -15,12 +15,14 @@ use super::event::StreamEvent;
 use super::formats::deepseek::{self, DeepSeekBlock};
 use super::formats::end_tokens::EndTokenBlock;
 use super::formats::gemma::GemmaBlock;
+use super::formats::glm4::Glm4Block;
 use super::formats::harmony::HarmonyBlock;
 use super::formats::invoke::{self, InvokeBlock};
 use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::formats::kimi::KimiBlock;
 use super::formats::markup::{FunctionBlock, ToolCallBlock};
 use super::formats::mistral::MistralBlock;
+use super::formats::react::{self, ReactBlock};
 use super::formats::sections::SectionBlock;
 use super::formats::tags::TagLine;
 use super::markers::{
@@ -62,6 +64,8 @@ enum Block {
     Invoke(InvokeBlock),
     Section(SectionBlock),
     Gemma(GemmaBlock),
+    Glm4(Glm4Block),
+    React(ReactBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -81,6 +85,8 @@ impl Block {
             Block::Invoke(b) => b.start(),
             Block::Section(b) => b.start(),
             Block::Gemma(b) => b.start(),
+            Block::Glm4(b) => b.start(),
+            Block::React(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -100,6 +106,8 @@ impl Block {
             Block::Invoke(b) => b.step(input, env),
             Block::Section(b) => b.step(input),
             Block::Gemma(b) => b.step(input),
+            Block::Glm4(b) => b.step(input, env),
+            Block::React(b) => b.step(input, env),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -113,6 +121,8 @@ impl Block {
             Block::Wrapper(b) => b.name_hint(input),
             Block::Mistral(b) => b.name_hint(input),
             Block::Harmony(b) => b.name_hint(),
+            Block::Glm4(b) => b.name_hint(),
+            Block::React(b) => b.name_hint(),
             _ => None,
         }
     }
@@ -143,6 +153,8 @@ pub(crate) struct Machine {
     text_from: usize,
     /// Whether a bare JSON or pythonic call can no longer be the whole message.
     bare_off: bool,
+    /// Whether the message has shown it is not GLM-4's `NAME\n{json}`.
+    name_line_off: bool,
     /// A position that counts as a line start: just after a removed block.
     line_start_at: usize,
     hits: HitCache,
@@ -194,6 +206,7 @@ impl Machine {
             pos: 0,
             text_from: 0,
             bare_off: false,
+            name_line_off: false,
             line_start_at: 0,
             hits: HitCache::default(),
             think_open: Finder::new("<think>"),
@@ -355,6 +368,7 @@ impl Machine {
         self.pos = 0;
         self.text_from = 0;
         self.bare_off = false;
+        self.name_line_off = false;
         self.line_start_at = 0;
         self.hits = HitCache::default();
         self.think_end = Thought::Think;
@@ -470,7 +484,7 @@ impl Machine {
         if let Some(progress) = self.whole_message_value(input, env) {
             return progress;
         }
-        if self.tag_line_at_start(input) {
+        if self.tag_line_at_start(input) || self.action_at_start(input, env) {
             return true;
         }
         self.scan_text(input, env)
@@ -492,6 +506,14 @@ impl Machine {
                 }
             } else {
                 let b = input.byte(first).unwrap_or(b'<');
+                if (b.is_ascii_alphabetic() || b == b'_')
+                    && env.formats.contains(Format::Glm4)
+                    && !self.name_line_off
+                {
+                    self.commit(input, first);
+                    self.enter_block(input, Block::Glm4(Glm4Block::new(first)));
+                    return Some(true);
+                }
                 if b != b'<' {
                     let json = env.formats.contains(Format::Json) && matches!(b, b'[' | b'{');
                     let python = env.formats.contains(Format::Pythonic)
@@ -529,6 +551,22 @@ impl Machine {
         false
     }
 
+    /// A ReAct `Action:` line right at the start of the output or after a removed block.
+    fn action_at_start(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
+        if env.formats.contains(Format::React)
+            && self.pos == self.text_from
+            && (self.pos == 0 || self.pos == self.line_start_at)
+            && input
+                .bytes_from(self.pos)
+                .starts_with(react::ACTION.as_bytes())
+        {
+            let line = self.pos;
+            self.enter_block(input, Block::React(ReactBlock::new(line)));
+            return true;
+        }
+        false
+    }
+
     /// The text up to the next marker or tag line the automaton finds, and that block entered.
     fn scan_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         let scanner = match &self.tags {
@@ -556,6 +594,15 @@ impl Machine {
                             scanned: line,
                         }),
                     );
+                    return true;
+                }
+                Hit::React => {
+                    let line = at + 1;
+                    if line < self.text_from || !env.formats.contains(Format::React) {
+                        continue;
+                    }
+                    self.commit(input, line);
+                    self.enter_block(input, Block::React(ReactBlock::new(line)));
                     return true;
                 }
                 Hit::Marker(_) if at < self.pos => {}
@@ -597,15 +644,18 @@ impl Machine {
             return false;
         }
         let mut hold = self.held_suffix(input, &ALL_MARKERS);
-        if let Some(tags) = &self.tags {
-            let from = self.text_from;
-            let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
-                Some(i) => Some(from + i + 1),
-                None => self.is_line_start(input, from).then_some(from),
-            };
-            if let Some(line) = line
-                && tags.could_start(input.bytes_from(line))
-            {
+        let from = self.text_from;
+        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
+            Some(i) => Some(from + i + 1),
+            None => self.is_line_start(input, from).then_some(from),
+        };
+        if let Some(line) = line {
+            let partial = input.bytes_from(line);
+            let tag = self.tags.as_ref().is_some_and(|t| t.could_start(partial));
+            let action = self.options.formats.contains(Format::React)
+                && !partial.is_empty()
+                && react::could_start(partial);
+            if tag || action {
                 hold = hold.min(line);
             }
         }
@@ -751,6 +801,7 @@ impl Machine {
             self.hint_off = true;
         }
         let is_bare = matches!(block, Block::Bare(_));
+        let is_name_line = matches!(block, Block::Glm4(_));
         match step {
             Step::NeedMore => {
                 if let Some(name) = hint {
@@ -767,6 +818,9 @@ impl Machine {
             Step::NotACall { resume } => {
                 if is_bare {
                     self.bare_off = true;
+                }
+                if is_name_line {
+                    self.name_line_off = true;
                 }
                 self.pos = resume;
                 self.mode = self.text_mode();

@@ -7,6 +7,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 pub(crate) use super::block::Thought;
 use super::formats::gemma::Dialect;
+use super::formats::react::ACTION;
 use super::formats::sections::Section;
 use super::scan::{Input, Prefix};
 use super::vocab::Format;
@@ -76,6 +77,8 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "[e~[",
     "<|END_OF_TURN_TOKEN|>",
     "<end_of_turn>",
+    "<|user|>",
+    "<|observation|>",
     "<turn|>",
     "<start_function_response>",
     "<|tool_response>",
@@ -172,9 +175,12 @@ pub(crate) enum Hit {
     Marker(Marker),
     /// `\nTAG:`: a tag line starts after the newline.
     Tag,
+    /// `\nAction:`: a ReAct action line starts after the newline.
+    React,
 }
 
-/// One automaton for every marker (and, when the tools have tags, every `\nTAG:`), so that
+/// One automaton for every marker, `\nAction:` (ReAct) and, when the tools have tags, every
+/// `\nTAG:`, so that
 /// text without calls is skipped at SIMD speed instead of stopping at every `<` or `[`.
 pub(crate) struct Scanner {
     automaton: AhoCorasick,
@@ -209,6 +215,8 @@ impl Scanner {
             patterns.push(token.as_bytes().to_vec());
             hits.push(Hit::Marker(Marker::EndToken));
         }
+        patterns.push(format!("\n{ACTION}").into_bytes());
+        hits.push(Hit::React);
         for tag in tags {
             patterns.push(format!("\n{tag}:").into_bytes());
             hits.push(Hit::Tag);

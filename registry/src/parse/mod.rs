@@ -24,6 +24,8 @@
 //! | [`Format::Hunyuan`] | `<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>` | Hunyuan A13B |
 //! | [`Format::Lfm2`] | `<\|tool_call_start\|>[get_weather(city="Paris")]<\|tool_call_end\|>` | Liquid LFM2 |
 //! | [`Format::Gemma`] | `<start_function_call>call:NAME{key:<escape>text<escape>,n:1}<end_function_call>`, `<\|tool_call>call:NAME{key:<\|"\|>text<\|"\|>}<tool_call\|>` | FunctionGemma, Gemma 4 |
+//! | [`Format::Glm4`] | `NAME` on the first line, then `{json}`, as the whole message, for a known tool | GLM-4-0414, GLM-4-9B-Chat |
+//! | [`Format::React`] | an `Action: NAME` line, then `Action Input: {json}`, for a known tool; `Thought:` lines stay in the content | ReAct prompts (LangChain) |
 //! | [`Format::Native`] | an OpenAI message or `tool_calls` array, read by [`any`] | any provider's API |
 //!
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
@@ -60,6 +62,9 @@
 //! - A marker written inside backticks (`` `<tool_call>` ``) is a mention, not a call; so is
 //!   anything inside a fenced code block of another language.
 //! - A tag line is a line that starts with `TAG:` for a tool that declares `tag = "TAG"`.
+//! - Syntax that prose writes too counts only for a tool of the set: GLM-4's `NAME` line and
+//!   JSON as the whole message, and ReAct's `Action: NAME` line followed by `Action Input:`. A
+//!   set that accepts every name makes any such call a call.
 //!
 //! # Streaming
 //!

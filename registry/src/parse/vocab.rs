@@ -197,12 +197,16 @@ pub enum Format {
     /// FunctionGemma's `<start_function_call>call:NAME{…}<end_function_call>` and Gemma 4's
     /// `<|tool_call>call:NAME{…}<tool_call|>`.
     Gemma,
+    /// GLM-4-0414 / GLM-4-9B-Chat: the whole message is `NAME` on a line, then `{json}`.
+    Glm4,
+    /// The ReAct text form: an `Action: NAME` line, then `Action Input: {json}`.
+    React,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 19] = [
+    pub(crate) const ALL: [Format; 21] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -221,6 +225,8 @@ impl Format {
         Format::Hunyuan,
         Format::Lfm2,
         Format::Gemma,
+        Format::Glm4,
+        Format::React,
         Format::Native,
     ];
 
