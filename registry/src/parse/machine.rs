@@ -378,7 +378,11 @@ impl Machine {
 
     /// Starts reading a thought whose text begins at `from`.
     fn start_think(&mut self, from: usize, thought: Thought) {
-        self.tentative = false;
+        // Only `<think>` settles a tentative read, as only it settles a stream's undecided
+        // start; a `</think>` in another family's thought is looked for when it ends.
+        if thought == Thought::Think {
+            self.tentative = false;
+        }
         self.sink.cut(Region::Content, false);
         self.region = Region::Reasoning;
         if self.think_end != thought {
@@ -434,11 +438,17 @@ impl Machine {
 
     fn step_think(&mut self, input: &Input<'_>) -> bool {
         if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
+            if self.check_hidden_text(input, self.text_from..at) {
+                return true;
+            }
             self.commit(input, at);
             self.end_think(at);
             return true;
         }
         if input.eof() {
+            if self.check_hidden_text(input, self.text_from..input.end()) {
+                return true;
+            }
             self.commit(input, input.end());
             self.pos = input.end();
             return false;
@@ -612,6 +622,16 @@ impl Machine {
                     // `</think>` before any `<think>`: the template opened the thought.
                     self.restart_in_reasoning();
                     return true;
+                }
+                Hit::Marker(Marker::Think(Thought::Think))
+                    if self.tentative
+                        && self.region == Region::Reasoning
+                        && !Self::backtick_before(input, at) =>
+                {
+                    // `<think>` inside another family's thought: the output opens its
+                    // thoughts, so a later `</think>` does not make the start one.
+                    self.tentative = false;
+                    self.pos = at + 1;
                 }
                 Hit::Marker(Marker::ThinkEnd | Marker::ThoughtEnd | Marker::EndToken)
                     if self.region == Region::Reasoning

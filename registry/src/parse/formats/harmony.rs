@@ -150,8 +150,7 @@ impl HarmonyBlock {
             if window.len() < MAX_HEADER && !input.eof() {
                 return Some(Step::NeedMore);
             }
-            let text = input.str(self.start..self.start + window.len());
-            if input.eof() && window.len() < MAX_HEADER && text.contains(" to=") {
+            if input.eof() && window.len() < MAX_HEADER && memmem::find(window, b" to=").is_some() {
                 return Some(Step::Done(Outcome::error(
                     self.start..input.end(),
                     Format::Harmony,
