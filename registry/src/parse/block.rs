@@ -84,6 +84,42 @@ impl Outcome {
     }
 }
 
+/// The ways a model's thought is delimited in its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Thought {
+    /// `<think>…</think>`.
+    Think,
+    /// Command R7B / Command A: `<|START_THINKING|>…<|END_THINKING|>`.
+    CommandR,
+    /// Gemma 4: `<|channel>thought…<channel|>`.
+    Gemma,
+    /// gpt-oss: the `analysis` channel's message, up to `<|end|>` (opened by the Harmony
+    /// reader, which reads the message header).
+    Harmony,
+}
+
+impl Thought {
+    /// The token that opens the thought.
+    pub(crate) fn open(self) -> &'static str {
+        match self {
+            Thought::Think => "<think>",
+            Thought::CommandR => "<|START_THINKING|>",
+            Thought::Gemma => "<|channel>thought",
+            Thought::Harmony => "<|message|>",
+        }
+    }
+
+    /// The token that closes it.
+    pub(crate) fn close(self) -> &'static str {
+        match self {
+            Thought::Think => "</think>",
+            Thought::CommandR => "<|END_THINKING|>",
+            Thought::Gemma => "<channel|>",
+            Thought::Harmony => "<|end|>",
+        }
+    }
+}
+
 /// One thing found in a block.
 #[derive(Debug)]
 pub(crate) enum Item {
@@ -93,6 +129,9 @@ pub(crate) enum Item {
         span: Range<usize>,
     },
     Error(ParseError),
+    /// The text after the block is a thought, up to the thought's closing token (gpt-oss's
+    /// `analysis` channel, whose header the Harmony reader reads). The last item of a block.
+    Thought(Thought),
 }
 
 impl Item {

@@ -12,14 +12,23 @@ use std::sync::Arc;
 
 use super::block::{Env, Item, Outcome, RawCall, Step};
 use super::event::StreamEvent;
-use super::formats::deepseek::DeepSeekBlock;
+use super::formats::deepseek::{self, DeepSeekBlock};
 use super::formats::end_tokens::EndTokenBlock;
+use super::formats::gemma::GemmaBlock;
+use super::formats::glm4::Glm4Block;
+use super::formats::harmony::HarmonyBlock;
+use super::formats::invoke::{self, InvokeBlock};
 use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
 use super::formats::kimi::KimiBlock;
 use super::formats::markup::{FunctionBlock, ToolCallBlock};
 use super::formats::mistral::MistralBlock;
+use super::formats::react::{self, ReactBlock};
+use super::formats::sections::SectionBlock;
 use super::formats::tags::TagLine;
-use super::markers::{ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, may_begin_marker};
+use super::markers::{
+    ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, is_marker_prefix,
+    may_begin_marker,
+};
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
 use super::tag_set::TagSet;
@@ -33,6 +42,14 @@ const CONTEXT: usize = 16;
 /// How far into a block its name is looked for while it streams in.
 const HINT_WINDOW: usize = 1024;
 
+fn deepseek_tokens(ascii: bool) -> &'static deepseek::Tokens {
+    if ascii {
+        &deepseek::ASCII
+    } else {
+        &deepseek::FULLWIDTH
+    }
+}
+
 /// The call blocks, one per format family.
 #[derive(Debug)]
 enum Block {
@@ -44,6 +61,12 @@ enum Block {
     Mistral(MistralBlock),
     DeepSeek(DeepSeekBlock),
     Kimi(KimiBlock),
+    Harmony(HarmonyBlock),
+    Invoke(InvokeBlock),
+    Section(SectionBlock),
+    Gemma(GemmaBlock),
+    Glm4(Glm4Block),
+    React(ReactBlock),
     TagLine(TagLine),
     EndToken(EndTokenBlock),
 }
@@ -59,6 +82,12 @@ impl Block {
             Block::Mistral(b) => b.start(),
             Block::DeepSeek(b) => b.start(),
             Block::Kimi(b) => b.start(),
+            Block::Harmony(b) => b.start(),
+            Block::Invoke(b) => b.start(),
+            Block::Section(b) => b.start(),
+            Block::Gemma(b) => b.start(),
+            Block::Glm4(b) => b.start(),
+            Block::React(b) => b.start(),
             Block::TagLine(b) => b.start,
             Block::EndToken(b) => b.start,
         }
@@ -74,6 +103,12 @@ impl Block {
             Block::Mistral(b) => b.step(input),
             Block::DeepSeek(b) => b.step(input),
             Block::Kimi(b) => b.step(input),
+            Block::Harmony(b) => b.step(input),
+            Block::Invoke(b) => b.step(input, env),
+            Block::Section(b) => b.step(input),
+            Block::Gemma(b) => b.step(input),
+            Block::Glm4(b) => b.step(input, env),
+            Block::React(b) => b.step(input, env),
             Block::TagLine(b) => b.step(input, tags),
             Block::EndToken(b) => b.step(input),
         }
@@ -86,6 +121,9 @@ impl Block {
             Block::Function(b) => b.name_hint(),
             Block::Wrapper(b) => b.name_hint(input),
             Block::Mistral(b) => b.name_hint(input),
+            Block::Harmony(b) => b.name_hint(),
+            Block::Glm4(b) => b.name_hint(),
+            Block::React(b) => b.name_hint(),
             _ => None,
         }
     }
@@ -116,10 +154,17 @@ pub(crate) struct Machine {
     text_from: usize,
     /// Whether a bare JSON or pythonic call can no longer be the whole message.
     bare_off: bool,
+    /// How far the end of the output was looked at for a last call list.
+    list_checked: usize,
+    /// Whether the message has shown it is not GLM-4's `NAME\n{json}`.
+    name_line_off: bool,
     /// A position that counts as a line start: just after a removed block.
     line_start_at: usize,
     hits: HitCache,
     think_open: Finder,
+    /// The closing token of the thought being read (`</think>` unless a family's own thought
+    /// token opened it), and its search.
+    think_end: Thought,
     think_close: Finder,
     fence_close: Finder,
     /// Where the code block being read started.
@@ -164,9 +209,12 @@ impl Machine {
             pos: 0,
             text_from: 0,
             bare_off: false,
+            list_checked: 0,
+            name_line_off: false,
             line_start_at: 0,
             hits: HitCache::default(),
             think_open: Finder::new("<think>"),
+            think_end: Thought::Think,
             think_close: Finder::new("</think>"),
             fence_close: Finder::new("```"),
             fence_from: 0,
@@ -324,25 +372,45 @@ impl Machine {
         self.pos = 0;
         self.text_from = 0;
         self.bare_off = false;
+        self.name_line_off = false;
+        self.list_checked = 0;
         self.line_start_at = 0;
         self.hits = HitCache::default();
+        self.think_end = Thought::Think;
         self.think_close = Finder::new("</think>");
         self.mode = self.text_mode();
     }
 
-    fn start_think(&mut self, at: usize) {
-        self.tentative = false;
+    /// Starts reading a thought whose text begins at `from`.
+    fn start_think(&mut self, from: usize, thought: Thought) {
+        // Only `<think>` settles a tentative read, as only it settles a stream's undecided
+        // start; a `</think>` in another family's thought is looked for when it ends.
+        if thought == Thought::Think {
+            self.tentative = false;
+        }
         self.sink.cut(Region::Content, false);
         self.region = Region::Reasoning;
-        self.text_from = at + "<think>".len();
+        if self.think_end != thought {
+            self.think_end = thought;
+            self.think_close = Finder::new(thought.close());
+        }
+        self.text_from = from;
         self.pos = self.text_from;
         self.mode = self.text_mode();
+    }
+
+    /// Removes a token that only wraps the answer; the text around it joins as around a block.
+    fn drop_token(&mut self, at: usize, len: usize) {
+        self.sink.cut(self.region, false);
+        self.text_from = at + len;
+        self.pos = self.text_from;
+        self.line_start_at = self.pos;
     }
 
     fn end_think(&mut self, at: usize) {
         self.sink.cut(Region::Reasoning, true);
         self.region = Region::Content;
-        self.text_from = at + "</think>".len();
+        self.text_from = at + self.think_end.close().len();
         self.pos = self.text_from;
         self.line_start_at = self.pos;
         self.mode = Mode::Text;
@@ -375,16 +443,22 @@ impl Machine {
 
     fn step_think(&mut self, input: &Input<'_>) -> bool {
         if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
+            if self.check_hidden_text(input, self.text_from..at) {
+                return true;
+            }
             self.commit(input, at);
             self.end_think(at);
             return true;
         }
         if input.eof() {
+            if self.check_hidden_text(input, self.text_from..input.end()) {
+                return true;
+            }
             self.commit(input, input.end());
             self.pos = input.end();
             return false;
         }
-        let hold = self.held_suffix(input, &["</think>"]);
+        let hold = self.held_suffix(input, &[self.think_end.close()]);
         self.commit(input, hold);
         self.pos = self.pos.max(hold);
         false
@@ -425,7 +499,7 @@ impl Machine {
         if let Some(progress) = self.whole_message_value(input, env) {
             return progress;
         }
-        if self.tag_line_at_start(input) {
+        if self.tag_line_at_start(input) || self.action_at_start(input, env) {
             return true;
         }
         self.scan_text(input, env)
@@ -447,6 +521,14 @@ impl Machine {
                 }
             } else {
                 let b = input.byte(first).unwrap_or(b'<');
+                if (b.is_ascii_alphabetic() || b == b'_')
+                    && env.formats.contains(Format::Glm4)
+                    && !self.name_line_off
+                {
+                    self.commit(input, first);
+                    self.enter_block(input, Block::Glm4(Glm4Block::new(first)));
+                    return Some(true);
+                }
                 if b != b'<' {
                     let json = env.formats.contains(Format::Json) && matches!(b, b'[' | b'{');
                     let python = env.formats.contains(Format::Pythonic)
@@ -484,6 +566,22 @@ impl Machine {
         false
     }
 
+    /// A ReAct `Action:` line right at the start of the output or after a removed block.
+    fn action_at_start(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
+        if env.formats.contains(Format::React)
+            && self.pos == self.text_from
+            && (self.pos == 0 || self.pos == self.line_start_at)
+            && input
+                .bytes_from(self.pos)
+                .starts_with(react::ACTION.as_bytes())
+        {
+            let line = self.pos;
+            self.enter_block(input, Block::React(ReactBlock::new(line)));
+            return true;
+        }
+        false
+    }
+
     /// The text up to the next marker or tag line the automaton finds, and that block entered.
     fn scan_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         let scanner = match &self.tags {
@@ -513,12 +611,50 @@ impl Machine {
                     );
                     return true;
                 }
+                Hit::React => {
+                    let line = at + 1;
+                    if line < self.text_from || !env.formats.contains(Format::React) {
+                        continue;
+                    }
+                    self.commit(input, line);
+                    self.enter_block(input, Block::React(ReactBlock::new(line)));
+                    return true;
+                }
+                Hit::ListEnd => {
+                    if let Some(line) = self.call_list_line(input, at, env) {
+                        self.commit(input, line);
+                        let block = BareBlock::list_ending(line, at + 2);
+                        self.enter_block(input, Block::Bare(block));
+                        return true;
+                    }
+                }
                 Hit::Marker(_) if at < self.pos => {}
                 Hit::Marker(Marker::ThinkEnd)
                     if self.tentative && !Self::backtick_before(input, at) =>
                 {
                     // `</think>` before any `<think>`: the template opened the thought.
                     self.restart_in_reasoning();
+                    return true;
+                }
+                Hit::Marker(Marker::Think(Thought::Think))
+                    if self.tentative
+                        && self.region == Region::Reasoning
+                        && !Self::backtick_before(input, at) =>
+                {
+                    // `<think>` inside another family's thought: the output opens its
+                    // thoughts, so a later `</think>` does not make the start one.
+                    self.tentative = false;
+                    self.pos = at + 1;
+                }
+                Hit::Marker(Marker::ThinkEnd | Marker::ThoughtEnd | Marker::EndToken)
+                    if self.region == Region::Reasoning
+                        && input
+                            .bytes_from(at)
+                            .starts_with(self.think_end.close().as_bytes())
+                        && !Self::backtick_before(input, at) =>
+                {
+                    self.commit(input, at);
+                    self.end_think(at);
                     return true;
                 }
                 Hit::Marker(marker) => {
@@ -533,23 +669,71 @@ impl Machine {
         }
     }
 
+    /// The start of the line a pythonic call list ending at `end` (its `)]`) begins: a line
+    /// not yet handed on that starts with `[` and a name.
+    fn call_list_line(&self, input: &Input<'_>, end: usize, env: &Env<'_>) -> Option<usize> {
+        if self.region != Region::Content
+            || !env.formats.contains(Format::Pythonic)
+            || end < self.text_from
+        {
+            return None;
+        }
+        let from = self.text_from;
+        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
+            Some(i) => from + i + 1,
+            None => self.is_line_start(input, from).then_some(from)?,
+        };
+        starts_call_list(input.bytes_from(line)).then_some(line)
+    }
+
     fn text_out_of_input(&mut self, input: &Input<'_>) -> bool {
         let end = input.end();
         if input.eof() {
+            // A call list on the last line, ending the output.
+            if end > self.list_checked {
+                self.list_checked = end;
+                let last = input.str(self.text_from..end).trim_end();
+                let env_formats = self.options.formats;
+                if last.ends_with(")]") && env_formats.contains(Format::Pythonic) {
+                    let list_end = self.text_from + last.len();
+                    let from = self.text_from;
+                    let line = match memchr::memrchr(b'\n', last.as_bytes()) {
+                        Some(i) => Some(from + i + 1),
+                        None => self.is_line_start(input, from).then_some(from),
+                    };
+                    if let Some(line) = line
+                        && self.region == Region::Content
+                        && starts_call_list(input.bytes_from(line))
+                    {
+                        self.commit(input, line);
+                        let block = BareBlock::list_ending(line, list_end);
+                        self.enter_block(input, Block::Bare(block));
+                        return true;
+                    }
+                }
+            }
             self.commit(input, end);
             self.pos = end;
             return false;
         }
         let mut hold = self.held_suffix(input, &ALL_MARKERS);
-        if let Some(tags) = &self.tags {
-            let from = self.text_from;
-            let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
-                Some(i) => Some(from + i + 1),
-                None => self.is_line_start(input, from).then_some(from),
-            };
-            if let Some(line) = line
-                && tags.could_start(input.bytes_from(line))
-            {
+        let from = self.text_from;
+        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
+            Some(i) => Some(from + i + 1),
+            None => self.is_line_start(input, from).then_some(from),
+        };
+        if let Some(line) = line {
+            let partial = input.bytes_from(line);
+            let tag = self.tags.as_ref().is_some_and(|t| t.could_start(partial));
+            let action = self.options.formats.contains(Format::React)
+                && !partial.is_empty()
+                && react::could_start(partial);
+            // A line that may be a pythonic call list waits for its end.
+            let list = self.options.formats.contains(Format::Pythonic)
+                && self.region == Region::Content
+                && partial.first() == Some(&b'[')
+                && (partial.len() == 1 || starts_call_list(partial));
+            if tag || action || list {
                 hold = hold.min(line);
             }
         }
@@ -564,11 +748,15 @@ impl Machine {
         let end = input.end();
         let from = self.text_from.max(end.saturating_sub(MAX_MARKER));
         let tail = &input.bytes_from(from)[..end - from];
+        let all = std::ptr::eq(markers, ALL_MARKERS.as_slice());
         tail.iter()
             .enumerate()
             .filter(|(_, b)| may_begin_marker(**b))
             .find(|(i, b)| {
                 let rest = &tail[*i..];
+                if all {
+                    return is_marker_prefix(rest);
+                }
                 markers.iter().any(|m| {
                     let m = m.as_bytes();
                     m[0] == **b && m.len() > rest.len() && m.starts_with(rest)
@@ -587,8 +775,10 @@ impl Machine {
 
     fn marker_enabled(&self, marker: Marker, formats: Formats) -> bool {
         match marker {
-            Marker::Think => self.region == Region::Content,
-            Marker::ThinkEnd => self.region == Region::Reasoning,
+            Marker::Think(_) => self.region == Region::Content,
+            // A thought's end is taken above, in `scan_text`, when it closes the open thought.
+            Marker::ThinkEnd | Marker::ThoughtEnd => false,
+            Marker::Harmony => formats.contains(Format::Harmony),
             Marker::ToolCall => {
                 formats.contains(Format::Hermes)
                     || formats.contains(Format::Function)
@@ -599,7 +789,14 @@ impl Machine {
             Marker::PythonStart => formats.contains(Format::Pythonic),
             Marker::Granite | Marker::Functools => formats.contains(Format::Json),
             Marker::Kimi | Marker::KimiSingular => formats.contains(Format::Kimi),
-            Marker::DeepSeekCalls | Marker::DeepSeekCall => formats.contains(Format::DeepSeek),
+            Marker::DeepSeekCalls { .. } | Marker::DeepSeekCall { .. } => {
+                formats.contains(Format::DeepSeek)
+            }
+            Marker::MiniMax => formats.contains(Format::MiniMax),
+            Marker::Dsml(_) => formats.contains(Format::Dsml),
+            Marker::Section(section) => formats.contains(section.format()),
+            Marker::Gemma(_) => formats.contains(Format::Gemma),
+            Marker::Drop { format, .. } => formats.contains(format),
             Marker::Mistral => formats.contains(Format::Mistral),
             Marker::Tools | Marker::FunctionCall => formats.contains(Format::Json),
             Marker::FunctionAttr => formats.contains(Format::Function),
@@ -632,8 +829,9 @@ impl Machine {
 
     fn enter(&mut self, input: &Input<'_>, marker: Marker, at: usize) {
         let block = match marker {
-            Marker::Think => return self.start_think(at),
-            Marker::ThinkEnd => return self.end_think(at),
+            Marker::Think(thought) => return self.start_think(at + thought.open().len(), thought),
+            Marker::ThinkEnd | Marker::ThoughtEnd => return self.end_think(at),
+            Marker::Harmony => Block::Harmony(HarmonyBlock::new(at)),
             Marker::ToolCall => Block::ToolCall(ToolCallBlock::new(at)),
             Marker::Function => Block::Function(FunctionBlock::new(at, false)),
             Marker::PythonTag => Block::Wrapper(WrapperBlock::new(at, Wrapper::PythonTag)),
@@ -642,8 +840,17 @@ impl Machine {
             Marker::Functools => Block::Wrapper(WrapperBlock::new(at, Wrapper::Functools)),
             Marker::Kimi => Block::Kimi(KimiBlock::new(at, false)),
             Marker::KimiSingular => Block::Kimi(KimiBlock::new(at, true)),
-            Marker::DeepSeekCalls => Block::DeepSeek(DeepSeekBlock::new(at, false)),
-            Marker::DeepSeekCall => Block::DeepSeek(DeepSeekBlock::new(at, true)),
+            Marker::DeepSeekCalls { ascii } => {
+                Block::DeepSeek(DeepSeekBlock::new(at, false, deepseek_tokens(ascii)))
+            }
+            Marker::DeepSeekCall { ascii } => {
+                Block::DeepSeek(DeepSeekBlock::new(at, true, deepseek_tokens(ascii)))
+            }
+            Marker::MiniMax => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX)),
+            Marker::Dsml(i) => Block::Invoke(InvokeBlock::new(at, &invoke::DSML[usize::from(i)])),
+            Marker::Section(section) => Block::Section(SectionBlock::new(at, section)),
+            Marker::Gemma(dialect) => Block::Gemma(GemmaBlock::new(at, dialect)),
+            Marker::Drop { len, .. } => return self.drop_token(at, usize::from(len)),
             Marker::Mistral => Block::Mistral(MistralBlock::new(at)),
             Marker::Tools => Block::Wrapper(WrapperBlock::new(at, Wrapper::Tools)),
             Marker::FunctionCall => Block::Wrapper(WrapperBlock::new(at, Wrapper::FunctionCall)),
@@ -690,6 +897,7 @@ impl Machine {
             self.hint_off = true;
         }
         let is_bare = matches!(block, Block::Bare(_));
+        let is_name_line = matches!(block, Block::Glm4(_));
         match step {
             Step::NeedMore => {
                 if let Some(name) = hint {
@@ -706,6 +914,9 @@ impl Machine {
             Step::NotACall { resume } => {
                 if is_bare {
                     self.bare_off = true;
+                }
+                if is_name_line {
+                    self.name_line_off = true;
                 }
                 self.pos = resume;
                 self.mode = self.text_mode();
@@ -793,6 +1004,12 @@ impl Machine {
                         }
                     }
                 }
+                Item::Thought(thought) => {
+                    if self.region == Region::Content {
+                        self.start_think(end, thought);
+                        return;
+                    }
+                }
                 Item::Error(error) => {
                     if self.sink.events_only {
                         self.sink.event(StreamEvent::Error(error));
@@ -807,4 +1024,12 @@ impl Machine {
         self.text_from = end;
         self.mode = self.text_mode();
     }
+}
+
+/// Whether `line` begins like a pythonic call list: `[` and a name.
+fn starts_call_list(line: &[u8]) -> bool {
+    line.first() == Some(&b'[')
+        && line
+            .get(1)
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
 }

@@ -5,13 +5,24 @@ use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
+pub(crate) use super::block::Thought;
+use super::formats::gemma::Dialect;
+use super::formats::react::ACTION;
+use super::formats::sections::Section;
 use super::scan::{Input, Prefix};
+use super::vocab::Format;
 
 /// The markers that open something, by first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Marker {
-    Think,
+    /// A thought's opening token.
+    Think(Thought),
+    /// `</think>`.
     ThinkEnd,
+    /// The closing token of another kind of thought (`<|END_THINKING|>`, `<channel|>`).
+    ThoughtEnd,
+    /// `<|start|>` or `<|channel|>`: a Harmony message header.
+    Harmony,
     ToolCall,
     Function,
     PythonTag,
@@ -19,8 +30,28 @@ pub(crate) enum Marker {
     Granite,
     Kimi,
     KimiSingular,
-    DeepSeekCalls,
-    DeepSeekCall,
+    /// `<｜tool▁calls▁begin｜>`; `ascii`: spelled with `|`.
+    DeepSeekCalls {
+        ascii: bool,
+    },
+    /// `<｜tool▁call▁begin｜>`.
+    DeepSeekCall {
+        ascii: bool,
+    },
+    /// `<minimax:tool_call>`.
+    MiniMax,
+    /// A DSML section, by its index in the reader's spellings.
+    Dsml(u8),
+    /// `<start_function_call>` or `<|tool_call>`.
+    Gemma(Dialect),
+    /// A token followed by a value of calls and its end token.
+    Section(Section),
+    /// A token that only wraps the answer (`<|START_RESPONSE|>`, Hunyuan's `<answer>`): removed
+    /// when `format` is looked for.
+    Drop {
+        len: u8,
+        format: Format,
+    },
     Mistral,
     Functools,
     Fence,
@@ -49,12 +80,28 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<|return|>",
     "<|python_end|>",
     "<｜end▁of▁sentence｜>",
+    "<|end▁of▁sentence|>",
+    "<|call|>",
+    "[e~[",
+    "<|END_OF_TURN_TOKEN|>",
+    "<end_of_turn>",
+    "<|user|>",
+    "<|observation|>",
+    "<turn|>",
+    "<start_function_response>",
+    "<|tool_response>",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
 const MARKERS: &[(&str, Marker)] = &[
-    ("<think>", Marker::Think),
+    ("<think>", Marker::Think(Thought::Think)),
     ("</think>", Marker::ThinkEnd),
+    ("<|START_THINKING|>", Marker::Think(Thought::CommandR)),
+    ("<|END_THINKING|>", Marker::ThoughtEnd),
+    ("<|channel>thought", Marker::Think(Thought::Gemma)),
+    ("<channel|>", Marker::ThoughtEnd),
+    ("<|start|>", Marker::Harmony),
+    ("<|channel|>", Marker::Harmony),
     ("<tool_call>", Marker::ToolCall),
     ("<function=", Marker::Function),
     ("<|python_tag|>", Marker::PythonTag),
@@ -62,8 +109,46 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<|tool_call|>", Marker::Granite),
     ("<|tool_calls_section_begin|>", Marker::Kimi),
     ("<|tool_call_section_begin|>", Marker::KimiSingular),
-    ("<｜tool▁calls▁begin｜>", Marker::DeepSeekCalls),
-    ("<｜tool▁call▁begin｜>", Marker::DeepSeekCall),
+    (
+        "<｜tool▁calls▁begin｜>",
+        Marker::DeepSeekCalls { ascii: false },
+    ),
+    (
+        "<｜tool▁call▁begin｜>",
+        Marker::DeepSeekCall { ascii: false },
+    ),
+    (
+        "<|tool▁calls▁begin|>",
+        Marker::DeepSeekCalls { ascii: true },
+    ),
+    ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
+    ("<minimax:tool_call>", Marker::MiniMax),
+    (
+        "<start_function_call>",
+        Marker::Gemma(Dialect::FunctionGemma),
+    ),
+    ("<|tool_call>", Marker::Gemma(Dialect::Gemma4)),
+    (
+        "<|action_start|><|plugin|>",
+        Marker::Section(Section::InternLm),
+    ),
+    ("<|START_ACTION|>", Marker::Section(Section::CommandR)),
+    ("<tool_calls>", Marker::Section(Section::Hunyuan)),
+    ("<|tool_call_start|>", Marker::Section(Section::Lfm2)),
+    (
+        "<|START_RESPONSE|>",
+        drop("<|START_RESPONSE|>", Format::CommandR),
+    ),
+    (
+        "<|END_RESPONSE|>",
+        drop("<|END_RESPONSE|>", Format::CommandR),
+    ),
+    ("<answer>", drop("<answer>", Format::Hunyuan)),
+    ("</answer>", drop("</answer>", Format::Hunyuan)),
+    ("<｜DSML｜function_calls>", Marker::Dsml(0)),
+    ("<｜DSML｜tool_calls>", Marker::Dsml(1)),
+    ("<|DSML|function_calls>", Marker::Dsml(2)),
+    ("<|DSML|tool_calls>", Marker::Dsml(3)),
     ("[TOOL_CALLS]", Marker::Mistral),
     ("functools[", Marker::Functools),
     ("```", Marker::Fence),
@@ -72,14 +157,16 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<function name=", Marker::FunctionAttr),
 ];
 
-/// `{` or `[` at the start of a line and the byte after it: how JSON (`{"`, `[{`, a line
-/// break or a space) and a pythonic call list (`[name(`) begin. Three bytes, like every
-/// pattern of the automaton: its SIMD search looks at the first three bytes of each.
-static LINE_VALUES: LazyLock<Vec<String>> = LazyLock::new(|| {
-    let json = ["\n{\"", "\n{ ", "\n{\n", "\n[{", "\n[ ", "\n[\n"].map(str::to_owned);
-    let python = ('a'..='z').chain(['_']).map(|c| format!("\n[{c}"));
-    json.into_iter().chain(python).collect()
-});
+const fn drop(token: &str, format: Format) -> Marker {
+    Marker::Drop {
+        len: token.len() as u8,
+        format,
+    }
+}
+
+/// `{` or `[` at the start of a line and the byte after it: how JSON begins (`{"`, `[{`, a
+/// line break or a space). Three bytes, like every pattern of the automaton.
+const LINE_VALUES: &[&str] = &["\n{\"", "\n{ ", "\n{\n", "\n[{", "\n[ ", "\n[\n"];
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -87,13 +174,31 @@ pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
         .iter()
         .map(|(marker, _)| *marker)
         .chain(END_TOKENS.iter().copied())
-        .chain(LINE_VALUES.iter().map(String::as_str))
+        .chain(LINE_VALUES.iter().copied())
         .collect()
 });
 
-/// Whether a byte can begin a marker: the first bytes of [`MARKERS`] and [`END_TOKENS`].
+/// Whether a byte can begin a marker: the first bytes of [`ALL_MARKERS`].
 pub(crate) fn may_begin_marker(b: u8) -> bool {
-    matches!(b, b'<' | b'[' | b'`' | b'f' | b'\n')
+    static FIRST: LazyLock<[bool; 256]> = LazyLock::new(|| {
+        let mut first = [false; 256];
+        for marker in ALL_MARKERS.iter() {
+            first[usize::from(marker.as_bytes()[0])] = true;
+        }
+        first
+    });
+    FIRST[usize::from(b)]
+}
+
+/// Whether `text` is a proper prefix of one of [`ALL_MARKERS`] (`<tool_c`): text a stream must
+/// hold back until more comes. One hash lookup.
+pub(crate) fn is_marker_prefix(text: &[u8]) -> bool {
+    static PREFIXES: LazyLock<rustc_hash::FxHashSet<&'static [u8]>> = LazyLock::new(|| {
+        (ALL_MARKERS.iter())
+            .flat_map(|m| (1..m.len()).map(move |len| &m.as_bytes()[..len]))
+            .collect()
+    });
+    PREFIXES.contains(text)
 }
 
 pub(crate) const MAX_MARKER: usize = 32;
@@ -104,26 +209,43 @@ pub(crate) enum Hit {
     Marker(Marker),
     /// `\nTAG:`: a tag line starts after the newline.
     Tag,
+    /// `\nAction:`: a ReAct action line starts after the newline.
+    React,
+    /// `)]` at the end of a line: a pythonic call list may end here.
+    ListEnd,
 }
 
-/// One automaton for every marker (and, when the tools have tags, every `\nTAG:`), so that
-/// text without calls is skipped at SIMD speed instead of stopping at every `<` or `[`.
+/// One automaton for every marker, `\nAction:` (ReAct) and, when the tools have tags, every
+/// `\nTAG:`, so that text without calls is skipped at SIMD speed instead of stopping at every
+/// `<` or `[`.
+///
+/// The automaton searches for the distinct first three bytes of the patterns, not the patterns
+/// themselves: families share their openings (`<|`, `<｜`, `<tool`), and the SIMD search the
+/// automaton uses (Teddy) takes at most 64 patterns and looks at three bytes of each anyway. A
+/// hit is then checked against the patterns that begin so, in table order.
 pub(crate) struct Scanner {
     automaton: AhoCorasick,
-    hits: Vec<Hit>,
+    /// For each pattern of the automaton, the full patterns that begin with it, in table order.
+    candidates: Vec<Vec<(Box<[u8]>, Hit)>>,
     longest: usize,
-    /// The patterns again, for the small windows of a stream, where a plain check beats the
-    /// automaton's setup.
-    patterns: Vec<Vec<u8>>,
+    /// Every full pattern in table order, for the small windows of a stream, where a plain
+    /// check beats the automaton's setup.
+    patterns: Vec<(Box<[u8]>, Hit)>,
+    /// The bytes a pattern begins with.
+    first: [bool; 256],
 }
 
 /// Windows up to this size are searched by hand.
 const SMALL_WINDOW: usize = 64;
 
+/// How many bytes of each pattern the automaton searches for.
+const PREFIX: usize = 3;
+
 impl std::fmt::Debug for Scanner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scanner")
-            .field("patterns", &self.hits.len())
+            .field("patterns", &self.patterns.len())
+            .field("searched", &self.candidates.len())
             .finish_non_exhaustive()
     }
 }
@@ -131,57 +253,88 @@ impl std::fmt::Debug for Scanner {
 impl Scanner {
     /// The automaton for the markers and these tags.
     pub(crate) fn new(tags: &[String]) -> Self {
-        let mut patterns: Vec<Vec<u8>> = Vec::new();
-        let mut hits = Vec::new();
+        let mut patterns: Vec<(Box<[u8]>, Hit)> = Vec::new();
+        let mut add = |pattern: &[u8], hit: Hit| patterns.push((pattern.into(), hit));
         for (pattern, marker) in MARKERS {
-            patterns.push(pattern.as_bytes().to_vec());
-            hits.push(Hit::Marker(*marker));
+            add(pattern.as_bytes(), Hit::Marker(*marker));
         }
         for token in END_TOKENS {
-            patterns.push(token.as_bytes().to_vec());
-            hits.push(Hit::Marker(Marker::EndToken));
+            add(token.as_bytes(), Hit::Marker(Marker::EndToken));
         }
-        for start in LINE_VALUES.iter() {
-            patterns.push(start.as_bytes().to_vec());
-            hits.push(Hit::Marker(Marker::LineValue));
+        for start in LINE_VALUES {
+            add(start.as_bytes(), Hit::Marker(Marker::LineValue));
+        }
+        add(format!("\n{ACTION}").as_bytes(), Hit::React);
+        for end in [")]\n", ")]\r"] {
+            add(end.as_bytes(), Hit::ListEnd);
         }
         for tag in tags {
-            patterns.push(format!("\n{tag}:").into_bytes());
-            hits.push(Hit::Tag);
+            add(format!("\n{tag}:").as_bytes(), Hit::Tag);
         }
-        let longest = patterns.iter().map(Vec::len).max().unwrap_or(1);
+        let mut prefixes: Vec<&[u8]> = Vec::new();
+        let mut candidates: Vec<Vec<(Box<[u8]>, Hit)>> = Vec::new();
+        let mut first = [false; 256];
+        for (pattern, hit) in &patterns {
+            first[usize::from(pattern[0])] = true;
+            let prefix = &pattern[..pattern.len().min(PREFIX)];
+            match prefixes.iter().position(|p| *p == prefix) {
+                Some(i) => candidates[i].push((pattern.clone(), *hit)),
+                None => {
+                    prefixes.push(prefix);
+                    candidates.push(vec![(pattern.clone(), *hit)]);
+                }
+            }
+        }
+        let longest = patterns.iter().map(|(p, _)| p.len()).max().unwrap_or(1);
         // A few dozen short literals: far below every limit of the automaton builder.
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
             .kind(Some(AhoCorasickKind::DFA))
-            .build(&patterns)
+            .build(&prefixes)
             .expect("the marker patterns build an automaton");
         Scanner {
             automaton,
-            hits,
+            candidates,
             longest,
             patterns,
+            first,
         }
     }
 
-    /// The first match (leftmost, then first pattern) in `haystack`: its start and index.
-    fn find(&self, haystack: &[u8]) -> Option<(usize, usize)> {
-        if haystack.len() > SMALL_WINDOW {
-            return self
-                .automaton
-                .find(haystack)
-                .map(|m| (m.start(), m.pattern().as_usize()));
+    /// The first match (leftmost, then first in table order) in `haystack`: its start and
+    /// what it is. `None` also when a pattern may begin in the last bytes and end past them.
+    fn find(&self, haystack: &[u8]) -> Option<(usize, Hit)> {
+        if haystack.len() <= SMALL_WINDOW {
+            return (0..haystack.len()).find_map(|at| {
+                let rest = &haystack[at..];
+                if !self.first[usize::from(rest[0])] {
+                    return None;
+                }
+                (self.patterns.iter())
+                    .find(|(p, _)| rest.starts_with(p))
+                    .map(|(_, hit)| (at, *hit))
+            });
         }
-        (0..haystack.len()).find_map(|at| {
+        let mut from = 0;
+        loop {
+            let found = self
+                .automaton
+                .find(aho_corasick::Input::new(haystack).span(from..haystack.len()))?;
+            let at = found.start();
             let rest = &haystack[at..];
-            if !matches!(rest[0], b'<' | b'[' | b'`' | b'f' | b'\n') {
+            let mut partial = false;
+            for (pattern, hit) in &self.candidates[found.pattern().as_usize()] {
+                if rest.starts_with(pattern) {
+                    return Some((at, *hit));
+                }
+                partial |= pattern.starts_with(rest);
+            }
+            if partial {
+                // Decided when more input comes: the caller searches again from here.
                 return None;
             }
-            self.patterns
-                .iter()
-                .position(|p| rest.starts_with(p))
-                .map(|i| (at, i))
-        })
+            from = at + 1;
+        }
     }
 
     /// The automaton without tags, shared by every parse of tools that have none.
@@ -212,9 +365,9 @@ impl HitCache {
         }
         let start = from.max(self.horizon).min(input.end());
         match scanner.find(input.bytes_from(start)) {
-            Some((offset, pattern)) => {
+            Some((offset, hit)) => {
                 let at = start + offset;
-                self.found = Some((at, scanner.hits[pattern]));
+                self.found = Some((at, hit));
                 self.horizon = at + 1;
             }
             None => {

@@ -14,14 +14,27 @@
 //! | [`Format::PythonTag`] | `<\|python_tag\|>{"name": …, "parameters": …}` (several joined by `;`) | Llama 3.1 |
 //! | [`Format::Mistral`] | `[TOOL_CALLS] [{…}]`, `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}` | Mistral 7B v0.3, Mixtral, Mistral Small/Large, Magistral |
 //! | [`Format::Pythonic`] | `[get_weather(city="Paris"), get_time()]`, `<\|python_start\|>[…]<\|python_end\|>` | Llama 3.2, Llama 4 |
-//! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…` | DeepSeek V3, R1, V3.1 |
+//! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…`, also spelled with ASCII `\|` | DeepSeek V3, R1, V3.1 |
+//! | [`Format::Dsml`] | `<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>…` (`tool_calls` in V4) | DeepSeek V3.2, V4 |
 //! | [`Format::Kimi`] | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.NAME:0…` | Kimi K2 |
+//! | [`Format::Harmony`] | `<\|channel\|>commentary to=functions.NAME <\|constrain\|>json<\|message\|>{…}<\|call\|>`; the `analysis` channel is reasoning | gpt-oss |
+//! | [`Format::MiniMax`] | `<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>` | MiniMax M2 |
+//! | [`Format::InternLm`] | `<\|action_start\|><\|plugin\|>{"name": …, "parameters": {…}}<\|action_end\|>` | InternLM2, InternLM2.5 |
+//! | [`Format::CommandR`] | `<\|START_ACTION\|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<\|END_ACTION\|>` | Command R7B, Command A |
+//! | [`Format::Hunyuan`] | `<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>` | Hunyuan A13B |
+//! | [`Format::Lfm2`] | `<\|tool_call_start\|>[get_weather(city="Paris")]<\|tool_call_end\|>` | Liquid LFM2 |
+//! | [`Format::Gemma`] | `<start_function_call>call:NAME{key:<escape>text<escape>,n:1}<end_function_call>`, `<\|tool_call>call:NAME{key:<\|"\|>text<\|"\|>}<tool_call\|>` | FunctionGemma, Gemma 4 |
+//! | [`Format::Glm4`] | `NAME` on the first line, then `{json}`, as the whole message, for a known tool | GLM-4-0414, GLM-4-9B-Chat |
+//! | [`Format::React`] | an `Action: NAME` line, then `Action Input: {json}`, for a known tool; `Thought:` lines stay in the content | ReAct prompts (LangChain) |
 //! | [`Format::Native`] | an OpenAI message or `tool_calls` array, read by [`any`] | any provider's API |
 //!
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
-//! opened the thought and only `</think>` appears. **Calls written inside a thought are not
-//! calls**: a model thinking "maybe I should call search" has not called it. Set
-//! [`Options::calls_in_thinking`] to read them too.
+//! opened the thought and only `</think>` appears; so are the families' own thoughts:
+//! `<|START_THINKING|>…<|END_THINKING|>` (Command R7B, Command A),
+//! `<|channel>thought…<channel|>` (Gemma 4) and gpt-oss's `analysis` channel. Tokens that only
+//! wrap the answer (`<|START_RESPONSE|>…<|END_RESPONSE|>`, Hunyuan's `<answer>…</answer>`) are
+//! removed. **Calls written inside a thought are not calls**: a model thinking "maybe I should
+//! call search" has not called it. Set [`Options::calls_in_thinking`] to read them too.
 //!
 //! ```
 //! use tool_registry::parse;
@@ -53,6 +66,9 @@
 //! - A marker written inside backticks (`` `<tool_call>` ``) is a mention, not a call; so is
 //!   anything inside a fenced code block of another language.
 //! - A tag line is a line that starts with `TAG:` for a tool that declares `tag = "TAG"`.
+//! - Syntax that prose writes too counts only for a tool of the set: GLM-4's `NAME` line and
+//!   JSON as the whole message, and ReAct's `Action: NAME` line followed by `Action Input:`. A
+//!   set that accepts every name makes any such call a call.
 //!
 //! # Streaming
 //!

@@ -180,12 +180,33 @@ pub enum Format {
     DeepSeek,
     /// Kimi K2's `<|tool_calls_section_begin|>` section.
     Kimi,
+    /// gpt-oss's Harmony messages: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`.
+    Harmony,
+    /// MiniMax M2's `<minimax:tool_call><invoke name="…"><parameter name="…">…` section.
+    MiniMax,
+    /// DeepSeek V3.2 / V4's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`.
+    Dsml,
+    /// InternLM2 / 2.5's `<|action_start|><|plugin|>{…}<|action_end|>`.
+    InternLm,
+    /// Command R7B / Command A's `<|START_ACTION|>[…]<|END_ACTION|>`.
+    CommandR,
+    /// Hunyuan A13B's `<tool_calls>[…]</tool_calls>`.
+    Hunyuan,
+    /// Liquid LFM2's `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`.
+    Lfm2,
+    /// FunctionGemma's `<start_function_call>call:NAME{…}<end_function_call>` and Gemma 4's
+    /// `<|tool_call>call:NAME{…}<tool_call|>`.
+    Gemma,
+    /// GLM-4-0414 / GLM-4-9B-Chat: the whole message is `NAME` on a line, then `{json}`.
+    Glm4,
+    /// The ReAct text form: an `Action: NAME` line, then `Action Input: {json}`.
+    React,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 11] = [
+    pub(crate) const ALL: [Format; 21] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -196,21 +217,31 @@ impl Format {
         Format::Pythonic,
         Format::DeepSeek,
         Format::Kimi,
+        Format::Harmony,
+        Format::MiniMax,
+        Format::Dsml,
+        Format::InternLm,
+        Format::CommandR,
+        Format::Hunyuan,
+        Format::Lfm2,
+        Format::Gemma,
+        Format::Glm4,
+        Format::React,
         Format::Native,
     ];
 
-    const fn bit(self) -> u16 {
-        1 << self as u16
+    const fn bit(self) -> u32 {
+        1 << self as u32
     }
 }
 
 /// A set of [`Format`]s to look for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Formats(u16);
+pub struct Formats(u32);
 
 impl Formats {
     /// Every format.
-    pub const ALL: Formats = Formats(u16::MAX);
+    pub const ALL: Formats = Formats(u32::MAX);
     /// No format: nothing is a call (thinking is still split off).
     pub const NONE: Formats = Formats(0);
 

@@ -8,7 +8,10 @@
 //! ```
 //!
 //! V3.1 writes `<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>`.
-//! A lone `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` is read too.
+//! A lone `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` is read too, and every token also with the
+//! ASCII `|` for the fullwidth `｜` (`<|tool▁calls▁begin|>`), as servers that re-encode the
+//! tokens as text write them. The templates: <https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/tokenizer_config.json>,
+//! <https://huggingface.co/deepseek-ai/DeepSeek-V3.1/blob/main/tokenizer_config.json>.
 
 use super::json;
 use crate::parse::block::RawCall;
@@ -16,25 +19,53 @@ use crate::parse::block::{Item, Outcome, Step};
 use crate::parse::scan::{Finder, Input, delimited};
 use crate::parse::vocab::{ErrorKind, Format};
 
-const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
-const CALLS_END: &str = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
-const CALL_END: &str = "<｜tool▁call▁end｜>";
-const SEP: &str = "<｜tool▁sep｜>";
+/// One spelling of the tokens.
+#[derive(Debug)]
+pub(crate) struct Tokens {
+    calls_begin: &'static str,
+    calls_end: &'static str,
+    call_begin: &'static str,
+    call_end: &'static str,
+    sep: &'static str,
+}
+
+/// The tokens as the tokenizer defines them, with fullwidth bars.
+pub(crate) const FULLWIDTH: Tokens = Tokens {
+    calls_begin: "<｜tool▁calls▁begin｜>",
+    calls_end: "<｜tool▁calls▁end｜>",
+    call_begin: "<｜tool▁call▁begin｜>",
+    call_end: "<｜tool▁call▁end｜>",
+    sep: "<｜tool▁sep｜>",
+};
+
+/// The same tokens with ASCII bars.
+pub(crate) const ASCII: Tokens = Tokens {
+    calls_begin: "<|tool▁calls▁begin|>",
+    calls_end: "<|tool▁calls▁end|>",
+    call_begin: "<|tool▁call▁begin|>",
+    call_end: "<|tool▁call▁end|>",
+    sep: "<|tool▁sep|>",
+};
 
 #[derive(Debug)]
 pub(crate) struct DeepSeekBlock {
     start: usize,
     single: bool,
+    tokens: &'static Tokens,
     end: Finder,
 }
 
 impl DeepSeekBlock {
-    pub(crate) fn new(start: usize, single: bool) -> Self {
+    pub(crate) fn new(start: usize, single: bool, tokens: &'static Tokens) -> Self {
         Self {
             start,
             single,
-            end: Finder::new(if single { CALL_END } else { CALLS_END }),
+            tokens,
+            end: Finder::new(if single {
+                tokens.call_end
+            } else {
+                tokens.calls_end
+            }),
         }
     }
 
@@ -43,7 +74,12 @@ impl DeepSeekBlock {
     }
 
     pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
-        let open = if self.single { CALL_BEGIN } else { CALLS_BEGIN };
+        let t = self.tokens;
+        let open = if self.single {
+            t.call_begin
+        } else {
+            t.calls_begin
+        };
         let body = self.start + open.len();
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {
             return Step::NeedMore;
@@ -51,18 +87,25 @@ impl DeepSeekBlock {
         let text = input.str(body..body_end);
         let mut items = Vec::new();
         if self.single {
-            items.push(call(text, body, complete));
+            items.push(call(text, body, complete, t));
         } else {
             items.extend(
-                delimited(text, CALL_BEGIN, CALL_END)
-                    .map(|(call_text, at, whole)| call(call_text, body + at, whole)),
+                delimited(text, t.call_begin, t.call_end)
+                    .map(|(call_text, at, whole)| call(call_text, body + at, whole, t)),
             );
             if items.is_empty() {
                 return Step::Done(Outcome::error(
                     self.start..end,
                     Format::DeepSeek,
-                    if complete { ErrorKind::Malformed } else { ErrorKind::Truncated },
-                    "the tool-call section holds no `<｜tool▁call▁begin｜>` call; nothing was called".into(),
+                    if complete {
+                        ErrorKind::Malformed
+                    } else {
+                        ErrorKind::Truncated
+                    },
+                    format!(
+                        "the tool-call section holds no `{}` call; nothing was called",
+                        t.call_begin
+                    ),
                 ));
             }
         }
@@ -72,22 +115,28 @@ impl DeepSeekBlock {
 
 /// One call's text between its begin and end tokens; `complete` is false when its end token
 /// never came.
-fn call(text: &str, at: usize, complete: bool) -> Item {
+fn call(text: &str, at: usize, complete: bool, t: &Tokens) -> Item {
     let span = at..at + text.len();
     if !complete {
         return Item::error(
             span,
             Format::DeepSeek,
             ErrorKind::Truncated,
-            "the output ends inside a tool call before `<｜tool▁call▁end｜>`: the call was cut off; nothing was called".into(),
+            format!(
+                "the output ends inside a tool call before `{}`: the call was cut off; nothing was called",
+                t.call_end
+            ),
         );
     }
-    let Some((left, right)) = text.split_once(SEP) else {
+    let Some((left, right)) = text.split_once(t.sep) else {
         return Item::error(
             span,
             Format::DeepSeek,
             ErrorKind::Malformed,
-            "the tool call has no `<｜tool▁sep｜>` between the name and the arguments".into(),
+            format!(
+                "the tool call has no `{}` between the name and the arguments",
+                t.sep
+            ),
         );
     };
     let (name, arguments) = if left.trim() == "function" {

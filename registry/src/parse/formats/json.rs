@@ -215,6 +215,40 @@ fn string_at<'a>(bytes: &'a [u8], i: &mut usize) -> Option<&'a [u8]> {
 
 // ---- blocks --------------------------------------------------------------------------------
 
+/// The call of `name` whose arguments are the JSON object `text`, or the error saying what is
+/// wrong with them: for readers whose syntax gives the name apart from the arguments.
+pub(crate) fn arguments_item(
+    name: &str,
+    text: &str,
+    id: Option<String>,
+    format: Format,
+    span: Range<usize>,
+) -> Item {
+    match value(text.trim()).map(arguments_object) {
+        Ok(Ok(arguments)) => Item::found(
+            RawCall {
+                name: name.to_owned(),
+                arguments,
+                id,
+            },
+            format,
+            span,
+        ),
+        Ok(Err(message)) => Item::error(
+            span,
+            format,
+            ErrorKind::Arguments,
+            format!("the arguments of `{name}` are wrong: {message}"),
+        ),
+        Err(error) => Item::error(
+            span,
+            format,
+            ErrorKind::Malformed,
+            format!("the arguments of `{name}` are not valid JSON: {error}"),
+        ),
+    }
+}
+
 /// The calls in one value written in JSON or Python syntax, for readers of wrapped values.
 pub(crate) fn value_items(
     text: &str,

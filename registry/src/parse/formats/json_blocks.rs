@@ -313,6 +313,8 @@ pub(crate) struct BareBlock {
     values: Values,
     /// Found at the start of a line among prose rather than as the start of the message.
     line: bool,
+    /// Where scanning goes on when this is not a call (its start, unless found by its end).
+    resume: Option<usize>,
 }
 
 impl BareBlock {
@@ -321,6 +323,7 @@ impl BareBlock {
             start,
             values: Values::new(start, true, true),
             line: false,
+            resume: None,
         }
     }
 
@@ -332,12 +335,23 @@ impl BareBlock {
         }
     }
 
+    /// A pythonic call list found by its end, `)]` at `end - 2`: when it is not one, scanning
+    /// goes on after it.
+    pub(crate) fn list_ending(start: usize, end: usize) -> Self {
+        Self {
+            resume: Some(end),
+            ..Self::line(start)
+        }
+    }
+
     pub(crate) fn start(&self) -> usize {
         self.start
     }
 
     pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
-        let not_a_call = Step::NotACall { resume: self.start };
+        let not_a_call = Step::NotACall {
+            resume: self.resume.unwrap_or(self.start),
+        };
         match self.values.scan(input) {
             SeqEnd::NeedMore => Step::NeedMore,
             SeqEnd::Ended {

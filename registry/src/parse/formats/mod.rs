@@ -14,11 +14,21 @@
 //! | `pythonic.rs` | `[f(a=1), g()]` and Python literals |
 //! | `deepseek.rs` | DeepSeek's special-token section |
 //! | `kimi.rs` | Kimi K2's special-token section |
+//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
+//! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
+//! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
+//! | `glm4.rs` | GLM-4-0414's whole-message `NAME\n{json}` |
+//! | `react.rs` | ReAct's `Action:` / `Action Input:` lines |
+//! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
 //! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
 //! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
 
 pub(crate) mod deepseek;
 pub(crate) mod end_tokens;
+pub(crate) mod gemma;
+pub(crate) mod glm4;
+pub(crate) mod harmony;
+pub(crate) mod invoke;
 pub(crate) mod json;
 pub(crate) mod json_blocks;
 pub(crate) mod kimi;
@@ -26,4 +36,6 @@ pub(crate) mod markup;
 pub(crate) mod mistral;
 pub(crate) mod native;
 pub(crate) mod pythonic;
+pub(crate) mod react;
+pub(crate) mod sections;
 pub(crate) mod tags;

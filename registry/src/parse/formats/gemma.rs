@@ -1,0 +1,320 @@
+//! Gemma's function-call tokens, one call per pair:
+//!
+//! - FunctionGemma (<https://ai.google.dev/gemma/docs/functiongemma/formatting-and-best-practices>):
+//!   `<start_function_call>call:get_weather{city:<escape>Paris<escape>,days:3}<end_function_call>`
+//! - Gemma 4 (<https://ai.google.dev/gemma/docs/capabilities/text/function-calling-gemma4>):
+//!   `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>`
+//!
+//! Inside the braces keys are bare, strings are enclosed in the escape token (`<escape>` or
+//! `<|"|>`), and numbers, `true`, `false`, `null`, lists `[…]` and objects `{…}` are written as in
+//! JSON.
+
+use serde_json::{Map, Number, Value};
+
+use crate::parse::block::{Item, Outcome, RawCall, Step};
+use crate::parse::scan::{Finder, Input, Prefix};
+use crate::parse::vocab::{ErrorKind, Format};
+
+/// The deepest nesting read.
+const MAX_DEPTH: u32 = 64;
+
+/// FunctionGemma's or Gemma 4's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    FunctionGemma,
+    Gemma4,
+}
+
+impl Dialect {
+    fn open(self) -> &'static str {
+        match self {
+            Dialect::FunctionGemma => "<start_function_call>",
+            Dialect::Gemma4 => "<|tool_call>",
+        }
+    }
+
+    fn close(self) -> &'static str {
+        match self {
+            Dialect::FunctionGemma => "<end_function_call>",
+            Dialect::Gemma4 => "<tool_call|>",
+        }
+    }
+
+    fn quote(self) -> &'static str {
+        match self {
+            Dialect::FunctionGemma => "<escape>",
+            Dialect::Gemma4 => "<|\"|>",
+        }
+    }
+}
+
+const CALL: &str = "call:";
+
+/// One call between the dialect's tokens.
+#[derive(Debug)]
+pub(crate) struct GemmaBlock {
+    start: usize,
+    dialect: Dialect,
+    /// Whether `call:` follows the open token.
+    checked: bool,
+    end: Finder,
+}
+
+impl GemmaBlock {
+    pub(crate) fn new(start: usize, dialect: Dialect) -> Self {
+        Self {
+            start,
+            dialect,
+            checked: false,
+            end: Finder::new(dialect.close()),
+        }
+    }
+
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
+
+    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+        let body = self.start + self.dialect.open().len();
+        if !self.checked {
+            match input.prefix(input.skip_ws(body), CALL.as_bytes()) {
+                Prefix::Yes => self.checked = true,
+                Prefix::Partial => return Step::NeedMore,
+                Prefix::No if input.skip_ws(body) == input.end() && !input.eof() => {
+                    return Step::NeedMore;
+                }
+                Prefix::No => {
+                    return Step::NotACall {
+                        resume: self.start + 1,
+                    };
+                }
+            }
+        }
+        let Some((body_end, end, complete)) = self.end.closing(input, body) else {
+            return Step::NeedMore;
+        };
+        let span = self.start..end;
+        let text = input.str(body..body_end).trim();
+        let text = &text[CALL.len()..];
+        let item = match read_call(text, self.dialect.quote()) {
+            Ok((name, arguments)) => Item::found(
+                RawCall {
+                    name,
+                    arguments: Value::Object(arguments),
+                    id: None,
+                },
+                Format::Gemma,
+                span,
+            ),
+            Err(_) if !complete => Item::error(
+                span,
+                Format::Gemma,
+                ErrorKind::Truncated,
+                format!(
+                    "the output ends inside a call before `{}`: the call was cut off; nothing was called",
+                    self.dialect.close()
+                ),
+            ),
+            Err(message) => Item::error(
+                span,
+                Format::Gemma,
+                ErrorKind::Malformed,
+                format!(
+                    "the call is not valid: {message}; write it as call:NAME{{key:{q}text{q},number:1}}",
+                    q = self.dialect.quote()
+                ),
+            ),
+        };
+        Step::Done(Outcome::new(end, vec![item]))
+    }
+}
+
+/// `NAME{…}` after `call:`.
+fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Value>), String> {
+    let brace = text
+        .find('{')
+        .ok_or_else(|| "the name is not followed by `{`".to_owned())?;
+    let name = text[..brace].trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return Err(format!("`{name}` is not a function name"));
+    }
+    let mut reader = Reader {
+        text,
+        pos: brace,
+        quote,
+        depth: 0,
+    };
+    let Value::Object(arguments) = reader.value()? else {
+        return Err("the arguments are not an object".into());
+    };
+    reader.ws();
+    if reader.pos != text.len() {
+        return Err(format!(
+            "unexpected text after the arguments at byte {}",
+            reader.pos
+        ));
+    }
+    Ok((name.to_owned(), arguments))
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    pos: usize,
+    quote: &'static str,
+    depth: u32,
+}
+
+impl Reader<'_> {
+    fn rest(&self) -> &str {
+        &self.text[self.pos..]
+    }
+
+    fn ws(&mut self) {
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start().len();
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        self.ws();
+        if self.rest().starts_with(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expected(&self, what: &str) -> String {
+        match self.rest().chars().next() {
+            Some(c) => format!("expected {what} at byte {}, found `{c}`", self.pos),
+            None => format!("expected {what}, but the text ends"),
+        }
+    }
+
+    /// A string enclosed in the escape token, if one starts here.
+    fn string(&mut self) -> Result<Option<String>, String> {
+        let Some(rest) = self.rest().strip_prefix(self.quote) else {
+            return Ok(None);
+        };
+        let len = rest
+            .find(self.quote)
+            .ok_or_else(|| format!("a string is not closed with `{}`", self.quote))?;
+        let string = rest[..len].to_owned();
+        self.pos += self.quote.len() * 2 + len;
+        Ok(Some(string))
+    }
+
+    fn value(&mut self) -> Result<Value, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("the value nests deeper than {MAX_DEPTH} levels"));
+        }
+        let value = self.value_inner();
+        self.depth -= 1;
+        value
+    }
+
+    fn value_inner(&mut self) -> Result<Value, String> {
+        self.ws();
+        if let Some(string) = self.string()? {
+            return Ok(Value::String(string));
+        }
+        if self.eat('{') {
+            let mut object = Map::new();
+            if self.eat('}') {
+                return Ok(Value::Object(object));
+            }
+            loop {
+                self.ws();
+                let key = match self.string()? {
+                    Some(key) => key,
+                    None => {
+                        let len = self
+                            .rest()
+                            .find(|c: char| c == ':' || c.is_whitespace() || "{}[],".contains(c))
+                            .unwrap_or(self.rest().len());
+                        if len == 0 {
+                            return Err(self.expected("a key"));
+                        }
+                        let key = self.rest()[..len].to_owned();
+                        self.pos += len;
+                        key
+                    }
+                };
+                if !self.eat(':') {
+                    return Err(self.expected("`:` after a key"));
+                }
+                let value = self.value()?;
+                object.insert(key, value);
+                if self.eat(',') {
+                    continue;
+                }
+                if self.eat('}') {
+                    return Ok(Value::Object(object));
+                }
+                return Err(self.expected("`,` or `}`"));
+            }
+        }
+        if self.eat('[') {
+            let mut items = Vec::new();
+            if self.eat(']') {
+                return Ok(Value::Array(items));
+            }
+            loop {
+                items.push(self.value()?);
+                if self.eat(',') {
+                    continue;
+                }
+                if self.eat(']') {
+                    return Ok(Value::Array(items));
+                }
+                return Err(self.expected("`,` or `]`"));
+            }
+        }
+        let len = self
+            .rest()
+            .find(|c: char| "{}[],".contains(c))
+            .unwrap_or(self.rest().len());
+        let word = self.rest()[..len].trim();
+        let value = match word {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "null" => Value::Null,
+            _ => match serde_json::from_str::<Number>(word) {
+                Ok(number) => Value::Number(number),
+                Err(_) => return Err(self.expected("a value")),
+            },
+        };
+        self.pos += len;
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn reads_nested_values_with_either_quote() {
+        let (name, args) = read_call(
+            "f{a:<escape>x, y<escape>,b:[1,2.5,true,null],c:{d:<escape>}<escape>}}",
+            "<escape>",
+        )
+        .unwrap();
+        assert_eq!(name, "f");
+        assert_eq!(
+            Value::Object(args),
+            json!({"a": "x, y", "b": [1, 2.5, true, null], "c": {"d": "}"}})
+        );
+        let (_, args) = read_call("g{s:<|\"|>hi<|\"|>}", "<|\"|>").unwrap();
+        assert_eq!(Value::Object(args), json!({"s": "hi"}));
+        assert!(read_call("g{s:hi}", "<escape>").is_err());
+        assert!(read_call("g{s:<escape>open}", "<escape>").is_err());
+    }
+}
