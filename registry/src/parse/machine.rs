@@ -27,7 +27,7 @@ use super::formats::sections::SectionBlock;
 use super::formats::tags::TagLine;
 use super::markers::{
     ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, is_marker_prefix,
-    may_begin_marker,
+    may_begin_marker, trailing_end_tokens,
 };
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
@@ -712,11 +712,20 @@ impl Machine {
                     }
                 }
             }
-            self.commit(input, end);
+            // End-of-turn tokens ending the output are not text.
+            let text = &input.bytes_from(self.text_from)[..end - self.text_from];
+            self.commit(input, self.text_from + trailing_end_tokens(text));
+            self.text_from = end;
             self.pos = end;
             return false;
         }
         let mut hold = self.held_suffix(input, &ALL_MARKERS);
+        // End-of-turn tokens may be the end of the output: they wait, with what is held after
+        // them.
+        if hold >= self.text_from {
+            let text = &input.bytes_from(self.text_from)[..hold - self.text_from];
+            hold = self.text_from + trailing_end_tokens(text);
+        }
         let from = self.text_from;
         let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
             Some(i) => Some(from + i + 1),

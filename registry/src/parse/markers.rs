@@ -166,7 +166,39 @@ const fn drop(token: &str, format: Format) -> Marker {
 
 /// `{` or `[` at the start of a line and the byte after it: how JSON begins (`{"`, `[{`, a
 /// line break or a space). Three bytes, like every pattern of the automaton.
-const LINE_VALUES: &[&str] = &["\n{\"", "\n{ ", "\n{\n", "\n[{", "\n[ ", "\n[\n"];
+const LINE_VALUES: &[&str] = &["\n{\"", "\n{\n", "\n[{", "\n[\n"];
+
+/// The end-of-turn tokens the automaton looks for: the ones that matter before the end of the
+/// output (Harmony ends each message with `<|end|>`, which also closes its analysis channel).
+/// The others matter only at the end of the output, where they are looked for there
+/// ([`trailing_end_tokens`]): fewer patterns keep the automaton on its fastest search.
+const SCANNED_END_TOKENS: &[&str] = &["<|end|>"];
+
+/// Where the end-of-turn tokens that end `text` (with whitespace between and after them)
+/// begin; `text.len()` when it does not end with one.
+pub(crate) fn trailing_end_tokens(text: &[u8]) -> usize {
+    let trim = |end: usize| {
+        end - text[..end]
+            .iter()
+            .rev()
+            .take_while(|b| super::scan::is_ws(**b))
+            .count()
+    };
+    let mut cut = text.len();
+    loop {
+        let end = trim(cut);
+        if !matches!(text[..end].last(), Some(b'>' | b'[')) {
+            return cut;
+        }
+        match END_TOKENS
+            .iter()
+            .find(|token| text[..end].ends_with(token.as_bytes()))
+        {
+            Some(token) => cut = end - token.len(),
+            None => return cut,
+        }
+    }
+}
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -258,16 +290,14 @@ impl Scanner {
         for (pattern, marker) in MARKERS {
             add(pattern.as_bytes(), Hit::Marker(*marker));
         }
-        for token in END_TOKENS {
+        for token in SCANNED_END_TOKENS {
             add(token.as_bytes(), Hit::Marker(Marker::EndToken));
         }
         for start in LINE_VALUES {
             add(start.as_bytes(), Hit::Marker(Marker::LineValue));
         }
         add(format!("\n{ACTION}").as_bytes(), Hit::React);
-        for end in [")]\n", ")]\r"] {
-            add(end.as_bytes(), Hit::ListEnd);
-        }
+        add(b")]\n", Hit::ListEnd);
         for tag in tags {
             add(format!("\n{tag}:").as_bytes(), Hit::Tag);
         }
