@@ -283,6 +283,32 @@ impl Machine {
         }
     }
 
+    /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
+    /// all decided: handed on without a scan. Plain: in text where calls count, past the start
+    /// of the output and of a line after a removed block, and no byte of it can begin a pattern
+    /// (a marker, a line start, a list's end). `false` when the chunk needs the scan.
+    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> bool {
+        let decided = matches!(self.mode, Mode::Text)
+            && self.text_from == from
+            && self.pos == from
+            && from != 0
+            && from != self.line_start_at
+            && (self.bare_off || self.region != Region::Content || self.sink.content.started());
+        if !decided {
+            return false;
+        }
+        let scanner = match &self.tags {
+            Some(tags) => tags.scanner(),
+            None => Scanner::base(),
+        };
+        if input.bytes_from(from).iter().any(|&b| scanner.begins_pattern(b)) {
+            return false;
+        }
+        self.commit(input, input.end());
+        self.pos = input.end();
+        true
+    }
+
     /// Ends the parse: trailing whitespace is dropped and the last deltas go out.
     pub(crate) fn finish(&mut self) {
         self.sink.flush(Region::Content);

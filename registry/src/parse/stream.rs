@@ -104,8 +104,12 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
         if self.finished {
             return;
         }
+        let from = self.base + self.buf.len();
         self.buf.push_str(chunk);
-        self.run(false);
+        let input = Input::window(&self.buf, self.base, false);
+        if !self.machine.plain_chunk(&input, from) {
+            self.run(false);
+        }
         self.compact();
         self.machine.sink.dispatch(f);
     }
