@@ -1,5 +1,6 @@
 //! Text formats: any text (with options from its first byte), parsed whole and through
-//! `parse::any`, never panics; calls name known tools and carry objects.
+//! `parse::any`, and without a tool list (`AnyTool`), never panics; calls name known tools (any
+//! tool without a list) and carry objects.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -28,4 +29,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(parsed.content.len() <= text.len());
     let _ = parse::any_with(text, registry, common::options(first));
     let _ = parse::text(text, &["get_weather", "search"]);
+    // Without a tool list: every call is a call, with an object of arguments.
+    let any = parse::text_with(text, &parse::AnyTool, common::options(first));
+    assert!(any.unknown.is_empty());
+    for call in &any.calls {
+        assert!(call.arguments.is_object());
+        assert!(call.span.end <= text.len());
+    }
 });

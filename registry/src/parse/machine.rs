@@ -286,8 +286,19 @@ impl Machine {
     /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
     /// all decided: handed on without a scan. Plain: in text where calls count, past the start
     /// of the output and of a line after a removed block, and no byte of it can begin a pattern
-    /// (a marker, a line start, a list's end). `false` when the chunk needs the scan.
+    /// (a marker, a line start, a list's end); in a thought, no `<`. `false` when the chunk
+    /// needs the scan.
     pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> bool {
+        if matches!(self.mode, Mode::Think) {
+            // In a thought only its closing token matters, and every one begins with `<`.
+            if self.text_from != from || self.pos != from || input.bytes_from(from).contains(&b'<')
+            {
+                return false;
+            }
+            self.commit(input, input.end());
+            self.pos = input.end();
+            return true;
+        }
         let decided = matches!(self.mode, Mode::Text)
             && self.text_from == from
             && self.pos == from
@@ -301,7 +312,11 @@ impl Machine {
             Some(tags) => tags.scanner(),
             None => Scanner::base(),
         };
-        if input.bytes_from(from).iter().any(|&b| scanner.begins_pattern(b)) {
+        if input
+            .bytes_from(from)
+            .iter()
+            .any(|&b| scanner.begins_pattern(b))
+        {
             return false;
         }
         self.commit(input, input.end());
