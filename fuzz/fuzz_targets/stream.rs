@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
     let mut take = |delta: StreamDelta<'_>| match delta {
         StreamDelta::Text(text) => content.push_str(text),
         StreamDelta::Reasoning(text) => reasoning.push_str(text),
-        StreamDelta::Event(_) => {}
+        _ => {}
     };
     let mut at = 0;
     let mut length = 1;

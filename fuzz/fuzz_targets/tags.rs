@@ -14,7 +14,7 @@ fuzz_target!(|text: &str| {
     for call in &tags.calls {
         assert_eq!(call.format, Format::Tag);
         assert!(call.arguments.is_object());
-        assert!(registry.get(&call.name).and_then(|d| d.tag()).is_some());
+        assert!(registry.get(&call.name).is_some_and(|d| d.tag().is_some()));
     }
     assert!(tags.content.len() <= text.len());
     let _ = registry.prompt_block();

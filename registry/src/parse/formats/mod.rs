@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | `tags.rs` | response-tag lines, `TAG: argument` |
 //! | `markup.rs` | XML-like markup: `<tool_call>` elements (Hermes JSON, GLM `<arg_key>`) and `<function=…>` elements with `<parameter=…>` |
+//! | `parameters.rs` | `<parameter=KEY>VALUE</parameter>` elements, where each value ends |
 //! | `json.rs` | JSON values as calls (`{"name", "arguments"}` and its variants) |
 //! | `json_blocks.rs` | a wrapper followed by JSON values (`<|python_tag|>`, `<|tool_call|>`, `functools`), a bare whole-message value, fenced blocks |
 //! | `mistral.rs` | `[TOOL_CALLS]` in its forms |
@@ -35,6 +36,7 @@ pub(crate) mod kimi;
 pub(crate) mod markup;
 pub(crate) mod mistral;
 pub(crate) mod native;
+pub(crate) mod parameters;
 pub(crate) mod pythonic;
 pub(crate) mod react;
 pub(crate) mod sections;

@@ -1,0 +1,168 @@
+//! What a stream decides at the end of the input it has: what it holds back (the start of a
+//! marker, a line that may be a tag, an action or a call list, end-of-turn tokens), a last call
+//! list, and plain chunks handed on without the scan.
+
+use super::*;
+
+impl Machine {
+    /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
+    /// all decided: handed on without a scan. Plain: in text where calls count, past the start
+    /// of the output and of a line after a removed block, and no byte of it can begin a pattern
+    /// (a marker, a line start, a list's end); in a thought, no `<`. `false` when the chunk
+    /// needs the scan.
+    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> bool {
+        if matches!(self.mode, Mode::Think) {
+            // In a thought only its closing token matters, and every one begins with `<`.
+            if self.text_from != from || self.pos != from || input.bytes_from(from).contains(&b'<')
+            {
+                return false;
+            }
+            self.commit(input, input.end());
+            self.pos = input.end();
+            return true;
+        }
+        let decided = matches!(self.mode, Mode::Text)
+            && self.text_from == from
+            && self.pos == from
+            && from != 0
+            && from != self.line_start_at
+            && (self.bare_off || self.region != Region::Content || self.sink.content.started());
+        if !decided {
+            return false;
+        }
+        let scanner = match &self.tags {
+            Some(tags) => tags.scanner(),
+            None => Scanner::base(),
+        };
+        if input
+            .bytes_from(from)
+            .iter()
+            .any(|&b| scanner.begins_pattern(b))
+        {
+            return false;
+        }
+        self.commit(input, input.end());
+        self.pos = input.end();
+        true
+    }
+
+    /// The start of the line a pythonic call list ending at `end` (its `)]`) begins: a line
+    /// not yet handed on that starts with `[` and a name.
+    pub(super) fn call_list_line(
+        &self,
+        input: &Input<'_>,
+        end: usize,
+        env: &Env<'_>,
+    ) -> Option<usize> {
+        if self.region != Region::Content
+            || !env.formats.contains(Format::Pythonic)
+            || end < self.text_from
+        {
+            return None;
+        }
+        let from = self.text_from;
+        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
+            Some(i) => from + i + 1,
+            None => self.is_line_start(input, from).then_some(from)?,
+        };
+        starts_call_list(input.bytes_from(line)).then_some(line)
+    }
+
+    pub(super) fn text_out_of_input(&mut self, input: &Input<'_>) -> bool {
+        let end = input.end();
+        if input.eof() {
+            // A call list on the last line, ending the output.
+            if end > self.list_checked {
+                self.list_checked = end;
+                let last = input.str(self.text_from..end).trim_end();
+                let env_formats = self.options.formats;
+                if last.ends_with(")]") && env_formats.contains(Format::Pythonic) {
+                    let list_end = self.text_from + last.len();
+                    let from = self.text_from;
+                    let line = match memchr::memrchr(b'\n', last.as_bytes()) {
+                        Some(i) => Some(from + i + 1),
+                        None => self.is_line_start(input, from).then_some(from),
+                    };
+                    if let Some(line) = line
+                        && self.region == Region::Content
+                        && starts_call_list(input.bytes_from(line))
+                    {
+                        self.commit(input, line);
+                        let block = BareBlock::list_ending(line, list_end);
+                        self.enter_block(input, Block::Bare(block));
+                        return true;
+                    }
+                }
+            }
+            // End-of-turn tokens ending the output are not text.
+            let text = &input.bytes_from(self.text_from)[..end - self.text_from];
+            self.commit(input, self.text_from + trailing_end_tokens(text));
+            self.text_from = end;
+            self.pos = end;
+            return false;
+        }
+        let mut hold = self.held_suffix(input, &ALL_MARKERS);
+        // End-of-turn tokens may be the end of the output: they wait, those that end the input
+        // and those before what is held (a token's last byte may begin another marker).
+        if hold >= self.text_from {
+            let text = &input.bytes_from(self.text_from)[..end - self.text_from];
+            let ending = trailing_end_tokens(text);
+            let before_held = trailing_end_tokens(&text[..hold - self.text_from]);
+            hold = self.text_from + ending.min(before_held);
+        }
+        let from = self.text_from;
+        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
+            Some(i) => Some(from + i + 1),
+            None => self.is_line_start(input, from).then_some(from),
+        };
+        if let Some(line) = line {
+            let partial = input.bytes_from(line);
+            let tag = self.tags.as_ref().is_some_and(|t| t.could_start(partial));
+            let action = self.options.formats.contains(Format::React)
+                && !partial.is_empty()
+                && react::could_start(partial);
+            // A line that may be a pythonic call list waits for its end.
+            let list = self.options.formats.contains(Format::Pythonic)
+                && self.region == Region::Content
+                && partial.first() == Some(&b'[')
+                && (partial.len() == 1 || starts_call_list(partial));
+            if tag || action || list {
+                hold = hold.min(line);
+            }
+        }
+        self.commit(input, hold);
+        self.pos = self.pos.max(hold);
+        false
+    }
+
+    /// The start of the longest suffix of the uncommitted text that is a proper prefix of one
+    /// of `markers`: the text that must wait for more input.
+    pub(super) fn held_suffix(&self, input: &Input<'_>, markers: &[&str]) -> usize {
+        let end = input.end();
+        let from = self.text_from.max(end.saturating_sub(MAX_MARKER));
+        let tail = &input.bytes_from(from)[..end - from];
+        let all = std::ptr::eq(markers, ALL_MARKERS.as_slice());
+        tail.iter()
+            .enumerate()
+            .filter(|(_, b)| may_begin_marker(**b))
+            .find(|(i, b)| {
+                let rest = &tail[*i..];
+                if all {
+                    return is_marker_prefix(rest);
+                }
+                markers.iter().any(|m| {
+                    let m = m.as_bytes();
+                    m[0] == **b && m.len() > rest.len() && m.starts_with(rest)
+                })
+            })
+            .map_or(end, |(i, _)| from + i)
+    }
+}
+
+/// Whether `line` begins like a pythonic call list: `[` and a name.
+pub(super) fn starts_call_list(line: &[u8]) -> bool {
+    line.first() == Some(&b'[')
+        && line
+            .get(1)
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+}
