@@ -4,6 +4,7 @@
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use rustc_hash::FxHashMap;
 
 pub(crate) use super::block::Thought;
 use super::formats::gemma::Dialect;
@@ -260,9 +261,9 @@ pub(crate) struct Scanner {
     /// For each pattern of the automaton, the full patterns that begin with it, in table order.
     candidates: Vec<Vec<(Box<[u8]>, Hit)>>,
     longest: usize,
-    /// Every full pattern in table order, for the small windows of a stream, where a plain
-    /// check beats the automaton's setup.
-    patterns: Vec<(Box<[u8]>, Hit)>,
+    /// The automaton's patterns by their opening, for the small windows of a stream, where a
+    /// plain check beats the automaton's setup.
+    openings: FxHashMap<[u8; PREFIX], usize>,
     /// The bytes a pattern begins with.
     first: [bool; 256],
 }
@@ -278,7 +279,10 @@ const PREFIX: usize = 2;
 impl std::fmt::Debug for Scanner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scanner")
-            .field("patterns", &self.patterns.len())
+            .field(
+                "patterns",
+                &self.candidates.iter().map(Vec::len).sum::<usize>(),
+            )
             .field("searched", &self.candidates.len())
             .finish_non_exhaustive()
     }
@@ -303,6 +307,7 @@ impl Scanner {
         for tag in tags {
             add(format!("\n{tag}:").as_bytes(), Hit::Tag);
         }
+        let mut openings = FxHashMap::default();
         let mut prefixes: Vec<&[u8]> = Vec::new();
         let mut candidates: Vec<Vec<(Box<[u8]>, Hit)>> = Vec::new();
         let mut first = [false; 256];
@@ -312,6 +317,9 @@ impl Scanner {
             match prefixes.iter().position(|p| *p == prefix) {
                 Some(i) => candidates[i].push((pattern.clone(), *hit)),
                 None => {
+                    if let Ok(opening) = <[u8; PREFIX]>::try_from(prefix) {
+                        openings.insert(opening, prefixes.len());
+                    }
                     prefixes.push(prefix);
                     candidates.push(vec![(pattern.clone(), *hit)]);
                 }
@@ -328,7 +336,7 @@ impl Scanner {
             automaton,
             candidates,
             longest,
-            patterns,
+            openings,
             first,
         }
     }
@@ -342,7 +350,9 @@ impl Scanner {
                 if !self.first[usize::from(rest[0])] {
                     return None;
                 }
-                (self.patterns.iter())
+                let opening = <[u8; PREFIX]>::try_from(rest.get(..PREFIX)?).ok()?;
+                let group = &self.candidates[*self.openings.get(&opening)?];
+                (group.iter())
                     .find(|(p, _)| rest.starts_with(p))
                     .map(|(_, hit)| (at, *hit))
             });
