@@ -240,7 +240,7 @@ pub(crate) const MAX_MARKER: usize = 32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hit {
     Marker(Marker),
-    /// `\nTAG:`: a tag line starts after the newline.
+    /// `TAG:`: a tag line starts here if a line starts here.
     Tag,
     /// `\nAction:`: a ReAct action line starts after the newline.
     React,
@@ -305,7 +305,9 @@ impl Scanner {
         add(format!("\n{ACTION}").as_bytes(), Hit::React);
         add(b")]\n", Hit::ListEnd);
         for tag in tags {
-            add(format!("\n{tag}:").as_bytes(), Hit::Tag);
+            // Without the line break: the opening is then two capitals (`RE` of `RESEARCH:`),
+            // rare in prose; the scanner checks that the line starts there.
+            add(format!("{tag}:").as_bytes(), Hit::Tag);
         }
         let mut openings = FxHashMap::default();
         let mut prefixes: Vec<&[u8]> = Vec::new();

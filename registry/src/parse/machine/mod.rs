@@ -521,8 +521,8 @@ impl Machine {
             from = at + 1;
             match hit {
                 Hit::Tag => {
-                    let line = at + 1;
-                    if line < self.text_from {
+                    let line = at;
+                    if line < self.text_from || !self.is_line_start(input, line) {
                         continue;
                     }
                     self.commit(input, line);
