@@ -11,7 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_registry::parse::{
-    self, AnyTool, Options, Parsed, StreamEvent, StreamParser, Thinking, ToolList, ToolSet,
+    self, AnyTool, Options, Parsed, StreamDelta, StreamEvent, StreamParser, Thinking, ToolList,
+    ToolSet,
 };
 use tool_registry::{Registry, tool};
 
@@ -519,6 +520,7 @@ fn stream_with(
     }
     events.extend(parser.finish());
     let parsed = parser.into_parsed();
+    let events_seen = events.clone();
 
     let mut text = String::new();
     let mut reasoning = String::new();
@@ -567,6 +569,46 @@ fn stream_with(
     }
     if calls != parsed.calls || unknown != parsed.unknown || errors != parsed.errors {
         return Err("the events' calls, unknown calls or errors differ from the result".into());
+    }
+    // The same chunks through `push_with` on a parser that keeps nothing: the borrowed deltas
+    // say the same, and the raw text of the calls is the same.
+    let mut lean = StreamParser::with_options(tools, options).events_only();
+    let (mut text, mut reasoning, mut args, mut others) =
+        (String::new(), String::new(), String::new(), Vec::new());
+    let mut take = |delta: StreamDelta<'_>| match delta {
+        StreamDelta::Text(delta) => text.push_str(delta),
+        StreamDelta::Reasoning(delta) => reasoning.push_str(delta),
+        StreamDelta::CallArgs(delta) => args.push_str(delta),
+        StreamDelta::Event(event) => others.push(event),
+        other => panic!("unexpected delta {other:?}"),
+    };
+    for chunk in chunks {
+        lean.push_with(chunk, &mut take);
+    }
+    lean.finish_with(&mut take);
+    let owned_args: String = (events_seen.iter())
+        .filter_map(|e| match e {
+            StreamEvent::CallArgsDelta(delta) => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    let owned_others: Vec<&StreamEvent> = (events_seen.iter())
+        .filter(|e| {
+            !matches!(
+                e,
+                StreamEvent::Text(_) | StreamEvent::Reasoning(_) | StreamEvent::CallArgsDelta(_)
+            )
+        })
+        .collect();
+    if text != parsed.content
+        || reasoning != parsed.reasoning
+        || args != owned_args
+        || others.iter().collect::<Vec<_>>() != owned_others
+    {
+        return Err(format!(
+            "push_with on an events-only parser differs from push: text {text:?}, reasoning \
+             {reasoning:?}, call text {args:?} (push: {owned_args:?}), events {others:?}"
+        ));
     }
     Ok(parsed)
 }
@@ -636,6 +678,19 @@ fn streaming_equals_whole_text_at_every_split_point() {
                 .map(|w| &input[w[0]..w[1]])
                 .collect();
             assert_stream_matches(case, &chars, options, &expected);
+            // Token-sized chunks, at every offset of the first cut.
+            let bounds = char_boundaries(input);
+            for size in 2..=6 {
+                for offset in 0..size.min(bounds.len() - 1) {
+                    let cuts = std::iter::once(0)
+                        .chain(bounds.iter().copied().skip(offset.max(1)).step_by(size))
+                        .chain(std::iter::once(input.len()));
+                    let mut cuts: Vec<usize> = cuts.collect();
+                    cuts.dedup();
+                    let chunks: Vec<&str> = cuts.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+                    assert_stream_matches(case, &chunks, options, &expected);
+                }
+            }
         }
         // Without a tool list, under the case's own options.
         if case.list_only {

@@ -26,7 +26,7 @@ impl Gap {
     }
 }
 
-/// Builds display text incrementally; [`Assembler::take_delta`] hands out what was added since
+/// Builds display text incrementally; [`Assembler::take_range`] hands out what was added since
 /// the last call, so a stream can emit exactly what the whole text will hold.
 #[derive(Debug, Default)]
 pub(crate) struct Assembler {
@@ -43,6 +43,16 @@ impl Assembler {
     /// Appends text as written.
     pub(crate) fn push(&mut self, text: &str) {
         let bytes = text.as_bytes();
+        // A stream's usual piece: visible at both ends, after visible text, no joint to make.
+        if self.started
+            && self.cut.is_none()
+            && self.pending.is_empty()
+            && bytes.first().is_some_and(|b| !is_ws(*b))
+            && bytes.last().is_some_and(|b| !is_ws(*b))
+        {
+            self.out.push_str(text);
+            return;
+        }
         let Some(first) = bytes.iter().position(|b| !is_ws(*b)) else {
             self.pending.push_str(text);
             return;
@@ -78,6 +88,24 @@ impl Assembler {
         self.pending.push_str(&text[last + 1..]);
     }
 
+    /// Pushes `text` when it adds itself, whole, to the text, so that the caller can hand it
+    /// out as it is: there is visible text before it, no joint to make, no whitespace waiting,
+    /// and it ends with a visible byte. `false`, with nothing pushed, otherwise. `keep` says
+    /// whether the text is kept for the result.
+    #[inline]
+    pub(crate) fn push_whole(&mut self, text: &str, keep: bool) -> bool {
+        let whole = self.started
+            && self.cut.is_none()
+            && self.pending.is_empty()
+            && self.emitted == self.out.len()
+            && text.as_bytes().last().is_some_and(|b| !is_ws(*b));
+        if whole && keep {
+            self.out.push_str(text);
+            self.emitted = self.out.len();
+        }
+        whole
+    }
+
     /// Marks a removed block here. `paragraph` forces a blank line at the joint (between two
     /// thoughts).
     pub(crate) fn cut(&mut self, paragraph: bool) {
@@ -95,6 +123,7 @@ impl Assembler {
     }
 
     /// The text added since the last call, as a range of [`slice`](Self::slice).
+    #[inline]
     pub(crate) fn take_range(&mut self) -> Option<std::ops::Range<usize>> {
         if self.emitted == self.out.len() {
             return None;
@@ -105,11 +134,13 @@ impl Assembler {
     }
 
     /// Text handed out by [`take_range`](Self::take_range).
+    #[inline]
     pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> &str {
         &self.out[range]
     }
 
     /// Drops the text handed out so far, keeping the buffer: for a stream that keeps no copy.
+    #[inline]
     pub(crate) fn forget(&mut self) {
         self.out.clear();
         self.emitted = 0;

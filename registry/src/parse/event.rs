@@ -44,8 +44,11 @@ pub enum StreamDelta<'a> {
     Text(&'a str),
     /// More reasoning (text inside `<think>`).
     Reasoning(&'a str),
-    /// Any other event: a call started, its progress, a call, an unknown call, an error (never
-    /// [`StreamEvent::Text`] or [`StreamEvent::Reasoning`]).
+    /// More of the raw text of the call being written, as
+    /// [`StreamEvent::CallArgsDelta`] has it.
+    CallArgs(&'a str),
+    /// Any other event: a call started, a call, an unknown call, an error (never
+    /// [`StreamEvent::Text`], [`StreamEvent::Reasoning`] or [`StreamEvent::CallArgsDelta`]).
     Event(StreamEvent),
 }
 
@@ -55,6 +58,7 @@ impl StreamDelta<'_> {
         match self {
             StreamDelta::Text(text) => StreamEvent::Text(text.to_owned()),
             StreamDelta::Reasoning(text) => StreamEvent::Reasoning(text.to_owned()),
+            StreamDelta::CallArgs(text) => StreamEvent::CallArgsDelta(text.to_owned()),
             StreamDelta::Event(event) => event,
         }
     }

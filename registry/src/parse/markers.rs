@@ -266,6 +266,37 @@ pub(crate) struct Scanner {
     openings: FxHashMap<[u8; PREFIX], usize>,
     /// The bytes a pattern begins with.
     first: [bool; 256],
+    /// The bytes a pattern or a marker (end tokens and line starts included) begins with, and
+    /// their first two bytes, one bit per pair: what a stream's plain chunk must not hold.
+    plain: PlainBytes,
+}
+
+/// The first byte and the first two bytes of every pattern and marker, for
+/// [`Scanner::plain`].
+struct PlainBytes {
+    first: [bool; 256],
+    pairs: Box<[u64; 1024]>,
+}
+
+impl PlainBytes {
+    fn new<'a>(patterns: impl Iterator<Item = &'a [u8]>) -> Self {
+        let mut first = [false; 256];
+        let mut pairs = Box::new([0u64; 1024]);
+        for pattern in patterns {
+            first[usize::from(pattern[0])] = true;
+            if let [a, b, ..] = *pattern {
+                let pair = usize::from(a) << 8 | usize::from(b);
+                pairs[pair / 64] |= 1 << (pair % 64);
+            }
+        }
+        Self { first, pairs }
+    }
+
+    #[inline]
+    fn opens(&self, a: u8, b: u8) -> bool {
+        let pair = usize::from(a) << 8 | usize::from(b);
+        self.pairs[pair / 64] & (1 << (pair % 64)) != 0
+    }
 }
 
 /// Windows up to this size are searched by hand.
@@ -328,6 +359,9 @@ impl Scanner {
             }
         }
         let longest = patterns.iter().map(|(p, _)| p.len()).max().unwrap_or(1);
+        let plain = PlainBytes::new(
+            (patterns.iter().map(|(p, _)| &p[..])).chain(ALL_MARKERS.iter().map(|m| m.as_bytes())),
+        );
         // A few dozen short literals: far below every limit of the automaton builder.
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
@@ -340,6 +374,7 @@ impl Scanner {
             longest,
             openings,
             first,
+            plain,
         }
     }
 
@@ -381,9 +416,21 @@ impl Scanner {
         }
     }
 
-    /// Whether `b` can begin a pattern.
-    pub(crate) fn begins_pattern(&self, b: u8) -> bool {
-        self.first[usize::from(b)]
+    /// Whether no pattern and no marker (end tokens and line starts included) can begin in
+    /// `chunk`, that is, nothing in it must be held back: each byte that begins one is
+    /// followed, in the chunk, by a byte that no pattern or marker has after it.
+    pub(crate) fn plain(&self, chunk: &[u8]) -> bool {
+        let plain = &self.plain;
+        let Some(&last) = chunk.last() else {
+            return true;
+        };
+        // Without branches: which bytes begin something is data, and mispredicted.
+        // A pair that opens something begins with a byte that does.
+        let mut held = plain.first[usize::from(last)];
+        for pair in chunk.windows(2) {
+            held |= plain.opens(pair[0], pair[1]);
+        }
+        !held
     }
 
     /// The automaton without tags, shared by every parse of tools that have none.

@@ -22,9 +22,12 @@ pub(crate) struct Sink {
     pub(crate) calls: Vec<ParsedCall>,
     pub(crate) unknown: Vec<ParsedCall>,
     pub(crate) errors: Vec<ParseError>,
-    /// What a stream has to report, in order: text as ranges of the assemblers' text (handed
-    /// out borrowed, so a push of prose allocates nothing), other events as they are.
-    pub(crate) events: Option<Vec<Pending>>,
+    /// Whether the parse reports events (a stream).
+    pub(crate) streaming: bool,
+    /// What a stream has to report, in order: text as ranges of the assemblers' text and the
+    /// raw text of a call being written as a range of the input (both handed out borrowed, so
+    /// a push allocates nothing for them), other events boxed, so that an entry stays small.
+    pub(crate) pending: Vec<Pending>,
     /// A stream that only reports events keeps no copy of the text and calls.
     pub(crate) events_only: bool,
 }
@@ -34,10 +37,13 @@ pub(crate) struct Sink {
 pub(crate) enum Pending {
     Text(Range<usize>),
     Reasoning(Range<usize>),
-    Event(StreamEvent),
+    /// The raw text of the call being written, as absolute positions in the input.
+    Args(Range<usize>),
+    Event(Box<StreamEvent>),
 }
 
 impl Sink {
+    #[inline]
     pub(crate) fn assembler(&mut self, region: Region) -> &mut Assembler {
         match region {
             Region::Content => &mut self.content,
@@ -55,9 +61,9 @@ impl Sink {
     }
 
     pub(crate) fn flush(&mut self, region: Region) {
-        let Some(events) = &mut self.events else {
+        if !self.streaming {
             return;
-        };
+        }
         let assembler = match region {
             Region::Content => &mut self.content,
             Region::Reasoning => &mut self.reasoning,
@@ -66,41 +72,84 @@ impl Sink {
             return;
         };
         // Text that follows text of the same kind extends it.
-        match (events.last_mut(), region) {
+        match (self.pending.last_mut(), region) {
             (Some(Pending::Text(last)), Region::Content)
             | (Some(Pending::Reasoning(last)), Region::Reasoning)
                 if last.end == delta.start =>
             {
                 last.end = delta.end;
             }
-            (_, Region::Content) => events.push(Pending::Text(delta)),
-            (_, Region::Reasoning) => events.push(Pending::Reasoning(delta)),
+            (_, Region::Content) => self.pending.push(Pending::Text(delta)),
+            (_, Region::Reasoning) => self.pending.push(Pending::Reasoning(delta)),
         }
     }
 
-    /// Hands what is pending to `f`, in order, text borrowed; the list is kept for reuse, and a
-    /// stream that keeps no copy of the text forgets it.
-    pub(crate) fn dispatch(&mut self, mut f: impl FnMut(StreamDelta<'_>)) {
-        let Some(mut events) = self.events.take() else {
+    /// The raw text of the call being written, from `range` of the input.
+    pub(crate) fn args(&mut self, range: Range<usize>) {
+        if !self.streaming {
             return;
-        };
-        for pending in events.drain(..) {
-            match pending {
-                Pending::Text(range) => f(StreamDelta::Text(self.content.slice(range))),
-                Pending::Reasoning(range) => f(StreamDelta::Reasoning(self.reasoning.slice(range))),
-                Pending::Event(event) => f(StreamDelta::Event(event)),
+        }
+        match self.pending.last_mut() {
+            Some(Pending::Args(last)) if last.end == range.start => last.end = range.end,
+            _ => self.pending.push(Pending::Args(range)),
+        }
+    }
+
+    /// Hands what is pending to `f`, in order, text borrowed (the raw text of calls from
+    /// `input`, which starts at position `base`); the list is kept for reuse, and a stream
+    /// that keeps no copy of the text forgets it.
+    pub(crate) fn dispatch(
+        &mut self,
+        input: &str,
+        base: usize,
+        mut f: impl FnMut(StreamDelta<'_>),
+    ) {
+        let Sink {
+            content,
+            reasoning,
+            pending,
+            events_only,
+            ..
+        } = self;
+        for entry in pending.drain(..) {
+            match entry {
+                Pending::Text(range) => f(StreamDelta::Text(content.slice(range))),
+                Pending::Reasoning(range) => f(StreamDelta::Reasoning(reasoning.slice(range))),
+                Pending::Args(range) => {
+                    f(StreamDelta::CallArgs(
+                        &input[range.start - base..range.end - base],
+                    ));
+                }
+                Pending::Event(event) => f(StreamDelta::Event(*event)),
             }
         }
-        self.events = Some(events);
-        if self.events_only {
-            self.content.forget();
-            self.reasoning.forget();
+        if *events_only {
+            content.forget();
+            reasoning.forget();
+        }
+    }
+
+    /// Hands the text added to `region` to `f`, when nothing else is pending.
+    #[inline]
+    pub(crate) fn hand_out(&mut self, region: Region, mut f: impl FnMut(StreamDelta<'_>)) {
+        debug_assert!(self.pending.is_empty());
+        let events_only = self.events_only;
+        let assembler = self.assembler(region);
+        if let Some(range) = assembler.take_range() {
+            let text = assembler.slice(range);
+            f(match region {
+                Region::Content => StreamDelta::Text(text),
+                Region::Reasoning => StreamDelta::Reasoning(text),
+            });
+        }
+        if events_only {
+            assembler.forget();
         }
     }
 
     pub(crate) fn event(&mut self, event: StreamEvent) {
-        if let Some(events) = &mut self.events {
-            events.push(Pending::Event(event));
+        if self.streaming {
+            self.pending.push(Pending::Event(Box::new(event)));
         }
     }
 }

@@ -1,17 +1,21 @@
 //! Parsing a token stream as it arrives.
 
 use super::event::{StreamDelta, StreamEvent};
-use super::machine::Machine;
+use super::machine::{Machine, Plain};
 use super::scan::Input;
+use super::sink::Region;
 use super::tools::ToolSet;
 use super::vocab::{Options, Parsed, Thinking};
 
 /// Parses a model's output while it streams in.
 ///
-/// Feed chunks with [`push`](StreamParser::push) and end with
-/// [`finish`](StreamParser::finish). The parser holds back only a suffix that could still be a
-/// call (the start of a marker such as `<tool_c`, a line that begins like a tag, an unfinished
-/// call block, trailing whitespace) and emits everything else at once. Its result is the
+/// Feed chunks with [`push`](StreamParser::push) (or [`push_with`](StreamParser::push_with),
+/// which allocates nothing for text) and end with [`finish`](StreamParser::finish). The parser
+/// holds back only a suffix that could still be a call (the start of a marker such as
+/// `<tool_c`, a line that begins like a tag, an unfinished call block, trailing whitespace) and
+/// emits everything else at once. Inside a call block it reads chunks in groups, at a byte
+/// that can end something (`>`, `}`, `]`, `)`, `|`, a line break, a non-ASCII byte) or every
+/// 32 bytes: a call's name and raw text come at most that late. Its result is the
 /// whole-text parse ([`parse::text_with`](super::text_with) with the same [`Options`]) for any
 /// way of splitting the output into chunks.
 ///
@@ -59,7 +63,7 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
         Self {
             tools,
             machine,
-            buf: String::new(),
+            buf: String::with_capacity(INITIAL_BUFFER),
             base: 0,
             finished: false,
         }
@@ -100,18 +104,23 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
     /// stream.finish_with(|_| {});
     /// assert_eq!(shown, "It is late.");
     /// ```
-    pub fn push_with(&mut self, chunk: &str, f: impl FnMut(StreamDelta<'_>)) {
+    pub fn push_with(&mut self, chunk: &str, mut f: impl FnMut(StreamDelta<'_>)) {
         if self.finished {
             return;
         }
-        let from = self.base + self.buf.len();
-        self.buf.push_str(chunk);
-        let input = Input::window(&self.buf, self.base, false);
-        if !self.machine.plain_chunk(&input, from) {
-            self.run(false);
+        let tools: &dyn ToolSet = &self.tools;
+        match advance(
+            &mut self.machine,
+            &mut self.buf,
+            &mut self.base,
+            tools,
+            chunk,
+        ) {
+            Plain::Whole(Region::Content) => f(StreamDelta::Text(chunk)),
+            Plain::Whole(Region::Reasoning) => f(StreamDelta::Reasoning(chunk)),
+            Plain::Assembled(region) => self.machine.sink.hand_out(region, f),
+            Plain::Scan | Plain::Done => self.machine.sink.dispatch(&self.buf, self.base, f),
         }
-        self.compact();
-        self.machine.sink.dispatch(f);
     }
 
     /// Ends the stream: whatever was held back is decided (an unfinished call is reported as
@@ -129,7 +138,7 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
             self.machine.finish();
             self.finished = true;
         }
-        self.machine.sink.dispatch(f);
+        self.machine.sink.dispatch(&self.buf, self.base, f);
     }
 
     /// Everything the stream held, as the whole-text parse would give it (unless the parser is
@@ -144,24 +153,6 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
         let tools: &dyn ToolSet = &self.tools;
         self.machine.run(&input, tools);
     }
-
-    /// Drops the text the machine no longer needs, when that is at least half the buffer, so
-    /// that each byte is moved at most once.
-    fn compact(&mut self) {
-        let mut drop = self
-            .machine
-            .keep_from()
-            .saturating_sub(self.base)
-            .min(self.buf.len());
-        if drop == 0 || drop < self.buf.len() / 2 {
-            return;
-        }
-        while !self.buf.is_char_boundary(drop) {
-            drop -= 1;
-        }
-        self.buf.drain(..drop);
-        self.base += drop;
-    }
 }
 
 impl<T: ToolSet + ?Sized> std::fmt::Debug for StreamParser<'_, T> {
@@ -175,4 +166,55 @@ impl<T: ToolSet + ?Sized> std::fmt::Debug for StreamParser<'_, T> {
             .field("finished", &self.finished)
             .finish()
     }
+}
+
+/// The buffer a stream starts with: enough for the text it usually holds, so that a short
+/// answer does not grow it step by step.
+const INITIAL_BUFFER: usize = 512;
+
+/// The buffer size below which a stream does not compact its buffer.
+const COMPACT_FROM: usize = 256;
+
+/// A stream's work for one chunk, apart from handing out what it completes: the text the
+/// machine no longer needs dropped, the chunk added, and read (or, inside a call block, left
+/// for the next chunk: [`Machine::block_waits`]). Not generic, so that it is compiled once, in
+/// this crate. Says where what the chunk completes is ([`Plain`]).
+fn advance(
+    machine: &mut Machine,
+    buf: &mut String,
+    base: &mut usize,
+    tools: &dyn ToolSet,
+    chunk: &str,
+) -> Plain {
+    compact(machine, buf, base);
+    let from = *base + buf.len();
+    buf.push_str(chunk);
+    if machine.block_waits(chunk.as_bytes()) {
+        return Plain::Done;
+    }
+    let input = Input::window(buf, *base, false);
+    let plain = machine.plain_chunk(&input, from);
+    if plain == Plain::Scan {
+        machine.run(&input, tools);
+    }
+    plain
+}
+
+/// Drops the text the machine no longer needs, when that is at least half the buffer, so
+/// that each byte is moved at most once. Done before a chunk is added, not after it is read:
+/// the raw text of a call is handed out from the buffer.
+fn compact(machine: &Machine, buf: &mut String, base: &mut usize) {
+    // Nothing to gain below this: the machine keeps some bytes of context anyway.
+    if buf.len() < COMPACT_FROM {
+        return;
+    }
+    let mut drop = machine.keep_from().saturating_sub(*base).min(buf.len());
+    if drop == 0 || drop < buf.len() / 2 {
+        return;
+    }
+    while !buf.is_char_boundary(drop) {
+        drop -= 1;
+    }
+    buf.drain(..drop);
+    *base += drop;
 }

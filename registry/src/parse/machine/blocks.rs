@@ -210,9 +210,7 @@ impl Machine {
         let start = block.start();
         let step = block.step(input, env, self.tags.as_deref());
         let hint = match &step {
-            Step::NeedMore
-                if self.sink.events.is_some() && self.announced.is_none() && !self.hint_off =>
-            {
+            Step::NeedMore if self.sink.streaming && self.announced.is_none() && !self.hint_off => {
                 block.name_hint(input)
             }
             _ => None,
@@ -231,7 +229,7 @@ impl Machine {
                     self.args_from = start;
                 }
                 if self.announced.is_some() {
-                    self.args_delta(input, input.end());
+                    self.args_delta(input.end());
                 }
                 false
             }
@@ -260,10 +258,9 @@ impl Machine {
         }
     }
 
-    pub(super) fn args_delta(&mut self, input: &Input<'_>, upto: usize) {
+    pub(super) fn args_delta(&mut self, upto: usize) {
         if upto > self.args_from {
-            let delta = input.str(self.args_from..upto).to_owned();
-            self.sink.event(StreamEvent::CallArgsDelta(delta));
+            self.sink.args(self.args_from..upto);
             self.args_from = upto;
         }
     }
@@ -274,7 +271,7 @@ impl Machine {
             return;
         }
         if self.announced.is_some() {
-            self.args_delta(input, end);
+            self.args_delta(end);
         }
         if outcome.keep_text {
             self.commit(input, end);

@@ -8,42 +8,77 @@ impl Machine {
     /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
     /// all decided: handed on without a scan. Plain: in text where calls count, past the start
     /// of the output and of a line after a removed block, and no byte of it can begin a pattern
-    /// (a marker, a line start, a list's end); in a thought, no `<`. `false` when the chunk
-    /// needs the scan.
-    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> bool {
-        if matches!(self.mode, Mode::Think) {
+    /// (a marker, a line start, a list's end, an end-of-turn token), which a pair of bytes
+    /// decides ([`Scanner::plain`]); in a thought, no `<`. [`Plain::Scan`] when the chunk needs
+    /// the scan; with nothing else pending, [`Plain::Whole`] when the chunk is the next text
+    /// delta as it is ([`Assembler::push_whole`](crate::parse::content::Assembler::push_whole))
+    /// and [`Plain::Assembled`] when its assembler has it.
+    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> Plain {
+        let chunk = input.bytes_from(from);
+        if self.text_from != from || self.pos != from {
+            return Plain::Scan;
+        }
+        match self.mode {
             // In a thought only its closing token matters, and every one begins with `<`.
-            if self.text_from != from || self.pos != from || input.bytes_from(from).contains(&b'<')
+            Mode::Think if !chunk.contains(&b'<') => {}
+            Mode::Text
+                if from != 0
+                    && from != self.line_start_at
+                    && (self.bare_off
+                        || self.region != Region::Content
+                        || self.sink.content.started()) =>
             {
-                return false;
+                let scanner = match &self.tags {
+                    Some(tags) => tags.scanner(),
+                    None => Scanner::base(),
+                };
+                if !scanner.plain(chunk) {
+                    return Plain::Scan;
+                }
             }
-            self.commit(input, input.end());
-            self.pos = input.end();
-            return true;
+            _ => return Plain::Scan,
         }
-        let decided = matches!(self.mode, Mode::Text)
-            && self.text_from == from
-            && self.pos == from
-            && from != 0
-            && from != self.line_start_at
-            && (self.bare_off || self.region != Region::Content || self.sink.content.started());
-        if !decided {
+        let end = input.end();
+        self.pos = end;
+        if !self.sink.pending.is_empty() {
+            self.commit(input, end);
+            return Plain::Done;
+        }
+        // Nothing else to report: the chunk's text is handed out from the assembler, or as it
+        // is.
+        self.text_from = end;
+        let region = self.region;
+        let keep = !self.sink.events_only;
+        let assembler = self.sink.assembler(region);
+        let text = input.str(from..end);
+        if assembler.push_whole(text, keep) {
+            Plain::Whole(region)
+        } else {
+            assembler.push(text);
+            Plain::Assembled(region)
+        }
+    }
+
+    /// Whether a stream's chunk, added inside a call block, can wait to be read with the next
+    /// one: it holds no byte a block's end or a marker's end can be (`>`, `}`, `]`, `)`, `|`,
+    /// a line break, a non-ASCII byte), and the block has not been left unread for
+    /// [`UNREAD_LIMIT`] bytes. Reading two chunks at once is the same as reading them one by one
+    /// (the stream's result does not depend on how the output is split), so this only saves
+    /// the work of a block's step per token; what a block decides before its end (its name, a
+    /// start that turns out not to be a call) comes at most that many bytes later.
+    pub(crate) fn block_waits(&mut self, chunk: &[u8]) -> bool {
+        if !matches!(self.mode, Mode::Block(_)) {
             return false;
         }
-        let scanner = match &self.tags {
-            Some(tags) => tags.scanner(),
-            None => Scanner::base(),
-        };
-        if input
-            .bytes_from(from)
-            .iter()
-            .any(|&b| scanner.begins_pattern(b))
-        {
-            return false;
+        self.unread += chunk.len();
+        let wait = self.unread < UNREAD_LIMIT
+            && !chunk
+                .iter()
+                .any(|&b| matches!(b, b'>' | b'}' | b']' | b')' | b'|' | b'\n') || !b.is_ascii());
+        if !wait {
+            self.unread = 0;
         }
-        self.commit(input, input.end());
-        self.pos = input.end();
-        true
+        wait
     }
 
     /// The start of the line a pythonic call list ending at `end` (its `)]`) begins: a line
@@ -158,6 +193,25 @@ impl Machine {
             .map_or(end, |(i, _)| from + i)
     }
 }
+
+/// What [`Machine::plain_chunk`] did with a stream's chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plain {
+    /// The chunk needs the scan.
+    Scan,
+    /// Read: what it completes is pending.
+    Done,
+    /// Read: the chunk as it is is the next delta of this region's text, and nothing else is
+    /// pending.
+    Whole(Region),
+    /// Read: what the chunk adds to this region's text is all there is to report, in its
+    /// assembler.
+    Assembled(Region),
+}
+
+/// How many bytes of a call block a stream leaves unread at most: see
+/// [`Machine::block_waits`].
+const UNREAD_LIMIT: usize = 32;
 
 /// Whether `line` begins like a pythonic call list: `[` and a name.
 pub(super) fn starts_call_list(line: &[u8]) -> bool {

@@ -4,7 +4,7 @@
 //! The whole-text parse and [`StreamParser`](super::StreamParser) are the same machine: the
 //! whole text is one chunk with the end of input known. A stream feeds chunks; the machine
 //! stops where it needs more input and resumes there, keeping only the suffix that could still
-//! start a call. Every search is forward-only ([`Finder`], [`ByteCache`]), so the total work is
+//! start a call. Every search is forward-only ([`Finder`], [`HitCache`]), so the total work is
 //! linear in the output however it is split.
 //!
 //! | file | what |
@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 mod blocks;
 mod held;
+pub(crate) use held::Plain;
 
 use blocks::Block;
 
@@ -103,6 +104,9 @@ pub(crate) struct Machine {
     /// A whole text under `Thinking::Auto` is read as content straight away; the first
     /// `</think>` before any `<think>` restarts it as reasoning (see `resolve_tentative`).
     tentative: bool,
+    /// Bytes a stream added to a call block since the block last read: see
+    /// [`Machine::block_waits`].
+    unread: usize,
     pub(crate) sink: Sink,
 }
 
@@ -146,8 +150,9 @@ impl Machine {
             args_from: 0,
             hint_off: false,
             tentative: options.thinking == Thinking::Auto && !events,
+            unread: 0,
             sink: Sink {
-                events: events.then(Vec::new),
+                streaming: events,
                 ..Sink::default()
             },
         };
