@@ -89,31 +89,48 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     );
     let uniqueness = unique_names(attr, resolved);
 
+    // Argument types that may fall short are checked one by one, and the whole argument type
+    // goes through the probe, which reports nothing a second time; standard types need neither.
+    let (probes, schema, parse) = if checks.is_empty() {
+        (
+            TokenStream::new(),
+            quote!(#p::schema_for::<#parsed>()),
+            quote!(#p::parse_args::<#parsed>(__tool_registry_raw)),
+        )
+    } else {
+        (
+            quote! {
+                #[allow(unused_imports)]
+                use #p::probe::{
+                    Both as _, DeserializeOnly as _, JsonSchemaOnly as _, Neither as _, Typed as _,
+                    Untyped as _,
+                };
+
+                #[allow(dead_code)]
+                fn __tool_registry_check() {
+                    #(#checks)*
+                }
+            },
+            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()),
+            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)),
+        )
+    };
     quote! {
         #uniqueness
         const _: () = {
             #(#items)*
 
-            #[allow(unused_imports)]
-            use #p::probe::{
-                Both as _, DeserializeOnly as _, JsonSchemaOnly as _, Neither as _, Typed as _,
-                Untyped as _,
-            };
-
-            #[allow(dead_code)]
-            fn __tool_registry_check() {
-                #(#checks)*
-            }
+            #probes
 
             fn __tool_registry_schema() -> #p::schemars::Schema {
-                (&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()
+                #schema
             }
 
             fn __tool_registry_call<'a>(
                 __tool_registry_raw: #p::ToolArgs<'a>,
                 __tool_registry_env: #p::CallEnv<'a>,
             ) -> #p::CallResult<'a> {
-                let #pattern = (&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)?;
+                let #pattern = #parse?;
                 #(#length_checks)*
                 #(#states)*
                 #output_check
@@ -313,6 +330,10 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         };
     }
 
+    if func.model_args().all(|arg| is_std_type(&arg.ty)) {
+        return std_model_args(func, p);
+    }
+
     let mut items = Vec::new();
     let mut params = Vec::new();
     let mut from = Vec::new();
@@ -364,6 +385,97 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         parsed: quote!(__tool_registry_Args<#(#types),*>),
         pattern: quote!(__tool_registry_Args { #(#bindings),* }),
         types,
+    }
+}
+
+/// [`model_args`] when every argument has a standard type ([`is_std_type`]): a plain struct,
+/// whose derives cannot fail, so it needs neither type parameters nor checks of its own, and
+/// rustc has less to check and to monomorphize.
+fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
+    let mut items = Vec::new();
+    let mut fields = Vec::new();
+    let mut bindings = Vec::new();
+    for (i, arg) in func.model_args().enumerate() {
+        let ident = &arg.ident;
+        let ty = &*arg.ty;
+        let mut field_attrs = field_attrs(&arg.attr);
+        if let Some(default) = &arg.attr.default {
+            let value_fn = format_ident!("__tool_registry_default_value_{}", i);
+            let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
+            items.push(quote_spanned! {default.span()=>
+                fn #value_fn() -> #ty {
+                    let __tool_registry_value: #ty = #default;
+                    __tool_registry_value
+                }
+            });
+            field_attrs.push(quote!(#[serde(default = #value_path)] #[schemars(default = #value_path)]));
+        }
+        fields.push(quote!(#(#field_attrs)* #ident: #ty));
+        let local = format_ident!("__tool_registry_a{}", i);
+        bindings.push(quote!(#ident: #local));
+    }
+    let serde_crate = path_string(&quote!(#p::serde));
+    let schemars_crate = path_string(&quote!(#p::schemars));
+    if func.model_args().any(|arg| arg.attr.default.is_some()) {
+        items.push(quote!(
+            use ::core::option::Option::Some;
+        ));
+    }
+    items.push(quote! {
+        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[serde(crate = #serde_crate, deny_unknown_fields)]
+        #[schemars(crate = #schemars_crate)]
+        #[allow(non_camel_case_types)]
+        struct __tool_registry_Args { #(#fields),* }
+    });
+    ModelArgs {
+        items,
+        types: Vec::new(),
+        parsed: quote!(__tool_registry_Args),
+        pattern: quote!(__tool_registry_Args { #(#bindings),* }),
+    }
+}
+
+/// Whether `ty` is written as one of the standard types every argument may have, which derive
+/// `Deserialize` and `JsonSchema` (`String`, `bool`, `char`, the numbers, and `Option` or `Vec`
+/// of one of them), so that nothing about it needs checking.
+fn is_std_type(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let [segment] = path.path.segments.iter().collect::<Vec<_>>()[..] else {
+        return false;
+    };
+    if path.qself.is_some() || path.path.leading_colon.is_some() {
+        return false;
+    }
+    let name = segment.ident.to_string();
+    match &segment.arguments {
+        syn::PathArguments::None => matches!(
+            name.as_str(),
+            "String"
+                | "bool"
+                | "char"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "usize"
+                | "i8"
+                | "i16"
+                | "i32"
+                | "i64"
+                | "isize"
+                | "f32"
+                | "f64"
+        ),
+        syn::PathArguments::AngleBracketed(args) if name == "Option" || name == "Vec" => {
+            match &args.args.iter().collect::<Vec<_>>()[..] {
+                [syn::GenericArgument::Type(inner)] => is_std_type(inner),
+                _ => false,
+            }
+        }
+        _ => false,
     }
 }
 
