@@ -522,93 +522,124 @@ fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenS
 }
 
 /// `Some(schema function)` of the return type when the tool declares `output_schema`.
-fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> TokenStream {
+fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
     let wanted = attr.output_schema.as_ref().is_some_and(|f| f.value);
     let ty = match &func.output {
         Output::Result { ok, .. } if wanted => Some(&**ok),
         Output::Value(ty) if wanted => Some(&**ty),
         _ => None,
     };
-    match ty {
-        Some(ty) => quote_spanned!(ty.span()=> ::core::option::Option::Some(
+    ty.map(|ty| {
+        quote_spanned!(ty.span()=> ::core::option::Option::Some(
             <#ty as #p::OutputSchema>::output_schema as fn() -> #p::schemars::Schema
-        )),
-        None => quote!(::core::option::Option::None),
-    }
+        ))
+    })
 }
 
+/// The tool's `ToolParts`: the fields every tool has, the others only when the tool sets them
+/// to something else than `ToolParts::DEFAULT` has, so that rustc has less to check per tool.
 fn parts(
     attr: &ToolAttr,
     resolved: &Resolved,
     p: &TokenStream,
     arg_infos: &[TokenStream],
-    output_schema: TokenStream,
+    output_schema: Option<TokenStream>,
 ) -> TokenStream {
     let name = &resolved.name;
-    let aliases = &attr.aliases;
     let description = description(&resolved.description);
-    let version = option(attr.version.as_ref());
-    let category = option(attr.category.as_ref());
-    let tags = &attr.tags;
-    let tier = variant(p, "Tier", attr.tier.as_ref(), "medium");
-    let cost = variant(p, "Cost", attr.cost.as_ref(), "free");
-    let permission = variant(p, "Permission", attr.permission.as_ref(), "guest");
-    let annotations = annotations(p, attr);
-    let requires_gate = flag_or(attr.requires_gate.as_ref(), false);
-    let defer_loading = flag_or(attr.defer_loading.as_ref(), false);
-    let sequential = flag_or(attr.sequential.as_ref(), false);
-    let gate_fail_closed = flag_or(attr.gate_fail_closed.as_ref(), false);
-    let enabled = match &attr.enabled {
-        Some(path) => {
-            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#p::Scope) -> bool))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let strip_from_display = flag_or(attr.strip_from_display.as_ref(), true);
-    let cooldown = option(attr.cooldown_ms.as_ref().map(|d| millis(p, d.value)));
-    let timeout = option(attr.timeout_ms.as_ref().map(|d| millis(p, d.value)));
-    let max_args_bytes = match &attr.max_args_bytes {
-        Some(n) => {
-            let n = n.value;
-            quote!(#n)
-        }
-        None => quote!(#p::MAX_ARGS_BYTES),
-    };
-    let blocking = flag_or(attr.blocking.as_ref(), false);
-    let targets = crate::targets::bits(&attr.targets);
-    let daily_limit = option(attr.daily_limit.as_ref().map(|n| n.value));
-    let tag = option(resolved.tag.as_ref().map(|tag| tag_form(p, tag)));
     let source = source_location(p, resolved.name_span);
+    let mut set: Vec<TokenStream> = Vec::new();
+    let mut field = |name: &str, value: TokenStream| {
+        let name = format_ident!("{}", name);
+        set.push(quote!(#name: #value));
+    };
+    if !attr.aliases.is_empty() {
+        let aliases = &attr.aliases;
+        field("aliases", quote!(&[#(#aliases),*]));
+    }
+    if let Some(version) = &attr.version {
+        field("version", option(Some(version)));
+    }
+    if let Some(category) = &attr.category {
+        field("category", option(Some(category)));
+    }
+    if !attr.tags.is_empty() {
+        let tags = &attr.tags;
+        field("tags", quote!(&[#(#tags),*]));
+    }
+    for (key, ty, value, default) in [
+        ("tier", "Tier", &attr.tier, "medium"),
+        ("cost", "Cost", &attr.cost, "free"),
+        ("permission", "Permission", &attr.permission, "guest"),
+    ] {
+        if value.as_ref().is_some_and(|v| v.value != default) {
+            field(key, variant(p, ty, value.as_ref(), default));
+        }
+    }
+    if [
+        &attr.read_only,
+        &attr.destructive,
+        &attr.idempotent,
+        &attr.open_world,
+        &attr.requires_confirmation,
+    ]
+    .iter()
+    .any(|flag| flag.is_some())
+    {
+        field("annotations", annotations(p, attr));
+    }
+    for (key, flag, default) in [
+        ("requires_gate", &attr.requires_gate, false),
+        ("defer_loading", &attr.defer_loading, false),
+        ("sequential", &attr.sequential, false),
+        ("gate_fail_closed", &attr.gate_fail_closed, false),
+        ("strip_from_display", &attr.strip_from_display, true),
+        ("blocking", &attr.blocking, false),
+    ] {
+        let value = flag_or(flag.as_ref(), default);
+        if value != default {
+            field(key, quote!(#value));
+        }
+    }
+    if let Some(d) = &attr.cooldown_ms {
+        field("cooldown", option(Some(millis(p, d.value))));
+    }
+    if let Some(d) = &attr.timeout_ms {
+        field("timeout", option(Some(millis(p, d.value))));
+    }
+    if let Some(n) = &attr.daily_limit {
+        field("daily_limit", option(Some(n.value)));
+    }
+    if let Some(n) = &attr.max_args_bytes {
+        let n = n.value;
+        field("max_args_bytes", quote!(#n));
+    }
+    if let Some(path) = &attr.enabled {
+        field(
+            "enabled",
+            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#p::Scope) -> bool)),
+        );
+    }
+    if let Some(tag) = &resolved.tag {
+        field("tag", option(Some(tag_form(p, tag))));
+    }
+    if let Some(output_schema) = output_schema {
+        field("output_schema", output_schema);
+    }
+    let targets = crate::targets::bits(&attr.targets);
+    if targets != 0 {
+        field("targets", quote!(#targets));
+    }
     quote! {
         #p::ToolParts {
             name: #name,
-            aliases: &[#(#aliases),*],
             description: #description,
-            version: #version,
-            category: #category,
-            tags: &[#(#tags),*],
-            tier: #tier,
-            cost: #cost,
-            permission: #permission,
-            annotations: #annotations,
-            requires_gate: #requires_gate,
-            cooldown: #cooldown,
-            daily_limit: #daily_limit,
-            timeout: #timeout,
-            defer_loading: #defer_loading,
-            sequential: #sequential,
-            strip_from_display: #strip_from_display,
-            tag: #tag,
             source: #source,
             args: &[#(#arg_infos),*],
             input_schema: __tool_registry_schema,
-            output_schema: #output_schema,
             call: __tool_registry_call,
-            enabled: #enabled,
-            gate_fail_closed: #gate_fail_closed,
-            max_args_bytes: #max_args_bytes,
-            blocking: #blocking,
-            targets: #targets,
+            #(#set,)*
+            ..#p::ToolParts::DEFAULT
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use schemars::Schema;
 
 use super::{Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
-use crate::call::CallFn;
+use crate::call::{CallFn, ToolError};
 use crate::scope::Scope;
 
 /// The fields of a [`ToolDef`], filled in by `#[tool]`. Reached by generated code as
@@ -42,6 +42,60 @@ pub struct ToolParts {
     pub blocking: bool,
     /// The formats the tool promises to fit, as bits of [`Target`](crate::format::Target).
     pub targets: u8,
+}
+
+impl ToolParts {
+    /// What a tool that sets nothing has: `#[tool]` writes the fields a tool sets and takes the
+    /// rest from here (`..ToolParts::DEFAULT`), so that each tool's definition is short to
+    /// check. The name, description, source, arguments, schema and call are always written.
+    pub const DEFAULT: ToolParts = ToolParts {
+        name: "",
+        aliases: &[],
+        description: "",
+        version: None,
+        category: None,
+        tags: &[],
+        tier: Tier::Medium,
+        cost: Cost::Free,
+        permission: Permission::Guest,
+        annotations: Annotations {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+            requires_confirmation: None,
+        },
+        requires_gate: false,
+        cooldown: None,
+        daily_limit: None,
+        timeout: None,
+        defer_loading: false,
+        sequential: false,
+        strip_from_display: true,
+        tag: None,
+        source: SourceLocation {
+            crate_name: "",
+            module_path: "",
+            file: "",
+            line: 0,
+            column: 0,
+        },
+        args: &[],
+        input_schema: Schema::default,
+        output_schema: None,
+        call: |args, _| {
+            crate::call::dispose_args(args);
+            Err(ToolError::Misconfigured {
+                tool: String::new(),
+                message: "the tool has no call".to_owned(),
+            })
+        },
+        enabled: None,
+        gate_fail_closed: false,
+        max_args_bytes: crate::call::MAX_ARGS_BYTES,
+        blocking: false,
+        targets: 0,
+    };
 }
 
 /// One tool as `#[tool]` declared it. All of it is `'static`: the macro places one in a
