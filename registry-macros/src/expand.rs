@@ -236,14 +236,15 @@ fn convert_output(
         Output::Result { ok, err } => {
             let err = error_type(err.as_deref());
             (
-                Some(quote!(#p::assert_output::<#ok>();)),
+                (!is_std_type(ok)).then(|| quote!(#p::assert_output::<#ok>();)),
                 quote!(#p::output::result::<#ok, #err>(#invoke)),
             )
         }
         // An opaque type cannot be named in a turbofish; its bounds were checked where it was defined.
         Output::Value(ty) if has_impl_trait(ty) => (None, quote!(#p::output::value(#invoke))),
+        // A standard type is `Serialize`: nothing to check.
         Output::Value(ty) => (
-            Some(quote!(#p::assert_output::<#ty>();)),
+            (!is_std_type(ty)).then(|| quote!(#p::assert_output::<#ty>();)),
             quote!(#p::output::value::<#ty>(#invoke)),
         ),
     }
@@ -644,21 +645,26 @@ fn parts(
     }
 }
 
-/// The annotations clients read: each one given, or left out (`None`) for the client's default.
+/// The annotations clients read: each one given, the others left out (`None`, for the client's
+/// default).
 fn annotations(p: &TokenStream, attr: &ToolAttr) -> TokenStream {
-    let flag = |f: &Option<Sp<bool>>| option(f.as_ref().map(|f| f.value));
-    let read_only = flag(&attr.read_only);
-    let destructive = flag(&attr.destructive);
-    let idempotent = flag(&attr.idempotent);
-    let open_world = flag(&attr.open_world);
-    let requires_confirmation = flag(&attr.requires_confirmation);
+    let given = [
+        ("read_only", &attr.read_only),
+        ("destructive", &attr.destructive),
+        ("idempotent", &attr.idempotent),
+        ("open_world", &attr.open_world),
+        ("requires_confirmation", &attr.requires_confirmation),
+    ]
+    .into_iter()
+    .filter_map(|(name, flag)| {
+        let name = format_ident!("{}", name);
+        let value = option(Some(flag.as_ref()?.value));
+        Some(quote!(#name: #value))
+    });
     quote! {
         #p::Annotations {
-            read_only: #read_only,
-            destructive: #destructive,
-            idempotent: #idempotent,
-            open_world: #open_world,
-            requires_confirmation: #requires_confirmation,
+            #(#given,)*
+            ..#p::Annotations::NONE
         }
     }
 }

@@ -30,6 +30,18 @@ pub struct Annotations {
     pub requires_confirmation: Option<bool>,
 }
 
+impl Annotations {
+    /// No annotation declared: every field `None` (the same as `Annotations::default()`, in a
+    /// const context).
+    pub const NONE: Annotations = Annotations {
+        read_only: None,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+        requires_confirmation: None,
+    };
+}
+
 /// How much harm a mistaken call can do, computed from the annotations and the tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
