@@ -70,6 +70,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         types,
         parsed,
         pattern,
+        schema: args_schema,
     } = model_args(func, &p);
     let arg_infos = arg_infos(func, &p);
     let CallInputs {
@@ -94,7 +95,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     let (probes, schema, parse) = if checks.is_empty() {
         (
             TokenStream::new(),
-            quote!(#p::schema_for::<#parsed>()),
+            args_schema.unwrap_or_else(|| quote!(#p::schema_for::<#parsed>())),
             quote!(#p::parse_args::<#parsed>(__tool_registry_raw)),
         )
     } else {
@@ -319,6 +320,8 @@ struct ModelArgs {
     parsed: TokenStream,
     /// The pattern the parsed value is bound to in the call shim.
     pattern: TokenStream,
+    /// How the input schema is made, when not from the parsed type's `JsonSchema`.
+    schema: Option<TokenStream>,
 }
 
 fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
@@ -328,6 +331,7 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
             types: vec![ty.clone()],
             parsed: quote!(#ty),
             pattern: quote!(__tool_registry_args),
+            schema: None,
         };
     }
 
@@ -386,20 +390,28 @@ fn model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         parsed: quote!(__tool_registry_Args<#(#types),*>),
         pattern: quote!(__tool_registry_Args { #(#bindings),* }),
         types,
+        schema: None,
     }
 }
 
-/// [`model_args`] when every argument has a standard type ([`is_std_type`]): a plain struct,
-/// whose derives cannot fail, so it needs neither type parameters nor checks of its own, and
-/// rustc has less to check and to monomorphize.
+/// [`model_args`] when every argument has a standard type ([`is_std_type`]): a plain struct
+/// that derives `Deserialize` alone, whose derive cannot fail, so it needs neither type
+/// parameters nor checks of its own; its schema is built at first use by one function of the
+/// runtime crate from a short description of each argument (`ArgSchema`), instead of a derived
+/// `JsonSchema` and a generic root per tool. rustc has less to check and to monomorphize.
 fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
     let mut items = Vec::new();
     let mut fields = Vec::new();
     let mut bindings = Vec::new();
+    let mut schemas = Vec::new();
     for (i, arg) in func.model_args().enumerate() {
         let ident = &arg.ident;
         let ty = &*arg.ty;
-        let mut field_attrs = field_attrs(&arg.attr);
+        let mut serde_attrs = Vec::new();
+        if let Some(rename) = &arg.attr.rename {
+            serde_attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        let mut default_json = quote!(::core::option::Option::None);
         if let Some(default) = &arg.attr.default {
             let value_fn = format_ident!("__tool_registry_default_value_{}", i);
             let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
@@ -409,23 +421,38 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
                     __tool_registry_value
                 }
             });
-            field_attrs.push(quote!(#[serde(default = #value_path)] #[schemars(default = #value_path)]));
+            serde_attrs.push(quote!(#[serde(default = #value_path)]));
+            default_json = quote!(::core::option::Option::Some(
+                || #p::serde_json::to_value(#value_fn()).ok()
+            ));
         }
-        fields.push(quote!(#(#field_attrs)* #ident: #ty));
+        fields.push(quote!(#(#serde_attrs)* #ident: #ty));
         let local = format_ident!("__tool_registry_a{}", i);
         bindings.push(quote!(#ident: #local));
+        let name = arg.json_name();
+        let description = arg.attr.desc.as_ref().map_or_else(String::new, LitStr::value);
+        let max_len = match &arg.attr.max_len {
+            Some(max) => {
+                let max = max.value as u64;
+                quote!(::core::option::Option::Some(#max))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        schemas.push(quote! {
+            #p::ArgSchema {
+                name: #name,
+                schema: #p::schemars::SchemaGenerator::subschema_for::<#ty>,
+                is_option: <#ty as #p::schemars::JsonSchema>::_schemars_private_is_option,
+                description: #description,
+                max_len: #max_len,
+                default: #default_json,
+            }
+        });
     }
     let serde_crate = path_string(&quote!(#p::serde));
-    let schemars_crate = path_string(&quote!(#p::schemars));
-    if func.model_args().any(|arg| arg.attr.default.is_some()) {
-        items.push(quote!(
-            use ::core::option::Option::Some;
-        ));
-    }
     items.push(quote! {
-        #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+        #[derive(#p::serde::Deserialize)]
         #[serde(crate = #serde_crate, deny_unknown_fields)]
-        #[schemars(crate = #schemars_crate)]
         #[allow(non_camel_case_types)]
         struct __tool_registry_Args { #(#fields),* }
     });
@@ -434,6 +461,7 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         types: Vec::new(),
         parsed: quote!(__tool_registry_Args),
         pattern: quote!(__tool_registry_Args { #(#bindings),* }),
+        schema: Some(quote!(#p::args_schema(&[#(#schemas),*]))),
     }
 }
 

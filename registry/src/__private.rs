@@ -28,6 +28,82 @@ pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
     schema
 }
 
+/// One argument of a tool whose arguments all have standard types, for [`args_schema`].
+pub struct ArgSchema {
+    /// The name the model writes.
+    pub name: &'static str,
+    /// `SchemaGenerator::subschema_for::<T>` of the argument's type.
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// `<T as JsonSchema>::_schemars_private_is_option` of the argument's type.
+    pub is_option: fn() -> bool,
+    /// `#[arg(desc)]`, or empty.
+    pub description: &'static str,
+    /// `#[arg(max_len)]`.
+    pub max_len: Option<u64>,
+    /// `#[arg(default)]`, as JSON.
+    pub default: Option<fn() -> Option<serde_json::Value>>,
+}
+
+/// The input schema of a tool whose arguments all have standard types, built at first use from
+/// their [`ArgSchema`]s: the schema `schema_for` gives for the struct with one field per
+/// argument that `#[derive(JsonSchema)]` would write, built by one function in this crate
+/// instead of a derived impl and a generic root per tool.
+pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
+    use schemars::_private::{
+        insert_metadata_property_if_nonempty, insert_object_property, insert_validation_property,
+    };
+    use serde_json::{Map, Value};
+
+    let mut generator = schemars::SchemaGenerator::default();
+    let mut object = Map::new();
+    object.insert("type".into(), Value::from("object"));
+    object.insert("additionalProperties".into(), Value::Bool(false));
+    let mut schema = schemars::Schema::from(object);
+    for arg in args {
+        let optional = match arg.default {
+            Some(_) => generator.contract().is_deserialize(),
+            None => generator.contract().is_deserialize() && (arg.is_option)(),
+        };
+        let mut field = (arg.schema)(&mut generator);
+        insert_metadata_property_if_nonempty(&mut field, "description", arg.description);
+        if let Some(max) = arg.max_len {
+            insert_validation_property(&mut field, "string", "maxLength", max);
+            insert_validation_property(&mut field, "array", "maxItems", max);
+        }
+        if let Some(value) = arg.default.and_then(|default| default()) {
+            field.insert("default".into(), value);
+        }
+        insert_object_property(&mut schema, arg.name, optional, field);
+    }
+    // What `into_root_schema_for` adds, in the same order, and the title `schema_for` drops.
+    let object = schema.ensure_object();
+    object
+        .entry("title")
+        .or_insert_with(|| "__tool_registry_Args".into());
+    if let Some(meta_schema) = generator.settings().meta_schema.clone() {
+        object.insert("$schema".into(), meta_schema.into());
+    }
+    // Standard types have no definitions; kept for the rule, at the default `#/$defs`.
+    let mut definitions = generator.take_definitions(false);
+    if !definitions.is_empty() {
+        let key = (generator.settings().definitions_path)
+            .trim_start_matches("#/")
+            .trim_end_matches('/')
+            .to_owned();
+        if let Value::Object(target) = object
+            .entry(key)
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            target.append(&mut definitions);
+        }
+    }
+    for transform in generator.transforms_mut() {
+        transform.transform(&mut schema);
+    }
+    schema.remove("title");
+    schema
+}
+
 /// A return type whose JSON Schema is a tool's output schema (`#[tool(output_schema)]`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no JSON Schema, so it cannot be the output schema of a `#[tool(output_schema)]` function",
