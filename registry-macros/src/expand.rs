@@ -430,7 +430,11 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         let local = format_ident!("__tool_registry_a{}", i);
         bindings.push(quote!(#ident: #local));
         let name = arg.json_name();
-        let description = arg.attr.desc.as_ref().map_or_else(String::new, LitStr::value);
+        let description = arg
+            .attr
+            .desc
+            .as_ref()
+            .map_or_else(String::new, LitStr::value);
         let max_len = match &arg.attr.max_len {
             Some(max) => {
                 let max = max.value as u64;

@@ -175,7 +175,11 @@ async fn standard_arguments_are_read_with_their_defaults_and_names() {
         serde_json::json!("rust 5 Some(\"book\") [1, 2] plain [1, 2]")
     );
     let refused = registry
-        .call("described", r#"{"query": "rust", "kind": "book", "ids": []}"#, &ctx)
+        .call(
+            "described",
+            r#"{"query": "rust", "kind": "book", "ids": []}"#,
+            &ctx,
+        )
         .await
         .unwrap_err();
     assert_eq!(refused.code(), "invalid_arguments");

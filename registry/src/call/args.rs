@@ -142,8 +142,13 @@ fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
 /// whether the last thing read is an object's key.
 fn path_at(read: &[u8]) -> (String, bool) {
     enum Frame {
-        Object { key: Option<String>, wants_key: bool },
-        Array { index: usize },
+        Object {
+            key: Option<String>,
+            wants_key: bool,
+        },
+        Array {
+            index: usize,
+        },
     }
     let mut frames: Vec<Frame> = Vec::new();
     let mut after_key = false;
@@ -370,7 +375,10 @@ mod tests {
             (json!({"name": "a", "count": -1}), "count"),
             (json!({"name": "a", "count": 1, "extra": true}), "extra"),
             (json!({"name": "a"}), ""),
-            (json!({"name": "a", "count": 1, "area": {"city": "Oslo"}}), "area"),
+            (
+                json!({"name": "a", "count": 1, "area": {"city": "Oslo"}}),
+                "area",
+            ),
             (
                 json!({"name": "a", "count": 1, "area": {"city": "Oslo", "radius": 1, "x": 1}}),
                 "area.x",
@@ -379,19 +387,40 @@ mod tests {
                 json!({"name": "a", "count": 1, "stops": [{"city": "a", "radius": 1}, {"city": 2, "radius": 1}]}),
                 "stops[1].city",
             ),
-            (json!({"name": "a", "count": 1, "stops": [{}, 1]}), "stops[0]"),
-            (json!({"name": "a", "count": 1, "tags": ["a", "b", 3]}), "tags[2]"),
+            (
+                json!({"name": "a", "count": 1, "stops": [{}, 1]}),
+                "stops[0]",
+            ),
+            (
+                json!({"name": "a", "count": 1, "tags": ["a", "b", 3]}),
+                "tags[2]",
+            ),
             (json!({"name": "a", "count": 1, "tags": {"a": 1}}), "tags"),
-            (json!({"name": "a", "count": 1, "weights": {"x y": 300}}), "weights.x y"),
-            (json!({"name": "a", "count": 1, "grid": [[1], [2, 300]]}), "grid[1][1]"),
-            (json!({"name": "a", "count": 1, "grid": [[1], {}]}), "grid[1]"),
+            (
+                json!({"name": "a", "count": 1, "weights": {"x y": 300}}),
+                "weights.x y",
+            ),
+            (
+                json!({"name": "a", "count": 1, "grid": [[1], [2, 300]]}),
+                "grid[1][1]",
+            ),
+            (
+                json!({"name": "a", "count": 1, "grid": [[1], {}]}),
+                "grid[1]",
+            ),
             (json!({"name": "a", "count": 1, "mode": "fly"}), "mode"),
             (json!({"name": "a", "count": 1, "mode": {"fly": 1}}), "mode"),
-            (json!({"name": "a", "count": 1, "modes": ["walk", "fly"]}), "modes[1]"),
+            (
+                json!({"name": "a", "count": 1, "modes": ["walk", "fly"]}),
+                "modes[1]",
+            ),
             (json!({"name": "a\"}", "count": "1"}), "count"),
         ];
         for (args, path) in cases {
-            for text in [args.to_string(), serde_json::to_string_pretty(&args).unwrap()] {
+            for text in [
+                args.to_string(),
+                serde_json::to_string_pretty(&args).unwrap(),
+            ] {
                 assert_eq!(found(&text).as_deref(), Some(path), "{text}");
                 assert_eq!(tracked(&text).as_deref(), Some(path), "{text}");
             }
@@ -462,6 +491,8 @@ mod tests {
         let from_value = parse_args::<Outer>(ToolArgs::Value(args.clone())).unwrap_err();
         let from_text = parse_args::<Outer>(ToolArgs::Text(&args.to_string())).unwrap_err();
         assert_eq!(from_value.to_string(), from_text.to_string());
-        assert!(matches!(from_value, ToolError::InvalidArguments { path, .. } if path == "stops[0].radius"));
+        assert!(
+            matches!(from_value, ToolError::InvalidArguments { path, .. } if path == "stops[0].radius")
+        );
     }
 }
