@@ -413,14 +413,9 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
         }
         let mut default_json = quote!(::core::option::Option::None);
         if let Some(default) = &arg.attr.default {
-            let value_fn = format_ident!("__tool_registry_default_value_{}", i);
+            let (value_fn, item) = default_value_fn(i, ty, default);
             let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
-            items.push(quote_spanned! {default.span()=>
-                fn #value_fn() -> #ty {
-                    let __tool_registry_value: #ty = #default;
-                    __tool_registry_value
-                }
-            });
+            items.push(item);
             serde_attrs.push(quote!(#[serde(default = #value_path)]));
             default_json = quote!(::core::option::Option::Some(
                 || #p::serde_json::to_value(#value_fn()).ok()
@@ -533,17 +528,12 @@ fn field_attrs(attr: &ArgAttr) -> Vec<TokenStream> {
 /// serde fills the generic field through `From`, which is the identity here; schemars shows the
 /// value itself in the schema.
 fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenStream) {
-    let value_fn = format_ident!("__tool_registry_default_value_{}", i);
+    let (value_fn, value_item) = default_value_fn(i, ty, default);
     let default_fn = format_ident!("__tool_registry_default_{}", i);
     let value_path = LitStr::new(&value_fn.to_string(), Span::call_site());
     let default_path = LitStr::new(&default_fn.to_string(), Span::call_site());
     let fns = vec![
-        quote_spanned! {default.span()=>
-            fn #value_fn() -> #ty {
-                let __tool_registry_value: #ty = #default;
-                __tool_registry_value
-            }
-        },
+        value_item,
         quote! {
             fn #default_fn<__tool_registry_T: ::core::convert::From<#ty>>() -> __tool_registry_T {
                 __tool_registry_T::from(#value_fn())
@@ -552,6 +542,19 @@ fn default_fns(i: usize, ty: &Type, default: &Expr) -> (Vec<TokenStream>, TokenS
     ];
     let attrs = quote!(#[serde(default = #default_path)] #[schemars(default = #value_path)]);
     (fns, attrs)
+}
+
+/// The function giving argument `i`'s default value, spanned on the default so that a value of
+/// the wrong type is reported there: its name and the item.
+fn default_value_fn(i: usize, ty: &Type, default: &Expr) -> (syn::Ident, TokenStream) {
+    let value_fn = format_ident!("__tool_registry_default_value_{}", i);
+    let item = quote_spanned! {default.span()=>
+        fn #value_fn() -> #ty {
+            let __tool_registry_value: #ty = #default;
+            __tool_registry_value
+        }
+    };
+    (value_fn, item)
 }
 
 /// `Some(schema function)` of the return type when the tool declares `output_schema`.

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_registry::__private::{CallEnv, CallResult, ToolParts, output, parse_args, schema_for};
-use tool_registry::def::{Annotations, ArgInfo, Cost, SourceLocation, Tier, ToolDef};
-use tool_registry::{Ctx, Permission, Registry, ToolArgs, ToolResult, tool};
+use tool_registry::def::{ArgInfo, SourceLocation, ToolDef};
+use tool_registry::{Ctx, Registry, ToolArgs, ToolResult, tool};
 
 pub use rounds::block_on;
 
@@ -273,23 +273,8 @@ pub fn synthetic_registry(count: usize) -> Registry {
         let name = leak(format!("tool_{i:05}"));
         let def = ToolDef::__new(ToolParts {
             name,
-            aliases: &[],
             description: "Adds two integers.",
-            version: None,
             category: Some("math"),
-            tags: &[],
-            tier: Tier::Medium,
-            cost: Cost::Free,
-            permission: Permission::Guest,
-            annotations: Annotations::default(),
-            requires_gate: false,
-            cooldown: None,
-            daily_limit: None,
-            timeout: None,
-            defer_loading: false,
-            sequential: false,
-            strip_from_display: true,
-            tag: None,
             source: SourceLocation {
                 crate_name: "dispatch",
                 module_path: "dispatch",
@@ -299,13 +284,8 @@ pub fn synthetic_registry(count: usize) -> Registry {
             },
             args: ARGS,
             input_schema: schema_for::<SyntheticArgs>,
-            output_schema: None,
             call: synthetic_call,
-            enabled: None,
-            gate_fail_closed: false,
-            max_args_bytes: tool_registry::call::MAX_ARGS_BYTES,
-            blocking: false,
-            targets: 0,
+            ..ToolParts::DEFAULT
         });
         builder = builder.tool(Box::leak(Box::new(def)));
     }
