@@ -1,6 +1,7 @@
 //! The `#[tool]` attribute of [`tool-registry`](https://docs.rs/tool-registry). Use it through
 //! `tool_registry::tool`; this crate is an implementation detail.
 
+mod args_struct;
 mod ast;
 mod attr;
 mod check;
