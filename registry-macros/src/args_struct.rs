@@ -12,12 +12,13 @@ use crate::attr::ArgAttr;
 /// How the model's arguments are parsed: into the user's `#[args]` struct, or into a generated
 /// struct with one field per argument.
 ///
-/// The generated struct is generic over its field types, so that its derives hold no user type
-/// and cannot fail; the user's types are checked one by one (`__tool_registry_check`).
+/// When every argument has a standard type the generated struct is plain ([`std_model_args`]).
+/// Otherwise it is generic over its field types, so that its derives hold no user type and
+/// cannot fail; the user's types are checked one by one (`__tool_registry_check`).
 pub(crate) struct ModelArgs {
     /// The generated struct and the functions giving its defaults.
     pub(crate) items: Vec<TokenStream>,
-    /// The user's types, one per field.
+    /// The user's types to check, one per field (none when nothing can fail).
     pub(crate) types: Vec<Type>,
     /// The parsed type in terms of the user's types.
     pub(crate) parsed: TokenStream,
