@@ -2,6 +2,7 @@
 //! a block, the calls and errors in it. A leaf: the readers and the scanner depend on it, it on
 //! none of them.
 
+use std::fmt::Display;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -69,6 +70,11 @@ impl Outcome {
         }
     }
 
+    /// A block that is one error, a call cut off by the end of the output ([`cut_off`]).
+    pub(crate) fn cut_off(span: Range<usize>, format: Format, place: impl Display) -> Self {
+        Self::error(span, format, ErrorKind::Truncated, cut_off(place))
+    }
+
     /// A block that is one error; its text is kept.
     pub(crate) fn error(
         span: Range<usize>,
@@ -82,6 +88,13 @@ impl Outcome {
             keep_text: true,
         }
     }
+}
+
+/// The message of a call the end of the output cut off, said the same way by every reader:
+/// where the output ends (`inside the call of `add` before `</function>``), then that nothing
+/// was called.
+fn cut_off(place: impl Display) -> String {
+    format!("the output ends {place}: the call was cut off; nothing was called")
 }
 
 /// The ways a model's thought is delimited in its output.
@@ -137,6 +150,11 @@ pub(crate) enum Item {
 impl Item {
     pub(crate) fn found(call: RawCall, format: Format, span: Range<usize>) -> Self {
         Item::Found { call, format, span }
+    }
+
+    /// The error of a call cut off by the end of the output ([`cut_off`]).
+    pub(crate) fn cut_off(span: Range<usize>, format: Format, place: impl Display) -> Self {
+        Item::error(span, format, ErrorKind::Truncated, cut_off(place))
     }
 
     pub(crate) fn error(

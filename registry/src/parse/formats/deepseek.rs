@@ -118,14 +118,10 @@ impl DeepSeekBlock {
 fn call(text: &str, at: usize, complete: bool, t: &Tokens) -> Item {
     let span = at..at + text.len();
     if !complete {
-        return Item::error(
+        return Item::cut_off(
             span,
             Format::DeepSeek,
-            ErrorKind::Truncated,
-            format!(
-                "the output ends inside a tool call before `{}`: the call was cut off; nothing was called",
-                t.call_end
-            ),
+            format_args!("inside a tool call before `{}`", t.call_end),
         );
     }
     let Some((left, right)) = text.split_once(t.sep) else {

@@ -106,14 +106,10 @@ impl GemmaBlock {
                 Format::Gemma,
                 span,
             ),
-            Err(_) if !complete => Item::error(
+            Err(_) if !complete => Item::cut_off(
                 span,
                 Format::Gemma,
-                ErrorKind::Truncated,
-                format!(
-                    "the output ends inside a call before `{}`: the call was cut off; nothing was called",
-                    self.dialect.close()
-                ),
+                format_args!("inside a call before `{}`", self.dialect.close()),
             ),
             Err(message) => Item::error(
                 span,

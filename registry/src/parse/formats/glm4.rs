@@ -16,7 +16,7 @@
 use crate::parse::block::{Env, Item, Outcome, Step};
 use crate::parse::markers::{EndToken, end_token_at};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
-use crate::parse::vocab::{ErrorKind, Format};
+use crate::parse::vocab::Format;
 
 use super::json::arguments_item;
 
@@ -117,13 +117,10 @@ impl Glm4Block {
                     SeqEnd::Ended {
                         complete: false, ..
                     } => {
-                        return Step::Done(Outcome::error(
+                        return Step::Done(Outcome::cut_off(
                             self.start..input.end(),
                             Format::Glm4,
-                            ErrorKind::Truncated,
-                            format!(
-                                "the output ends inside the arguments of `{name}`: the call was cut off; nothing was called"
-                            ),
+                            format_args!("inside the arguments of `{name}`"),
                         ));
                     }
                     SeqEnd::Ended { .. } => {

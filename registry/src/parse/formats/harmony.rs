@@ -93,13 +93,10 @@ impl HarmonyBlock {
                     SeqEnd::Ended {
                         complete: false, ..
                     } => {
-                        return Step::Done(Outcome::error(
+                        return Step::Done(Outcome::cut_off(
                             self.start..input.end(),
                             Format::Harmony,
-                            ErrorKind::Truncated,
-                            format!(
-                                "the output ends inside the arguments of `{name}` before `<|call|>`: the call was cut off; nothing was called"
-                            ),
+                            format_args!("inside the arguments of `{name}` before `<|call|>`"),
                         ));
                     }
                     SeqEnd::Ended { at, complete: true } => {
@@ -151,11 +148,10 @@ impl HarmonyBlock {
                 return Some(Step::NeedMore);
             }
             if input.eof() && window.len() < MAX_HEADER && memmem::find(window, b" to=").is_some() {
-                return Some(Step::Done(Outcome::error(
+                return Some(Step::Done(Outcome::cut_off(
                     self.start..input.end(),
                     Format::Harmony,
-                    ErrorKind::Truncated,
-                    "the output ends inside a message header before `<|message|>`: the call was cut off; nothing was called".into(),
+                    "inside a message header before `<|message|>`",
                 )));
             }
             return Some(self.not_a_message());

@@ -157,12 +157,10 @@ impl InvokeBlock {
         let span = at..at + text.len();
         let error = |kind, message: String| Item::error(span.clone(), s.format, kind, message);
         if !complete {
-            return error(
-                ErrorKind::Truncated,
-                format!(
-                    "the output ends inside a call before `{}`: the call was cut off; nothing was called",
-                    s.invoke_end
-                ),
+            return Item::cut_off(
+                span,
+                s.format,
+                format_args!("inside a call before `{}`", s.invoke_end),
             );
         }
         let Some((attributes, inner)) = start_tag(text) else {

@@ -149,14 +149,10 @@ impl WrapperBlock {
             SeqEnd::Ended {
                 complete: false, ..
             } => {
-                return Some(Step::Done(Outcome::error(
+                return Some(Step::Done(Outcome::cut_off(
                     self.start..input.end(),
                     format,
-                    ErrorKind::Truncated,
-                    format!(
-                        "the output ends inside the call after `{}`: the call was cut off; nothing was called",
-                        self.wrapper.marker()
-                    ),
+                    format_args!("inside the call after `{}`", self.wrapper.marker()),
                 )));
             }
             SeqEnd::Ended { at, complete: true } => {
@@ -281,11 +277,10 @@ fn truncated_known(
     let text = input.str(start..input.end());
     let name = sniff_name(text, 4096).or_else(|| sniff_python_name(text))?;
     env.tools.contains(name).then(|| {
-        Outcome::error(
+        Outcome::cut_off(
             start..input.end(),
             format,
-            ErrorKind::Truncated,
-            format!("the output ends inside the call of `{name}` before its JSON is complete: the call was cut off; nothing was called"),
+            format_args!("inside the call of `{name}` before its JSON is complete"),
         )
     })
 }

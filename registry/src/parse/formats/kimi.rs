@@ -71,11 +71,10 @@ impl KimiBlock {
 fn call(text: &str, at: usize, complete: bool) -> Item {
     let span = at..at + text.len();
     if !complete {
-        return Item::error(
+        return Item::cut_off(
             span,
             Format::Kimi,
-            ErrorKind::Truncated,
-            "the output ends inside a tool call before `<|tool_call_end|>`: the call was cut off; nothing was called".into(),
+            "inside a tool call before `<|tool_call_end|>`",
         );
     }
     let Some((id, arguments)) = text.split_once(ARGUMENT_BEGIN) else {

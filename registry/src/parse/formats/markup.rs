@@ -134,11 +134,10 @@ impl ToolCallBlock {
             if !input.eof() {
                 return ControlFlow::Break(Step::NeedMore);
             }
-            return ControlFlow::Break(Step::Done(Outcome::error(
+            return ControlFlow::Break(Step::Done(Outcome::cut_off(
                 self.start..input.end(),
                 Format::Hermes,
-                ErrorKind::Truncated,
-                "the output ends right after `<tool_call>`: the call was cut off; nothing was called".into(),
+                "right after `<tool_call>`",
             )));
         };
         match b {
@@ -186,11 +185,10 @@ fn json_values(
         SeqEnd::NeedMore => ControlFlow::Break(Step::NeedMore),
         SeqEnd::Ended {
             complete: false, ..
-        } => ControlFlow::Break(Step::Done(Outcome::error(
+        } => ControlFlow::Break(Step::Done(Outcome::cut_off(
             start..input.end(),
             Format::Hermes,
-            ErrorKind::Truncated,
-            "the output ends inside a `<tool_call>` before its JSON is complete: the call was cut off; nothing was called".into(),
+            "inside a `<tool_call>` before its JSON is complete",
         ))),
         SeqEnd::Ended { at, complete: true } => {
             let Some(last_end) = values.last_end() else {
@@ -534,13 +532,10 @@ fn json_arguments(
 }
 
 fn truncated(start: usize, input: &Input<'_>, name: &str) -> Outcome {
-    Outcome::error(
+    Outcome::cut_off(
         start..input.end(),
         Format::Function,
-        ErrorKind::Truncated,
-        format!(
-            "the output ends inside the call of `{name}` before `</function>`: the call was cut off; nothing was called"
-        ),
+        format_args!("inside the call of `{name}` before `</function>`"),
     )
 }
 
@@ -581,13 +576,10 @@ impl GlmBlock {
             if !input.eof() {
                 return Step::NeedMore;
             }
-            return Step::Done(Outcome::error(
+            return Step::Done(Outcome::cut_off(
                 self.start..input.end(),
                 Format::Glm,
-                ErrorKind::Truncated,
-                format!(
-                    "the output ends inside the call of `{name}` before `</tool_call>`: the call was cut off; nothing was called"
-                ),
+                format_args!("inside the call of `{name}` before `</tool_call>`"),
             ));
         };
         let end = close + TOOL_CALL_END.len();

@@ -312,11 +312,9 @@ fn malformed(start: usize, at: usize, message: &str) -> Step {
 }
 
 fn truncated(start: usize, input: &Input<'_>) -> Step {
-    Step::Done(Outcome::error(
+    Step::Done(Outcome::cut_off(
         start..input.end(),
         Format::Mistral,
-        ErrorKind::Truncated,
-        "the output ends inside a `[TOOL_CALLS]` call: the call was cut off; nothing was called"
-            .into(),
+        "inside a `[TOOL_CALLS]` call",
     ))
 }

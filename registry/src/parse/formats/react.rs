@@ -165,12 +165,9 @@ pub(crate) fn could_start(partial: &[u8]) -> bool {
 
 fn truncated(start: usize, input: &Input<'_>, name: &str) -> Outcome {
     let end = input.end();
-    Outcome::error(
+    Outcome::cut_off(
         start..end,
         Format::React,
-        ErrorKind::Truncated,
-        format!(
-            "the output ends before the Action Input of `{name}` is complete: the call was cut off; nothing was called"
-        ),
+        format_args!("before the Action Input of `{name}` is complete"),
     )
 }

@@ -92,14 +92,10 @@ impl SectionBlock {
                 SeqEnd::Ended {
                     complete: false, ..
                 } => {
-                    return Step::Done(Outcome::error(
+                    return Step::Done(Outcome::cut_off(
                         self.start..input.end(),
                         format,
-                        ErrorKind::Truncated,
-                        format!(
-                            "the output ends inside the calls after `{}`: the call was cut off; nothing was called",
-                            self.section.open()
-                        ),
+                        format_args!("inside the calls after `{}`", self.section.open()),
                     ));
                 }
                 SeqEnd::Ended { at, complete: true } => {
