@@ -43,13 +43,8 @@ impl Assembler {
     /// Appends text as written.
     pub(crate) fn push(&mut self, text: &str) {
         let bytes = text.as_bytes();
-        // A stream's usual piece: visible at both ends, after visible text, no joint to make.
-        if self.started
-            && self.cut.is_none()
-            && self.pending.is_empty()
-            && bytes.first().is_some_and(|b| !is_ws(*b))
-            && bytes.last().is_some_and(|b| !is_ws(*b))
-        {
+        // A stream's usual piece.
+        if self.joins_whole(bytes) {
             self.out.push_str(text);
             return;
         }
@@ -88,17 +83,23 @@ impl Assembler {
         self.pending.push_str(&text[last + 1..]);
     }
 
-    /// Pushes `text` when it adds itself, whole, to the text, so that the caller can hand it
-    /// out as it is: there is visible text before it, no joint to make, no whitespace waiting,
-    /// and it ends with a visible byte. `false`, with nothing pushed, otherwise. `keep` says
-    /// whether the text is kept for the result.
+    /// Whether `text`, pushed now, adds itself to the text as it is: there is visible text
+    /// before it, no joint to make, no whitespace waiting, and it ends with a visible byte
+    /// (whitespace it starts with is kept as written).
     #[inline]
-    pub(crate) fn push_whole(&mut self, text: &str, keep: bool) -> bool {
-        let whole = self.started
+    fn joins_whole(&self, text: &[u8]) -> bool {
+        self.started
             && self.cut.is_none()
             && self.pending.is_empty()
-            && self.emitted == self.out.len()
-            && text.as_bytes().last().is_some_and(|b| !is_ws(*b));
+            && text.last().is_some_and(|b| !is_ws(*b))
+    }
+
+    /// Pushes `text` when it [joins the text whole](Self::joins_whole) and nothing added before
+    /// it waits to be handed out, so that the caller can hand it out as it is. `false`, with
+    /// nothing pushed, otherwise. `keep` says whether the text is kept for the result.
+    #[inline]
+    pub(crate) fn push_whole(&mut self, text: &str, keep: bool) -> bool {
+        let whole = self.emitted == self.out.len() && self.joins_whole(text.as_bytes());
         if whole && keep {
             self.out.push_str(text);
             self.emitted = self.out.len();

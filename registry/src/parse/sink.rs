@@ -42,6 +42,17 @@ pub(crate) enum Pending {
     Event(Box<StreamEvent>),
 }
 
+impl Region {
+    /// `text` as a stream hands it out for this region.
+    #[inline]
+    pub(crate) fn delta(self, text: &str) -> StreamDelta<'_> {
+        match self {
+            Region::Content => StreamDelta::Text(text),
+            Region::Reasoning => StreamDelta::Reasoning(text),
+        }
+    }
+}
+
 impl Sink {
     #[inline]
     pub(crate) fn assembler(&mut self, region: Region) -> &mut Assembler {
@@ -136,11 +147,7 @@ impl Sink {
         let events_only = self.events_only;
         let assembler = self.assembler(region);
         if let Some(range) = assembler.take_range() {
-            let text = assembler.slice(range);
-            f(match region {
-                Region::Content => StreamDelta::Text(text),
-                Region::Reasoning => StreamDelta::Reasoning(text),
-            });
+            f(region.delta(assembler.slice(range)));
         }
         if events_only {
             assembler.forget();

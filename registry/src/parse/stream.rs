@@ -3,7 +3,6 @@
 use super::event::{StreamDelta, StreamEvent};
 use super::machine::{Machine, Plain};
 use super::scan::Input;
-use super::sink::Region;
 use super::tools::ToolSet;
 use super::vocab::{Options, Parsed, Thinking};
 
@@ -116,10 +115,10 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
             tools,
             chunk,
         ) {
-            Plain::Whole(Region::Content) => f(StreamDelta::Text(chunk)),
-            Plain::Whole(Region::Reasoning) => f(StreamDelta::Reasoning(chunk)),
+            Plain::Whole(region) => f(region.delta(chunk)),
             Plain::Assembled(region) => self.machine.sink.hand_out(region, f),
-            Plain::Scan | Plain::Done => self.machine.sink.dispatch(&self.buf, self.base, f),
+            Plain::Wait => {}
+            Plain::Scan => self.machine.sink.dispatch(&self.buf, self.base, f),
         }
     }
 
@@ -190,7 +189,7 @@ fn advance(
     let from = *base + buf.len();
     buf.push_str(chunk);
     if machine.block_waits(chunk.as_bytes()) {
-        return Plain::Done;
+        return Plain::Wait;
     }
     let input = Input::window(buf, *base, false);
     let plain = machine.plain_chunk(&input, from);

@@ -10,7 +10,7 @@ impl Machine {
     /// of the output and of a line after a removed block, and no byte of it can begin a pattern
     /// (a marker, a line start, a list's end, an end-of-turn token), which a pair of bytes
     /// decides ([`Scanner::plain`]); in a thought, no `<`. [`Plain::Scan`] when the chunk needs
-    /// the scan; with nothing else pending, [`Plain::Whole`] when the chunk is the next text
+    /// the scan; [`Plain::Whole`] when the chunk is the next text
     /// delta as it is ([`Assembler::push_whole`](crate::parse::content::Assembler::push_whole))
     /// and [`Plain::Assembled`] when its assembler has it.
     pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> Plain {
@@ -38,14 +38,11 @@ impl Machine {
             }
             _ => return Plain::Scan,
         }
+        // A stream hands out what a push completes before the next push: nothing else is to
+        // report, so the chunk's text is handed out from its assembler, or as it is.
+        debug_assert!(self.sink.pending.is_empty());
         let end = input.end();
         self.pos = end;
-        if !self.sink.pending.is_empty() {
-            self.commit(input, end);
-            return Plain::Done;
-        }
-        // Nothing else to report: the chunk's text is handed out from the assembler, or as it
-        // is.
         self.text_from = end;
         let region = self.region;
         let keep = !self.sink.events_only;
@@ -199,8 +196,9 @@ impl Machine {
 pub(crate) enum Plain {
     /// The chunk needs the scan.
     Scan,
-    /// Read: what it completes is pending.
-    Done,
+    /// Nothing read now (a call block waits for more, see [`Machine::block_waits`]); nothing
+    /// pending.
+    Wait,
     /// Read: the chunk as it is is the next delta of this region's text, and nothing else is
     /// pending.
     Whole(Region),
