@@ -75,32 +75,15 @@ pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
         }
         insert_object_property(&mut schema, arg.name, optional, field);
     }
-    // What `into_root_schema_for` adds, in the same order, and the title `schema_for` drops.
-    let object = schema.ensure_object();
-    object
-        .entry("title")
-        .or_insert_with(|| "__tool_registry_Args".into());
+    // What `into_root_schema_for` adds, but the title, which `schema_for` drops. Standard
+    // types have no definitions.
     if let Some(meta_schema) = generator.settings().meta_schema.clone() {
-        object.insert("$schema".into(), meta_schema.into());
+        schema.insert("$schema".into(), meta_schema.into());
     }
-    // Standard types have no definitions; kept for the rule, at the default `#/$defs`.
-    let mut definitions = generator.take_definitions(false);
-    if !definitions.is_empty() {
-        let key = (generator.settings().definitions_path)
-            .trim_start_matches("#/")
-            .trim_end_matches('/')
-            .to_owned();
-        if let Value::Object(target) = object
-            .entry(key)
-            .or_insert_with(|| Value::Object(Map::new()))
-        {
-            target.append(&mut definitions);
-        }
-    }
+    debug_assert!(generator.take_definitions(false).is_empty());
     for transform in generator.transforms_mut() {
         transform.transform(&mut schema);
     }
-    schema.remove("title");
     schema
 }
 
