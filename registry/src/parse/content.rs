@@ -94,17 +94,42 @@ impl Assembler {
             && text.last().is_some_and(|b| !is_ws(*b))
     }
 
-    /// Pushes `text` when it [joins the text whole](Self::joins_whole) and nothing added before
-    /// it waits to be handed out, so that the caller can hand it out as it is. `false`, with
-    /// nothing pushed, otherwise. `keep` says whether the text is kept for the result.
+    /// A stream's next piece of text, `text`, pushed when what it adds can be handed out as
+    /// one stretch of the input: there is visible text before it, no joint to make, nothing
+    /// added before it waits to be handed out, and the whitespace waiting (if any) is `before`,
+    /// the input just before `text`. Returns how much of the input before `text` (the
+    /// whitespace that waited) and of `text` (up to its last visible byte) the piece adds:
+    /// `Some((0, 0))` when it is all whitespace, which waits in turn. `None`, with nothing
+    /// pushed, otherwise. `keep` says whether the text is kept for the result.
     #[inline]
-    pub(crate) fn push_whole(&mut self, text: &str, keep: bool) -> bool {
-        let whole = self.emitted == self.out.len() && self.joins_whole(text.as_bytes());
-        if whole && keep {
-            self.out.push_str(text);
+    pub(crate) fn push_span(
+        &mut self,
+        before: &[u8],
+        text: &str,
+        keep: bool,
+    ) -> Option<(usize, usize)> {
+        if !self.started || self.cut.is_some() || self.emitted != self.out.len() {
+            return None;
+        }
+        let held = self.pending.len();
+        if held > 0 && !before.ends_with(self.pending.as_bytes()) {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let Some(last) = bytes.iter().rposition(|b| !is_ws(*b)) else {
+            self.pending.push_str(text);
+            return Some((0, 0));
+        };
+        if keep {
+            self.out.push_str(&self.pending);
+            self.out.push_str(&text[..=last]);
             self.emitted = self.out.len();
         }
-        whole
+        self.pending.clear();
+        if last + 1 < text.len() {
+            self.pending.push_str(&text[last + 1..]);
+        }
+        Some((held, last + 1))
     }
 
     /// Marks a removed block here. `paragraph` forces a blank line at the joint (between two

@@ -260,7 +260,6 @@ pub(crate) struct Scanner {
     automaton: AhoCorasick,
     /// For each pattern of the automaton, the full patterns that begin with it, in table order.
     candidates: Vec<Vec<(Box<[u8]>, Hit)>>,
-    longest: usize,
     /// The automaton's patterns by their opening, for the small windows of a stream, where a
     /// plain check beats the automaton's setup.
     openings: FxHashMap<[u8; PREFIX], usize>,
@@ -358,7 +357,6 @@ impl Scanner {
                 }
             }
         }
-        let longest = patterns.iter().map(|(p, _)| p.len()).max().unwrap_or(1);
         let plain = PlainBytes::new(
             (patterns.iter().map(|(p, _)| &p[..])).chain(ALL_MARKERS.iter().map(|m| m.as_bytes())),
         );
@@ -371,7 +369,6 @@ impl Scanner {
         Scanner {
             automaton,
             candidates,
-            longest,
             openings,
             first,
             plain,
@@ -379,38 +376,66 @@ impl Scanner {
     }
 
     /// The first match (leftmost, then first in table order) in `haystack`: its start and
-    /// what it is. `None` also when a pattern may begin in the last bytes and end past them.
-    fn find(&self, haystack: &[u8]) -> Option<(usize, Hit)> {
+    /// what it is. Without one, `Err` with the first offset where a pattern may begin and be cut
+    /// off by the end of `haystack` (its length when there is none): the search of the next
+    /// input resumes there, so a stream looks at each byte once.
+    fn find(&self, haystack: &[u8]) -> Result<(usize, Hit), usize> {
         if haystack.len() <= SMALL_WINDOW {
-            return (0..haystack.len()).find_map(|at| {
+            let mut partial = haystack.len();
+            for at in 0..haystack.len() {
                 let rest = &haystack[at..];
                 if !self.first[usize::from(rest[0])] {
-                    return None;
+                    continue;
                 }
-                let opening = <[u8; PREFIX]>::try_from(rest.get(..PREFIX)?).ok()?;
-                let group = &self.candidates[*self.openings.get(&opening)?];
-                (group.iter())
-                    .find(|(p, _)| rest.starts_with(p))
-                    .map(|(_, hit)| (at, *hit))
-            });
+                let Ok(opening) = <[u8; PREFIX]>::try_from(&rest[..rest.len().min(PREFIX)]) else {
+                    // One byte left, which begins a pattern.
+                    partial = partial.min(at);
+                    continue;
+                };
+                if !self.plain.opens(opening[0], opening[1]) {
+                    continue;
+                }
+                let Some(&group) = self.openings.get(&opening) else {
+                    continue;
+                };
+                for (pattern, hit) in &self.candidates[group] {
+                    if rest.starts_with(pattern) {
+                        return Ok((at, *hit));
+                    }
+                    if pattern.starts_with(rest) {
+                        partial = partial.min(at);
+                    }
+                }
+            }
+            return Err(partial);
         }
         let mut from = 0;
         loop {
-            let found = self
+            let Some(found) = self
                 .automaton
-                .find(aho_corasick::Input::new(haystack).span(from..haystack.len()))?;
+                .find(aho_corasick::Input::new(haystack).span(from..haystack.len()))
+            else {
+                // The automaton looks for two bytes: a pattern may begin in the last one.
+                let last = haystack.len() - 1;
+                let partial = if self.first[usize::from(haystack[last])] {
+                    last
+                } else {
+                    haystack.len()
+                };
+                return Err(partial.max(from));
+            };
             let at = found.start();
             let rest = &haystack[at..];
             let mut partial = false;
             for (pattern, hit) in &self.candidates[found.pattern().as_usize()] {
                 if rest.starts_with(pattern) {
-                    return Some((at, *hit));
+                    return Ok((at, *hit));
                 }
                 partial |= pattern.starts_with(rest);
             }
             if partial {
-                // Decided when more input comes: the caller searches again from here.
-                return None;
+                // Decided when more input comes: the search of the next input resumes here.
+                return Err(at);
             }
             from = at + 1;
         }
@@ -419,12 +444,20 @@ impl Scanner {
     /// Whether no pattern and no marker (end tokens and line starts included) can begin in
     /// `chunk`, that is, nothing in it must be held back: each byte that begins one is
     /// followed, in the chunk, by a byte that no pattern or marker has after it.
+    #[inline]
     pub(crate) fn plain(&self, chunk: &[u8]) -> bool {
         let plain = &self.plain;
+        // Without branches: which bytes begin something is data, and mispredicted. Most
+        // chunks of text hold none of them.
+        if !chunk
+            .iter()
+            .fold(false, |any, b| any | plain.first[usize::from(*b)])
+        {
+            return true;
+        }
         let Some(&last) = chunk.last() else {
             return true;
         };
-        // Without branches: which bytes begin something is data, and mispredicted.
         // A pair that opens something begins with a byte that does.
         let mut held = plain.first[usize::from(last)];
         for pair in chunk.windows(2) {
@@ -434,6 +467,7 @@ impl Scanner {
     }
 
     /// The automaton without tags, shared by every parse of tools that have none.
+    #[inline]
     pub(crate) fn base() -> &'static Scanner {
         static BASE: OnceLock<Scanner> = OnceLock::new();
         BASE.get_or_init(|| Scanner::new(&[]))
@@ -461,15 +495,15 @@ impl HitCache {
         }
         let start = from.max(self.horizon).min(input.end());
         match scanner.find(input.bytes_from(start)) {
-            Some((offset, hit)) => {
+            Ok((offset, hit)) => {
                 let at = start + offset;
                 self.found = Some((at, hit));
                 self.horizon = at + 1;
             }
-            None => {
+            Err(partial) => {
                 self.found = None;
-                // A pattern may start in the last bytes and end past the input.
-                self.horizon = start.max((input.end() + 1).saturating_sub(scanner.longest));
+                // A pattern may start there and end past the input.
+                self.horizon = start + partial;
             }
         }
         self.found

@@ -37,6 +37,7 @@ impl<'a> Input<'a> {
     }
 
     /// The window `text` of a stream, starting at `base`.
+    #[inline]
     pub(crate) fn window(text: &'a str, base: usize, eof: bool) -> Self {
         Self { text, base, eof }
     }
@@ -46,13 +47,21 @@ impl<'a> Input<'a> {
     }
 
     /// The position just past the available input.
+    #[inline]
     pub(crate) fn end(&self) -> usize {
         self.base + self.text.len()
     }
 
     /// The bytes from `at` to the end of the available input.
+    #[inline]
     pub(crate) fn bytes_from(&self, at: usize) -> &'a [u8] {
         &self.text.as_bytes()[at - self.base..]
+    }
+
+    /// The available bytes before `at`.
+    #[inline]
+    pub(crate) fn bytes_before(&self, at: usize) -> &'a [u8] {
+        &self.text.as_bytes()[..at - self.base]
     }
 
     /// The byte at `at`, if it is available.
@@ -62,6 +71,7 @@ impl<'a> Input<'a> {
     }
 
     /// The text between two positions.
+    #[inline]
     pub(crate) fn str(&self, range: Range<usize>) -> &'a str {
         &self.text[range.start - self.base..range.end - self.base]
     }

@@ -115,7 +115,11 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
             tools,
             chunk,
         ) {
-            Plain::Whole(region) => f(region.delta(chunk)),
+            Plain::Span(region, span) => {
+                if !span.is_empty() {
+                    f(region.delta(&self.buf[span.start - self.base..span.end - self.base]));
+                }
+            }
             Plain::Assembled(region) => self.machine.sink.hand_out(region, f),
             Plain::Wait => {}
             Plain::Scan => self.machine.sink.dispatch(&self.buf, self.base, f),
@@ -171,13 +175,12 @@ impl<T: ToolSet + ?Sized> std::fmt::Debug for StreamParser<'_, T> {
 /// answer does not grow it step by step.
 const INITIAL_BUFFER: usize = 512;
 
-/// The buffer size below which a stream does not compact its buffer.
-const COMPACT_FROM: usize = 256;
-
-/// A stream's work for one chunk, apart from handing out what it completes: the text the
-/// machine no longer needs dropped, the chunk added, and read (or, inside a call block, left
-/// for the next chunk: [`Machine::block_waits`]). Not generic, so that it is compiled once, in
-/// this crate. Says where what the chunk completes is ([`Plain`]).
+/// A stream's work for one chunk, apart from handing out what it completes: the chunk added
+/// (the text the machine no longer needs dropped when the buffer is full) and read, as plain
+/// text when it can be ([`Machine::plain_chunk`]), otherwise by the scan ([`scan`]). Inlined
+/// into [`StreamParser::push_with`]: most chunks of an answer are plain. Says where what the
+/// chunk completes is ([`Plain`]).
+#[inline]
 fn advance(
     machine: &mut Machine,
     buf: &mut String,
@@ -185,28 +188,35 @@ fn advance(
     tools: &dyn ToolSet,
     chunk: &str,
 ) -> Plain {
-    compact(machine, buf, base);
+    if buf.len() + chunk.len() > buf.capacity() {
+        compact(machine, buf, base);
+    }
     let from = *base + buf.len();
     buf.push_str(chunk);
+    let input = Input::window(buf, *base, false);
+    match machine.plain_chunk(&input, from) {
+        Some(plain) => plain,
+        None => scan(machine, &input, tools, chunk),
+    }
+}
+
+/// The chunk at the end of `input` read by the scan (or, inside a call block, left for the next
+/// chunk: [`Machine::block_waits`]). Not generic, so that it is compiled once, in this crate.
+fn scan(machine: &mut Machine, input: &Input<'_>, tools: &dyn ToolSet, chunk: &str) -> Plain {
     if machine.block_waits(chunk.as_bytes()) {
         return Plain::Wait;
     }
-    let input = Input::window(buf, *base, false);
-    let plain = machine.plain_chunk(&input, from);
-    if plain == Plain::Scan {
-        machine.run(&input, tools);
-    }
-    plain
+    machine.run(input, tools);
+    machine.ready = machine.readiness(input.end());
+    Plain::Scan
 }
 
-/// Drops the text the machine no longer needs, when that is at least half the buffer, so
-/// that each byte is moved at most once. Done before a chunk is added, not after it is read:
-/// the raw text of a call is handed out from the buffer.
+/// Drops the text the machine no longer needs, when the buffer is full, if that is at least
+/// half of it (otherwise the buffer grows), so that each byte is moved at most once and a push
+/// mostly only appends. Done before a chunk is added, not after it is read: the raw text of a
+/// call is handed out from the buffer.
+#[cold]
 fn compact(machine: &Machine, buf: &mut String, base: &mut usize) {
-    // Nothing to gain below this: the machine keeps some bytes of context anyway.
-    if buf.len() < COMPACT_FROM {
-        return;
-    }
     let mut drop = machine.keep_from().saturating_sub(*base).min(buf.len());
     if drop == 0 || drop < buf.len() / 2 {
         return;

@@ -163,6 +163,7 @@ impl TagSet {
     }
 
     /// The automaton that finds markers and `\nTAG:` lines.
+    #[inline]
     pub(crate) fn scanner(&self) -> &Scanner {
         &self.scanner
     }

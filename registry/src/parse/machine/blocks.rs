@@ -203,6 +203,7 @@ impl Machine {
         self.hint_off = false;
     }
 
+    #[inline(never)]
     pub(super) fn step_block(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         let Mode::Block(block) = &mut self.mode else {
             return false;

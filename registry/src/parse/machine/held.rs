@@ -6,41 +6,29 @@ use super::*;
 
 impl Machine {
     /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
-    /// all decided: handed on without a scan. Plain: in text where calls count, past the start
-    /// of the output and of a line after a removed block, and no byte of it can begin a pattern
-    /// (a marker, a line start, a list's end, an end-of-turn token), which a pair of bytes
-    /// decides ([`Scanner::plain`]); in a thought, no `<`. [`Plain::Scan`] when the chunk needs
-    /// the scan; [`Plain::Whole`] when the chunk is the next text
-    /// delta as it is ([`Assembler::push_whole`](crate::parse::content::Assembler::push_whole))
-    /// and [`Plain::Assembled`] when its assembler has it.
-    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> Plain {
+    /// all decided ([`Machine::readiness`]): read without the scan. Plain: in text where calls
+    /// count, no byte of it can begin a pattern (a marker, a line start, a list's end, an
+    /// end-of-turn token), which a pair of bytes decides ([`Scanner::plain`]); in a thought, no
+    /// `<`. `None` when the chunk needs the scan; [`Plain::Span`] when the next text delta is a
+    /// stretch of the input
+    /// ([`Assembler::push_span`](crate::parse::content::Assembler::push_span)) and
+    /// [`Plain::Assembled`] when its assembler has it.
+    #[inline]
+    pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> Option<Plain> {
         let chunk = input.bytes_from(from);
-        if self.text_from != from || self.pos != from {
-            return Plain::Scan;
-        }
-        match self.mode {
+        let plain = match self.ready {
             // In a thought only its closing token matters, and every one begins with `<`.
-            Mode::Think if !chunk.contains(&b'<') => {}
-            Mode::Text
-                if from != 0
-                    && from != self.line_start_at
-                    && (self.bare_off
-                        || self.region != Region::Content
-                        || self.sink.content.started()) =>
-            {
-                let scanner = match &self.tags {
-                    Some(tags) => tags.scanner(),
-                    None => Scanner::base(),
-                };
-                if !scanner.plain(chunk) {
-                    return Plain::Scan;
-                }
-            }
-            _ => return Plain::Scan,
+            Ready::Thought => !chunk.contains(&b'<'),
+            Ready::Text => self.scanner().plain(chunk),
+            Ready::No => false,
+        };
+        if !plain {
+            return None;
         }
         // A stream hands out what a push completes before the next push: nothing else is to
         // report, so the chunk's text is handed out from its assembler, or as it is.
         debug_assert!(self.sink.pending.is_empty());
+        debug_assert!(self.pos == from && self.text_from == from);
         let end = input.end();
         self.pos = end;
         self.text_from = end;
@@ -48,11 +36,47 @@ impl Machine {
         let keep = !self.sink.events_only;
         let assembler = self.sink.assembler(region);
         let text = input.str(from..end);
-        if assembler.push_whole(text, keep) {
-            Plain::Whole(region)
-        } else {
-            assembler.push(text);
-            Plain::Assembled(region)
+        Some(
+            match assembler.push_span(input.bytes_before(from), text, keep) {
+                Some((held, visible)) => Plain::Span(region, from - held..from + visible),
+                None => {
+                    assembler.push(text);
+                    Plain::Assembled(region)
+                }
+            },
+        )
+    }
+
+    /// Whether the next chunk of a stream whose input ends at `end` may be
+    /// [plain](Machine::plain_chunk): all text before it decided, and in a thought, or in text
+    /// where calls count past the start of the output, of a line after a removed block and of
+    /// a message that may be one bare call. Holds until the next scan: a plain chunk changes
+    /// none of it.
+    pub(crate) fn readiness(&self, end: usize) -> Ready {
+        if self.text_from != end || self.pos != end {
+            return Ready::No;
+        }
+        match self.mode {
+            Mode::Think => Ready::Thought,
+            Mode::Text
+                if end != 0
+                    && end != self.line_start_at
+                    && (self.bare_off
+                        || self.region != Region::Content
+                        || self.sink.content.started()) =>
+            {
+                Ready::Text
+            }
+            _ => Ready::No,
+        }
+    }
+
+    /// The automaton for this parse's markers and tags.
+    #[inline]
+    pub(super) fn scanner(&self) -> &Scanner {
+        match &self.tags {
+            Some(tags) => tags.scanner(),
+            None => Scanner::base(),
         }
     }
 
@@ -191,17 +215,28 @@ impl Machine {
     }
 }
 
-/// What [`Machine::plain_chunk`] did with a stream's chunk.
+/// Whether a stream's next chunk may be read without the scan: see [`Machine::readiness`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ready {
+    No,
+    /// In text where calls count: when no byte of the chunk can begin a pattern.
+    Text,
+    /// In a thought: when the chunk holds no `<`.
+    Thought,
+}
+
+/// What a stream did with a chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Plain {
-    /// The chunk needs the scan.
+    /// Read by the scan: what it completes is pending.
     Scan,
     /// Nothing read now (a call block waits for more, see [`Machine::block_waits`]); nothing
     /// pending.
     Wait,
-    /// Read: the chunk as it is is the next delta of this region's text, and nothing else is
-    /// pending.
-    Whole(Region),
+    /// Read: this stretch of the input (the whitespace that waited before the chunk and the
+    /// chunk up to its last visible byte; empty when the chunk is all whitespace) is the next
+    /// delta of this region's text, and nothing else is pending.
+    Span(Region, Range<usize>),
     /// Read: what the chunk adds to this region's text is all there is to report, in its
     /// assembler.
     Assembled(Region),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 mod blocks;
 mod held;
-pub(crate) use held::Plain;
+pub(crate) use held::{Plain, Ready};
 
 use blocks::Block;
 
@@ -107,6 +107,9 @@ pub(crate) struct Machine {
     /// Bytes a stream added to a call block since the block last read: see
     /// [`Machine::block_waits`].
     unread: usize,
+    /// Whether a stream's next chunk may be read without the scan ([`Machine::readiness`],
+    /// set after each scan).
+    pub(crate) ready: Ready,
     pub(crate) sink: Sink,
 }
 
@@ -151,6 +154,7 @@ impl Machine {
             hint_off: false,
             tentative: options.thinking == Thinking::Auto && !events,
             unread: 0,
+            ready: Ready::No,
             sink: Sink {
                 streaming: events,
                 ..Sink::default()
@@ -347,6 +351,7 @@ impl Machine {
 
     // ---- modes -------------------------------------------------------------------------------
 
+    #[inline(never)]
     fn step_undecided(&mut self, input: &Input<'_>) -> bool {
         let close = Self::find_unquoted(&mut self.think_close, input, 0);
         let open = if input.eof() {
@@ -370,6 +375,7 @@ impl Machine {
         true
     }
 
+    #[inline(never)]
     fn step_think(&mut self, input: &Input<'_>) -> bool {
         if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
             if self.check_hidden_text(input, self.text_from..at) {
@@ -393,6 +399,7 @@ impl Machine {
         false
     }
 
+    #[inline(never)]
     fn step_fence_text(&mut self, input: &Input<'_>) -> bool {
         loop {
             match self.fence_close.find(input, self.pos) {
@@ -424,6 +431,7 @@ impl Machine {
         }
     }
 
+    #[inline(never)]
     fn step_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         if let Some(progress) = self.whole_message_value(input, env) {
             return progress;
