@@ -106,6 +106,8 @@ pub(crate) enum Thought {
     CommandR,
     /// Gemma 4: `<|channel>thought…<channel|>`.
     Gemma,
+    /// Seed-OSS: `<seed:think>…</seed:think>`.
+    Seed,
     /// gpt-oss: the `analysis` channel's message, up to `<|end|>` (opened by the Harmony
     /// reader, which reads the message header).
     Harmony,
@@ -118,6 +120,7 @@ impl Thought {
             Thought::Think => "<think>",
             Thought::CommandR => "<|START_THINKING|>",
             Thought::Gemma => "<|channel>thought",
+            Thought::Seed => "<seed:think>",
             Thought::Harmony => "<|message|>",
         }
     }
@@ -128,6 +131,7 @@ impl Thought {
             Thought::Think => "</think>",
             Thought::CommandR => "<|END_THINKING|>",
             Thought::Gemma => "<channel|>",
+            Thought::Seed => "</seed:think>",
             Thought::Harmony => "<|end|>",
         }
     }

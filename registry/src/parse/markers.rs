@@ -47,7 +47,8 @@ pub(crate) enum Marker {
     Gemma(Dialect),
     /// A token followed by a value of calls and its end token.
     Section(Section),
-    /// A token that only wraps the answer (`<|START_RESPONSE|>`, Hunyuan's `<answer>`): removed
+    /// A token that only wraps the answer or a family's calls (`<|START_RESPONSE|>`, Hunyuan's
+    /// `<answer>`, Seed-OSS's `<seed:tool_call>`): removed
     /// when `format` is looked for.
     Drop {
         len: u8,
@@ -91,6 +92,7 @@ pub(crate) const END_TOKENS: &[&str] = &[
     "<turn|>",
     "<start_function_response>",
     "<|tool_response>",
+    "<seed:eos>",
 ];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
@@ -101,6 +103,8 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<|END_THINKING|>", Marker::ThoughtEnd),
     ("<|channel>thought", Marker::Think(Thought::Gemma)),
     ("<channel|>", Marker::ThoughtEnd),
+    ("<seed:think>", Marker::Think(Thought::Seed)),
+    ("</seed:think>", Marker::ThoughtEnd),
     ("<|start|>", Marker::Harmony),
     ("<|channel|>", Marker::Harmony),
     ("<tool_call>", Marker::ToolCall),
@@ -143,6 +147,15 @@ const MARKERS: &[(&str, Marker)] = &[
     (
         "<|END_RESPONSE|>",
         drop("<|END_RESPONSE|>", Format::CommandR),
+    ),
+    // Seed-OSS wraps its `<function=…>` elements in these.
+    (
+        "<seed:tool_call>",
+        drop("<seed:tool_call>", Format::Function),
+    ),
+    (
+        "</seed:tool_call>",
+        drop("</seed:tool_call>", Format::Function),
     ),
     ("<answer>", drop("<answer>", Format::Hunyuan)),
     ("</answer>", drop("</answer>", Format::Hunyuan)),

@@ -7,7 +7,7 @@
 //! | family | what the model writes | who writes it |
 //! | --- | --- | --- |
 //! | [`Format::Tag`] | `RESEARCH: query` lines, for tools with `#[tool(tag = "RESEARCH")]` | prompts built with [`Registry::prompt_block`](crate::Registry::prompt_block) |
-//! | [`Format::Function`] | `<function=NAME><parameter=KEY>VALUE</parameter></function>`, or `<function=NAME>{json}</function>`, optionally in `<tool_call>` | Qwen3-Coder, Functionary, Llama 3.1 custom format |
+//! | [`Format::Function`] | `<function=NAME><parameter=KEY>VALUE</parameter></function>`, or `<function=NAME>{json}</function>`, optionally in `<tool_call>` or `<seed:tool_call>` | Qwen3-Coder, Seed-OSS, Functionary, Llama 3.1 custom format |
 //! | [`Format::Hermes`] | `<tool_call>{"name": …, "arguments": {…}}</tool_call>` | Hermes, Qwen2.5, Qwen3, Granite 4 |
 //! | [`Format::Glm`] | `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>` | GLM-4.5, GLM-4.6, GLM-4.7 |
 //! | [`Format::Json`] | a bare `[{"name", "arguments"}]` or `{"name", "parameters"}` standing alone (the whole message, lines of their own, a fenced block); `<\|tool_call\|>[…]`, `functools[…]`, `<tools>`, `<function_call>` | Llama 3.x JSON, xLAM, Qwen2.5-Coder, Granite 3, Phi-4-mini |
@@ -31,7 +31,8 @@
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
 //! opened the thought and only `</think>` appears; so are the families' own thoughts:
 //! `<|START_THINKING|>…<|END_THINKING|>` (Command R7B, Command A),
-//! `<|channel>thought…<channel|>` (Gemma 4) and gpt-oss's `analysis` channel. Tokens that only
+//! `<|channel>thought…<channel|>` (Gemma 4), `<seed:think>…</seed:think>` (Seed-OSS) and
+//! gpt-oss's `analysis` channel. Tokens that only
 //! wrap the answer (`<|START_RESPONSE|>…<|END_RESPONSE|>`, Hunyuan's `<answer>…</answer>`) are
 //! removed. **Calls written inside a thought are not calls**: a model thinking "maybe I should
 //! call search" has not called it. Set [`Options::calls_in_thinking`] to read them too.
