@@ -1,7 +1,8 @@
 //! Parsing throughput: 1 MB of prose (and of technical markdown) with no calls against a
 //! `memchr` scan of the same bytes (the limit for any parser that must look at every byte),
-//! 1 MB of text with calls in several formats, and streaming in 16-byte and 4 KB chunks against
-//! the whole-text parse.
+//! 1 MB of text with calls in several formats, and streaming in 16-byte and 4 KB chunks and token
+//! by token (4-byte pushes, and a chat answer split into word-like tokens) against the
+//! whole-text parse.
 //!
 //! Run with `cargo bench -p tool-registry --bench parse`; docs/PERFORMANCE.md has the figures.
 
@@ -261,6 +262,95 @@ fn push_with_in(text: &str, chunk: usize, registry: &Registry) -> usize {
     seen
 }
 
+/// `text` split roughly as a BPE tokenizer with GPT-style pre-tokenization splits it: the
+/// special tokens of the chat answer whole, then a word with the space before it, a run of up to
+/// three digits, a run of punctuation, a run of line breaks or spaces, each at most 8 bytes.
+fn word_tokens(text: &str) -> Vec<&str> {
+    const SPECIAL: [&str; 4] = ["<think>", "</think>", "<tool_call>", "</tool_call>"];
+    let class = |b: u8| match b {
+        b'\n' => 2,
+        b' ' => 3,
+        b'0'..=b'9' => 1,
+        b if b.is_ascii_alphabetic() || b >= 0x80 => 0,
+        _ => 4,
+    };
+    let special =
+        |at: usize| (SPECIAL.iter()).find(|s| text.as_bytes()[at..].starts_with(s.as_bytes()));
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(token) = special(at) {
+            tokens.push(&text[at..at + token.len()]);
+            at += token.len();
+            continue;
+        }
+        let start = at;
+        // A space joins the word or punctuation after it.
+        if bytes[at] == b' '
+            && bytes
+                .get(at + 1)
+                .is_some_and(|b| matches!(class(*b), 0 | 1 | 4))
+        {
+            at += 1;
+        }
+        let kind = class(bytes[at]);
+        let limit = if kind == 1 { 3 } else { 8 };
+        at += 1;
+        while at < bytes.len()
+            && class(bytes[at]) == kind
+            && at - start < limit
+            && special(at).is_none()
+        {
+            at += 1;
+        }
+        while !text.is_char_boundary(at) {
+            at += 1;
+        }
+        tokens.push(&text[start..at]);
+    }
+    tokens
+}
+
+/// Streams `tokens` through `push_with`, as [`push_with_in`] does chunks.
+fn push_tokens(tokens: &[&str], registry: &Registry) -> usize {
+    let mut stream =
+        StreamParser::with_options(registry, Options::new().thinking(Thinking::ExplicitOnly))
+            .events_only();
+    let mut seen = 0;
+    let mut count = |delta: StreamDelta<'_>| match delta {
+        StreamDelta::Text(text) | StreamDelta::Reasoning(text) => seen += text.len(),
+        _ => seen += 1,
+    };
+    for token in tokens {
+        stream.push_with(token, &mut count);
+    }
+    stream.finish_with(&mut count);
+    seen
+}
+
+/// The median, over 201 rounds, of the ratio `stream time / whole time`, the two timed back to
+/// back in each round (200 runs each).
+fn paired(whole: &dyn Fn() -> usize, stream: &dyn Fn() -> usize) -> f64 {
+    let time = |f: &dyn Fn() -> usize| {
+        let start = Instant::now();
+        let mut sink = 0;
+        for _ in 0..200 {
+            sink += f();
+        }
+        black_box(sink);
+        start.elapsed().as_secs_f64()
+    };
+    let mut ratios: Vec<f64> = (0..201)
+        .map(|_| {
+            let whole = time(whole);
+            time(stream) / whole
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
 /// The cost of one push of a token-sized chunk (4, 16, 64 bytes) through `push_with`, and
 /// token-sized streaming (4 bytes) against the whole-text parse of the same text.
 fn pushes(c: &mut Criterion) {
@@ -275,6 +365,25 @@ fn pushes(c: &mut Criterion) {
         });
     }
     group.finish();
+    let answer = chat();
+    let tokens = word_tokens(&answer);
+    let ratio = |stream: &dyn Fn() -> usize| {
+        paired(
+            &|| {
+                parse::text_with(black_box(&answer), registry, options)
+                    .content
+                    .len()
+            },
+            stream,
+        )
+    };
+    let four = ratio(&|| push_with_in(black_box(&answer), 4, registry));
+    let words = ratio(&|| push_tokens(black_box(&tokens), registry));
+    println!(
+        "chat_1kb: paired median of stream/whole time: {four:.3}x in 4-byte pushes, {words:.3}x in {} word-like tokens ({:.2} bytes each)",
+        tokens.len(),
+        answer.len() as f64 / tokens.len() as f64
+    );
     let mut group = c.benchmark_group("tokens");
     for (name, text) in [
         ("prose_64kb", prose.clone()),
