@@ -136,28 +136,37 @@ fn stream_in(text: &str, chunk: usize, registry: &Registry) -> usize {
     events + stream.finish().len()
 }
 
-/// The median, over 301 rounds, of the ratio `memchr time / parse time`, the two timed back to
-/// back in each round: stable under the load of a shared machine, where criterion's absolute
-/// times drift by a third between runs.
-fn paired_ratio(text: &str, parse: impl Fn(&str) -> usize) -> f64 {
+/// The median, over `rounds`, of the ratio `base time / other time`, the two timed back to back
+/// (`runs` times each) in each round: stable under the load of a shared machine, where
+/// criterion's absolute times drift by a third between runs.
+fn paired(base: &dyn Fn() -> usize, other: &dyn Fn() -> usize, runs: usize, rounds: usize) -> f64 {
     let time = |f: &dyn Fn() -> usize| {
         let start = Instant::now();
         let mut sink = 0;
-        for _ in 0..8 {
+        for _ in 0..runs {
             sink += f();
         }
         black_box(sink);
         start.elapsed().as_secs_f64()
     };
-    let mut ratios: Vec<f64> = (0..301)
+    let mut ratios: Vec<f64> = (0..rounds)
         .map(|_| {
-            let memchr = time(&|| memchr::memchr_iter(b'<', black_box(text.as_bytes())).count());
-            let parsed = time(&|| parse(black_box(text)));
-            memchr / parsed
+            let base = time(base);
+            base / time(other)
         })
         .collect();
     ratios.sort_by(f64::total_cmp);
     ratios[ratios.len() / 2]
+}
+
+/// [`paired`] `memchr time / parse time` over `text`, 8 runs a round, 301 rounds.
+fn paired_ratio(text: &str, parse: impl Fn(&str) -> usize) -> f64 {
+    paired(
+        &|| memchr::memchr_iter(b'<', black_box(text.as_bytes())).count(),
+        &|| parse(black_box(text)),
+        8,
+        301,
+    )
 }
 
 fn no_calls_vs_memchr(c: &mut Criterion) {
@@ -329,28 +338,6 @@ fn push_tokens(tokens: &[&str], registry: &Registry) -> usize {
     seen
 }
 
-/// The median, over 201 rounds, of the ratio `stream time / whole time`, the two timed back to
-/// back in each round (200 runs each).
-fn paired(whole: &dyn Fn() -> usize, stream: &dyn Fn() -> usize) -> f64 {
-    let time = |f: &dyn Fn() -> usize| {
-        let start = Instant::now();
-        let mut sink = 0;
-        for _ in 0..200 {
-            sink += f();
-        }
-        black_box(sink);
-        start.elapsed().as_secs_f64()
-    };
-    let mut ratios: Vec<f64> = (0..201)
-        .map(|_| {
-            let whole = time(whole);
-            time(stream) / whole
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios[ratios.len() / 2]
-}
-
 /// The cost of one push of a token-sized chunk (4, 16, 64 bytes) through `push_with`, and
 /// token-sized streaming (4 bytes) against the whole-text parse of the same text.
 fn pushes(c: &mut Criterion) {
@@ -367,15 +354,10 @@ fn pushes(c: &mut Criterion) {
     group.finish();
     let answer = chat();
     let tokens = word_tokens(&answer);
+    // The stream's time over the whole text's.
     let ratio = |stream: &dyn Fn() -> usize| {
-        paired(
-            &|| {
-                parse::text_with(black_box(&answer), registry, options)
-                    .content
-                    .len()
-            },
-            stream,
-        )
+        let whole = || (parse::text_with(black_box(&answer), registry, options).content).len();
+        paired(stream, &whole, 200, 201)
     };
     let four = ratio(&|| push_with_in(black_box(&answer), 4, registry));
     let words = ratio(&|| push_tokens(black_box(&tokens), registry));

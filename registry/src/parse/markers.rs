@@ -567,4 +567,29 @@ mod tests {
             );
         }
     }
+
+    /// A search without a match says where the next one must resume: at the first pattern the
+    /// end cuts off, in small windows and in the automaton's.
+    #[test]
+    fn a_search_resumes_where_a_pattern_may_still_begin() {
+        let scanner = Scanner::new(&[]);
+        let prose = "The river rises in the hills north of the town. ".repeat(3);
+        for filler in ["ab ", prose.as_str()] {
+            let len = filler.len();
+            assert_eq!(scanner.find(filler.as_bytes()), Err(len), "{filler:?}");
+            for cut in ["<", "<tool_c", "<seed:tool_", "[TOOL_CA"] {
+                let text = format!("{filler}{cut}");
+                assert_eq!(scanner.find(text.as_bytes()), Err(len), "{text:?}");
+            }
+            // Bytes that begin a pattern but cannot go on as one are passed over.
+            let text = format!("{filler}<b> `x` a < b");
+            assert_eq!(scanner.find(text.as_bytes()), Err(text.len()), "{text:?}");
+            let text = format!("{filler}<tool_call>{{");
+            assert_eq!(
+                scanner.find(text.as_bytes()),
+                Ok((len, Hit::Marker(Marker::ToolCall))),
+                "{text:?}"
+            );
+        }
+    }
 }
