@@ -250,25 +250,19 @@ fn streaming(c: &mut Criterion) {
 /// Streams `text` in `chunk`-byte pushes through `push_with`, the borrowed-delta API a server
 /// forwarding tokens uses; returns the bytes of text handed out, and the events.
 fn push_with_in(text: &str, chunk: usize, registry: &Registry) -> usize {
-    let mut stream =
-        StreamParser::with_options(registry, Options::new().thinking(Thinking::ExplicitOnly))
-            .events_only();
-    let mut seen = 0;
-    let mut count = |delta: StreamDelta<'_>| match delta {
-        StreamDelta::Text(text) | StreamDelta::Reasoning(text) => seen += text.len(),
-        _ => seen += 1,
-    };
     let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + chunk).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
+    let chunks = std::iter::from_fn(|| {
+        let start = at;
+        if start == text.len() {
+            return None;
         }
-        stream.push_with(&text[at..end], &mut count);
-        at = end;
-    }
-    stream.finish_with(&mut count);
-    seen
+        at = (start + chunk).min(text.len());
+        while !text.is_char_boundary(at) {
+            at += 1;
+        }
+        Some(&text[start..at])
+    });
+    push_pieces(chunks, registry)
 }
 
 /// `text` split roughly as a BPE tokenizer with GPT-style pre-tokenization splits it: the
@@ -321,8 +315,8 @@ fn word_tokens(text: &str) -> Vec<&str> {
     tokens
 }
 
-/// Streams `tokens` through `push_with`, as [`push_with_in`] does chunks.
-fn push_tokens(tokens: &[&str], registry: &Registry) -> usize {
+/// Streams `pieces` through `push_with`, as [`push_with_in`] says.
+fn push_pieces<'a>(pieces: impl Iterator<Item = &'a str>, registry: &Registry) -> usize {
     let mut stream =
         StreamParser::with_options(registry, Options::new().thinking(Thinking::ExplicitOnly))
             .events_only();
@@ -331,8 +325,8 @@ fn push_tokens(tokens: &[&str], registry: &Registry) -> usize {
         StreamDelta::Text(text) | StreamDelta::Reasoning(text) => seen += text.len(),
         _ => seen += 1,
     };
-    for token in tokens {
-        stream.push_with(token, &mut count);
+    for piece in pieces {
+        stream.push_with(piece, &mut count);
     }
     stream.finish_with(&mut count);
     seen
@@ -360,7 +354,7 @@ fn pushes(c: &mut Criterion) {
         paired(stream, &whole, 200, 201)
     };
     let four = ratio(&|| push_with_in(black_box(&answer), 4, registry));
-    let words = ratio(&|| push_tokens(black_box(&tokens), registry));
+    let words = ratio(&|| push_pieces(black_box(&tokens).iter().copied(), registry));
     println!(
         "chat_1kb: paired median of stream/whole time: {four:.3}x in 4-byte pushes, {words:.3}x in {} word-like tokens ({:.2} bytes each)",
         tokens.len(),
