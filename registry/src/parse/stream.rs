@@ -177,10 +177,9 @@ const INITIAL_BUFFER: usize = 512;
 
 /// A stream's work for one chunk, apart from handing out what it completes: the chunk added
 /// (the text the machine no longer needs dropped when the buffer is full) and read, as plain
-/// text when it can be ([`Machine::plain_chunk`]), otherwise by the scan ([`scan`]). Inlined
-/// into [`StreamParser::push_with`]: most chunks of an answer are plain. Says where what the
-/// chunk completes is ([`Plain`]).
-#[inline]
+/// text when it can be ([`Machine::plain_chunk`]), otherwise by the scan ([`scan`]). Not
+/// generic, so that it is compiled once, in this crate. Says where what the chunk completes is
+/// ([`Plain`]).
 fn advance(
     machine: &mut Machine,
     buf: &mut String,
@@ -201,7 +200,7 @@ fn advance(
 }
 
 /// The chunk at the end of `input` read by the scan (or, inside a call block, left for the next
-/// chunk: [`Machine::block_waits`]). Not generic, so that it is compiled once, in this crate.
+/// chunk: [`Machine::block_waits`]), out of the way of the plain path.
 fn scan(machine: &mut Machine, input: &Input<'_>, tools: &dyn ToolSet, chunk: &str) -> Plain {
     if machine.block_waits(chunk.as_bytes()) {
         return Plain::Wait;
