@@ -26,6 +26,10 @@ impl Gap {
     }
 }
 
+/// The most whitespace waiting before a stream's piece that [`Assembler::push_span`] hands out
+/// with it.
+const SPAN_WHITESPACE: usize = 32;
+
 /// Builds display text incrementally; [`Assembler::take_range`] hands out what was added since
 /// the last call, so a stream can emit exactly what the whole text will hold.
 #[derive(Debug, Default)]
@@ -96,11 +100,12 @@ impl Assembler {
 
     /// A stream's next piece of text, `text`, pushed when what it adds can be handed out as
     /// one stretch of the input: there is visible text before it, no joint to make, nothing
-    /// added before it waits to be handed out, and the whitespace waiting (if any) is `before`,
-    /// the input just before `text`. Returns how much of the input before `text` (the
-    /// whitespace that waited) and of `text` (up to its last visible byte) the piece adds:
-    /// `Some((0, 0))` when it is all whitespace, which waits in turn. `None`, with nothing
-    /// pushed, otherwise. `keep` says whether the text is kept for the result.
+    /// added before it waits to be handed out, and the whitespace waiting (if any, and at most
+    /// [`SPAN_WHITESPACE`] bytes) ends `before`, the input just before `text`. Returns how much
+    /// of the input before `text` (the whitespace that waited) and of `text` (up to its last
+    /// visible byte) the piece adds: `Some((0, 0))` when it is all whitespace, which waits in
+    /// turn. `None`, with nothing pushed, otherwise. `keep` says whether the text is kept for
+    /// the result.
     #[inline]
     pub(crate) fn push_span(
         &mut self,
@@ -112,7 +117,9 @@ impl Assembler {
             return None;
         }
         let held = self.pending.len();
-        if held > 0 && !before.ends_with(self.pending.as_bytes()) {
+        // Checked byte by byte, so only for a little whitespace: a long run goes through
+        // `push`, which never looks at it again.
+        if held > SPAN_WHITESPACE || (held > 0 && !before.ends_with(self.pending.as_bytes())) {
             return None;
         }
         let bytes = text.as_bytes();
