@@ -226,7 +226,7 @@ pub(crate) enum Ready {
 }
 
 /// What a stream did with a chunk.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Plain {
     /// Read by the scan: what it completes is pending.
     Scan,

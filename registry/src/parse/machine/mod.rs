@@ -179,7 +179,9 @@ impl Machine {
     }
 
     /// Runs over the available input until it needs more (or, at the end of input, until
-    /// everything is read).
+    /// everything is read). The modes' steps are kept out of line (`#[inline(never)]`): a
+    /// stream enters here at every push it scans, and with every step inlined the loop sets up
+    /// a large frame each time.
     pub(crate) fn run(&mut self, input: &Input<'_>, tools: &dyn ToolSet) {
         let env = Env {
             tools,
