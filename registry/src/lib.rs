@@ -15,6 +15,7 @@ pub mod format;
 pub mod gate;
 pub mod parse;
 pub mod registry;
+mod schema;
 pub mod scope;
 pub mod spec;
 pub mod store;

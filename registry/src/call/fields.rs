@@ -30,13 +30,11 @@ use serde_json::{Map, Value};
 
 use super::args::invalid;
 use super::{MAX_ARGS_DEPTH, ToolArgs, ToolError};
+use crate::schema::{self, Memo};
 
-/// The most `$ref`s followed from one place in the schema before giving up on it.
-const MAX_REF_HOPS: usize = 16;
-
-/// The most subschemas [`has_open_objects`] visits; a schema larger than that is checked on
-/// every call rather than read to its end.
-const MAX_SCHEMAS: usize = 4096;
+/// The most `Option` wrappers unwrapped from one place in the schema (each may be reached
+/// through a chain of `$ref`s, which the schema walk bounds).
+const MAX_UNWRAPS: usize = 16;
 
 /// What the walk needs to know of one schema, its `$ref`s and `Option` wrapper followed.
 #[derive(Default)]
@@ -70,13 +68,9 @@ fn shape<'s>(root: &'s Value, schema: &'s Value) -> Shape<'s> {
 /// `anyOf`/`oneOf` whose other option is `{"type": "null"}`. `None` for a reference that
 /// leads nowhere or in a circle.
 fn resolve<'s>(root: &'s Value, mut schema: &'s Value) -> Option<&'s Value> {
-    for _ in 0..MAX_REF_HOPS {
-        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-            schema = reference
-                .strip_prefix('#')
-                .and_then(|pointer| root.pointer(pointer))?;
-            continue;
-        }
+    let mut walk = schema::Walk::new(root);
+    for _ in 0..MAX_UNWRAPS {
+        schema = walk.resolve(schema).ok()?;
         match nullable_option(schema) {
             Some(option) => schema = option,
             None => return Some(schema),
@@ -108,20 +102,21 @@ fn nullable_option(schema: &Value) -> Option<&Value> {
 /// Whether anything the arguments can hold under `root` (the input schema) is an object that
 /// the check refuses unknown keys of: the one question asked per tool, once.
 pub(crate) fn has_open_objects(root: &Value) -> bool {
-    let mut seen: Vec<*const Value> = Vec::new();
+    let mut walk = schema::Walk::new(root);
+    let mut seen = Memo::<()>::default();
     let mut stack = vec![root];
     while let Some(schema) = stack.pop() {
         let Some(resolved) = resolve(root, schema) else {
             continue;
         };
-        let at = std::ptr::from_ref(resolved);
-        if seen.contains(&at) {
+        if seen.get(resolved).is_some() {
             continue;
         }
-        if seen.len() >= MAX_SCHEMAS {
+        if walk.visit().is_err() {
+            // Larger than a walk reads: checked on every call instead.
             return true;
         }
-        seen.push(at);
+        seen.close(resolved, ());
         let shape = shape(root, resolved);
         if shape.closed {
             return true;

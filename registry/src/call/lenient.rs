@@ -28,108 +28,56 @@
 use serde_json::{Map, Value};
 
 use super::args::MAX_ARGS_DEPTH;
+use crate::schema::MAX_SCHEMA_NODES;
+use crate::schema::kinds::{Kinds, Typing};
+
+/// The most schemas one decoding visits in all: a hundred times what one schema may hold, so a
+/// long array of values of a large schema is read in full, and a hostile pairing of the two
+/// stops in milliseconds.
+pub(crate) const MAX_DECODE_VISITS: usize = 100 * MAX_SCHEMA_NODES;
+
+/// Decoding gave up: reading the arguments by the schema took more than [`MAX_DECODE_VISITS`].
+#[derive(Debug)]
+pub(crate) struct TooCostly;
 
 /// Rewrites `value` (the arguments) by the rules above; returns whether anything changed.
-pub(crate) fn coerce(value: &mut Value, root: &Value) -> bool {
+pub(crate) fn coerce(value: &mut Value, root: &Value) -> Result<bool, TooCostly> {
     let mut walk = Walk {
-        root,
+        typing: Typing::with_budget(root, MAX_DECODE_VISITS),
         changed: false,
     };
     walk.value(value, root, 0);
-    walk.changed
+    if walk.typing.spent() {
+        return Err(TooCostly);
+    }
+    Ok(walk.changed)
+}
+
+impl TooCostly {
+    /// The error a call answers with.
+    pub(crate) fn error(self) -> super::ToolError {
+        super::ToolError::InvalidArguments {
+            tool: String::new(),
+            path: String::new(),
+            message: format!(
+                "reading these arguments by the tool's schema took more than {MAX_DECODE_VISITS} \
+                 schema visits; send fewer or smaller values, as the schema says"
+            ),
+        }
+    }
 }
 
 struct Walk<'s> {
-    root: &'s Value,
+    typing: Typing<'s>,
     changed: bool,
 }
 
-/// What a schema admits, as far as these rules ask.
-#[derive(Default, Clone, Copy)]
-struct Expected {
-    object: bool,
-    array: bool,
-    string: bool,
-    integer: bool,
-    number: bool,
-    boolean: bool,
-    null: bool,
-}
-
 impl<'s> Walk<'s> {
-    /// The schema `schema` points at, following one `$ref` into the root's definitions.
-    fn resolve(&self, schema: &'s Value) -> &'s Value {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => reference
-                .strip_prefix('#')
-                .and_then(|pointer| self.root.pointer(pointer))
-                .unwrap_or(schema),
-            None => schema,
-        }
-    }
-
-    fn expected(&self, schema: &'s Value, depth: usize) -> Expected {
-        let schema = self.resolve(schema);
-        let mut expected = Expected::default();
-        let mut add = |ty: &str| match ty {
-            "object" => expected.object = true,
-            "array" => expected.array = true,
-            "string" => expected.string = true,
-            "integer" => expected.integer = true,
-            "number" => expected.number = true,
-            "boolean" => expected.boolean = true,
-            "null" => expected.null = true,
-            _ => {}
-        };
-        match schema.get("type") {
-            Some(Value::String(ty)) => add(ty),
-            Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).for_each(add),
-            _ => {}
-        }
-        if schema.get("properties").is_some() {
-            expected.object = true;
-        }
-        if depth < 8 {
-            for key in ["anyOf", "oneOf"] {
-                for option in schema
-                    .get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let more = self.expected(option, depth + 1);
-                    expected = expected.or(more);
-                }
-            }
-        }
-        expected
-    }
-
-    /// The schema of `value`'s property `key` (or of its items, for an array), among the
-    /// options of an `anyOf`/`oneOf` too.
-    fn member(&self, schema: &'s Value, key: Option<&str>, depth: usize) -> Option<&'s Value> {
-        let schema = self.resolve(schema);
-        let direct = match key {
-            Some(key) => schema.get("properties").and_then(|p| p.get(key)),
-            None => schema.get("items").filter(|items| items.is_object()),
-        };
-        if direct.is_some() || depth >= 8 {
-            return direct;
-        }
-        ["anyOf", "oneOf"].iter().find_map(|k| {
-            schema
-                .get(*k)?
-                .as_array()?
-                .iter()
-                .find_map(|option| self.member(option, key, depth + 1))
-        })
-    }
-
     fn value(&mut self, value: &mut Value, schema: &'s Value, depth: usize) {
-        if depth > MAX_ARGS_DEPTH {
+        if depth > MAX_ARGS_DEPTH || self.typing.spent() {
             return;
         }
-        let expected = self.expected(schema, 0);
+        let expected = self.typing.kinds(schema);
         if let Value::String(text) = value
             && let Some(read) = read_string(text, expected)
         {
@@ -139,7 +87,7 @@ impl<'s> Walk<'s> {
         match value {
             Value::Object(map) => self.object(map, schema, depth),
             Value::Array(items) => {
-                if let Some(items_schema) = self.member(schema, None, 0) {
+                if let Some(items_schema) = self.typing.items(schema) {
                     for item in items {
                         self.value(item, items_schema, depth + 1);
                     }
@@ -150,7 +98,7 @@ impl<'s> Walk<'s> {
     }
 
     fn object(&mut self, map: &mut Map<String, Value>, schema: &'s Value, depth: usize) {
-        let resolved = self.resolve(schema);
+        let resolved = self.typing.resolve(schema);
         let required: Vec<&str> = resolved
             .get("required")
             .and_then(Value::as_array)
@@ -158,12 +106,12 @@ impl<'s> Walk<'s> {
             .unwrap_or_default();
         let mut absent = Vec::new();
         for (key, member) in map.iter_mut() {
-            let Some(member_schema) = self.member(schema, Some(key), 0) else {
+            let Some(member_schema) = self.typing.property(schema, key) else {
                 continue;
             };
             if member.is_null()
                 && !required.contains(&key.as_str())
-                && !self.expected(member_schema, 0).null
+                && !self.typing.kinds(member_schema).has(Kinds::NULL)
             {
                 absent.push(key.clone());
                 continue;
@@ -177,34 +125,21 @@ impl<'s> Walk<'s> {
     }
 }
 
-impl Expected {
-    fn or(self, other: Self) -> Self {
-        Self {
-            object: self.object || other.object,
-            array: self.array || other.array,
-            string: self.string || other.string,
-            integer: self.integer || other.integer,
-            number: self.number || other.number,
-            boolean: self.boolean || other.boolean,
-            null: self.null || other.null,
-        }
-    }
-}
-
 /// What a string means where the schema expects something else; `None` to leave it.
-fn read_string(text: &str, expected: Expected) -> Option<Value> {
-    if expected.string {
+fn read_string(text: &str, expected: Kinds) -> Option<Value> {
+    if expected.has(Kinds::STRING) {
         return None;
     }
     let trimmed = text.trim();
-    if (expected.object && trimmed.starts_with('{')) || (expected.array && trimmed.starts_with('['))
+    if (expected.has(Kinds::OBJECT) && trimmed.starts_with('{'))
+        || (expected.has(Kinds::ARRAY) && trimmed.starts_with('['))
     {
         // Depth is bounded by serde_json's own recursion limit.
         return serde_json::from_str::<Value>(trimmed)
             .ok()
             .filter(|v| v.is_object() || v.is_array());
     }
-    if expected.integer {
+    if expected.has(Kinds::INTEGER) {
         if let Ok(n) = trimmed.parse::<i64>() {
             return Some(n.into());
         }
@@ -212,7 +147,7 @@ fn read_string(text: &str, expected: Expected) -> Option<Value> {
             return Some(n.into());
         }
     }
-    if expected.number
+    if expected.has(Kinds::NUMBER)
         && let Some(n) = trimmed
             .parse::<f64>()
             .ok()
@@ -220,7 +155,7 @@ fn read_string(text: &str, expected: Expected) -> Option<Value> {
     {
         return Some(Value::Number(n));
     }
-    if expected.boolean {
+    if expected.has(Kinds::BOOLEAN) {
         match trimmed {
             "true" => return Some(Value::Bool(true)),
             "false" => return Some(Value::Bool(false)),
@@ -237,7 +172,7 @@ mod tests {
     use super::coerce;
 
     fn coerced(mut value: serde_json::Value, schema: &serde_json::Value) -> serde_json::Value {
-        coerce(&mut value, schema);
+        coerce(&mut value, schema).unwrap();
         value
     }
 

@@ -233,7 +233,10 @@ impl Entry {
         let call = |args, env| self.call_linked(def, args, env);
         match args {
             ToolArgs::Value(mut value) => {
-                crate::call::lenient::coerce(&mut value, self.schema_value());
+                if let Err(costly) = crate::call::lenient::coerce(&mut value, self.schema_value()) {
+                    crate::call::dispose(value);
+                    return Err(costly.error());
+                }
                 call(ToolArgs::Value(value), env)
             }
             ToolArgs::Text(text) => match call(ToolArgs::Text(text), env) {
@@ -241,11 +244,16 @@ impl Entry {
                     let Ok(mut value) = crate::call::args_value(ToolArgs::Text(text)) else {
                         return Err(error);
                     };
-                    if crate::call::lenient::coerce(&mut value, self.schema_value()) {
-                        call(ToolArgs::Value(value), env)
-                    } else {
-                        crate::call::dispose(value);
-                        Err(error)
+                    match crate::call::lenient::coerce(&mut value, self.schema_value()) {
+                        Ok(true) => call(ToolArgs::Value(value), env),
+                        Ok(false) => {
+                            crate::call::dispose(value);
+                            Err(error)
+                        }
+                        Err(costly) => {
+                            crate::call::dispose(value);
+                            Err(costly.error())
+                        }
                     }
                 }
                 other => other,
@@ -268,8 +276,11 @@ impl Owned {
             });
         };
         let mut value = crate::call::args_value(args)?;
-        if let Some(schema) = lenient {
-            crate::call::lenient::coerce(&mut value, schema);
+        if let Some(schema) = lenient
+            && let Err(costly) = crate::call::lenient::coerce(&mut value, schema)
+        {
+            crate::call::dispose(value);
+            return Err(costly.error());
         }
         let error =
             self.validator

@@ -8,13 +8,15 @@
 //! `anyOf: [X, null]` as `X` with `"nullable": true`, a `const` as a one-value `enum` (a string)
 //! or in the description (another value), `oneOf` as `anyOf`, and moves the meaning of other
 //! keywords that matter (exclusive bounds, `multipleOf`, `uniqueItems`, a number's enum) into the
-//! description. A schema it cannot express (a recursive type) is an error; the definition then
-//! carries the schema as `parametersJsonSchema`, which Gemini also takes.
+//! description. A schema it cannot express is an error: a recursive type, or one that inlined
+//! would take more than [`MAX_SCHEMA_NODES`] schemas or nest more than [`MAX_WALK_DEPTH`] levels
+//! (each definition is transformed once and copied where it is used, so the cost is what is
+//! written, bounded by the budget). The definition then carries the schema as
+//! `parametersJsonSchema`, which Gemini also takes.
 
 use serde_json::{Map, Value, json};
 
-/// Inlined `$ref`s deeper than this are taken as a recursive type.
-const MAX_INLINE_DEPTH: usize = 16;
+use crate::schema::{MAX_SCHEMA_NODES, MAX_WALK_DEPTH, Memo, Slot, Walk, Why};
 
 /// Why a schema has no Gemini `parameters` form: where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,11 +28,33 @@ pub(crate) struct Inexpressible {
 /// The Gemini `parameters` form of an argument schema.
 pub(crate) fn parameters(schema: &Map<String, Value>) -> Result<Value, Inexpressible> {
     let root = Value::Object(schema.clone());
-    Walk { root: &root }.schema(&root, "", 0)
+    let mut transform = Transform {
+        walk: Walk::new(&root),
+        inlined: Memo::default(),
+    };
+    transform.schema(&root, "", 1)
 }
 
-struct Walk<'r> {
-    root: &'r Value,
+struct Transform<'r> {
+    /// Counts the schemas written: one per schema transformed, a copy's size per copy.
+    walk: Walk<'r>,
+    /// Each `$ref` target's transformed form and how many schemas it holds.
+    inlined: Memo<(Value, usize)>,
+}
+
+impl Inexpressible {
+    fn at(path: &str, why: Why) -> Self {
+        let construct = match why {
+            Why::Spent => {
+                format!("inlining its `$ref`s would write more than {MAX_SCHEMA_NODES} schemas")
+            }
+            other => other.to_string(),
+        };
+        Self {
+            path: path.to_owned(),
+            construct,
+        }
+    }
 }
 
 const KEPT: &[&str] = &[
@@ -55,26 +79,22 @@ const DESCRIBED: &[(&str, &str)] = &[
     ("uniqueItems", "unique items:"),
 ];
 
-impl Walk<'_> {
-    fn schema(&self, schema: &Value, path: &str, depth: usize) -> Result<Value, Inexpressible> {
+impl<'r> Transform<'r> {
+    fn schema(
+        &mut self,
+        schema: &'r Value,
+        path: &str,
+        depth: usize,
+    ) -> Result<Value, Inexpressible> {
         let Value::Object(map) = schema else {
             return Ok(json!({}));
         };
+        if depth > MAX_WALK_DEPTH {
+            return Err(Inexpressible::at(path, Why::TooDeep));
+        }
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            if depth >= MAX_INLINE_DEPTH {
-                return Err(Inexpressible {
-                    path: format!("{path}/$ref"),
-                    construct: format!("`{reference}` refers to itself (a recursive type)"),
-                });
-            }
-            let target = reference
-                .strip_prefix('#')
-                .and_then(|pointer| self.root.pointer(pointer))
-                .ok_or_else(|| Inexpressible {
-                    path: format!("{path}/$ref"),
-                    construct: format!("`{reference}` points nowhere in the schema"),
-                })?;
-            let mut inlined = self.schema(target, path, depth + 1)?;
+            let here = format!("{path}/$ref");
+            let mut inlined = self.inline(reference, &here, depth)?;
             // The referring schema's own description wins over the definition's.
             if let (Some(description), Value::Object(out)) = (map.get("description"), &mut inlined)
             {
@@ -82,6 +102,9 @@ impl Walk<'_> {
             }
             return Ok(inlined);
         }
+        self.walk
+            .visit()
+            .map_err(|why| Inexpressible::at(path, why))?;
         let mut out = Map::new();
         let mut notes = Vec::new();
         let mut nullable = false;
@@ -114,13 +137,13 @@ impl Walk<'_> {
                     for (name, member) in value.as_object().into_iter().flatten() {
                         members.insert(
                             name.clone(),
-                            self.schema(member, &format!("{here}/{name}"), depth)?,
+                            self.schema(member, &format!("{here}/{name}"), depth + 1)?,
                         );
                     }
                     out.insert(key.clone(), Value::Object(members));
                 }
                 "items" => {
-                    out.insert(key.clone(), self.schema(value, &here, depth)?);
+                    out.insert(key.clone(), self.schema(value, &here, depth + 1)?);
                 }
                 "anyOf" | "oneOf" => {
                     let options: Vec<&Value> = value.as_array().into_iter().flatten().collect();
@@ -131,7 +154,7 @@ impl Walk<'_> {
                     nullable |= non_null.len() < options.len();
                     if let [only] = non_null.as_slice() {
                         // `X or null`: X, nullable.
-                        if let Value::Object(inner) = self.schema(only, &here, depth)? {
+                        if let Value::Object(inner) = self.schema(only, &here, depth + 1)? {
                             for (k, v) in inner {
                                 out.entry(k).or_insert(v);
                             }
@@ -140,7 +163,7 @@ impl Walk<'_> {
                         let options = non_null
                             .iter()
                             .enumerate()
-                            .map(|(i, o)| self.schema(o, &format!("{here}/{i}"), depth))
+                            .map(|(i, o)| self.schema(o, &format!("{here}/{i}"), depth + 1))
                             .collect::<Result<Vec<_>, _>>()?;
                         out.insert("anyOf".into(), options.into());
                     }
@@ -190,6 +213,38 @@ impl Walk<'_> {
         }
         super::describe(&mut out, &notes);
         Ok(Value::Object(out))
+    }
+
+    /// The transformed form of the `$ref` target `reference`: worked out once, then copied,
+    /// each copy counted against the budget.
+    fn inline(
+        &mut self,
+        reference: &str,
+        here: &str,
+        depth: usize,
+    ) -> Result<Value, Inexpressible> {
+        let target = self
+            .walk
+            .target(reference)
+            .ok_or_else(|| Inexpressible::at(here, Why::Nowhere(reference.to_owned())))?;
+        match self.inlined.get(target) {
+            Some(Slot::Done((inlined, size))) => {
+                let (inlined, size) = (inlined.clone(), *size);
+                self.walk
+                    .spend(size)
+                    .map_err(|why| Inexpressible::at(here, why))?;
+                Ok(inlined)
+            }
+            Some(Slot::Open) => Err(Inexpressible::at(here, Why::Circle(reference.to_owned()))),
+            None => {
+                self.inlined.open(target);
+                let before = self.walk.left;
+                let inlined = self.schema(target, here, depth + 1)?;
+                self.inlined
+                    .close(target, (inlined.clone(), before - self.walk.left));
+                Ok(inlined)
+            }
+        }
     }
 }
 

@@ -32,6 +32,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::schema::{MAX_WALK_DEPTH, Memo, Slot, Stop, Walk, Why, child_path, children};
+
 /// A schema that strict mode cannot express.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -130,16 +132,25 @@ pub(crate) fn strict_parameters(
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return Err(refused(tool, "", "the arguments are not one object"));
     }
-    if dialect == Dialect::Anthropic
-        && let Some(path) = recursion(&root)
-    {
-        return Err(refused(
-            tool,
-            &path,
-            "a recursive schema (a `$ref` back to a schema that contains it)",
-        ));
+    if dialect == Dialect::Anthropic {
+        match recursion(&root) {
+            Ok(None) => {}
+            Ok(Some(path)) => {
+                return Err(refused(
+                    tool,
+                    &path,
+                    "a recursive schema (a `$ref` back to a schema that contains it)",
+                ));
+            }
+            Err(stop) => return Err(refused(tool, &stop.path, stop.why.to_string())),
+        }
     }
-    Transform { tool, dialect }.schema(&root, "")
+    Transform {
+        tool,
+        dialect,
+        walk: Walk::new(&root),
+    }
+    .schema(&root, "")
 }
 
 fn refused(tool: &str, path: &str, construct: impl Into<String>) -> StrictError {
@@ -157,6 +168,8 @@ fn refused(tool: &str, path: &str, construct: impl Into<String>) -> StrictError 
 struct Transform<'t> {
     tool: &'t str,
     dialect: Dialect,
+    /// The schemas transformed: the document as written, `$ref`s left as they are.
+    walk: Walk<'t>,
 }
 
 impl Transform<'_> {
@@ -164,11 +177,14 @@ impl Transform<'_> {
         refused(self.tool, path, construct)
     }
 
-    fn schema(&self, schema: &Value, path: &str) -> Result<Value, StrictError> {
+    fn schema(&mut self, schema: &Value, path: &str) -> Result<Value, StrictError> {
         let Value::Object(map) = schema else {
             // `true`/`false` schemas: a free value cannot be constrained.
             return Err(self.refused(path, "a schema that admits any value"));
         };
+        if let Err(why) = self.walk.visit() {
+            return Err(self.refused(path, why.to_string()));
+        }
         let anthropic = self.dialect == Dialect::Anthropic;
         let mut out = Map::new();
         let mut notes: Vec<String> = Vec::new();
@@ -237,7 +253,7 @@ impl Transform<'_> {
     }
 
     /// The options of an `anyOf`, `oneOf` or `allOf`, each in strict form.
-    fn options(&self, options: &Value, path: &str) -> Result<Value, StrictError> {
+    fn options(&mut self, options: &Value, path: &str) -> Result<Value, StrictError> {
         options
             .as_array()
             .into_iter()
@@ -286,57 +302,57 @@ fn contains_ref(value: &Value) -> bool {
     }
 }
 
-/// The place (a JSON Pointer) of a `$ref` that leads back to a schema containing it, if any.
-fn recursion(root: &Value) -> Option<String> {
+/// The place (a JSON Pointer) of a `$ref` that leads back to a schema containing it, if any;
+/// each target searched once, within the walk's budget.
+fn recursion(root: &Value) -> Result<Option<String>, Stop> {
     struct Search<'r> {
-        root: &'r Value,
-        /// The targets being expanded, outermost first (`""` is the root).
-        open: Vec<String>,
-        /// Targets expanded to their end without finding a way back.
-        done: Vec<String>,
+        walk: Walk<'r>,
+        /// Targets being searched (`Open`) or searched to their end without a way back.
+        targets: Memo<()>,
     }
-    impl Search<'_> {
-        fn visit(&mut self, value: &Value, path: &str) -> Option<String> {
-            match value {
-                Value::Object(map) => {
-                    if let Some(target) = map
-                        .get("$ref")
-                        .and_then(Value::as_str)
-                        .and_then(|r| r.strip_prefix('#'))
-                    {
-                        let here = format!("{path}/$ref");
-                        if self.open.iter().any(|t| t == target) {
-                            return Some(here);
-                        }
-                        if !self.done.iter().any(|t| t == target)
-                            && let Some(schema) = self.root.pointer(target)
-                        {
-                            self.open.push(target.to_owned());
-                            let found = self.visit(schema, target);
-                            self.open.pop();
-                            self.done.push(target.to_owned());
-                            if found.is_some() {
-                                return found;
-                            }
-                        }
-                    }
-                    map.iter()
-                        .find_map(|(key, member)| self.visit(member, &format!("{path}/{key}")))
-                }
-                Value::Array(items) => items
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, item)| self.visit(item, &format!("{path}/{i}"))),
-                _ => None,
+    impl<'r> Search<'r> {
+        fn visit(
+            &mut self,
+            schema: &'r Value,
+            path: &str,
+            depth: usize,
+        ) -> Result<Option<String>, Stop> {
+            if depth > MAX_WALK_DEPTH {
+                return Err(Stop::at(path, Why::TooDeep));
             }
+            self.walk.visit().map_err(|why| Stop::at(path, why))?;
+            if let Some(reference) = schema.get("$ref").and_then(Value::as_str)
+                && let Some(target) = self.walk.target(reference)
+            {
+                let here = format!("{path}/$ref");
+                match self.targets.get(target) {
+                    Some(Slot::Open) => return Ok(Some(here)),
+                    Some(Slot::Done(())) => {}
+                    None => {
+                        self.targets.open(target);
+                        let pointer = reference.trim_start_matches('#');
+                        if let Some(found) = self.visit(target, pointer, depth + 1)? {
+                            return Ok(Some(found));
+                        }
+                        self.targets.close(target, ());
+                    }
+                }
+            }
+            for (key, segment, child) in children(schema) {
+                let found = self.visit(child, &child_path(path, key, segment), depth + 1)?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+            Ok(None)
         }
     }
-    Search {
-        root,
-        open: vec![String::new()],
-        done: Vec::new(),
-    }
-    .visit(root, "")
+    let mut search = Search {
+        walk: Walk::new(root),
+        targets: Memo::default(),
+    };
+    search.targets.open(root);
+    search.visit(root, "", 1)
 }
 
 fn is_string(map: &Map<String, Value>) -> bool {

@@ -3,132 +3,16 @@
 
 use serde_json::Value;
 
-/// The JSON types an argument may have, from its schema. Empty means "not known".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Kinds(u8);
+pub(crate) use crate::schema::kinds::Kinds;
+use crate::schema::kinds::Typing;
 
-impl Kinds {
-    pub(crate) const STRING: Kinds = Kinds(1);
-    pub(crate) const INTEGER: Kinds = Kinds(2);
-    pub(crate) const NUMBER: Kinds = Kinds(4);
-    pub(crate) const BOOLEAN: Kinds = Kinds(8);
-    pub(crate) const NULL: Kinds = Kinds(16);
-    pub(crate) const OBJECT: Kinds = Kinds(32);
-    pub(crate) const ARRAY: Kinds = Kinds(64);
-    /// No schema: the value is what its text spells as JSON (or as a Python literal), else the
-    /// text.
-    pub(crate) const JSON: Kinds = Kinds(128);
-
-    pub(crate) fn has(self, other: Kinds) -> bool {
-        self.0 & other.0 != 0
-    }
-    fn union(self, other: Kinds) -> Kinds {
-        Kinds(self.0 | other.0)
-    }
-    pub(crate) fn is_unknown(self) -> bool {
-        self.0 == 0
-    }
-}
-
-/// The kinds of property `arg` of an object schema.
+/// The kinds of property `arg` of an object schema (found in its `anyOf`/`oneOf`/`allOf`
+/// options too), by the one schema walk and its budget.
 pub(crate) fn schema_arg_kinds(root: &Value, arg: &str) -> Kinds {
-    let object = resolve(root, root, 0);
-    let property = object
-        .and_then(|o| o.get("properties"))
-        .and_then(|p| p.get(arg))
-        .or_else(|| {
-            // `allOf` / `anyOf` of objects: look in each branch.
-            ["allOf", "anyOf", "oneOf"].iter().find_map(|key| {
-                object?
-                    .get(*key)?
-                    .as_array()?
-                    .iter()
-                    .find_map(|branch| resolve(branch, root, 0)?.get("properties")?.get(arg))
-            })
-        });
-    match property {
-        Some(p) => kinds_of(p, root, 0),
+    let mut typing = Typing::new(root);
+    match typing.property(root, arg) {
+        Some(property) => typing.kinds(property),
         None => Kinds::default(),
-    }
-}
-
-fn resolve<'a>(node: &'a Value, root: &'a Value, depth: u32) -> Option<&'a Value> {
-    if depth > 16 {
-        return None;
-    }
-    match node.get("$ref").and_then(Value::as_str) {
-        Some(reference) => {
-            let path = reference.strip_prefix("#/")?;
-            let mut target = root;
-            for part in path.split('/') {
-                target = target.get(part.replace("~1", "/").replace("~0", "~"))?;
-            }
-            resolve(target, root, depth + 1)
-        }
-        None => Some(node),
-    }
-}
-
-fn kinds_of(node: &Value, root: &Value, depth: u32) -> Kinds {
-    let Some(node) = resolve(node, root, depth) else {
-        return Kinds::default();
-    };
-    if depth > 16 {
-        return Kinds::default();
-    }
-    let mut kinds = Kinds::default();
-    match node.get("type") {
-        Some(Value::String(t)) => kinds = kinds.union(kind_named(t)),
-        Some(Value::Array(types)) => {
-            for t in types.iter().filter_map(Value::as_str) {
-                kinds = kinds.union(kind_named(t));
-            }
-        }
-        _ => {}
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(branches) = node.get(key).and_then(Value::as_array) {
-            for branch in branches {
-                kinds = kinds.union(kinds_of(branch, root, depth + 1));
-            }
-        }
-    }
-    if kinds.is_unknown() {
-        let values = node
-            .get("enum")
-            .and_then(Value::as_array)
-            .map(|v| v.as_slice())
-            .or_else(|| node.get("const").map(std::slice::from_ref))
-            .unwrap_or(&[]);
-        for value in values {
-            kinds = kinds.union(kind_of_value(value));
-        }
-    }
-    kinds
-}
-
-fn kind_named(name: &str) -> Kinds {
-    match name {
-        "string" | "str" | "text" => Kinds::STRING,
-        "integer" | "int" => Kinds::INTEGER,
-        "number" | "float" | "double" => Kinds::NUMBER,
-        "boolean" | "bool" => Kinds::BOOLEAN,
-        "null" => Kinds::NULL,
-        "object" | "dict" => Kinds::OBJECT,
-        "array" | "list" | "tuple" => Kinds::ARRAY,
-        _ => Kinds::default(),
-    }
-}
-
-fn kind_of_value(value: &Value) -> Kinds {
-    match value {
-        Value::Null => Kinds::NULL,
-        Value::Bool(_) => Kinds::BOOLEAN,
-        Value::Number(n) if n.is_f64() => Kinds::NUMBER,
-        Value::Number(_) => Kinds::INTEGER,
-        Value::String(_) => Kinds::STRING,
-        Value::Array(_) => Kinds::ARRAY,
-        Value::Object(_) => Kinds::OBJECT,
     }
 }
 
@@ -231,27 +115,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    #[test]
-    fn kinds_follow_refs_unions_and_enums() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer"},
-                "maybe": {"type": ["number", "null"]},
-                "cat": {"$ref": "#/$defs/Cat"},
-                "any": {"anyOf": [{"type": "boolean"}, {"type": "string"}]},
-                "free": {}
-            },
-            "$defs": {"Cat": {"enum": ["a", "b"]}}
-        });
-        assert_eq!(schema_arg_kinds(&schema, "n"), Kinds::INTEGER);
-        assert!(schema_arg_kinds(&schema, "maybe").has(Kinds::NULL));
-        assert_eq!(schema_arg_kinds(&schema, "cat"), Kinds::STRING);
-        assert!(schema_arg_kinds(&schema, "any").has(Kinds::BOOLEAN));
-        assert!(schema_arg_kinds(&schema, "free").is_unknown());
-        assert!(schema_arg_kinds(&schema, "missing").is_unknown());
-    }
 
     #[test]
     fn values_are_typed_by_kind() {

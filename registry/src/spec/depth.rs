@@ -8,38 +8,13 @@
 
 use serde_json::Value;
 
+use crate::schema::{child_path, children};
+
 /// The most levels of nested schemas an input or output schema may have: 32. A run-time tool
 /// whose schema nests deeper is refused when its spec is built; a compiled tool's MCP
 /// definition shows what lies deeper as `true`, with a note in the description (its
 /// arguments are still checked in full when it is called).
 pub const MAX_SCHEMA_DEPTH: usize = 32;
-
-/// Keywords whose value is one schema.
-const ONE: &[&str] = &[
-    "items",
-    "additionalProperties",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "additionalItems",
-];
-
-/// Keywords whose value maps names to schemas.
-const NAMED: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-];
-
-/// Keywords whose value is a list of schemas (`items` too, in drafts before 2020-12).
-const LISTED: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems", "items"];
 
 /// The schemas one level below the deepest allowed, in document order, each as the JSON
 /// Pointer of the schema that holds it and its own; empty when `schema` is within the bound.
@@ -48,30 +23,16 @@ pub(crate) fn too_deep(schema: &Value) -> Vec<(String, String)> {
     // An explicit stack: the schema being measured may be arbitrarily deep.
     let mut stack = vec![(schema, 1usize, String::new(), String::new())];
     while let Some((schema, depth, parent, path)) = stack.pop() {
-        let Value::Object(map) = schema else { continue };
+        if !schema.is_object() {
+            continue;
+        }
         if depth > MAX_SCHEMA_DEPTH {
             found.push((parent, path));
             continue;
         }
-        let mut children = Vec::new();
-        for (key, value) in map {
-            let here = format!("{path}/{}", escape(key));
-            let key = key.as_str();
-            match value {
-                Value::Object(_) if ONE.contains(&key) => children.push((value, here)),
-                Value::Object(members) if NAMED.contains(&key) => {
-                    for (name, member) in members {
-                        children.push((member, format!("{here}/{}", escape(name))));
-                    }
-                }
-                Value::Array(items) if LISTED.contains(&key) => {
-                    for (i, item) in items.iter().enumerate() {
-                        children.push((item, format!("{here}/{i}")));
-                    }
-                }
-                _ => {}
-            }
-        }
+        let children: Vec<(&Value, String)> = children(schema)
+            .map(|(key, segment, child)| (child, child_path(&path, key, segment)))
+            .collect();
         // Reversed, so the stack gives them back in document order.
         for (child, here) in children.into_iter().rev() {
             stack.push((child, depth + 1, path.clone(), here));
@@ -107,11 +68,6 @@ pub(crate) fn cut(schema: &mut Value) -> bool {
         }
     }
     !deep.is_empty()
-}
-
-/// A key as a JSON Pointer segment.
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

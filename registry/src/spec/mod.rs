@@ -54,6 +54,7 @@ pub(crate) mod depth;
 mod handler;
 mod registration;
 
+pub use crate::schema::{MAX_SCHEMA_NODES, MAX_WALK_DEPTH};
 pub use builder::ToolSpecBuilder;
 pub use depth::MAX_SCHEMA_DEPTH;
 pub use handler::ToolHandler;
@@ -344,19 +345,29 @@ impl ToolSpec {
         jsonschema::validator_for(schema).map_err(|e| self.schema_error("input", e))
     }
 
-    /// Schemas nest at most [`MAX_SCHEMA_DEPTH`] levels, so every client that walks them can.
+    /// Schemas nest at most [`MAX_SCHEMA_DEPTH`] levels, so every client that walks them can,
+    /// and every walk of the registry's own fits its budget ([`MAX_SCHEMA_NODES`] schemas,
+    /// [`MAX_WALK_DEPTH`] levels with `$ref`s followed): the cost is paid here, once, never per
+    /// call or per listing.
     fn check_depth(&self, which: &'static str, schema: &Value) -> Result<(), SpecError> {
-        match depth::too_deep(schema).first() {
-            None => Ok(()),
-            Some((_, at)) => Err(SpecError::Schema {
+        if let Some((_, at)) = depth::too_deep(schema).first() {
+            return Err(SpecError::Schema {
                 tool: self.fields.tool_name.clone(),
                 which,
                 problem: format!(
                     "nests schemas more than {MAX_SCHEMA_DEPTH} levels deep (at `{at}`); \
                      flatten it, or move nested parts into `$defs` and refer to them with `$ref`"
                 ),
-            }),
+            });
         }
+        crate::schema::measure(schema).map_err(|stop| SpecError::Schema {
+            tool: self.fields.tool_name.clone(),
+            which,
+            problem: format!(
+                "is too large to read: {stop}; split the tool, or share repeated parts \
+                 through fewer, smaller definitions"
+            ),
+        })
     }
 
     fn schema_error(&self, which: &'static str, error: impl Display) -> SpecError {
