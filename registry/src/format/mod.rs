@@ -13,12 +13,12 @@
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
 mod definitions;
-mod gemini;
+pub(crate) mod gemini;
 mod lists;
 mod prompt;
 mod provider;
 mod results;
-mod strict;
+pub(crate) mod strict;
 mod targets;
 
 pub(crate) use definitions::parameters;

@@ -97,7 +97,7 @@ mod sink;
 mod stream;
 mod tag_set;
 mod tools;
-mod typing;
+pub(crate) mod typing;
 mod vocab;
 
 pub use event::{StreamDelta, StreamEvent};

@@ -20,6 +20,7 @@
 //! more than [`MAX_SCHEMA_NODES`] schemas, or that nests more than [`MAX_WALK_DEPTH`] levels once
 //! its `$ref`s are followed, is refused then, so no listing or call ever meets its budget.
 
+mod cost;
 pub(crate) mod kinds;
 
 use std::collections::HashMap;
@@ -141,6 +142,8 @@ pub(crate) enum Why {
     Nowhere(String),
     /// A chain of `$ref`s (or a definition) that leads back to itself.
     Circle(String),
+    /// Validating one value could apply more than [`MAX_SCHEMA_NODES`] schemas at one place.
+    Costly,
 }
 
 impl Stop {
@@ -167,6 +170,11 @@ impl fmt::Display for Why {
             Self::Circle(reference) => {
                 write!(f, "`{reference}` refers to itself (a recursive type)")
             }
+            Self::Costly => write!(
+                f,
+                "validating one value could apply more than {MAX_SCHEMA_NODES} schemas at one \
+                 place in it (options that share definitions multiply)"
+            ),
         }
     }
 }
@@ -206,6 +214,8 @@ impl<'r> Walk<'r> {
 
     /// Counts `n` schemas (a copy of a part already written); `Err` once the budget is spent.
     pub(crate) fn spend(&mut self, n: usize) -> Result<(), Why> {
+        #[cfg(test)]
+        tests::VISITS.with(|visits| visits.set(visits.get() + n));
         match self.left.checked_sub(n) {
             Some(left) => {
                 self.left = left;
@@ -290,8 +300,9 @@ fn key(target: &Value) -> usize {
 
 /// Checks that every walk over `schema` fits the budget: at most [`MAX_SCHEMA_NODES`] schemas in
 /// the document, at most [`MAX_WALK_DEPTH`] levels deep once `$ref`s are followed (each target
-/// measured once; a target that leads back to itself is a recursive type, which is allowed). The
-/// `Stop` names where the bound is crossed.
+/// measured once; a target that leads back to itself is a recursive type, which is allowed),
+/// and at most [`MAX_SCHEMA_NODES`] schemas applied at one place of a value when one is
+/// validated against it (see `cost.rs`). The `Stop` names where a bound is crossed.
 pub(crate) fn measure(schema: &Value) -> Result<(), Stop> {
     // The document as written: an explicit stack, since it may be arbitrarily deep.
     let mut walk = Walk::new(schema);
@@ -307,7 +318,9 @@ pub(crate) fn measure(schema: &Value) -> Result<(), Stop> {
         walk: Walk::new(schema),
         memo: Memo::default(),
     };
-    heights.height(schema, "", 1).map(|_| ())
+    heights.height(schema, "", 1)?;
+    // What validating a value against it costs.
+    cost::check(schema)
 }
 
 /// How many levels lie below each schema once `$ref`s are followed.

@@ -45,11 +45,20 @@ pub(crate) fn many_definitions(n: usize) -> Value {
 
 #[test]
 fn the_hostile_shapes_measure_within_the_budget_or_are_named() {
-    for k in 1..=10 {
+    // k^10 applications of the last definition at one place: 2^10 fit, 3^10 do not.
+    for k in 1..=2 {
         assert_eq!(measure(&chain(10, k)), Ok(()), "chain k = {k}");
     }
+    for k in 3..=10 {
+        let stop = measure(&chain(10, k)).unwrap_err();
+        assert_eq!(stop.why, Why::Costly, "chain k = {k}");
+        assert!(stop.path.starts_with("/$defs/D"), "{stop}");
+    }
+    // Applying itself to the same value never decides.
     for k in 1..=8 {
-        assert_eq!(measure(&self_referring(k)), Ok(()), "self k = {k}");
+        let stop = measure(&self_referring(k)).unwrap_err();
+        assert_eq!(stop.why, Why::Circle("#/$defs/S".into()), "self k = {k}");
+        assert!(stop.path.starts_with("/$defs/S/anyOf/"), "{stop}");
     }
     let stop = measure(&many_definitions(10_000)).unwrap_err();
     assert_eq!(stop.why, Why::Spent);
@@ -59,6 +68,46 @@ fn the_hostile_shapes_measure_within_the_budget_or_are_named() {
         "{stop}"
     );
     assert_eq!(measure(&many_definitions(1_000)), Ok(()));
+}
+
+#[test]
+fn a_recursive_type_passes_unless_its_options_meet_one_member_twice() {
+    // A tree: each level of the value one level down the type, left and right apart.
+    let tree = json!({
+        "type": "object",
+        "properties": { "root": { "$ref": "#/$defs/Node" } },
+        "$defs": { "Node": {
+            "type": "object",
+            "properties": {
+                "left": { "anyOf": [{ "$ref": "#/$defs/Node" }, { "type": "null" }] },
+                "right": { "anyOf": [{ "$ref": "#/$defs/Node" }, { "type": "null" }] },
+                "kids": { "type": "array", "items": { "$ref": "#/$defs/Node" } }
+            }
+        } }
+    });
+    assert_eq!(measure(&tree), Ok(()));
+    // Two options that both send the member `a` back to the type: twice the work per level of
+    // the value, 2^127 at the deepest.
+    let doubling = json!({
+        "type": "object",
+        "properties": { "root": { "$ref": "#/$defs/N" } },
+        "$defs": { "N": { "anyOf": [
+            { "type": "object", "properties": { "a": { "$ref": "#/$defs/N" } } },
+            { "type": "object", "properties": { "a": { "$ref": "#/$defs/N" } }, "required": ["a"] }
+        ] } }
+    });
+    assert_eq!(measure(&doubling).unwrap_err().why, Why::Costly);
+    // A map whose values may be the type, and whose named member is too: one member gets both.
+    let map = json!({
+        "type": "object",
+        "properties": { "m": { "$ref": "#/$defs/M" } },
+        "$defs": { "M": {
+            "type": "object",
+            "properties": { "x": { "$ref": "#/$defs/M" } },
+            "additionalProperties": { "$ref": "#/$defs/M" }
+        } }
+    });
+    assert_eq!(measure(&map).unwrap_err().why, Why::Costly);
 }
 
 #[test]
@@ -163,4 +212,161 @@ fn a_walk_spends_its_budget_once() {
     assert_eq!(walk.left, 1);
     assert_eq!(walk.spend(2), Err(Why::Spent));
     assert_eq!(walk.visit(), Err(Why::Spent));
+}
+
+thread_local! {
+    /// The schemas every walk of this thread has visited (and, for a transform, written).
+    pub(crate) static VISITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// What `f` visited, by every walk it made.
+fn visits_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    VISITS.with(|visits| visits.set(0));
+    let out = f();
+    (out, VISITS.with(std::cell::Cell::get))
+}
+
+/// The schemas in a value (objects that are schemas or hold them), counted as a walk writes
+/// them.
+fn size(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => 1 + map.values().map(size).sum::<usize>(),
+        Value::Array(items) => items.iter().map(size).sum(),
+        _ => 0,
+    }
+}
+
+/// Every reader of schemas, on `schema`: what each visited, and Gemini's output.
+fn read_everything(schema: &Value) -> Vec<(&'static str, usize)> {
+    use crate::format::strict::{Dialect, strict_parameters};
+    let map = schema.as_object().unwrap();
+    let mut spent = Vec::new();
+    let (_, n) = visits_of(|| measure(schema));
+    spent.push(("measure", n));
+    let (gemini, n) = visits_of(|| crate::format::gemini::parameters(map));
+    spent.push(("gemini", n));
+    if let Ok(out) = &gemini {
+        assert!(
+            size(out) <= 2 * MAX_SCHEMA_NODES,
+            "gemini wrote {}",
+            size(out)
+        );
+    }
+    for dialect in [Dialect::OpenAi, Dialect::Anthropic] {
+        let (_, n) = visits_of(|| strict_parameters("t", map, dialect));
+        spent.push(("strict", n));
+    }
+    let (_, n) = visits_of(|| crate::call::fields::has_open_objects(schema));
+    spent.push(("fields", n));
+    let (_, n) = visits_of(|| crate::parse::typing::schema_arg_kinds(schema, "value"));
+    spent.push(("typing", n));
+    let mut args = json!({ "value": "5", "other": ["1", {"a": "true"}] });
+    let (_, n) = visits_of(|| crate::call::lenient::coerce(&mut args, schema));
+    spent.push(("lenient", n));
+    spent
+}
+
+#[test]
+fn every_reader_stays_within_the_budget_on_the_hostile_shapes() {
+    let shapes = (1..=10)
+        .map(|k| chain(10, k))
+        .chain((1..=8).map(self_referring))
+        .chain([many_definitions(10_000)]);
+    for schema in shapes {
+        for (reader, visited) in read_everything(&schema) {
+            let bound = 2 * match reader {
+                "lenient" => crate::call::lenient::MAX_DECODE_VISITS,
+                _ => MAX_SCHEMA_NODES,
+            };
+            assert!(visited <= bound, "{reader} visited {visited}");
+        }
+    }
+}
+
+#[test]
+fn gemini_inlines_a_shared_definition_once_and_gives_up_past_the_budget() {
+    // k = 2: 2^10 copies of the last definition, within the budget; k = 3: 3^10, past it.
+    let small = chain(10, 2);
+    let (out, visited) =
+        visits_of(|| crate::format::gemini::parameters(small.as_object().unwrap()));
+    let out = out.unwrap();
+    assert!(size(&out) <= MAX_SCHEMA_NODES && visited <= MAX_SCHEMA_NODES);
+    assert_eq!(out.pointer("/properties/value/anyOf/0/anyOf/1/anyOf/0/anyOf/0/anyOf/1/anyOf/0/anyOf/0/anyOf/0/anyOf/1/anyOf/0/type"), Some(&json!("string")));
+    let large = chain(10, 3);
+    let error = crate::format::gemini::parameters(large.as_object().unwrap()).unwrap_err();
+    assert!(
+        error.construct.contains("more than 10000 schemas"),
+        "{error:?}"
+    );
+    let error =
+        crate::format::gemini::parameters(self_referring(4).as_object().unwrap()).unwrap_err();
+    assert!(error.construct.contains("recursive"), "{error:?}");
+}
+
+/// A random graph of definitions: each an `anyOf` of references to any definition (itself
+/// included), of leaf types, and of objects holding more of the same.
+fn graph() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!({ "type": "string" })),
+        Just(json!({ "type": "integer" })),
+        Just(json!({ "type": "null" })),
+        Just(json!({ "enum": [1, "a"] })),
+    ];
+    (1usize..12).prop_flat_map(move |n| {
+        let reference = (0..n).prop_map(|i| json!({ "$ref": format!("#/$defs/D{i}") }));
+        let node = prop_oneof![leaf.clone(), reference.clone()];
+        let node = node.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..6)
+                    .prop_map(|options| json!({ "anyOf": options })),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(|members| {
+                    let properties: Map<String, Value> = members
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, m)| {
+                            (
+                                if i == 0 {
+                                    "value".to_owned()
+                                } else {
+                                    format!("p{i}")
+                                },
+                                m,
+                            )
+                        })
+                        .collect();
+                    json!({ "type": "object", "properties": properties })
+                }),
+                inner.prop_map(|items| json!({ "type": "array", "items": items })),
+            ]
+        });
+        (prop::collection::vec(node.clone(), n), node).prop_map(|(defs, value)| {
+            let defs: Map<String, Value> = defs
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| (format!("D{i}"), d))
+                .collect();
+            json!({
+                "type": "object",
+                "properties": { "value": value, "other": { "$ref": "#/$defs/D0" } },
+                "$defs": defs,
+            })
+        })
+    })
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_graphs_of_refs_stay_within_the_budget(schema in graph()) {
+        for (reader, visited) in read_everything(&schema) {
+            let bound = 2 * match reader {
+                "lenient" => crate::call::lenient::MAX_DECODE_VISITS,
+                _ => MAX_SCHEMA_NODES,
+            };
+            prop_assert!(visited <= bound, "{} visited {}", reader, visited);
+        }
+    }
 }
