@@ -329,4 +329,33 @@ mod tests {
             assert!(error.contains("chmod 600"), "{error}");
         }
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_that_is_a_device_or_a_fifo_is_refused_at_once() {
+        use crate::store::tests::{mkfifo, within};
+
+        let dir = tempfile::tempdir().unwrap();
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json.key")).unwrap();
+        let fifo = dir.path().join("fifo.json");
+        mkfifo(&dir.path().join("fifo.json.key"));
+        for (path, found) in [(zero, "a character device"), (fifo, "a FIFO")] {
+            let error = within(move || JsonFileApprovals::new(path).key()).unwrap_err();
+            assert!(
+                error.contains("approval key file") && error.contains(found),
+                "{error}"
+            );
+        }
+        // A key file longer than any key.
+        let long = dir.path().join("long.json");
+        let key = dir.path().join("long.json.key");
+        std::fs::write(&key, "ab".repeat(1000)).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let error = JsonFileApprovals::new(long).key().unwrap_err();
+        assert!(error.contains("larger than 1024 bytes"), "{error}");
+    }
 }
