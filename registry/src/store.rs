@@ -144,6 +144,8 @@ impl From<StoreError> for crate::ToolError {
 pub struct JsonFile {
     path: PathBuf,
     what: &'static str,
+    /// A file created by this store is readable and writable by its owner only (0600).
+    private: bool,
 }
 
 impl JsonFile {
@@ -154,7 +156,15 @@ impl JsonFile {
         Self {
             path: path.into(),
             what,
+            private: false,
         }
+    }
+
+    /// The file, when this store creates it, gets mode 0600 (owner only) instead of the usual
+    /// 0666 less the umask; an existing file keeps its mode.
+    pub(crate) fn private(mut self) -> Self {
+        self.private = true;
+        self
     }
 
     /// The path as given.
@@ -295,9 +305,9 @@ impl JsonFile {
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         #[cfg(unix)]
-        if permissions.is_none() {
+        if permissions.is_none() && !self.private {
             // A new file gets the usual mode (0666 less the umask), not the temporary
-            // file's private 0600.
+            // file's private 0600 (which a private store keeps).
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }

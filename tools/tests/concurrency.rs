@@ -548,3 +548,47 @@ fn shared_files_that_are_fifos_are_refused_at_once() {
     }
     assert!(ws.path("sandbox/a.txt").exists());
 }
+
+#[test]
+fn an_approvals_file_rolled_back_to_an_earlier_copy_does_not_run_a_token_twice() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("sandbox/a.txt"), "first").unwrap();
+    let token = request_deletion(&ws, "alice", "a.txt");
+    let copy = std::fs::read(ws.path("approvals.json")).unwrap();
+
+    let approved = ws.run(&["--user", "alice", "approve", &token]);
+    assert_eq!(approved.status.code(), Some(0), "{}", result(&approved));
+    assert!(!ws.path("sandbox/a.txt").exists());
+
+    // The file comes back, and so does the earlier copy of the approvals file, whose entry
+    // still carries a valid MAC.
+    std::fs::write(ws.path("sandbox/a.txt"), "second").unwrap();
+    std::fs::write(ws.path("approvals.json"), &copy).unwrap();
+    for command in ["approve", "deny"] {
+        let again = ws.run(&["--user", "alice", command, &token]);
+        assert_eq!(
+            again.status.code(),
+            Some(1),
+            "{command}: {}",
+            result(&again)
+        );
+        assert_eq!(error_code(&again), "approval_refused", "{command}");
+        let message = result(&again)["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("already used"), "{message}");
+        std::fs::write(ws.path("approvals.json"), &copy).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path("sandbox/a.txt")).unwrap(),
+        "second",
+        "the call ran once"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(ws.path("approvals.json.used"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "private like the key");
+    }
+}
