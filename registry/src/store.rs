@@ -12,6 +12,11 @@
 //!   lock.
 //! - a symbolic link is followed to its final target, which gets the data; the link stays.
 //! - a read-only data file is refused with [`StoreError::ReadOnly`] and left as it is.
+//! - only a regular file is read (a link to one is fine): a FIFO, a device or a folder is refused
+//!   with [`StoreError::NotRegular`] at once instead of waiting for a writer that never comes or
+//!   reading forever, and a file larger than [`MAX_FILE_BYTES`] with [`StoreError::TooLarge`].
+//!   The file is opened without blocking and its type and size are read from the open handle,
+//!   so a file swapped in between a check and the read cannot slip through.
 //! - nothing is written when a change leaves the content as it was.
 //!
 //! Keys the document type does not know survive a rewrite when the type keeps them (a
@@ -50,6 +55,10 @@ use serde::de::DeserializeOwned;
 /// How many symbolic links are followed before giving up (the Linux limit).
 const MAX_LINKS: usize = 40;
 
+/// The largest shared file read: 64 MiB, far above what pending approvals, rate-limit counts
+/// or a schedule amount to, and small enough to read into memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// Why a shared file could not be read or changed. Every message names the file and says what
 /// to do.
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +88,34 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// The path names something other than a regular file (a FIFO, a device, a folder, a
+    /// socket); nothing was read from it.
+    #[error(
+        "the {what} {} is {found}, not a regular file, so it was not read; point it at a regular file (a symbolic link to one is fine)",
+        path.display()
+    )]
+    NotRegular {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What it is instead: `a FIFO`, `a character device`, `a folder`, ...
+        found: &'static str,
+    },
+    /// The file is larger than the bound for its kind ([`MAX_FILE_BYTES`] for a data file);
+    /// nothing past the bound was read.
+    #[error(
+        "the {what} {} is larger than {limit} bytes, the most that is read; move it away (a new one is started) or point to another file",
+        path.display()
+    )]
+    TooLarge {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The bound, in bytes.
+        limit: u64,
+    },
     /// The file is not what it should be (not JSON, or JSON of another shape).
     #[error(
         "the {what} {} is not a valid {what} ({detail}); fix it by hand, or move it away and a new one is started",
@@ -107,6 +144,8 @@ impl From<StoreError> for crate::ToolError {
 pub struct JsonFile {
     path: PathBuf,
     what: &'static str,
+    /// A file created by this store is readable and writable by its owner only (0600).
+    private: bool,
 }
 
 impl JsonFile {
@@ -117,7 +156,15 @@ impl JsonFile {
         Self {
             path: path.into(),
             what,
+            private: false,
         }
+    }
+
+    /// The file, when this store creates it, gets mode 0600 (owner only) instead of the usual
+    /// 0666 less the umask; an existing file keeps its mode.
+    pub(crate) fn private(mut self) -> Self {
+        self.private = true;
+        self
     }
 
     /// The path as given.
@@ -198,24 +245,27 @@ impl JsonFile {
         let mut name = target.file_name().unwrap_or_default().to_os_string();
         name.push(".lock");
         let path = target.with_file_name(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        nonblocking(&mut options);
+        let file = options
             .open(&path)
             .map_err(|e| self.io("create the lock file of", &path, e))?;
+        let meta = file.metadata().map_err(|e| self.io("inspect", &path, e))?;
+        if let Some(found) = not_regular(&meta) {
+            return Err(StoreError::NotRegular {
+                what: "lock file",
+                path,
+                found,
+            });
+        }
         // `File::lock` (std) has the same name; the crate's trait is named to be explicit.
         fs4::FileExt::lock(&file).map_err(|e| self.io("lock", &path, e))?;
         Ok(file)
     }
 
     fn read_bytes(&self, target: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-        match std::fs::read(target) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(self.io("read", target, e)),
-        }
+        Ok(read_regular(target, self.what, MAX_FILE_BYTES)?.map(|(bytes, _)| bytes))
     }
 
     fn parse<T: DeserializeOwned + Default>(
@@ -255,9 +305,9 @@ impl JsonFile {
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         #[cfg(unix)]
-        if permissions.is_none() {
+        if permissions.is_none() && !self.private {
             // A new file gets the usual mode (0666 less the umask), not the temporary
-            // file's private 0600.
+            // file's private 0600 (which a private store keeps).
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
@@ -288,6 +338,100 @@ impl JsonFile {
     }
 }
 
+/// Reads the regular file at `path` (links followed), at most `limit` bytes of it, with the
+/// metadata of the handle it was read from; `None` when there is no file. A FIFO, a device or
+/// anything else that is not a regular file is refused before a byte is read: it is opened
+/// without blocking (a FIFO with no writer would block the open on Unix), and its type and size
+/// are read from the open handle, not from the path. What it holds past `limit` is never read,
+/// even when it grows after its size was read.
+pub(crate) fn read_regular(
+    path: &Path,
+    what: &'static str,
+    limit: u64,
+) -> Result<Option<(Vec<u8>, std::fs::Metadata)>, StoreError> {
+    use std::io::Read;
+
+    let io = |action, source| StoreError::Io {
+        what,
+        action,
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = OpenOptions::new();
+    options.read(true);
+    nonblocking(&mut options);
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("read", e)),
+    };
+    let meta = file.metadata().map_err(|e| io("inspect", e))?;
+    if let Some(found) = not_regular(&meta) {
+        return Err(StoreError::NotRegular {
+            what,
+            path: path.to_path_buf(),
+            found,
+        });
+    }
+    let too_large = || StoreError::TooLarge {
+        what,
+        path: path.to_path_buf(),
+        limit,
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io("read", e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(Some((bytes, meta)))
+}
+
+/// Opens without waiting: a FIFO opens at once whether or not a writer is there, so its type
+/// can be read from the handle and refused. (Reads of a regular file are unaffected.)
+fn nonblocking(options: &mut OpenOptions) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The flag's bits fit an `i32`: it is a C `int` flag.
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    }
+    #[cfg(not(unix))]
+    let _ = options;
+}
+
+/// What `meta` describes when it is not a regular file, as an error message names it.
+fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a folder");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("a special file")
+}
+
 /// The folder of `path` (`.` for a bare file name).
 fn parent(path: &Path) -> &Path {
     match path.parent() {
@@ -309,7 +453,7 @@ fn sync_dir(dir: &Path) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use serde::Deserialize;
@@ -440,5 +584,120 @@ mod tests {
         let error = push(&JsonFile::new(&path, "test file"), 1).unwrap_err();
         assert!(matches!(error, StoreError::ReadOnly { .. }), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"items\": []}");
+    }
+
+    /// Runs `f` on a thread and waits at most ten seconds for it: a regression that blocks
+    /// fails the test instead of hanging it.
+    #[cfg(unix)]
+    pub(crate) fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("answered within ten seconds, without blocking")
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_device_is_refused_at_once_and_a_link_to_a_file_still_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.json");
+        mkfifo(&fifo);
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        // The message names the file the data would be read from: the link's target.
+        for (path, found, named) in [
+            (fifo.clone(), "a FIFO", fifo),
+            (zero, "a character device", PathBuf::from("/dev/zero")),
+        ] {
+            let file = JsonFile::new(&path, "test file");
+            let (read, changed) = within(move || (file.read::<Doc>().map(|_| ()), push(&file, 1)));
+            for error in [read.unwrap_err(), changed.unwrap_err()] {
+                assert!(
+                    matches!(&error, StoreError::NotRegular { found: f, .. } if *f == found),
+                    "{error}"
+                );
+                let message = error.to_string();
+                assert!(
+                    message.contains(&named.display().to_string())
+                        && message.contains("not a regular file"),
+                    "{message}"
+                );
+            }
+        }
+        // A folder too.
+        let error = JsonFile::new(dir.path(), "test file")
+            .read::<Doc>()
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                StoreError::NotRegular {
+                    found: "a folder",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+
+        // A lock file that is a FIFO.
+        let data = dir.path().join("locked.json");
+        mkfifo(&dir.path().join("locked.json.lock"));
+        let file = JsonFile::new(&data, "test file");
+        let error = within(move || push(&file, 1)).unwrap_err();
+        assert!(matches!(error, StoreError::NotRegular { .. }), "{error}");
+
+        // A link to a regular file is followed as before.
+        std::fs::write(dir.path().join("real.json"), "{\"items\": [3]}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        let doc: Doc = JsonFile::new(&link, "test file").read().unwrap();
+        assert_eq!(doc.items, [3]);
+    }
+
+    #[test]
+    fn a_file_larger_than_the_bound_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        // Sparse: the size is there, the bytes are not.
+        let file = File::create(&path).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        drop(file);
+        let store = JsonFile::new(&path, "test file");
+        for error in [
+            store.read::<Doc>().map(|_| ()).unwrap_err(),
+            push(&store, 1).unwrap_err(),
+        ] {
+            assert!(
+                matches!(
+                    error,
+                    StoreError::TooLarge {
+                        limit: MAX_FILE_BYTES,
+                        ..
+                    }
+                ),
+                "{error}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.contains("big.json") && message.contains("67108864"),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            MAX_FILE_BYTES + 1,
+            "left alone"
+        );
     }
 }

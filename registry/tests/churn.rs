@@ -27,7 +27,7 @@ fn version(registry: &Registry, v: u64) {
         ("s", "string")
     };
     let spec = ToolSpec::builder("churn")
-        .version(v.to_string())
+        .version(format!("{v}.0.0"))
         .input_schema(json!({
             "type": "object",
             "properties": { key: { "type": ty } },
@@ -151,7 +151,13 @@ fn read_while_churning(
             }
             if tool.name() == "churn" {
                 // A handle's spec, schema and version belong together.
-                let v: u64 = tool.version().unwrap().parse().unwrap();
+                let v: u64 = tool
+                    .version()
+                    .unwrap()
+                    .strip_suffix(".0.0")
+                    .unwrap()
+                    .parse()
+                    .unwrap();
                 let key = if v.is_multiple_of(2) { "n" } else { "s" };
                 assert!(
                     tool.input_schema().as_value()["properties"]
@@ -194,7 +200,12 @@ fn a_call_in_flight_finishes_with_the_tool_it_started_with() {
             .unwrap(),
     );
     let (started, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    slow_tool(&registry, "1", Arc::clone(&started), Arc::clone(&release));
+    slow_tool(
+        &registry,
+        "1.0.0",
+        Arc::clone(&started),
+        Arc::clone(&release),
+    );
     let call = {
         let registry = Arc::clone(&registry);
         std::thread::spawn(move || runtime().block_on(registry.call("slow", "{}", &Ctx::new())))
@@ -202,13 +213,13 @@ fn a_call_in_flight_finishes_with_the_tool_it_started_with() {
     started.wait();
     // Replaced, then removed, while its handler runs.
     let (started2, release2) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    slow_tool(&registry, "2", started2, release2);
-    assert_eq!(registry.get("slow").unwrap().version(), Some("2"));
+    slow_tool(&registry, "2.0.0", started2, release2);
+    assert_eq!(registry.get("slow").unwrap().version(), Some("2.0.0"));
     registry.remove("slow").unwrap().expect("it was registered");
     assert!(registry.get("slow").is_none());
     release.wait();
     let result = call.join().unwrap().expect("the call completes");
-    assert_eq!(result.content, "1", "with the version it started with");
+    assert_eq!(result.content, "1.0.0", "with the version it started with");
     assert_eq!(result.audit.tool.as_deref(), Some("slow"));
 
     let after = runtime()

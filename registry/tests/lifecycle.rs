@@ -10,7 +10,9 @@ use tokio::sync::broadcast::error::TryRecvError;
 use tool_registry::audit::{AuditRecord, AuditSink};
 use tool_registry::gate::{Decision, Gate, async_trait};
 use tool_registry::registry::Selector;
-use tool_registry::spec::{Origin, RegisterError, RegistryChange, ToolHandler, ToolSpec};
+use tool_registry::spec::{
+    Origin, RegisterError, RegistryChange, SpecError, ToolHandler, ToolSpec,
+};
 use tool_registry::{Ctx, Permission, Registry, Scope, Tool, ToolError, tool};
 
 /// Answer with the same text.
@@ -92,11 +94,11 @@ fn an_identical_spec_returns_the_registration_unchanged() {
     let registry = registry();
     let mut changes = registry.subscribe();
     let first = registry
-        .register(spec("weather", Some("1"), city()))
+        .register(spec("weather", Some("1.0.0"), city()))
         .unwrap();
     std::thread::sleep(Duration::from_millis(2));
     let again = registry
-        .register(spec("weather", Some("1"), city()))
+        .register(spec("weather", Some("1.0.0"), city()))
         .unwrap();
     assert!(again.tool.same(&first.tool), "the same registration");
     assert_eq!(again.tool.created_at(), first.tool.created_at());
@@ -104,7 +106,7 @@ fn an_identical_spec_returns_the_registration_unchanged() {
         drain(&mut changes),
         [RegistryChange::Registered {
             tool: "weather".into(),
-            version: Some("1".into())
+            version: Some("1.0.0".into())
         }],
         "no change is published for an identical spec"
     );
@@ -115,12 +117,12 @@ fn another_version_replaces_and_switches_on() {
     let registry = registry();
     let mut changes = registry.subscribe();
     let first = registry
-        .register(spec("weather", Some("1"), city()))
+        .register(spec("weather", Some("1.0.0"), city()))
         .unwrap();
     registry.set_enabled("weather", false).unwrap();
     std::thread::sleep(Duration::from_millis(2));
     let second = registry
-        .register(spec("weather", Some("2"), object(json!({}), &[])))
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
         .unwrap();
     assert!(!second.tool.same(&first.tool));
     assert!(
@@ -128,47 +130,47 @@ fn another_version_replaces_and_switches_on() {
         "a replacement is a new registration, switched on"
     );
     assert!(second.tool.created_at() > first.tool.created_at());
-    assert_eq!(registry.get("weather").unwrap().version(), Some("2"));
+    assert_eq!(registry.get("weather").unwrap().version(), Some("2.0.0"));
     assert_eq!(
         drain(&mut changes),
         [
             RegistryChange::Registered {
                 tool: "weather".into(),
-                version: Some("1".into())
+                version: Some("1.0.0".into())
             },
             RegistryChange::Disabled {
                 tools: vec!["weather".into()]
             },
             RegistryChange::Replaced {
                 tool: "weather".into(),
-                from: Some("1".into()),
-                to: Some("2".into())
+                from: Some("1.0.0".into()),
+                to: Some("2.0.0".into())
             },
         ]
     );
     // The old handle still reads as the tool it was.
-    assert_eq!(first.tool.version(), Some("1"));
+    assert_eq!(first.tool.version(), Some("1.0.0"));
 }
 
 #[test]
 fn the_same_version_with_another_spec_is_refused_with_advice() {
     let registry = registry();
     registry
-        .register(spec("weather", Some("2"), city()))
+        .register(spec("weather", Some("2.0.0"), city()))
         .unwrap();
     let error = registry
-        .register(spec("weather", Some("2"), object(json!({}), &[])))
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
         .unwrap_err();
     assert_eq!(
         error,
         RegisterError::SameVersion {
             tool: "weather".into(),
-            version: Some("2".into())
+            version: Some("2.0.0".into())
         }
     );
     let message = error.to_string();
     assert!(
-        message.contains("at version `2`") && message.contains("another version"),
+        message.contains("at version `2.0.0`") && message.contains("another version"),
         "{message}"
     );
     assert_eq!(
@@ -216,11 +218,19 @@ fn two_unversioned_specs_have_the_same_version() {
         ))
         .unwrap();
     assert_eq!(updated.tool.version(), Some("1.0.0"));
-    // And from a version back to none is a version change too.
+    // No version is below every version: going back to none is a downgrade.
     let back = registry
         .register(spec("example", None, object(json!({}), &[])))
-        .unwrap();
-    assert_eq!(back.tool.version(), None);
+        .unwrap_err();
+    assert_eq!(
+        back,
+        RegisterError::Downgrade {
+            tool: "example".into(),
+            registered: "1.0.0".into(),
+            given: None
+        }
+    );
+    assert_eq!(registry.get("example").unwrap().version(), Some("1.0.0"));
 }
 
 #[test]
@@ -360,7 +370,7 @@ fn a_run_time_spec_cannot_take_a_compiled_name_or_alias() {
     let registry = registry();
     for name in ["util.ping", "ping", "math.add"] {
         let error = registry
-            .register(spec(name, Some("9"), city()))
+            .register(spec(name, Some("9.0.0"), city()))
             .unwrap_err();
         let RegisterError::Compiled { name: taken, at } = &error else {
             panic!("{error}");
@@ -700,7 +710,7 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
     let first = registry();
     first
         .register_with_handler(
-            spec("weather", Some("1.0"), city()),
+            spec("weather", Some("1.0.0"), city()),
             |args: Value, _ctx: Ctx| async move {
                 Ok::<_, String>(json!({ "city": args["city"], "temp": 21 }))
             },
@@ -763,7 +773,7 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
     }));
     assert!(published.contains(&RegistryChange::Registered {
         tool: "weather".into(),
-        version: Some("1.0".into())
+        version: Some("1.0.0".into())
     }));
     let weather = second
         .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
@@ -780,7 +790,7 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
     first.remove("weather").unwrap();
     first
         .register_with_handler(
-            spec("weather", Some("0.9"), city()),
+            spec("weather", Some("0.9.0"), city()),
             |_: Value, _: Ctx| async { Ok::<_, String>("older") },
         )
         .unwrap();
@@ -910,4 +920,181 @@ async fn the_module_rule_applies_to_run_time_tools() {
             suggestion: None
         }
     );
+}
+
+#[test]
+fn a_version_must_be_a_semantic_version() {
+    let huge = "1".repeat(1 << 20);
+    for bad in [
+        "", " ", "1", "1.0", "v1.0.0", "1.0.0\n", "1.0.0 ", "01.0.0", &huge,
+    ] {
+        let error = ToolSpec::builder("weather")
+            .version(bad)
+            .build()
+            .unwrap_err();
+        let SpecError::Version { tool, version, .. } = &error else {
+            panic!("{bad:?}: {error}");
+        };
+        assert_eq!((tool.as_str(), version.as_str()), ("weather", bad));
+        let message = error.to_string();
+        assert!(message.contains("MAJOR.MINOR.PATCH"), "{message}");
+        assert!(
+            message.len() < 400 && !message.contains('\n'),
+            "one short line: {message}"
+        );
+        // Read from JSON too.
+        let json =
+            json!({ "tool_name": "weather", "version": bad, "input_schema": { "type": "object" } });
+        assert!(serde_json::from_value::<ToolSpec>(json).is_err(), "{bad:?}");
+    }
+    for good in ["0.0.1", "1.0.0", "2.10.3-beta.1", "1.0.0+build.7"] {
+        let spec = ToolSpec::builder("weather").version(good).build().unwrap();
+        assert_eq!(spec.version(), Some(good));
+    }
+}
+
+#[test]
+fn only_a_greater_version_replaces_a_spec() {
+    let registry = registry();
+    let schema = |key: &str| object(json!({ key: { "type": "string" } }), &[]);
+    registry
+        .register(spec("weather", Some("9.0.0"), schema("a")))
+        .unwrap();
+    // Compared as versions, not as text: 10 > 9.
+    registry
+        .register(spec("weather", Some("10.0.0"), schema("b")))
+        .unwrap();
+    for (older, given) in [
+        (Some("9.9.9"), Some("9.9.9")),
+        (Some("10.0.0-rc.1"), Some("10.0.0-rc.1")),
+        (None, None),
+    ] {
+        let error = registry
+            .register(spec("weather", older, schema("c")))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            RegisterError::Downgrade {
+                tool: "weather".into(),
+                registered: "10.0.0".into(),
+                given: given.map(str::to_owned),
+            }
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains("`10.0.0`") && message.contains("remove the tool first"),
+            "{message}"
+        );
+    }
+    // Build metadata is not compared: the same version.
+    let error = registry
+        .register(spec("weather", Some("10.0.0+other"), schema("c")))
+        .unwrap_err();
+    assert!(
+        matches!(error, RegisterError::SameVersion { .. }),
+        "{error}"
+    );
+    let registered = registry.get("weather").unwrap();
+    assert_eq!(registered.version(), Some("10.0.0"), "unchanged");
+    assert!(
+        registered.input_schema().as_value()["properties"]
+            .get("b")
+            .is_some()
+    );
+    // Going back on purpose: remove, then register the older spec.
+    registry.remove("weather").unwrap();
+    registry
+        .register(spec("weather", Some("9.0.0"), schema("a")))
+        .unwrap();
+    assert_eq!(registry.get("weather").unwrap().version(), Some("9.0.0"));
+}
+
+#[test]
+fn a_name_that_differs_only_in_case_is_refused() {
+    let registry = registry();
+    // From a compiled tool's name, alias and wire name.
+    for (name, other) in [
+        ("Math.Add", "math.add"),
+        ("PING", "ping"),
+        ("util__PING", "util__ping"),
+    ] {
+        let error = registry.register(spec(name, None, city())).unwrap_err();
+        assert_eq!(
+            error,
+            RegisterError::CaseClash {
+                name: name.into(),
+                other: other.into(),
+                compiled: true
+            }
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("`{name}`")) && message.contains(&format!("`{other}`")),
+            "{message}"
+        );
+    }
+    // The same name exactly is still the compiled tool's.
+    assert!(matches!(
+        registry.register(spec("math.add", None, city())),
+        Err(RegisterError::Compiled { .. })
+    ));
+    // From another run-time tool, by name or by wire name.
+    registry
+        .register(spec("weather.now", None, city()))
+        .unwrap();
+    for name in ["Weather.Now", "WEATHER__now"] {
+        let error = registry.register(spec(name, None, city())).unwrap_err();
+        assert!(
+            matches!(&error, RegisterError::CaseClash { other, compiled: false, .. }
+                if other.eq_ignore_ascii_case(name)),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        names(&registry, true),
+        ["math.add", "util.ping", "weather.now"]
+    );
+}
+
+#[test]
+fn restore_refuses_names_that_differ_only_in_case_and_may_roll_versions_back() {
+    let registry = registry();
+    registry
+        .register(spec("weather", Some("1.0.0"), city()))
+        .unwrap();
+    let older = registry.snapshot();
+    registry
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
+        .unwrap();
+
+    // Two run-time tools whose names differ only in case.
+    let mut snapshot = registry.snapshot();
+    let mut twin = snapshot
+        .tools
+        .iter()
+        .find(|e| e.spec.tool_name() == "weather")
+        .unwrap()
+        .clone();
+    twin.spec = ToolSpec::builder("Weather").build().unwrap();
+    snapshot.tools.push(twin.clone());
+    assert!(matches!(
+        registry.restore(&snapshot),
+        Err(RegisterError::CaseClash {
+            compiled: false,
+            ..
+        })
+    ));
+    // A run-time tool whose name differs from a compiled one's only in case.
+    let mut snapshot = registry.snapshot();
+    twin.spec = ToolSpec::builder("UTIL.PING").build().unwrap();
+    snapshot.tools.push(twin);
+    assert!(matches!(
+        registry.restore(&snapshot),
+        Err(RegisterError::CaseClash { compiled: true, .. })
+    ));
+    assert_eq!(registry.get("weather").unwrap().version(), Some("2.0.0"));
+
+    // A restore sets the whole state: an older snapshot rolls the version back.
+    registry.restore(&older).unwrap();
+    assert_eq!(registry.get("weather").unwrap().version(), Some("1.0.0"));
 }

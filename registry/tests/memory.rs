@@ -49,7 +49,7 @@ fn cycle(registry: &Registry, i: usize) {
     // A name of its own each time, so nothing can be reused by name.
     let name = format!("tool{i}");
     let spec = ToolSpec::builder(&name)
-        .version("1")
+        .version("1.0.0")
         .description("A tool that comes and goes.")
         .tags(["temporary"])
         .input_schema(json!({

@@ -420,3 +420,175 @@ async fn an_application_key_signs_for_every_registry_that_shares_it() {
         "with the application's key, none is made beside the file"
     );
 }
+
+/// Runs `toolreg` and waits at most 20 seconds for it: a process that blocks on a file is
+/// killed and the test fails, instead of hanging.
+fn run_within(ws: &Workspace, args: &[&str]) -> Output {
+    let mut child = ws.command(args).spawn().expect("toolreg starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if child.try_wait().expect("toolreg is waited for").is_some() {
+            return child.wait_with_output().expect("toolreg ends");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`toolreg {}` still runs after 20 s", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn all_text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_key_file_linked_to_dev_zero_is_refused_at_once() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("sandbox/a.txt"), "x").unwrap();
+    let token = request_deletion(&ws, "alice", "a.txt");
+    std::fs::remove_file(ws.path("approvals.json.key")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.path("approvals.json.key")).unwrap();
+
+    let approved = run_within(&ws, &["--user", "alice", "approve", &token]);
+    assert_ne!(approved.status.code(), Some(0));
+    let text = all_text(&approved);
+    assert!(
+        text.contains("approval key file") && text.contains("not a regular file"),
+        "{text}"
+    );
+    assert!(ws.path("sandbox/a.txt").exists(), "nothing ran");
+    // A new call that needs a signature meets the same refusal.
+    let held = run_within(
+        &ws,
+        &[
+            "--user",
+            "alice",
+            "call",
+            "file_manager.delete_file",
+            r#"{"path": "a.txt"}"#,
+        ],
+    );
+    assert!(
+        all_text(&held).contains("not a regular file"),
+        "{}",
+        all_text(&held)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn shared_files_that_are_fifos_are_refused_at_once() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("sandbox/a.txt"), "x").unwrap();
+    for name in ["approvals.json", "limits.json", "scheduler.json"] {
+        mkfifo(&ws.path(name));
+    }
+    let runs: [&[&str]; 5] = [
+        // Awaiting approval writes the approvals file.
+        &[
+            "--user",
+            "alice",
+            "call",
+            "file_manager.delete_file",
+            r#"{"path": "a.txt"}"#,
+        ],
+        // Approving reads it.
+        &[
+            "--user",
+            "alice",
+            "approve",
+            "0123456789abcdef0123456789abcdef",
+        ],
+        &[
+            "--user",
+            "alice",
+            "deny",
+            "0123456789abcdef0123456789abcdef",
+        ],
+        // A rate-limited tool reads and writes the limits file.
+        &[
+            "--user",
+            "alice",
+            "call",
+            "research",
+            r#"{"query": "cache"}"#,
+        ],
+        // The scheduler keeps its jobs in the schedule.
+        &["call", "scheduler.list_jobs"],
+    ];
+    for args in runs {
+        let output = run_within(&ws, args);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            all_text(&output)
+        );
+        let text = all_text(&output);
+        assert!(
+            text.contains("is a FIFO, not a regular file"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(ws.path("sandbox/a.txt").exists());
+}
+
+#[test]
+fn an_approvals_file_rolled_back_to_an_earlier_copy_does_not_run_a_token_twice() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path("sandbox/a.txt"), "first").unwrap();
+    let token = request_deletion(&ws, "alice", "a.txt");
+    let copy = std::fs::read(ws.path("approvals.json")).unwrap();
+
+    let approved = ws.run(&["--user", "alice", "approve", &token]);
+    assert_eq!(approved.status.code(), Some(0), "{}", result(&approved));
+    assert!(!ws.path("sandbox/a.txt").exists());
+
+    // The file comes back, and so does the earlier copy of the approvals file, whose entry
+    // still carries a valid MAC.
+    std::fs::write(ws.path("sandbox/a.txt"), "second").unwrap();
+    std::fs::write(ws.path("approvals.json"), &copy).unwrap();
+    for command in ["approve", "deny"] {
+        let again = ws.run(&["--user", "alice", command, &token]);
+        assert_eq!(
+            again.status.code(),
+            Some(1),
+            "{command}: {}",
+            result(&again)
+        );
+        assert_eq!(error_code(&again), "approval_refused", "{command}");
+        let message = result(&again)["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("already used"), "{message}");
+        std::fs::write(ws.path("approvals.json"), &copy).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path("sandbox/a.txt")).unwrap(),
+        "second",
+        "the call ran once"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(ws.path("approvals.json.used"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "private like the key");
+    }
+}

@@ -626,3 +626,40 @@ fn run_takes_each_providers_raw_response_with_wire_names() {
         assert_eq!(result["audit"]["tool"], "file_manager.list", "{response}");
     }
 }
+
+#[test]
+fn a_call_object_that_writes_a_key_twice_is_refused_and_runs_nothing() {
+    let dir = workspace();
+    let outputs = [
+        // Read with the last name, this would write a note into the inbox.
+        r#"<tool_call>{"name": "research", "name": "source", "arguments": {"description": "x", "query": "x"}}</tool_call>"#,
+        r#"<tool_call>{"name": "source", "arguments": {"description": "x", "description": "y"}}</tool_call>"#,
+        r#"{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "research", "name": "source", "arguments": "{\"description\": \"x\"}"}}]}"#,
+    ];
+    for output in outputs {
+        let parsed = toolreg_stdin(dir.path(), &["parse"], output.as_bytes());
+        let parsed = stdout_json(&parsed);
+        assert_eq!(parsed["calls"], serde_json::json!([]), "{output}: {parsed}");
+        assert_eq!(
+            parsed["unknown"],
+            serde_json::json!([]),
+            "{output}: {parsed}"
+        );
+        let error = &parsed["errors"][0];
+        assert_eq!(error["code"], "malformed", "{output}: {parsed}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("duplicate field `name`")
+                || message.contains("duplicate field `description`"),
+            "{message}"
+        );
+
+        let ran = toolreg_stdin(dir.path(), &["run"], output.as_bytes());
+        assert_eq!(
+            stdout_json(&ran)["results"],
+            serde_json::json!([]),
+            "{output}"
+        );
+    }
+    assert!(!dir.path().join("kb/inbox").exists(), "no note was written");
+}

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::ToolError;
 use super::admit::{dispose, nests_deeper, too_deep};
+use super::unique::UniqueValue;
 
 /// The arguments of one call, as the model wrote them.
 ///
@@ -232,7 +233,7 @@ fn string_end(read: &[u8], start: usize) -> usize {
 }
 
 /// The arguments as a JSON object, for a tool that takes them as a [`Value`] (a run-time tool):
-/// the same rules and errors as [`parse_args`].
+/// the same rules and errors as [`parse_args`], a key written twice included.
 pub(crate) fn args_value(args: ToolArgs<'_>) -> Result<Value, ToolError> {
     match args {
         ToolArgs::Value(Value::Null) => Ok(Value::Object(Default::default())),
@@ -241,7 +242,7 @@ pub(crate) fn args_value(args: ToolArgs<'_>) -> Result<Value, ToolError> {
             dispose(other);
             Err(not_an_object())
         }
-        text @ ToolArgs::Text(_) => parse_args::<Value>(text),
+        text @ ToolArgs::Text(_) => parse_args::<UniqueValue>(text).map(|UniqueValue(value)| value),
     }
 }
 
@@ -493,6 +494,24 @@ mod tests {
         assert_eq!(from_value.to_string(), from_text.to_string());
         assert!(
             matches!(from_value, ToolError::InvalidArguments { path, .. } if path == "stops[0].radius")
+        );
+    }
+
+    #[test]
+    fn a_key_written_twice_is_refused_alike_for_compiled_and_run_time_tools() {
+        let text = r#"{"name": "a", "count": 1, "area": {"city": "x", "city": "y", "radius": 1}}"#;
+        let compiled = parse_args::<Outer>(ToolArgs::Text(text)).unwrap_err();
+        let run_time = args_value(ToolArgs::Text(text)).unwrap_err();
+        assert_eq!(compiled.to_string(), run_time.to_string());
+        assert!(
+            matches!(&run_time, ToolError::InvalidArguments { path, message, .. }
+                if path == "area.city" && message == "duplicate field `city`"),
+            "{run_time:?}"
+        );
+        let top = args_value(ToolArgs::Text(r#"{"q": 1, "q": 2}"#)).unwrap_err();
+        assert!(
+            matches!(&top, ToolError::InvalidArguments { path, .. } if path == "q"),
+            "{top:?}"
         );
     }
 }

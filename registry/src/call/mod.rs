@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`], [`MAX_ARGS_DEPTH`]; arguments read into a tool's type, errors naming the JSON path |
 //! | `admit.rs` | arguments measured before anything reads them; deep values dropped without recursion |
+//! | `unique.rs` | JSON read from a model with each object's keys written once: the one rule for a repeated key |
 //! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
 //! | `state.rs` | [`State`]: application state injected by type |
@@ -22,6 +23,7 @@ pub(crate) mod lenient;
 mod result;
 pub(crate) mod shim;
 mod state;
+pub(crate) mod unique;
 
 pub(crate) use admit::{admit_args, dispose, dispose_args, nests_deeper};
 pub(crate) use args::args_value;

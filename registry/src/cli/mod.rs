@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Calls awaiting approval are kept in `--approvals FILE` (or `$TOOLREG_APPROVALS`, or
-//! `./.toolreg-approvals.json`), with the key that signs them beside it in `FILE.key`; rate-limit
+//! `./.toolreg-approvals.json`), with the key that signs them beside it in `FILE.key` and the tokens
+//! already used in `FILE.used`; rate-limit
 //! counts in `--limits FILE` (or `$TOOLREG_LIMITS`, or `./.toolreg-limits.json`), per `--user`
 //! (calls without one count for `anonymous`). Each file is changed under an OS lock, so any
 //! number of processes can share them. Neither file is made before a tool needs it.

@@ -43,7 +43,9 @@ pub trait ApprovalStore: Send + Sync {
     /// The pending call of `token`, left in place.
     fn get(&self, token: &str) -> Result<Option<PendingCall>, String>;
     /// Removes and returns the pending call of `token`. Of any number of concurrent takes of
-    /// one token, in any number of processes sharing the store, one gets it.
+    /// one token, in any number of processes sharing the store, one gets it. A store whose data
+    /// can be put back from an earlier copy must remember the tokens it handed out until they
+    /// expire, as [`JsonFileApprovals`] does, so that no token is handed out twice.
     fn take(&self, token: &str) -> Result<Option<PendingCall>, String>;
     /// The key this store's pending calls are signed with, when the store keeps one (the file
     /// store keeps one beside its file, for every process that uses the file). `None` (the
@@ -100,10 +102,32 @@ impl ApprovalStore for InMemoryApprovals {
 /// The signing key is kept in `<file>.key` beside it (mode 0600), made on first use, unless the
 /// application gives one ([`RegistryBuilder::approval_key`](crate::RegistryBuilder::approval_key)).
 /// Whoever can write the approvals file but cannot read the key cannot make a call run.
+///
+/// Every token taken (approved or denied) is recorded in `<file>.used` beside the key (mode
+/// 0600), under the approvals file's lock and before the call can run, until the token's
+/// signed expiry; a token found there is never handed out again. So an approvals file rolled
+/// back to an earlier copy, which still holds the token and its valid MAC, cannot run a call a
+/// second time. Both paths are beside the path as given (not beside a link's target), where
+/// the key is trusted to be.
 pub struct JsonFileApprovals {
     file: JsonFile,
     key_path: PathBuf,
+    used: JsonFile,
     key: OnceLock<ApprovalKey>,
+}
+
+/// The record of used tokens: each token with the expiry its pending call was signed with, in
+/// milliseconds since the Unix epoch. Past that expiry an approval is refused anyway, so the
+/// entry is dropped.
+#[derive(Default, Serialize, Deserialize)]
+struct UsedTokens {
+    #[serde(default)]
+    version: u32,
+    #[serde(default)]
+    used: BTreeMap<String, u64>,
+    /// Keys this version does not know, kept as they are.
+    #[serde(flatten)]
+    other: Map<String, Value>,
 }
 
 /// The approvals file's layout.
@@ -122,10 +146,14 @@ impl JsonFileApprovals {
     /// A store in `path`, created on first use.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        let mut key_name = path.file_name().unwrap_or_default().to_os_string();
-        key_name.push(".key");
+        let beside = |suffix: &str| {
+            let mut name = path.file_name().unwrap_or_default().to_os_string();
+            name.push(suffix);
+            path.with_file_name(name)
+        };
         Self {
-            key_path: path.with_file_name(key_name),
+            key_path: beside(".key"),
+            used: JsonFile::new(beside(".used"), "used-token record").private(),
             file: JsonFile::new(path, "approvals file"),
             key: OnceLock::new(),
         }
@@ -134,6 +162,11 @@ impl JsonFileApprovals {
     /// Where the signing key is kept when the application gives none: `<file>.key`.
     pub fn key_path(&self) -> &Path {
         &self.key_path
+    }
+
+    /// Where the tokens already taken are recorded until they expire: `<file>.used`.
+    pub fn used_path(&self) -> &Path {
+        self.used.path()
     }
 
     fn update<R>(
@@ -163,8 +196,32 @@ impl ApprovalStore for JsonFileApprovals {
         Ok(doc.pending.get(token).cloned())
     }
 
+    /// Takes the pending call under the approvals file's lock, and records the token as used
+    /// before letting go of the lock: a token already recorded (from a copy of the file put
+    /// back) is removed and not handed out. When the record cannot be written, nothing is taken
+    /// and the call does not run.
     fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
-        self.update(|pending| pending.remove(token))
+        let now = expiry_millis(crate::audit::wall_now());
+        self.file
+            .update(|doc: &mut ApprovalsFile| {
+                doc.version = 1;
+                let Some(call) = doc.pending.remove(token) else {
+                    return Ok(None);
+                };
+                let first = self.used.update(|record: &mut UsedTokens| {
+                    record.version = 1;
+                    record.used.retain(|_, expiry| *expiry > now);
+                    let first = !record.used.contains_key(token);
+                    if first {
+                        record
+                            .used
+                            .insert(token.to_owned(), expiry_millis(call.expires_at));
+                    }
+                    Ok::<_, StoreError>(first)
+                })?;
+                Ok::<_, StoreError>(first.then_some(call))
+            })
+            .map_err(|e| e.to_string())
     }
 
     fn key(&self) -> Result<Option<ApprovalKey>, String> {
@@ -241,6 +298,8 @@ mod humantime_serde_compat {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn call() -> PendingCall {
@@ -328,5 +387,106 @@ mod tests {
             let error = JsonFileApprovals::new(&path).key().unwrap_err();
             assert!(error.contains("chmod 600"), "{error}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_that_is_a_device_or_a_fifo_is_refused_at_once() {
+        use crate::store::tests::{mkfifo, within};
+
+        let dir = tempfile::tempdir().unwrap();
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json.key")).unwrap();
+        let fifo = dir.path().join("fifo.json");
+        mkfifo(&dir.path().join("fifo.json.key"));
+        for (path, found) in [(zero, "a character device"), (fifo, "a FIFO")] {
+            let error = within(move || JsonFileApprovals::new(path).key()).unwrap_err();
+            assert!(
+                error.contains("approval key file") && error.contains(found),
+                "{error}"
+            );
+        }
+        // A key file longer than any key.
+        let long = dir.path().join("long.json");
+        let key = dir.path().join("long.json.key");
+        std::fs::write(&key, "ab".repeat(1000)).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let error = JsonFileApprovals::new(long).key().unwrap_err();
+        assert!(error.contains("larger than 1024 bytes"), "{error}");
+    }
+
+    #[test]
+    fn a_token_taken_once_is_not_handed_out_again_from_a_rolled_back_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.json");
+        let store = JsonFileApprovals::new(&path);
+        let call = call();
+        store.put("tok", call.clone()).unwrap();
+        store.put("other", call.clone()).unwrap();
+        let copy = std::fs::read(&path).unwrap();
+        assert_eq!(store.take("tok").unwrap(), Some(call.clone()));
+
+        std::fs::write(&path, &copy).unwrap();
+        let again = JsonFileApprovals::new(&path);
+        assert!(again.get("tok").unwrap().is_some(), "the copy holds it");
+        assert_eq!(again.take("tok").unwrap(), None, "but it was used");
+        assert!(
+            again.get("tok").unwrap().is_none(),
+            "and is dropped from the file"
+        );
+        assert_eq!(
+            again.take("other").unwrap(),
+            Some(call),
+            "others are untouched"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.used_path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(store.used_path(), dir.path().join("approvals.json.used"));
+    }
+
+    #[test]
+    fn used_tokens_are_kept_until_their_expiry_then_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = JsonFileApprovals::new(dir.path().join("approvals.json"));
+        let expired = PendingCall {
+            expires_at: to_millis(SystemTime::now() - Duration::from_secs(1)),
+            ..call()
+        };
+        store.put("old", expired).unwrap();
+        store.take("old").unwrap().expect("taken");
+        let new = call();
+        store.put("new", new.clone()).unwrap();
+        store.take("new").unwrap().expect("taken");
+        let record: Value =
+            serde_json::from_slice(&std::fs::read(store.used_path()).unwrap()).unwrap();
+        let used = record["used"].as_object().unwrap();
+        assert!(!used.contains_key("old"), "past its expiry: {record}");
+        assert_eq!(
+            used["new"],
+            json!(expiry_millis(new.expires_at)),
+            "kept until its signed expiry: {record}"
+        );
+    }
+
+    #[test]
+    fn a_token_is_not_taken_when_its_use_cannot_be_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = JsonFileApprovals::new(dir.path().join("approvals.json"));
+        let call = call();
+        store.put("tok", call.clone()).unwrap();
+        std::fs::create_dir(store.used_path()).unwrap();
+        let error = store.take("tok").unwrap_err();
+        assert!(error.contains("used-token record"), "{error}");
+        assert_eq!(store.get("tok").unwrap(), Some(call), "left in place");
     }
 }

@@ -14,6 +14,10 @@ use super::approval::expiry_millis;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
+/// The largest key file read: a key is 64 hex digits and a newline; an application's own may be
+/// longer, but not by much.
+pub(crate) const MAX_KEY_FILE_BYTES: u64 = 1024;
+
 /// The secret that binds pending calls to their content. Give one to
 /// [`RegistryBuilder::approval_key`](crate::RegistryBuilder::approval_key) (at least 32 random
 /// bytes), or let the store keep one ([`JsonFileApprovals`](super::JsonFileApprovals) makes one beside its file), or let
@@ -102,24 +106,20 @@ impl ApprovalKey {
         }
     }
 
+    /// The key in `path`, `None` when there is no file. Only a regular file of at most
+    /// [`MAX_KEY_FILE_BYTES`] is read (a link to `/dev/zero` or a FIFO is refused at once), and
+    /// its mode is read from the handle it was read from.
     fn load(path: &Path) -> Result<Option<Self>, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(format!(
-                    "cannot read the approval key file {}: {e}",
-                    path.display()
-                ));
-            }
+        let read = crate::store::read_regular(path, "approval key file", MAX_KEY_FILE_BYTES)
+            .map_err(|e| e.to_string())?;
+        let Some((bytes, meta)) = read else {
+            return Ok(None);
         };
+        let text = String::from_utf8_lossy(&bytes);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(path)
-                .map_err(|e| format!("cannot inspect {}: {e}", path.display()))?
-                .permissions()
-                .mode();
+            let mode = meta.permissions().mode();
             if mode & 0o077 != 0 {
                 return Err(format!(
                     "the approval key file {} can be read by others (mode {:o}); `chmod 600` it",
@@ -128,6 +128,8 @@ impl ApprovalKey {
                 ));
             }
         }
+        #[cfg(not(unix))]
+        let _ = meta;
         match unhex(text.trim()) {
             Some(bytes) if bytes.len() >= 32 => Ok(Some(Self::new(bytes))),
             _ => Err(format!(

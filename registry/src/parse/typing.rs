@@ -29,7 +29,7 @@ pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
     }
     let t = raw.trim();
     if kinds == Kinds::JSON {
-        return serde_json::from_str::<Value>(t)
+        return crate::call::unique::from_str(t)
             .ok()
             .or_else(|| {
                 let python =
@@ -62,12 +62,12 @@ pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
         }
     }
     if kinds.has(Kinds::OBJECT) || kinds.has(Kinds::ARRAY) {
-        let parsed = serde_json::from_str::<Value>(t)
+        let parsed = crate::call::unique::from_str(t)
             .ok()
             .or_else(|| super::formats::pythonic::literal(t).ok());
         // A JSON string holding the JSON (encoded twice) is read once more.
         let parsed = match parsed {
-            Some(Value::String(inner)) => serde_json::from_str::<Value>(inner.trim()).ok(),
+            Some(Value::String(inner)) => crate::call::unique::from_str(inner.trim()).ok(),
             other => other,
         };
         match parsed {

@@ -2,6 +2,7 @@
 //! register, replace, switch, remove, snapshot and restore, and the changes subscribers see.
 
 use crate::audit::wall_now;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -31,12 +32,20 @@ impl Registry {
     /// - a new name is registered, switched on, stamped with the time;
     /// - a spec equal to the registered one returns that registration unchanged (its handler
     ///   stays the one it was registered with);
-    /// - a spec of another version replaces it (switched on, stamped anew); calls already
-    ///   running finish with the tool they started with;
+    /// - a spec of a greater version replaces it (switched on, stamped anew); calls already
+    ///   running finish with the tool they started with. Versions are semantic versions compared
+    ///   by precedence (`1.10.0` > `1.9.0` > `1.9.0-rc.1`; build metadata `+…` is not
+    ///   compared), and a spec without a version is below every version: a versioned spec
+    ///   replaces an unversioned one, never the other way;
     /// - a different spec of the same version is refused: bump the version to replace a tool
-    ///   ([`RegisterError::SameVersion`]). Two unversioned specs have the same version.
+    ///   ([`RegisterError::SameVersion`]). Two unversioned specs have the same version;
+    /// - a spec of a lower version is refused ([`RegisterError::Downgrade`]): to go back to an
+    ///   older spec on purpose, [`remove`](Self::remove) the tool first.
     ///
-    /// A name or alias of a compiled tool cannot be registered ([`RegisterError::Compiled`]).
+    /// A name or alias of a compiled tool cannot be registered ([`RegisterError::Compiled`]),
+    /// nor can a name that differs from a compiled tool's name or alias, or from another
+    /// run-time tool's name, only in ASCII letter case ([`RegisterError::CaseClash`]): a model
+    /// or client that normalizes case would call one for the other.
     /// Calls go through the same pipeline as a compiled tool's: scope, rate limits, gate,
     /// confirmation, timeout, audit.
     pub fn register_with_handler<F, Fut, T, E>(
@@ -60,20 +69,31 @@ impl Registry {
     ) -> Result<Registration, RegisterError> {
         let mut writer = self.write();
         let name = spec.tool_name().to_owned();
-        if let Some(taken) = compiled(&writer, &name).or_else(|| self.wire_clash(&name)) {
+        if let Some(taken) = compiled(&writer, &name).or_else(|| run_time_clash(&writer, &name)) {
             return Err(taken);
         }
-        if let Some(existing) = writer.owned.get(&name) {
-            let registered = existing.owned().map(|owned| &owned.spec);
-            if registered == Some(&spec) {
+        if let Some(existing) = writer.owned.get(&name)
+            && let Some(registered) = existing.owned().map(|owned| &owned.spec)
+        {
+            if *registered == spec {
                 let existing = existing.clone();
                 return Ok(self.registration_of(existing));
             }
-            if registered.is_some_and(|r| r.version() == spec.version()) {
-                return Err(RegisterError::SameVersion {
-                    tool: name,
-                    version: spec.version().map(str::to_owned),
-                });
+            match spec.version_order(registered) {
+                Ordering::Greater => {}
+                Ordering::Equal => {
+                    return Err(RegisterError::SameVersion {
+                        tool: name,
+                        version: spec.version().map(str::to_owned),
+                    });
+                }
+                Ordering::Less => {
+                    return Err(RegisterError::Downgrade {
+                        tool: name,
+                        registered: registered.version().unwrap_or_default().to_owned(),
+                        given: spec.version().map(str::to_owned),
+                    });
+                }
             }
         }
         let handler = handler.or_else(|| writer.handlers.get(&name).cloned());
@@ -175,14 +195,20 @@ impl Registry {
     /// category switches are replaced by per-tool ones). A run-time tool gets the handler that
     /// the tool of its name has now, or the builder's handler of that name, or none.
     ///
-    /// Nothing changes when the snapshot names a compiled tool this program does not have, or
-    /// gives a run-time spec a compiled tool's name.
+    /// Nothing changes when the snapshot names a compiled tool this program does not have,
+    /// gives a run-time spec a compiled tool's name or alias, or has names that
+    /// [`register`](Self::register) would refuse side by side: two that meet on the wire, or
+    /// that differ only in ASCII letter case (from each other or from a compiled tool). Versions
+    /// are not compared with the tools registered now: a restore sets the whole state, removals
+    /// included, so it is how an application rolls its tools back on purpose (its specs were
+    /// checked, the version's syntax included, when the snapshot was read).
     pub fn restore(&self, snapshot: &RegistrySnapshot) -> Result<(), RegisterError> {
         let mut writer = self.write();
         let mut owned = BTreeMap::new();
         let mut off = std::collections::BTreeSet::new();
-        // The names the restored run-time tools claim, to refuse two that meet on the wire.
-        let mut claimed: FxHashMap<String, String> = FxHashMap::default();
+        // The names the restored run-time tools claim, in lower case, with the claim as written
+        // and the tool's name: to refuse two that meet on the wire or differ only in case.
+        let mut claimed: FxHashMap<String, (String, String)> = FxHashMap::default();
         for entry in &snapshot.tools {
             let name = entry.spec.tool_name();
             let linked = writer.linked.iter().any(|tool| tool.name() == name);
@@ -198,16 +224,13 @@ impl Registry {
                         return Err(compiled);
                     }
                     for claim in claims(name) {
-                        match claimed.get(&claim) {
-                            Some(other) if other != name => {
-                                return Err(RegisterError::WireName {
-                                    name: name.to_owned(),
-                                    wire: claim,
-                                    other: other.clone(),
-                                });
+                        match claimed.get(&claim.to_ascii_lowercase()) {
+                            Some((theirs, other)) if other != name => {
+                                return Err(clash(name, &claim, theirs, other, false));
                             }
                             _ => {
-                                claimed.insert(claim, name.to_owned());
+                                claimed
+                                    .insert(claim.to_ascii_lowercase(), (claim, name.to_owned()));
                             }
                         }
                     }
@@ -264,14 +287,17 @@ fn claims(name: &str) -> impl Iterator<Item = String> + '_ {
     std::iter::once(name.to_owned()).chain(wire_aliases(name))
 }
 
-/// Every name, alias and wire name of `tools`, with the position of the tool that has it.
-pub(super) fn claims_of(tools: &[Tool]) -> FxHashMap<String, usize> {
+/// Every name, alias and wire name of `tools` in ASCII lower case, with the claim as written
+/// and the position of the tool that has it.
+pub(super) fn claims_of(tools: &[Tool]) -> FxHashMap<String, (String, usize)> {
     let mut claimed = FxHashMap::default();
     for (i, tool) in tools.iter().enumerate() {
         let names = std::iter::once(tool.name()).chain(tool.aliases().iter().copied());
         for name in names {
             for claim in claims(name) {
-                claimed.entry(claim).or_insert(i);
+                claimed
+                    .entry(claim.to_ascii_lowercase())
+                    .or_insert((claim, i));
             }
         }
     }
@@ -279,28 +305,56 @@ pub(super) fn claims_of(tools: &[Tool]) -> FxHashMap<String, usize> {
 }
 
 /// The error for a name whose own claims (the name and its wire names) meet a compiled tool's
-/// name, alias or wire name.
+/// name, alias or wire name, exactly or in another letter case.
 fn compiled(writer: &Writer, name: &str) -> Option<RegisterError> {
-    claims(name)
-        .find_map(|claim| writer.linked_claims.get(&claim).copied())
-        .map(|i| RegisterError::Compiled {
-            name: name.to_owned(),
-            at: writer.linked[i].source().map(ToString::to_string),
+    claims(name).find_map(|claim| {
+        let (theirs, i) = writer.linked_claims.get(&claim.to_ascii_lowercase())?;
+        Some(if *theirs == claim {
+            RegisterError::Compiled {
+                name: name.to_owned(),
+                at: writer.linked[*i].source().map(ToString::to_string),
+            }
+        } else {
+            RegisterError::CaseClash {
+                name: name.to_owned(),
+                other: theirs.clone(),
+                compiled: true,
+            }
+        })
+    })
+}
+
+/// The error for a run-time name whose claims meet another run-time tool's name or wire name,
+/// exactly (`a.b` and `a__b` are one name to a provider that refuses `.`) or in another letter
+/// case. A scan of the run-time tools: a registration rebuilds the whole snapshot anyway.
+fn run_time_clash(writer: &Writer, name: &str) -> Option<RegisterError> {
+    let mine: Vec<String> = claims(name).collect();
+    writer
+        .owned
+        .keys()
+        .filter(|other| *other != name)
+        .find_map(|other| {
+            claims(other).find_map(|theirs| {
+                let claim = mine.iter().find(|c| c.eq_ignore_ascii_case(&theirs))?;
+                Some(clash(name, claim, &theirs, other, false))
+            })
         })
 }
 
-impl Registry {
-    /// The error for a run-time name whose claims meet another run-time tool's name or wire
-    /// name (`a.b` and `a__b` are one name to a provider that refuses `.`).
-    fn wire_clash(&self, name: &str) -> Option<RegisterError> {
-        let snapshot = self.current();
-        claims(name).find_map(|claim| {
-            let (_, tool) = snapshot.get(&claim)?;
-            (tool.name() != name).then(|| RegisterError::WireName {
-                name: name.to_owned(),
-                wire: claim.clone(),
-                other: tool.name().to_owned(),
-            })
-        })
+/// The error for `name`, whose `claim` meets `theirs`, a claim of the tool `other`: the same
+/// claim is a wire clash, the same in another case a case clash.
+fn clash(name: &str, claim: &str, theirs: &str, other: &str, compiled: bool) -> RegisterError {
+    if claim == theirs {
+        RegisterError::WireName {
+            name: name.to_owned(),
+            wire: claim.to_owned(),
+            other: other.to_owned(),
+        }
+    } else {
+        RegisterError::CaseClash {
+            name: name.to_owned(),
+            other: theirs.to_owned(),
+            compiled,
+        }
     }
 }

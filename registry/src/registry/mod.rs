@@ -71,9 +71,10 @@ pub struct Registry {
 struct Writer {
     /// The compiled tools, sorted by name (shared with other registries of the same tools).
     linked: Arc<[Tool]>,
-    /// Every name, alias and wire name of a compiled tool, with the tool's position in
-    /// `linked`: what a run-time spec may not take.
-    linked_claims: FxHashMap<String, usize>,
+    /// Every name, alias and wire name of a compiled tool in ASCII lower case, with the name as
+    /// written and the tool's position in `linked`: what a run-time spec may not take, in any
+    /// letter case.
+    linked_claims: FxHashMap<String, (String, usize)>,
     /// The tools registered at run time, by name.
     owned: BTreeMap<String, Tool>,
     switches: Switches,

@@ -15,7 +15,9 @@ pub struct ToolSpecBuilder {
 }
 
 impl ToolSpecBuilder {
-    /// The version; bump it to replace a registered spec.
+    /// The version, a semantic version such as `1.0.0` ([`build`](Self::build) refuses
+    /// anything else with [`SpecError::Version`]). A spec replaces the registered spec of its
+    /// name only with a greater version: bump it to replace a tool.
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.fields.version = Some(version.into());
         self
@@ -87,7 +89,7 @@ impl ToolSpecBuilder {
         self.fields.defer_loading = yes;
         self
     }
-    /// Checks the name and the schemas.
+    /// Checks the name, the version and the schemas.
     pub fn build(self) -> Result<ToolSpec, SpecError> {
         ToolSpec::try_from(self.fields)
     }

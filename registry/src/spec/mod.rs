@@ -68,9 +68,14 @@ const MAX_NAME_LEN: usize = 64;
 /// What a tool registered at run time is: its name and version, what the model reads, the
 /// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.
 /// Immutable once built; build one with [`ToolSpec::builder`] or read one from JSON (unknown
-/// keys are refused).
+/// keys are refused). The name follows `#[tool]`'s rule; the version, when given, is a semantic
+/// version (`1.0.0`).
 ///
-/// Two specs are the same registration when they are equal in every field.
+/// Two specs are the same registration when they are equal in every field. What replaces what
+/// when a spec is registered under a name that is taken: an equal spec changes nothing; a spec
+/// with a greater version (semver precedence, no version below every version) replaces the
+/// registered one; the same version with another spec, or a lower version, is refused
+/// ([`RegisterError::SameVersion`], [`RegisterError::Downgrade`]).
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "Fields", into = "Fields")]
 pub struct ToolSpec {
@@ -188,6 +193,19 @@ pub enum SpecError {
         /// What is wrong with it.
         problem: String,
     },
+    /// The version is not a semantic version (<https://semver.org>).
+    #[error(
+        "tool `{tool}`: version `{}` is not a semantic version ({problem}); write MAJOR.MINOR.PATCH, such as `1.0.0`, `0.3.1` or `2.0.0-beta.1`",
+        shown(version)
+    )]
+    Version {
+        /// The tool.
+        tool: String,
+        /// The version as given.
+        version: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A schema is not a JSON Schema the registry can validate with.
     #[error("tool `{tool}`: the {which} schema {problem}")]
     Schema {
@@ -251,9 +269,28 @@ impl ToolSpec {
     pub fn tool_name(&self) -> &str {
         &self.fields.tool_name
     }
-    /// The version; two specs of one name and one version must be equal.
+    /// The version, a semantic version (`1.2.0`), if the spec has one. A spec replaces the one
+    /// registered under its name only with a greater version, compared by semver precedence
+    /// (build metadata, `+…`, is not compared); no version is below every version. See
+    /// [`Registry::register_with_handler`](crate::Registry::register_with_handler).
     pub fn version(&self) -> Option<&str> {
         self.fields.version.as_deref()
+    }
+
+    /// How this spec's version compares with `other`'s by semver precedence, no version being
+    /// the least. A version that does not parse (only a compiled tool's can, as declared)
+    /// counts as none.
+    pub(crate) fn version_order(&self, other: &ToolSpec) -> std::cmp::Ordering {
+        let parse = |spec: &ToolSpec| {
+            spec.fields
+                .version
+                .as_deref()
+                .and_then(|v| semver::Version::parse(v).ok())
+        };
+        match (parse(self), parse(other)) {
+            (Some(mine), Some(theirs)) => mine.cmp_precedence(&theirs),
+            (mine, theirs) => mine.is_some().cmp(&theirs.is_some()),
+        }
     }
     /// What the model reads.
     pub fn description(&self) -> &str {
@@ -307,12 +344,19 @@ impl ToolSpec {
         self.fields.defer_loading
     }
 
-    /// Checks the name and the schemas; returns the compiled input schema.
+    /// Checks the name, the version and the schemas; returns the compiled input schema.
     fn check(&self) -> Result<jsonschema::Validator, SpecError> {
         check_name(&self.fields.tool_name).map_err(|problem| SpecError::Name {
             name: self.fields.tool_name.clone(),
             problem,
         })?;
+        if let Some(version) = &self.fields.version {
+            semver::Version::parse(version).map_err(|error| SpecError::Version {
+                tool: self.fields.tool_name.clone(),
+                version: version.clone(),
+                problem: error.to_string(),
+            })?;
+        }
         self.check_depth("input", &self.fields.input_schema)?;
         if let Some(output) = &self.fields.output_schema {
             self.check_depth("output", output)?;
@@ -377,6 +421,22 @@ impl ToolSpec {
             problem: format!("is invalid: {error}"),
         }
     }
+}
+
+/// A value for an error message: at most 64 characters of it, escaped, so a megabyte or a
+/// newline written as a version stays one short line.
+fn shown(text: &str) -> String {
+    const SHOWN: usize = 64;
+    let mut shown: String = text
+        .chars()
+        .take(SHOWN)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
+    if text.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
 }
 
 /// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: the rule of `#[tool]`,
@@ -491,7 +551,7 @@ mod tests {
     #[test]
     fn specs_round_trip_through_json_and_refuse_unknown_keys() {
         let spec = ToolSpec::builder("t")
-            .version("1")
+            .version("1.0.0")
             .tags(["a"])
             .cooldown(Duration::from_secs(30))
             .requires_confirmation(true)

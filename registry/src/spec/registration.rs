@@ -34,6 +34,35 @@ pub enum RegisterError {
         /// The version both specs have (`None`: both unversioned).
         version: Option<String>,
     },
+    /// The spec's version is lower than the registered one's (semver precedence; no version is
+    /// below every version): a spec replaces a registered one only with a greater version.
+    #[error(
+        "tool `{tool}` is registered at version `{registered}`; the new spec {} is older and cannot replace it: give it a version above `{registered}`, or remove the tool first to register an older spec on purpose",
+        match given { Some(v) => format!("at version `{v}`"), None => "without a version".to_owned() },
+    )]
+    Downgrade {
+        /// The tool.
+        tool: String,
+        /// The version registered now (an unversioned tool is below every spec, so it has one).
+        registered: String,
+        /// The version of the spec that was refused.
+        given: Option<String>,
+    },
+    /// The name differs from the name or alias of another tool only in ASCII letter case
+    /// (`Search` and `search`): a model or client that normalizes case would take one for the
+    /// other.
+    #[error(
+        "tool `{name}` cannot be registered: it differs from the {}tool `{other}` only in letter case, and a model or client that ignores case would call one for the other; choose another name",
+        if *compiled { "compiled " } else { "" }
+    )]
+    CaseClash {
+        /// The name asked for.
+        name: String,
+        /// The name (or alias, or wire name) of the tool it clashes with.
+        other: String,
+        /// Whether that tool is a compiled one.
+        compiled: bool,
+    },
     /// The name belongs to a compiled tool (its name or alias), which a run-time spec cannot
     /// replace or remove.
     #[error(

@@ -11,6 +11,7 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::call::unique;
 use crate::parse::block::{Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, Prefix};
 use crate::parse::vocab::{ErrorKind, Format};
@@ -245,7 +246,7 @@ impl Reader<'_> {
                     return Err(self.expected("`:` after a key"));
                 }
                 let value = self.value()?;
-                object.insert(key, value);
+                unique::insert(&mut object, key, value)?;
                 if self.eat(',') {
                     continue;
                 }

@@ -32,6 +32,7 @@
 use serde_json::{Map, Value};
 
 use super::json;
+use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, delimited};
 use crate::parse::tools::arg_kinds;
@@ -208,7 +209,14 @@ impl InvokeBlock {
                 },
                 None => untagged_value(raw, env, name, key),
             };
-            arguments.insert(key.to_owned(), value);
+            if let Err(repeated) = unique::insert(&mut arguments, key.to_owned(), value) {
+                return error(
+                    ErrorKind::Arguments,
+                    format!(
+                        "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
+                    ),
+                );
+            }
         }
         Item::found(
             RawCall {
@@ -227,7 +235,7 @@ impl InvokeBlock {
 fn untagged_value(raw: &str, env: &Env<'_>, tool: &str, key: &str) -> Value {
     let kinds = arg_kinds(env.tools, tool, key);
     if kinds.is_unknown()
-        && let Ok(value) = serde_json::from_str::<Value>(raw.trim())
+        && let Ok(value) = unique::from_str(raw.trim())
     {
         return value;
     }

@@ -6,14 +6,17 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::pythonic;
+use crate::call::unique;
 use crate::parse::block::{Item, NotCall, RawCall};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// Reads a value as JSON, falling back to Python literal syntax (`{'a': True}`), which models
-/// trained on Python write often enough.
+/// trained on Python write often enough. An object that writes a key twice is refused
+/// ([`unique`]): which of the two a call means cannot be known.
 pub(crate) fn value(text: &str) -> Result<Value, String> {
-    match serde_json::from_str::<Value>(text) {
+    match unique::from_str(text) {
         Ok(value) => Ok(value),
+        Err(error) if unique::is_duplicate(&error) => Err(strip_position(&error)),
         Err(error) => pythonic::literal(text).map_err(|_| strip_position(&error)),
     }
 }

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::json::{self, Shape, json_item};
 use super::parameters::{ParamsStep, ValueScan, params_step};
+use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, Prefix, SeqEnd, Values};
 use crate::parse::tools::arg_kinds;
@@ -235,6 +236,9 @@ enum FunctionState {
         /// Where the next `<parameter=` or `</function>` is looked for.
         at: usize,
         arguments: Map<String, Value>,
+        /// Why the call is refused once read: a parameter given twice (boxed: the block stays
+        /// within the size the scanner's modes are kept at).
+        repeated: Option<Box<str>>,
         /// The value being read, when one is.
         value: Option<ValueScan>,
     },
@@ -300,13 +304,25 @@ impl FunctionBlock {
                     name,
                     at,
                     arguments,
+                    repeated,
                     value,
-                } => match params_step(input, env, name, at, arguments, value) {
+                } => match params_step(input, env, name, at, arguments, repeated, value) {
                     ParamsStep::NeedMore => return Step::NeedMore,
                     ParamsStep::Truncated => {
                         return Step::Done(truncated(self.start, input, name));
                     }
                     ParamsStep::End(end) => {
+                        if let Some(repeated) = repeated.take() {
+                            let error = Item::error(
+                                self.start..end,
+                                Format::Function,
+                                ErrorKind::Arguments,
+                                format!(
+                                    "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
+                                ),
+                            );
+                            return Step::Done(Outcome::new(end, vec![error]));
+                        }
                         let call = RawCall {
                             name: std::mem::take(name),
                             arguments: Value::Object(std::mem::take(arguments)),
@@ -442,6 +458,7 @@ impl FunctionBlock {
                     name,
                     at: p,
                     arguments: Map::new(),
+                    repeated: None,
                     value: None,
                 }),
                 (_, Prefix::Yes) => {
@@ -605,15 +622,25 @@ impl GlmBlock {
                 ),
             }
         } else {
-            Item::found(
-                RawCall {
-                    name: name.to_owned(),
-                    arguments: glm_arguments(body, name, env),
-                    id: None,
-                },
-                Format::Glm,
-                self.start..end,
-            )
+            match glm_arguments(body, name, env) {
+                Ok(arguments) => Item::found(
+                    RawCall {
+                        name: name.to_owned(),
+                        arguments,
+                        id: None,
+                    },
+                    Format::Glm,
+                    self.start..end,
+                ),
+                Err(repeated) => Item::error(
+                    self.start..end,
+                    Format::Glm,
+                    ErrorKind::Arguments,
+                    format!(
+                        "the arguments of `{name}` are wrong: {repeated}; give each <arg_key> once"
+                    ),
+                ),
+            }
         };
         Step::Done(Outcome::new(end, vec![item]))
     }
@@ -663,7 +690,8 @@ impl GlmBlock {
     }
 }
 
-fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Value {
+/// The `<arg_key>`/`<arg_value>` pairs as an object; a key given twice is refused.
+fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Result<Value, String> {
     let mut arguments = Map::new();
     let mut i = 0;
     while let Some(found) = body[i..].find("<arg_key>") {
@@ -682,11 +710,12 @@ fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Value {
             None => (body.len() - value_start, body.len() - value_start),
         };
         let raw = &body[value_start..value_start + value_len];
-        arguments.insert(
+        unique::insert(
+            &mut arguments,
             key.to_owned(),
             typed_value(raw, arg_kinds(env.tools, tool, key)),
-        );
+        )?;
         i = value_start + next;
     }
-    Value::Object(arguments)
+    Ok(Value::Object(arguments))
 }

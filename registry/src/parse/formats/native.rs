@@ -9,6 +9,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::json;
+use crate::call::unique;
 use crate::parse::machine::parse_text;
 use crate::parse::tools::ToolSet;
 use crate::parse::vocab::{ErrorKind, Format, Options, ParseError, Parsed, ParsedCall};
@@ -19,9 +20,36 @@ pub(crate) fn parse(text: &str, tools: &dyn ToolSet, options: Options) -> Option
     if !matches!(trimmed.as_bytes().first(), Some(b'{' | b'[')) {
         return None;
     }
-    let value: Value = serde_json::from_str(trimmed).ok()?;
+    let value = match unique::from_str(trimmed) {
+        Ok(value) => value,
+        Err(error) if unique::is_duplicate(&error) => {
+            // Read again as serde_json would, only to tell a native shape that writes a key
+            // twice (refused) from other JSON (left to the text formats).
+            let lenient: Value = serde_json::from_str(trimmed).ok()?;
+            Native::read(&lenient)?;
+            return Some(refused(&error, text.len()));
+        }
+        Err(_) => return None,
+    };
     let native = Native::read(&value)?;
     Some(native.into_parsed(tools, options, 0..text.len()))
+}
+
+/// A native shape that writes a key twice: which of the two values was meant cannot be known,
+/// so nothing in it is called.
+fn refused(error: &serde_json::Error, len: usize) -> Parsed {
+    Parsed {
+        errors: vec![ParseError {
+            kind: ErrorKind::Malformed,
+            format: Format::Native,
+            message: format!(
+                "the response is not valid: {}; write each key once",
+                json::strip_position(error)
+            ),
+            span: 0..len,
+        }],
+        ..Parsed::default()
+    }
 }
 
 impl Native {

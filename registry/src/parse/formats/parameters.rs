@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::call::unique;
 use crate::parse::block::Env;
 use crate::parse::scan::{Input, Prefix};
 use crate::parse::tools::arg_kinds;
@@ -50,13 +51,15 @@ pub(crate) enum ParamsStep {
 ///
 /// Everything else, `</parameter>` in a sentence, `<parameter=…>` mid-line, a whole
 /// `<tool_call>` element, is part of the value. Each byte is looked at once however the input
-/// is split.
+/// is split. A key given twice keeps its first value and sets `repeated` to the refusal the call
+/// ends with.
 pub(crate) fn params_step(
     input: &Input<'_>,
     env: &Env<'_>,
     tool: &str,
     at: &mut usize,
     arguments: &mut Map<String, Value>,
+    repeated: &mut Option<Box<str>>,
     value: &mut Option<ValueScan>,
 ) -> ParamsStep {
     loop {
@@ -68,7 +71,11 @@ pub(crate) fn params_step(
             };
             let raw = input.str(scan.start..value_end);
             let typed = typed_value(raw, arg_kinds(env.tools, tool, &scan.key));
-            arguments.insert(std::mem::take(&mut scan.key), typed);
+            // The call is still read to its end, so that the block's extent does not depend on
+            // the repetition; the first repeated key is what its error names.
+            if let Err(error) = unique::insert(arguments, std::mem::take(&mut scan.key), typed) {
+                repeated.get_or_insert(error.into());
+            }
             *value = None;
             *at = next;
         }

@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::call::unique;
+
 /// The deepest nesting read; deeper values are reported as errors.
 const MAX_DEPTH: u32 = 128;
 
@@ -165,7 +167,8 @@ impl Reader<'_> {
             }
             self.ws();
             let value = self.value()?;
-            arguments.insert(key, value);
+            unique::insert(&mut arguments, key, value)
+                .map_err(|error| format!("{error} in the call of `{name}`"))?;
             self.ws();
             if self.eat(b',') {
                 continue;
@@ -273,7 +276,7 @@ impl Reader<'_> {
             self.expect(b':', "`:` after a dict key")?;
             self.ws();
             let value = self.value()?;
-            map.insert(key, value);
+            unique::insert(&mut map, key, value)?;
             self.ws();
             if self.eat(b',') {
                 continue;
