@@ -243,6 +243,45 @@ async fn work_before_the_first_wait_counts_against_the_timeout() {
     );
 }
 
+/// Reading the arguments (the lenient rules, the schema's validator) counts against the tool's
+/// timeout: a call whose reading spent the whole limit answers `timed_out`, and its handler
+/// never starts. A limit of a nanosecond is spent by any reading.
+#[tokio::test]
+async fn reading_the_arguments_counts_against_the_timeout() {
+    let registry = Registry::builder().without_linked().build().unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&started);
+    let spec = tool_registry::ToolSpec::builder("hostile.read_slowly")
+        .timeout(Duration::from_nanos(1))
+        .input_schema(json!({
+            "type": "object",
+            "properties": { "items": { "type": "array", "items": { "type": "integer" } } }
+        }))
+        .build()
+        .unwrap();
+    registry
+        .register_with_handler(spec, move |_args: Value, _ctx: Ctx| {
+            let flag = Arc::clone(&flag);
+            async move {
+                flag.store(true, Ordering::SeqCst);
+                Ok::<_, String>(json!("ran"))
+            }
+        })
+        .unwrap();
+    let items: Vec<Value> = (0..2_000).map(|i| json!(i.to_string())).collect();
+    for args in [
+        ToolArgs::Value(json!({ "items": items })),
+        ToolArgs::Text(r#"{"items": [1, 2]}"#),
+    ] {
+        let error = registry
+            .call("hostile.read_slowly", args, &Ctx::new())
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "timed_out", "{error}");
+    }
+    assert!(!started.load(Ordering::SeqCst), "the handler started");
+}
+
 #[tokio::test]
 async fn a_handler_that_never_waits_keeps_its_result() {
     // Nothing can interrupt it; what it returns stands (documented in the pipeline module).

@@ -186,7 +186,7 @@ impl<'a> State<'a> {
         }
         // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
         // 3. validate
-        match registry.validate(&audit.tool, args, ctx) {
+        match registry.validate_by(&audit.tool, args, ctx, started, limit) {
             Ok(handler) => Ok(Self::Direct {
                 guarded: Guarded::new(handler, started, limit),
                 audit,

@@ -12,6 +12,10 @@ use crate::def::Tool;
 use crate::gate::{STAGES, Stage, canonical_args};
 use crate::registry::Registry;
 
+/// Argument text longer than this may take a compiled tool long enough to read that the call's
+/// deadline is checked after it (see [`Registry::validate_by`]).
+const SLOW_TEXT: usize = 4096;
+
 impl Registry {
     /// Stages 2 to 6 of one call, in the order of [`STAGES`]; scope and audit are the call
     /// future's, around this.
@@ -39,7 +43,10 @@ impl Registry {
             let end = match stage {
                 // The call future's own: before it chose this path, and once there is an outcome.
                 Stage::Scope | Stage::Audit => continue,
-                Stage::Validate => match args.take().map(|args| self.validate(&tool, args, ctx)) {
+                Stage::Validate => match args
+                    .take()
+                    .map(|args| self.validate_by(&tool, args, ctx, started, limit))
+                {
                     Some(Ok(validated)) => {
                         handler = Some(validated);
                         continue;
@@ -95,5 +102,34 @@ impl Registry {
             Err(payload) => Err(panicked(payload)),
             Ok(result) => result,
         }
+    }
+
+    /// [`Registry::validate`] within the call's deadline: reading the arguments counts against
+    /// the tool's timeout, so a call whose arguments took the whole limit to read answers
+    /// [`ToolError::TimedOut`] and its handler never starts. Only where reading can take time
+    /// is the clock read: a run-time tool (its schema's validator), a [`Value`](serde_json::Value)
+    /// (read by the lenient rules), or text over [`SLOW_TEXT`] bytes; a compiled tool's short
+    /// text is read by its own `serde` code in microseconds.
+    pub(crate) fn validate_by<'a>(
+        &'a self,
+        tool: &Tool,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        started: Tick,
+        limit: Duration,
+    ) -> Result<Handler<'a>, ToolError> {
+        let slow = match &args {
+            ToolArgs::Text(text) => text.len() > SLOW_TEXT || !tool.is_linked(),
+            ToolArgs::Value(_) => true,
+        };
+        let handler = self.validate(tool, args, ctx)?;
+        if slow && Tick::now().millis_since(started) >= limit.as_secs_f64() * 1000.0 {
+            drop(handler);
+            return Err(ToolError::TimedOut {
+                tool: String::new(),
+                after: limit,
+            });
+        }
+        Ok(handler)
     }
 }
