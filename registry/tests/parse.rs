@@ -1478,3 +1478,60 @@ fn events_only_streams_report_the_same() {
         assert_eq!(stream.into_parsed(), Parsed::default());
     }
 }
+
+/// With a cap, each list keeps at most that many items and counts the rest; the text is what it
+/// would be without the cap, in the whole text and in a stream alike.
+#[test]
+fn a_cap_keeps_the_first_calls_and_counts_the_rest() {
+    let mut tools = ToolList::default();
+    tools.add("known", json!({ "type": "object" }));
+    let mut output = String::from("Before.\n");
+    for i in 0..50 {
+        let _ = writeln!(
+            output,
+            r#"<tool_call>{{"name": "known", "arguments": {{"i": {i}}}}}</tool_call>"#
+        );
+        let _ = writeln!(
+            output,
+            r#"<tool_call>{{"name": "other", "arguments": {{}}}}</tool_call>"#
+        );
+        output.push_str("<tool_call>{\"name\": \"known\", \"arguments\": 5}</tool_call>\n");
+    }
+    output.push_str("After.");
+    let capped = parse::any_with(&output, &tools, Options::new().max_calls(3));
+    let whole = parse::any_with(&output, &tools, Options::new());
+    assert_eq!(capped.calls, whole.calls[..3]);
+    assert_eq!(capped.unknown, whole.unknown[..3]);
+    assert_eq!(capped.errors, whole.errors[..3]);
+    assert_eq!(capped.content, whole.content);
+    let left_out = capped.left_out;
+    assert_eq!(
+        (left_out.calls, left_out.unknown, left_out.errors),
+        (47, 47, 47)
+    );
+    assert!(whole.left_out.is_empty());
+    let printed = serde_json::to_value(&capped).unwrap();
+    assert_eq!(
+        printed["left_out"],
+        json!({"calls": 47, "unknown": 47, "errors": 47})
+    );
+    assert!(
+        serde_json::to_value(&whole)
+            .unwrap()
+            .get("left_out")
+            .is_none()
+    );
+    // A stream in small chunks finds the same.
+    let mut stream = StreamParser::with_options(&tools, Options::new().max_calls(3));
+    let mut events = Vec::new();
+    for chunk in output.as_bytes().chunks(7) {
+        events.extend(stream.push(std::str::from_utf8(chunk).unwrap()));
+    }
+    events.extend(stream.finish());
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Call(_)))
+        .count();
+    assert_eq!(calls, 3, "no event for a call past the cap");
+    assert_eq!(stream.into_parsed(), capped);
+}

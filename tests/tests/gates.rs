@@ -815,13 +815,13 @@ async fn a_batch_runs_at_most_max_calls_and_reports_the_rest() {
         .unwrap();
     let calls = (0..5).map(|_| ToolCall::new("util.count", json!({})));
     let results = registry.execute_all(calls, &Ctx::new()).await;
-    assert_eq!(results.len(), 5);
+    assert_eq!(results.len(), 4, "three results and one for the rest");
     assert!(results[..3].iter().all(|r| r.success));
-    for result in &results[3..] {
-        assert!(!result.success);
-        assert_eq!(result.content["error"]["code"], "too_many_calls");
-        assert_eq!(result.audit.tool.as_deref(), Some("util.count"));
-    }
+    let rest = &results[3];
+    assert!(!rest.success);
+    assert_eq!(rest.content["error"]["code"], "too_many_calls");
+    assert_eq!(rest.content["error"]["left_out"], 2);
+    assert_eq!(rest.audit.tool.as_deref(), Some("util.count"));
     let counter = registry
         .call("util.count", json!({"by": 0}), &Ctx::new())
         .await

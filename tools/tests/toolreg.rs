@@ -527,18 +527,37 @@ fn one_model_output_runs_at_most_32_calls() {
         .map(|i| format!("SOURCE: https://example.org/{i} page {i}\n"))
         .collect();
     let output = toolreg_stdin(dir.path(), &["--user", "alice", "run"], lines.as_bytes());
+    assert_eq!(output.status.code(), Some(1), "calls were left out");
     let ran = stdout_json(&output);
     let results = ran["results"].as_array().unwrap();
-    assert_eq!(results.len(), 1500, "every call is reported");
-    let not_run = results
-        .iter()
-        .filter(|r| r["result"]["content"]["error"]["code"] == "too_many_calls")
-        .count();
-    assert_eq!(not_run, 1500 - 32);
-    assert!(results[..32].iter().all(|r| r["result"]["success"] == true));
+    assert_eq!(results.len(), 32, "the calls that ran");
+    assert!(results.iter().all(|r| r["result"]["success"] == true));
+    let not_run = &ran["not_run"]["content"]["error"];
+    assert_eq!(not_run["code"], "too_many_calls");
+    assert_eq!(not_run["left_out"], 1500 - 32);
+    assert_eq!(ran["left_out"]["calls"], 1500 - 32);
     let written =
         std::fs::read_dir(dir.path().join("kb/inbox/sources")).map_or(0, |files| files.count());
     assert_eq!(written, 32, "only the calls that ran wrote a file");
+}
+
+/// 400,000 tag lines: 32 calls run, and one result reports the rest; what is printed stays
+/// the size of 32 results.
+#[test]
+fn four_hundred_thousand_tag_lines_answer_with_one_summary() {
+    let dir = workspace();
+    let lines: String = (0..400_000)
+        .map(|i| format!("CLAIM: water boils at {i} degrees\n"))
+        .collect();
+    let output = toolreg_stdin(dir.path(), &["--user", "alice", "run"], lines.as_bytes());
+    let ran = stdout_json(&output);
+    assert_eq!(ran["results"].as_array().unwrap().len(), 32);
+    assert_eq!(ran["not_run"]["content"]["error"]["left_out"], 400_000 - 32);
+    assert!(
+        output.stdout.len() < 64 * 1024,
+        "{} bytes printed",
+        output.stdout.len()
+    );
 }
 
 #[test]

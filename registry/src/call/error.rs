@@ -158,16 +158,16 @@ pub enum ToolError {
         /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
         limit: usize,
     },
-    /// The model asked for more calls in one output than the registry runs; this one did not
-    /// run.
+    /// The model asked for more calls in one output than the registry runs: the calls past the
+    /// first `limit` did not run, and this one error reports them all.
     #[error(
-        "call of `{tool}` not run: one answer may make at most {limit} tool calls; make the most important calls first and the rest in a later turn"
+        "{left_out} more tool calls not run: one answer may make at most {limit} tool calls; make the most important calls first and the rest in a later turn"
     )]
     TooManyCalls {
-        /// The tool that was asked for.
-        tool: String,
         /// The most calls one model output runs.
         limit: usize,
+        /// How many calls of the output did not run.
+        left_out: usize,
     },
 }
 
@@ -263,7 +263,6 @@ impl ToolError {
             | Self::NoHandler { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
-            | Self::TooManyCalls { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
             | Self::ArgumentsTooDeep { tool, .. } => {
                 if tool.is_empty() {
@@ -272,7 +271,8 @@ impl ToolError {
             }
             Self::UnknownTool { .. }
             | Self::ApprovalRefused { .. }
-            | Self::ApprovalAltered { .. } => {}
+            | Self::ApprovalAltered { .. }
+            | Self::TooManyCalls { .. } => {}
         }
     }
 }
@@ -309,6 +309,10 @@ impl Serialize for ToolError {
                 map.serialize_entry("token", token)?;
             }
             Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
+            Self::TooManyCalls { limit, left_out } => {
+                map.serialize_entry("limit", limit)?;
+                map.serialize_entry("left_out", left_out)?;
+            }
             Self::ArgumentsTooLarge { tool, limit } | Self::ArgumentsTooDeep { tool, limit } => {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("limit", limit)?;
@@ -319,7 +323,6 @@ impl Serialize for ToolError {
             | Self::TimedOut { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
-            | Self::TooManyCalls { tool, .. }
             | Self::NoHandler { tool } => {
                 map.serialize_entry("tool", tool)?;
             }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on, print_json};
-use crate::parse::{self, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
+use crate::parse::{self, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
 use crate::{Ctx, Registry, Scope, ToolResult};
 
 /// `toolreg parse`.
@@ -169,10 +169,15 @@ pub(crate) fn parse(
 #[derive(Serialize)]
 struct Ran<'a> {
     results: Vec<CallResult<'a>>,
+    /// The one answer for every call past the registry's `max_calls`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_run: Option<ToolResult>,
     content: &'a str,
     reasoning: &'a str,
     errors: &'a [ParseError],
     unknown: &'a [ParsedCall],
+    #[serde(skip_serializing_if = "LeftOut::is_empty")]
+    left_out: LeftOut,
 }
 
 #[derive(Serialize)]
@@ -183,11 +188,14 @@ struct CallResult<'a> {
 }
 
 /// Parses the output with this program's tools and runs the calls as one batch through the
-/// registry ([`Registry::execute_all`]: scope, gates, limits, audit; concurrent up to the cap,
-/// `sequential` tools alone, results in call order), printing
+/// registry ([`Registry::execute_parsed`]: scope, gates, limits, audit; concurrent up to the
+/// cap, `sequential` tools alone, results in call order), printing
 /// `{"results": [{"name", "arguments", "result"}], "content", "reasoning", "errors", "unknown"}`.
-/// Exit code 0 when every call succeeded, 1 when a call failed, named an unknown tool or could
-/// not be read, 2 when the input cannot be read.
+/// The output is read with the registry's `max_calls` as its cap: the calls past it are counted,
+/// not kept, and answered by one result, `"not_run"` (`too_many_calls` with how many), and
+/// `"left_out"` counts what the parse did not keep.
+/// Exit code 0 when every call succeeded, 1 when a call failed, was not run, named an unknown
+/// tool or could not be read, 2 when the input cannot be read.
 pub(crate) fn run(
     args: RunArgs,
     registry: &Registry,
@@ -202,11 +210,13 @@ pub(crate) fn run(
         ctx = ctx.with_user_message(message);
     }
     let tools = registry.scoped(ctx.scope());
-    let parsed: Parsed = parse::any_with(&text, &tools, args.input.options());
-    let batch = parsed.calls.iter().cloned().map(crate::ToolCall::from);
-    let Some(outcomes) = block_on(err, registry.execute_all(batch, &ctx)) else {
+    let options = args.input.options().max_calls(registry.max_calls());
+    let parsed: Parsed = parse::any_with(&text, &tools, options);
+    let Some(mut outcomes) = block_on(err, registry.execute_parsed(&parsed, &ctx)) else {
         return EXIT_TOOL_ERROR;
     };
+    let not_run =
+        (outcomes.len() > parsed.calls.len()).then(|| outcomes.remove(outcomes.len() - 1));
     let results: Vec<CallResult<'_>> = parsed
         .calls
         .iter()
@@ -218,14 +228,18 @@ pub(crate) fn run(
         })
         .collect();
     let all_ok = results.iter().all(|r| r.result.success)
+        && not_run.is_none()
         && parsed.errors.is_empty()
-        && parsed.unknown.is_empty();
+        && parsed.unknown.is_empty()
+        && parsed.left_out.is_empty();
     let ran = Ran {
         results,
+        not_run,
         content: &parsed.content,
         reasoning: &parsed.reasoning,
         errors: &parsed.errors,
         unknown: &parsed.unknown,
+        left_out: parsed.left_out,
     };
     if let Err(error) = print_json(out, &ran) {
         let _ = writeln!(err, "error: {error}");

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::ToolEvent;
 use crate::audit::Tick;
 use crate::call::{Ctx, EventSink, ToolArgs, ToolError, ToolResult};
-use crate::def::Tool;
+use crate::parse::Parsed;
 use crate::registry::Registry;
 
 /// One call a model asked for.
@@ -44,14 +44,15 @@ impl Registry {
     /// unsuccessful results (see [`ToolResult::from`]) carrying the registry's audit.
     ///
     /// A batch is one model output: at most [`RegistryBuilder::max_calls`](crate::registry::RegistryBuilder::max_calls)
-    /// of its calls run (32 by default); each call after those is answered with
-    /// [`ToolError::TooManyCalls`] and does not run.
+    /// of its calls run (32 by default). The calls after those do not run; one more result,
+    /// after the others, reports them all ([`ToolError::TooManyCalls`] with how many), so a
+    /// batch of 400,000 calls answers with 33 results.
     pub async fn execute_all(
         &self,
         calls: impl IntoIterator<Item = ToolCall>,
         ctx: &Ctx,
     ) -> Vec<ToolResult> {
-        self.execute_batch(calls.into_iter().collect(), ctx, None)
+        self.execute_batch(calls.into_iter().collect(), 0, ctx, None)
             .await
     }
 
@@ -63,24 +64,65 @@ impl Registry {
         ctx: &Ctx,
         on_event: impl Fn(ToolEvent) + Send + Sync + 'static,
     ) -> Vec<ToolResult> {
-        self.execute_batch(calls.into_iter().collect(), ctx, Some(Arc::new(on_event)))
+        self.execute_batch(
+            calls.into_iter().collect(),
+            0,
+            ctx,
+            Some(Arc::new(on_event)),
+        )
+        .await
+    }
+
+    /// Runs the calls a parse found, as [`Registry::execute_all`] does, with the calls the parse
+    /// counted past its cap ([`Parsed::left_out`], when it was read with
+    /// [`Options::max_calls`](crate::parse::Options::max_calls)) reported with those past
+    /// `max_calls`, in the one last result. Calls of unknown tools ([`Parsed::unknown`]) are not
+    /// run.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use tool_registry::parse::{self, Options};
+    /// use tool_registry::{Ctx, Registry};
+    ///
+    /// let registry = Registry::builder().max_calls(2).build()?;
+    /// let ctx = Ctx::new();
+    /// let output = "<tool_call>{\"name\": \"nothing\", \"arguments\": {}}</tool_call>\n".repeat(1000);
+    /// let tools = registry.scoped(ctx.scope());
+    /// let parsed = parse::any_with(&output, &tools, Options::new().max_calls(registry.max_calls()));
+    /// assert_eq!((parsed.unknown.len(), parsed.left_out.unknown), (2, 998));
+    /// let results = registry.execute_parsed(&parsed, &ctx).await;
+    /// assert!(results.is_empty(), "calls of unknown tools do not run");
+    /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+    /// ```
+    pub async fn execute_parsed(&self, parsed: &Parsed, ctx: &Ctx) -> Vec<ToolResult> {
+        let calls = parsed.calls.iter().cloned().map(ToolCall::from).collect();
+        self.execute_batch(calls, parsed.left_out.calls, ctx, None)
             .await
     }
 
+    /// The most calls one model output runs ([`RegistryBuilder::max_calls`](crate::registry::RegistryBuilder::max_calls)):
+    /// the cap to read an output with ([`Options::max_calls`](crate::parse::Options::max_calls)).
+    pub fn max_calls(&self) -> usize {
+        self.policy.max_calls
+    }
+
+    /// The batch `calls`, and `left_out` calls of the same output that were counted, not kept.
     async fn execute_batch(
         &self,
         calls: Vec<ToolCall>,
+        left_out: usize,
         ctx: &Ctx,
         events: Option<EventSink>,
     ) -> Vec<ToolResult> {
-        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let cap = self.policy.max_concurrency;
         let mut calls = calls;
         let over = calls.split_off(calls.len().min(self.policy.max_calls));
-        for (offset, call) in over.into_iter().enumerate() {
-            results[self.policy.max_calls + offset] = Some(self.not_run(&call.name, ctx));
+        let left_out = left_out + over.len();
+        let first_left_out = over.first().map(|call| call.name.clone());
+        for call in over {
             crate::call::dispose_args(ToolArgs::Value(call.arguments));
         }
+        let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut calls = calls.into_iter().enumerate().peekable();
         while calls.peek().is_some() {
             // The next segment: one sequential call, or a run of concurrent ones.
@@ -107,10 +149,14 @@ impl Registry {
                 }
             }
         }
-        results
+        let mut results: Vec<ToolResult> = results
             .into_iter()
             .map(|r| r.unwrap_or_else(|| ToolResult::failure("the call did not run")))
-            .collect()
+            .collect();
+        if left_out > 0 {
+            results.push(self.not_run(first_left_out.as_deref(), left_out, ctx));
+        }
+        results
     }
 
     fn is_sequential(&self, call: &ToolCall, ctx: &Ctx) -> bool {
@@ -158,14 +204,16 @@ impl Registry {
         (index, result)
     }
 
-    /// The answer to a call of a batch that is not run at all (over the batch's `max_calls`):
-    /// [`ToolError::TooManyCalls`] as a result, audited and stamped like any other call.
-    pub(crate) fn not_run(&self, name: &str, ctx: &Ctx) -> ToolResult {
+    /// The one answer for the calls of a batch that are not run at all (over the batch's
+    /// `max_calls`): [`ToolError::TooManyCalls`] as a result, audited and stamped once, under
+    /// the name of the first call left out when it is known.
+    pub(crate) fn not_run(&self, first: Option<&str>, left_out: usize, ctx: &Ctx) -> ToolResult {
         let started = Tick::now();
+        let name = first.unwrap_or_default();
         let tool = self.get_for(name, ctx.scope());
         let error = ToolError::TooManyCalls {
-            tool: tool.as_ref().map_or(name, Tool::name).to_owned(),
             limit: self.policy.max_calls,
+            left_out,
         };
         self.stamped_error(name, tool.as_ref(), started, ctx, error)
     }

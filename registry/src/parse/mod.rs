@@ -104,7 +104,9 @@ pub use event::{StreamDelta, StreamEvent};
 pub use stream::StreamParser;
 pub use tag_set::TagSet;
 pub use tools::{AnyTool, Scoped, ToolList, ToolListError, ToolSet};
-pub use vocab::{ErrorKind, Format, Formats, Options, ParseError, Parsed, ParsedCall, Thinking};
+pub use vocab::{
+    ErrorKind, Format, Formats, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking,
+};
 
 /// Reads the calls, content and reasoning out of a model's text, with the default
 /// [`Options`].

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::content::Assembler;
 use super::event::{StreamDelta, StreamEvent};
-use super::vocab::{ParseError, ParsedCall};
+use super::vocab::{LeftOut, ParseError, ParsedCall};
 
 /// Which text a stretch of output belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,19 @@ pub(crate) struct Sink {
     pub(crate) pending: Vec<Pending>,
     /// A stream that only reports events keeps no copy of the text and calls.
     pub(crate) events_only: bool,
+    /// The most items each list keeps ([`Options::max_calls`](super::Options::max_calls)).
+    pub(crate) max: Option<usize>,
+    /// Items kept so far: calls, unknown calls, errors.
+    pub(crate) kept: [usize; 3],
+    pub(crate) left_out: LeftOut,
+}
+
+/// The lists a parse keeps items in, as indices of [`Sink::kept`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum List {
+    Calls = 0,
+    Unknown = 1,
+    Errors = 2,
 }
 
 /// One thing a stream has to report.
@@ -54,6 +67,23 @@ impl Region {
 }
 
 impl Sink {
+    /// Whether an item of `list` is kept (and reported); if not, it is counted as left out.
+    #[inline]
+    pub(crate) fn keep(&mut self, list: List) -> bool {
+        let kept = &mut self.kept[list as usize];
+        if self.max.is_none_or(|max| *kept < max) {
+            *kept += 1;
+            return true;
+        }
+        let left_out = match list {
+            List::Calls => &mut self.left_out.calls,
+            List::Unknown => &mut self.left_out.unknown,
+            List::Errors => &mut self.left_out.errors,
+        };
+        *left_out += 1;
+        false
+    }
+
     #[inline]
     pub(crate) fn assembler(&mut self, region: Region) -> &mut Assembler {
         match region {

@@ -27,6 +27,29 @@ pub struct Parsed {
     /// Well-formed calls of tools the tool set does not know. Never execute these; tell the
     /// model which tools exist instead.
     pub unknown: Vec<ParsedCall>,
+    /// What was found past [`Options::max_calls`]: counted, not kept.
+    pub left_out: LeftOut,
+}
+
+/// How many calls, calls of unknown tools and errors a parse found past
+/// [`Options::max_calls`] and did not keep (each list keeps at most that many). Their text is
+/// still taken out of (or kept in) the content as it would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
+pub struct LeftOut {
+    /// Calls of known tools.
+    pub calls: usize,
+    /// Calls of tools the tool set does not know.
+    pub unknown: usize,
+    /// Call attempts that could not be read.
+    pub errors: usize,
+}
+
+impl LeftOut {
+    /// Whether nothing was left out.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Parsed {
@@ -38,14 +61,20 @@ impl Parsed {
 
 impl Serialize for Parsed {
     /// `{"calls": [{"name", "arguments"}], "content", "reasoning", "errors": [{"code", "format",
-    /// "message"}], "unknown": [{"name", "arguments"}]}`, the shape `toolreg parse` prints.
+    /// "message"}], "unknown": [{"name", "arguments"}]}`, the shape `toolreg parse` prints, with
+    /// `"left_out": {"calls", "unknown", "errors"}` when something was.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Parsed", 5)?;
+        let mut s = serializer.serialize_struct("Parsed", 6)?;
         s.serialize_field("calls", &self.calls)?;
         s.serialize_field("content", &self.content)?;
         s.serialize_field("reasoning", &self.reasoning)?;
         s.serialize_field("errors", &self.errors)?;
         s.serialize_field("unknown", &self.unknown)?;
+        if self.left_out.is_empty() {
+            s.skip_field("left_out")?;
+        } else {
+            s.serialize_field("left_out", &self.left_out)?;
+        }
         s.end()
     }
 }
@@ -322,6 +351,11 @@ pub struct Options {
     pub calls_in_thinking: bool,
     /// The formats to look for; all of them by default.
     pub formats: Formats,
+    /// The most calls, calls of unknown tools and errors a parse keeps, each; the rest are
+    /// counted in [`Parsed::left_out`]. No bound by default; a program that runs the calls
+    /// reads with its registry's [`max_calls`](crate::Registry::max_calls), so one output of
+    /// 400,000 calls costs no more to keep than the calls that run.
+    pub max_calls: Option<usize>,
 }
 
 impl Options {
@@ -348,6 +382,14 @@ impl Options {
     #[must_use]
     pub fn formats(mut self, formats: Formats) -> Self {
         self.formats = formats;
+        self
+    }
+
+    /// Keeps at most `limit` calls, calls of unknown tools and errors each (see
+    /// [`Options::max_calls`](Options#structfield.max_calls)).
+    #[must_use]
+    pub fn max_calls(mut self, limit: usize) -> Self {
+        self.max_calls = Some(limit);
         self
     }
 }

@@ -155,6 +155,16 @@ impl Native {
         calls.append(&mut parsed.calls);
         unknown.append(&mut parsed.unknown);
         errors.append(&mut parsed.errors);
+        // The native calls come first: what the text's parse kept past the cap with them is
+        // left out too.
+        let max = options.max_calls.unwrap_or(usize::MAX);
+        let left_out = &mut parsed.left_out;
+        left_out.calls += calls.len().saturating_sub(max);
+        left_out.unknown += unknown.len().saturating_sub(max);
+        left_out.errors += errors.len().saturating_sub(max);
+        calls.truncate(max);
+        unknown.truncate(max);
+        errors.truncate(max);
         parsed.calls = calls;
         parsed.unknown = unknown;
         parsed.errors = errors;

@@ -2,6 +2,7 @@
 //! stepping it, and what its outcome leaves in the parse.
 
 use super::*;
+use crate::parse::sink::List;
 
 fn deepseek_tokens(ascii: bool) -> &'static deepseek::Tokens {
     if ascii {
@@ -299,6 +300,14 @@ impl Machine {
                     {
                         name = stripped.to_owned();
                     }
+                    let known = env.tools.contains(&name);
+                    if !self
+                        .sink
+                        .keep(if known { List::Calls } else { List::Unknown })
+                    {
+                        crate::call::dispose(arguments);
+                        continue;
+                    }
                     if announced.take().as_deref() != Some(name.as_str()) {
                         self.sink
                             .event(StreamEvent::CallStarted { name: name.clone() });
@@ -310,7 +319,7 @@ impl Machine {
                         format,
                         span,
                     };
-                    if env.tools.contains(&call.name) {
+                    if known {
                         if self.sink.events_only {
                             self.sink.event(StreamEvent::Call(call));
                         } else {
@@ -333,6 +342,9 @@ impl Machine {
                     }
                 }
                 Item::Error(error) => {
+                    if !self.sink.keep(List::Errors) {
+                        continue;
+                    }
                     if self.sink.events_only {
                         self.sink.event(StreamEvent::Error(error));
                     } else {

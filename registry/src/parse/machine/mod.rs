@@ -157,6 +157,7 @@ impl Machine {
             ready: Ready::No,
             sink: Sink {
                 streaming: events,
+                max: options.max_calls,
                 ..Sink::default()
             },
         };
@@ -232,6 +233,7 @@ impl Machine {
             reasoning: sink.reasoning.into_string(),
             errors: sink.errors,
             unknown: sink.unknown,
+            left_out: sink.left_out,
         }
     }
 
@@ -302,7 +304,10 @@ impl Machine {
     /// nothing has been sent).
     fn restart_in_reasoning(&mut self) {
         self.tentative = false;
-        self.sink = Sink::default();
+        self.sink = Sink {
+            max: self.options.max_calls,
+            ..Sink::default()
+        };
         self.region = Region::Reasoning;
         self.pos = 0;
         self.text_from = 0;
