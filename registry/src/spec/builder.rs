@@ -89,7 +89,30 @@ impl ToolSpecBuilder {
         self.fields.defer_loading = yes;
         self
     }
-    /// Checks the name, the version and the schemas.
+    /// Checks the name, the version and the schemas: each must be a valid JSON Schema that
+    /// nests at most [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH) levels, holds at most
+    /// [`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas, goes at most
+    /// [`MAX_WALK_DEPTH`](super::MAX_WALK_DEPTH) levels deep with its `$ref`s followed, and
+    /// whose validation of one value applies at most `MAX_SCHEMA_NODES` schemas at one place
+    /// of it (options that share definitions multiply; a schema that applies itself to the same
+    /// value never decides). What listing and calling the tool cost is then bounded by its size,
+    /// paid here once.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_registry::spec::ToolSpec;
+    ///
+    /// // An `anyOf` that refers to itself at the same place: refused, with the place.
+    /// let error = ToolSpec::builder("loop")
+    ///     .input_schema(json!({
+    ///         "type": "object",
+    ///         "properties": { "a": { "$ref": "#/$defs/A" } },
+    ///         "$defs": { "A": { "anyOf": [{ "type": "string" }, { "$ref": "#/$defs/A" }] } }
+    ///     }))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(error.to_string().contains("at `/$defs/A/anyOf/1/$ref`"), "{error}");
+    /// ```
     pub fn build(self) -> Result<ToolSpec, SpecError> {
         ToolSpec::try_from(self.fields)
     }
