@@ -22,7 +22,7 @@ fn ping(text: String) -> String {
 }
 
 /// Add two numbers.
-#[tool(name = "math.add", category = "math")]
+#[tool(name = "math.add", category = "math", version = "1.2.0-rc.1+build.7")]
 fn add(a: i64, b: i64) -> i64 {
     a + b
 }
@@ -734,19 +734,20 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
     let text = serde_json::to_string_pretty(&snapshot).unwrap();
     let read: tool_registry::spec::RegistrySnapshot = serde_json::from_str(&text).unwrap();
     assert_eq!(read, snapshot);
-    let origins: Vec<(&str, Origin, bool)> = read
+    // A compiled tool's version, as `#[tool]` checked it, is read back as a spec's.
+    let origins: Vec<(&str, Option<&str>, Origin, bool)> = read
         .tools
         .iter()
-        .map(|e| (e.spec.tool_name(), e.origin, e.enabled))
+        .map(|e| (e.spec.tool_name(), e.spec.version(), e.origin, e.enabled))
         .collect();
     assert_eq!(
         origins,
         [
-            ("gated.thing", Origin::RunTime, false),
-            ("math.add", Origin::Linked, true),
-            ("orphan", Origin::RunTime, true),
-            ("util.ping", Origin::Linked, false),
-            ("weather", Origin::RunTime, true),
+            ("gated.thing", None, Origin::RunTime, false),
+            ("math.add", Some("1.2.0-rc.1+build.7"), Origin::Linked, true),
+            ("orphan", None, Origin::RunTime, true),
+            ("util.ping", None, Origin::Linked, false),
+            ("weather", Some("1.0.0"), Origin::RunTime, true),
         ]
     );
 

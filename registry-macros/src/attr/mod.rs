@@ -185,7 +185,7 @@ impl ToolSlots {
             // #[tool(aliases(search, find))]
             "aliases" => self.aliases.read(cx, key, names),
             // #[tool(version = "1.0.0")]
-            "version" => self.version.read(cx, key, string),
+            "version" => self.version.read(cx, key, version),
             // #[tool(category = "search")]
             "category" => self.category.read(cx, key, string),
             // #[tool(tags(web, search))]

@@ -1,5 +1,5 @@
-//! The values `#[tool(...)]` and `#[arg(...)]` keys take: strings, text, paths, choices, flags,
-//! numbers, durations and lists, each read with the error a mistaken value deserves.
+//! The values `#[tool(...)]` and `#[arg(...)]` keys take: strings, versions, text, paths, choices,
+//! flags, numbers, durations and lists, each read with the error a mistaken value deserves.
 
 use super::*;
 
@@ -17,6 +17,26 @@ pub(super) fn string(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
         }) => Ok(Some(s)),
         other => {
             cx.error_spanned(other, expects(key.name, "a string", "\"...\""));
+            Ok(None)
+        }
+    }
+}
+
+/// A semantic version (<https://semver.org>), by the rule `ToolSpec` applies at run time
+/// (`registry/src/spec/mod.rs`, `SpecError::Version`), which a compiled tool's spec meets again
+/// when a snapshot is read back. A proc-macro crate cannot share code with the runtime: both
+/// parse with the `semver` crate, and the two must say the same.
+pub(super) fn version(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
+    let Some(lit) = string(cx, key)? else {
+        return Ok(None);
+    };
+    match semver::Version::parse(&lit.value()) {
+        Ok(_) => Ok(Some(lit)),
+        Err(error) => {
+            cx.error_spanned(
+                &lit,
+                format!("`version` must be a semantic version ({error}); write MAJOR.MINOR.PATCH, such as \"1.0.0\", \"0.3.1\" or \"2.0.0-beta.1\""),
+            );
             Ok(None)
         }
     }

@@ -126,7 +126,7 @@ impl ToolDef {
     pub fn short_description(&self) -> &'static str {
         first_sentence(self.description())
     }
-    /// `version = "1.2.0"`.
+    /// `version = "1.2.0"`, a semantic version (`#[tool]` refuses anything else).
     pub fn version(&self) -> Option<&'static str> {
         self.parts.version
     }

@@ -278,8 +278,8 @@ impl ToolSpec {
     }
 
     /// How this spec's version compares with `other`'s by semver precedence, no version being
-    /// the least. A version that does not parse (only a compiled tool's can, as declared)
-    /// counts as none.
+    /// the least. A version that does not parse counts as none (neither the builder nor
+    /// `#[tool]` lets one through).
     pub(crate) fn version_order(&self, other: &ToolSpec) -> std::cmp::Ordering {
         let parse = |spec: &ToolSpec| {
             spec.fields
@@ -350,6 +350,9 @@ impl ToolSpec {
             name: self.fields.tool_name.clone(),
             problem,
         })?;
+        // The rule `#[tool(version = "...")]` is held to at compile time
+        // (`registry-macros/src/attr/values.rs`), so a snapshot's compiled tools read back too;
+        // the two must say the same.
         if let Some(version) = &self.fields.version {
             semver::Version::parse(version).map_err(|error| SpecError::Version {
                 tool: self.fields.tool_name.clone(),
