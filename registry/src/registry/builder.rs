@@ -308,6 +308,7 @@ impl RegistryBuilder {
             linked_claims: super::lifecycle::claims_of(&linked),
             linked,
             owned: BTreeMap::new(),
+            owned_claims: FxHashMap::default(),
             switches: Switches::default(),
             handlers: self.handlers,
         };

@@ -99,6 +99,10 @@ impl Registry {
         let handler = handler.or_else(|| writer.handlers.get(&name).cloned());
         let tool = crate::def::owned(spec, handler, wall_now())?;
         writer.switches.names.remove(&name);
+        for claim in claims(&name) {
+            let key = claim.to_ascii_lowercase();
+            writer.owned_claims.insert(key, (claim, name.clone()));
+        }
         writer.owned.insert(name, tool.clone());
         let snapshot = self.publish(&writer);
         Ok(registration_in(&snapshot, tool))
@@ -162,6 +166,9 @@ impl Registry {
         let Some(tool) = writer.owned.remove(name) else {
             return Ok(None);
         };
+        for claim in claims(name) {
+            writer.owned_claims.remove(&claim.to_ascii_lowercase());
+        }
         let enabled = self.registration_of(tool.clone()).enabled;
         writer.switches.names.remove(name);
         self.publish(&writer);
@@ -261,6 +268,7 @@ impl Registry {
             }
         }
         writer.owned = owned;
+        writer.owned_claims = claimed;
         writer.switches = super::Switches {
             names: off,
             ..super::Switches::default()
@@ -326,19 +334,12 @@ fn compiled(writer: &Writer, name: &str) -> Option<RegisterError> {
 
 /// The error for a run-time name whose claims meet another run-time tool's name or wire name,
 /// exactly (`a.b` and `a__b` are one name to a provider that refuses `.`) or in another letter
-/// case. A scan of the run-time tools: a registration rebuilds the whole snapshot anyway.
+/// case: one lookup per claim in the writer's index.
 fn run_time_clash(writer: &Writer, name: &str) -> Option<RegisterError> {
-    let mine: Vec<String> = claims(name).collect();
-    writer
-        .owned
-        .keys()
-        .filter(|other| *other != name)
-        .find_map(|other| {
-            claims(other).find_map(|theirs| {
-                let claim = mine.iter().find(|c| c.eq_ignore_ascii_case(&theirs))?;
-                Some(clash(name, claim, &theirs, other, false))
-            })
-        })
+    claims(name).find_map(|claim| {
+        let (theirs, other) = writer.owned_claims.get(&claim.to_ascii_lowercase())?;
+        (other != name).then(|| clash(name, &claim, theirs, other, false))
+    })
 }
 
 /// The error for `name`, whose `claim` meets `theirs`, a claim of the tool `other`: the same

@@ -77,6 +77,10 @@ struct Writer {
     linked_claims: FxHashMap<String, (String, usize)>,
     /// The tools registered at run time, by name.
     owned: BTreeMap<String, Tool>,
+    /// Every name and wire name of a tool in `owned`, in ASCII lower case, with the claim as
+    /// written and the tool's name: what another run-time spec may not take, in any letter
+    /// case, found in one lookup.
+    owned_claims: FxHashMap<String, (String, String)>,
     switches: Switches,
     /// Handlers given to the builder by name, attached to specs that come without one
     /// ([`Registry::restore`]).

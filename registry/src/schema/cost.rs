@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::{MAX_SCHEMA_NODES, Stop, Why, child_path, children};
+use super::{MAX_SCHEMA_NODES, Segment, Stop, Why, child_path, children};
 use crate::call::MAX_ARGS_DEPTH;
 
 /// Keywords applied to the value itself.
@@ -54,9 +54,14 @@ enum Place<'r> {
     Item,
 }
 
+/// One step down the document: the schema holding a child, and the keys that lead to it.
+type Step<'r> = (usize, &'r str, Option<Segment<'r>>);
+
 /// The schemas of a document and how they apply to a value.
 struct Graph<'r> {
-    paths: Vec<String>,
+    /// Where each schema is: the schema holding it and the keys that lead to it (the root has
+    /// none), to name a place only when a check fails.
+    places: Vec<Option<Step<'r>>>,
     refs: Vec<Option<&'r str>>,
     /// Schemas applied to the same value, once per occurrence.
     in_place: Vec<Vec<usize>>,
@@ -102,26 +107,27 @@ type State = Vec<(usize, u64)>;
 impl<'r> Graph<'r> {
     fn of(root: &'r Value) -> Self {
         let mut nodes: Vec<&'r Value> = Vec::new();
-        let mut paths = Vec::new();
+        let mut places = Vec::new();
         let mut index: HashMap<usize, usize> = HashMap::new();
-        let mut stack = vec![(root, String::new())];
-        while let Some((node, path)) = stack.pop() {
+        let mut stack: Vec<(&'r Value, Option<Step<'r>>)> = vec![(root, None)];
+        while let Some((node, place)) = stack.pop() {
             if !node.is_object() {
                 continue;
             }
-            index.insert(std::ptr::from_ref(node) as usize, nodes.len());
+            let at = nodes.len();
+            index.insert(std::ptr::from_ref(node) as usize, at);
             nodes.push(node);
+            places.push(place);
             for (key, segment, child) in children(node) {
-                stack.push((child, child_path(&path, key, segment)));
+                stack.push((child, Some((at, key, segment))));
             }
-            paths.push(path);
         }
         let at = |value: &Value| index.get(&(std::ptr::from_ref(value) as usize)).copied();
         let mut graph = Graph {
             refs: vec![None; nodes.len()],
             in_place: vec![Vec::new(); nodes.len()],
             below: vec![Vec::new(); nodes.len()],
-            paths,
+            places,
         };
         for (i, node) in nodes.iter().enumerate() {
             if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
@@ -156,6 +162,21 @@ impl<'r> Graph<'r> {
         graph
     }
 
+    /// The JSON Pointer of schema `node` in the document.
+    fn path(&self, mut node: usize) -> String {
+        let mut steps = Vec::new();
+        while let Some(step) = self.places[node] {
+            steps.push(step);
+            node = step.0;
+        }
+        steps
+            .iter()
+            .rev()
+            .fold(String::new(), |path, &(_, key, segment)| {
+                child_path(&path, key, segment)
+            })
+    }
+
     /// Every schema applied to one value when `state`'s are, with how many times.
     fn in_place_closure(&self, state: &State) -> Result<HashMap<usize, u64>, Stop> {
         // The schemas reached, and how many in-place edges lead to each.
@@ -184,7 +205,7 @@ impl<'r> Graph<'r> {
             let here = count.get(&node).copied().unwrap_or(0);
             total = total.saturating_add(here);
             if total > MAX_SCHEMA_NODES as u64 {
-                return Err(Stop::at(self.paths[node].clone(), Why::Costly));
+                return Err(Stop::at(self.path(node), Why::Costly));
             }
             for &next in &self.in_place[node] {
                 let slot = count.entry(next).or_default();
@@ -204,7 +225,7 @@ impl<'r> Graph<'r> {
                 .min_by_key(|(node, _)| *node)
                 .unwrap_or((0, ""));
             return Err(Stop::at(
-                format!("{}/$ref", self.paths[node]),
+                format!("{}/$ref", self.path(node)),
                 Why::Circle(reference.to_owned()),
             ));
         }
