@@ -176,6 +176,26 @@ mod tests {
         value
     }
 
+    /// Each key looked up in 5,000 options: 5,000 keys are 25 million visits, past the budget;
+    /// the decoding stops there and says so instead of going on.
+    #[test]
+    fn decoding_past_its_budget_stops_with_an_error() {
+        let options: Vec<serde_json::Value> = (0..5_000)
+            .map(|i| json!({ "properties": { format!("p{i}"): { "type": "integer" } } }))
+            .collect();
+        let schema = json!({ "type": "object", "anyOf": options });
+        let few: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("k{i}"), json!("1"))).collect();
+        assert!(coerce(&mut serde_json::Value::Object(few), &schema).is_ok());
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..5_000).map(|i| (format!("k{i}"), json!("1"))).collect();
+        let error = coerce(&mut serde_json::Value::Object(many), &schema)
+            .unwrap_err()
+            .error();
+        assert_eq!(error.code(), "invalid_arguments");
+        assert!(error.to_string().contains("schema visits"), "{error}");
+    }
+
     #[test]
     fn what_models_send_is_read_as_meant() {
         let schema = json!({
