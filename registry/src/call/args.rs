@@ -48,7 +48,7 @@ pub const MAX_ARGS_BYTES: usize = 1 << 20;
 /// How deep arrays and objects may nest in the arguments of any tool: 127 levels, the most that
 /// `serde_json` reads from text (its recursion limit is 128), so text and [`Value`] arguments
 /// meet the same limit.
-pub const MAX_ARGS_DEPTH: usize = 127;
+pub const MAX_ARGS_DEPTH: usize = crate::schema::MAX_VALUE_DEPTH;
 
 /// Deserializes the arguments into `T`, naming the path of the first bad field.
 ///

@@ -20,8 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::{MAX_SCHEMA_NODES, Segment, Stop, Why, child_path, children};
-use crate::call::MAX_ARGS_DEPTH;
+use super::{MAX_SCHEMA_NODES, MAX_VALUE_DEPTH, Segment, Stop, Why, child_path, children};
 
 /// Keywords applied to the value itself.
 const IN_PLACE: &[&str] = &[
@@ -83,7 +82,7 @@ pub(crate) fn check(root: &Value) -> Result<(), Stop> {
     let mut seen: HashSet<State> = HashSet::new();
     let mut work = 0;
     while let Some((state, depth)) = places.pop() {
-        if depth > MAX_ARGS_DEPTH || !seen.insert(state.clone()) {
+        if depth > MAX_VALUE_DEPTH || !seen.insert(state.clone()) {
             continue;
         }
         let applied = graph.in_place_closure(&state)?;

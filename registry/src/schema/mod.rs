@@ -38,6 +38,11 @@ pub const MAX_SCHEMA_NODES: usize = 10_000;
 /// spec is built.
 pub const MAX_WALK_DEPTH: usize = 64;
 
+/// The deepest value a schema is applied to: 127 levels, the arguments' bound
+/// ([`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH) is this), kept here so that this module
+/// depends on nothing else of the crate.
+pub(crate) const MAX_VALUE_DEPTH: usize = 127;
+
 /// The most `$ref`s followed in a row (`{"$ref": ...}` whose target is another `$ref`).
 const MAX_REF_HOPS: usize = 64;
 
