@@ -18,6 +18,7 @@
 //! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
 //! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
 //! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
+//! | `glm.rs` | GLM-4.5 and later: `NAME<arg_key>…</arg_key><arg_value>…</arg_value>` inside a `<tool_call>` element |
 //! | `glm4.rs` | GLM-4-0414's whole-message `NAME\n{json}` |
 //! | `react.rs` | ReAct's `Action:` / `Action Input:` lines |
 //! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
@@ -27,6 +28,7 @@
 pub(crate) mod deepseek;
 pub(crate) mod end_tokens;
 pub(crate) mod gemma;
+pub(crate) mod glm;
 pub(crate) mod glm4;
 pub(crate) mod harmony;
 pub(crate) mod invoke;
