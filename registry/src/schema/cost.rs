@@ -225,7 +225,7 @@ impl<'r> Graph<'r> {
                 .unwrap_or((0, ""));
             return Err(Stop::at(
                 format!("{}/$ref", self.path(node)),
-                Why::Circle(reference.to_owned()),
+                Why::Loop(reference.to_owned()),
             ));
         }
         Ok(count)

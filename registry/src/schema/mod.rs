@@ -128,6 +128,24 @@ pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+impl Why {
+    /// What to do about it, for a spec's author.
+    pub(crate) fn remedy(&self) -> &'static str {
+        match self {
+            Self::Spent => "split the tool, or share repeated parts through definitions",
+            Self::TooDeep => "flatten it: fewer levels of objects inside objects",
+            Self::Nowhere(_) => "point the `$ref` at a definition in `$defs`",
+            Self::Circle(_) | Self::Loop(_) => {
+                "remove the option that refers back, or put the reference inside a property or \
+                 `items`"
+            }
+            Self::Costly => {
+                "give fewer options per level, or options that do not share the same definitions"
+            }
+        }
+    }
+}
+
 /// Why a walk stopped, and where (a JSON Pointer into the schema; empty when the place is not
 /// tracked).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,6 +165,9 @@ pub(crate) enum Why {
     Nowhere(String),
     /// A chain of `$ref`s (or a definition) that leads back to itself.
     Circle(String),
+    /// A `$ref` through which a schema applies itself to the same value (an option that is
+    /// the schema again), which never decides.
+    Loop(String),
     /// Validating one value could apply more than [`MAX_SCHEMA_NODES`] schemas at one place.
     Costly,
 }
@@ -175,6 +196,11 @@ impl fmt::Display for Why {
             Self::Circle(reference) => {
                 write!(f, "`{reference}` refers to itself (a recursive type)")
             }
+            Self::Loop(reference) => write!(
+                f,
+                "`{reference}` applies the schema to the same value again (an option that is \
+                 the schema itself), which never decides"
+            ),
             Self::Costly => write!(
                 f,
                 "validating one value could apply more than {MAX_SCHEMA_NODES} schemas at one \

@@ -57,7 +57,7 @@ fn the_hostile_shapes_measure_within_the_budget_or_are_named() {
     // Applying itself to the same value never decides.
     for k in 1..=8 {
         let stop = measure(&self_referring(k)).unwrap_err();
-        assert_eq!(stop.why, Why::Circle("#/$defs/S".into()), "self k = {k}");
+        assert_eq!(stop.why, Why::Loop("#/$defs/S".into()), "self k = {k}");
         assert!(stop.path.starts_with("/$defs/S/anyOf/"), "{stop}");
     }
     let stop = measure(&many_definitions(10_000)).unwrap_err();

@@ -411,8 +411,8 @@ impl ToolSpec {
             tool: self.fields.tool_name.clone(),
             which,
             problem: format!(
-                "is too large to read: {stop}; split the tool, or share repeated parts \
-                 through fewer, smaller definitions"
+                "cannot be read within the budget: {stop}; {}",
+                stop.why.remedy()
             ),
         })
     }
