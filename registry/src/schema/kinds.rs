@@ -116,8 +116,7 @@ impl<'r> Typing<'r> {
     }
 
     fn kinds_at(&mut self, schema: &'r Value, depth: usize) -> Kinds {
-        if depth > MAX_WALK_DEPTH || self.walk.visit().is_err() {
-            self.spent = true;
+        if !self.enter(depth) {
             return Kinds::default();
         }
         if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
@@ -205,8 +204,7 @@ impl<'r> Typing<'r> {
         seen: &mut Memo<()>,
         depth: usize,
     ) -> Option<&'r Value> {
-        if depth > MAX_WALK_DEPTH || self.walk.visit().is_err() {
-            self.spent = true;
+        if !self.enter(depth) {
             return None;
         }
         if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
@@ -233,6 +231,16 @@ impl<'r> Typing<'r> {
             }
         }
         None
+    }
+
+    /// Counts one schema visited at `depth`; `false` (and the query marked spent) past the
+    /// budget or the depth bound.
+    fn enter(&mut self, depth: usize) -> bool {
+        if depth > MAX_WALK_DEPTH || self.walk.visit().is_err() {
+            self.spent = true;
+            return false;
+        }
+        true
     }
 
     /// `schema` with its `$ref`s followed (itself when one leads nowhere or in a circle).
