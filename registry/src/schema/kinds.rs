@@ -63,6 +63,14 @@ impl Kinds {
 /// The options of a schema that a value may meet instead of (or beside) it.
 const OPTIONS: &[&str] = &["anyOf", "oneOf", "allOf"];
 
+/// The schemas of `schema`'s [`OPTIONS`], in order.
+fn options(schema: &Value) -> impl Iterator<Item = &Value> {
+    OPTIONS
+        .iter()
+        .filter_map(|key| schema.get(*key)?.as_array())
+        .flatten()
+}
+
 /// Questions about the types of values, over one schema and one budget. What a `$ref` target
 /// admits is worked out once; a query that spends the budget answers with what it found so far
 /// and [`Typing::spent`] says so.
@@ -148,15 +156,8 @@ impl<'r> Typing<'r> {
         if schema.get("properties").is_some() {
             kinds = kinds.union(Kinds::OBJECT);
         }
-        for key in OPTIONS {
-            for option in schema
-                .get(*key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                kinds = kinds.union(self.kinds_at(option, depth + 1));
-            }
+        for option in options(schema) {
+            kinds = kinds.union(self.kinds_at(option, depth + 1));
         }
         if kinds.is_unknown() {
             let values = schema
@@ -218,16 +219,9 @@ impl<'r> Typing<'r> {
         if let Some(found) = here(schema) {
             return Some(found);
         }
-        for key in OPTIONS {
-            for option in schema
-                .get(*key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(found) = self.find_at(option, here, seen, depth + 1) {
-                    return Some(found);
-                }
+        for option in options(schema) {
+            if let Some(found) = self.find_at(option, here, seen, depth + 1) {
+                return Some(found);
             }
         }
         None
