@@ -13,6 +13,8 @@ pub mod discovery;
 pub mod exec;
 pub mod format;
 pub mod gate;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod parse;
 pub mod registry;
 mod schema;

@@ -158,6 +158,35 @@ pub enum ToolError {
         /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
         limit: usize,
     },
+    /// The tool lives in another process (an HTTP tool module) that could not be reached:
+    /// the connection was refused or dropped, or the module's answer was unreadable. Nothing
+    /// is known to have run.
+    #[error(
+        "tool `{tool}` cannot run now: its module `{module}` cannot be reached ({reason}); try again later or call another tool"
+    )]
+    ModuleUnreachable {
+        /// The tool that was called.
+        tool: String,
+        /// The module that serves it.
+        module: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The tool's module (an HTTP tool module) answered with an HTTP error status.
+    #[error(
+        "tool `{tool}` failed in its module `{module}`: HTTP status {status}{}",
+        excerpt(body)
+    )]
+    ModuleStatus {
+        /// The tool that was called.
+        tool: String,
+        /// The module that serves it.
+        module: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the answer's body, at most 200 characters.
+        body: String,
+    },
     /// The model asked for more calls in one output than the registry runs: the calls past the
     /// first `limit` did not run, and this one error reports them all.
     #[error(
@@ -181,6 +210,14 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 fn human(duration: &Duration) -> String {
     let rounded = Duration::from_millis(duration.as_millis().min(u128::from(u64::MAX)) as u64);
     humantime::format_duration(rounded).to_string()
+}
+
+fn excerpt(body: &str) -> String {
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", body.escape_debug())
+    }
 }
 
 fn at_path(path: &str) -> String {
@@ -209,6 +246,8 @@ impl ToolError {
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
+            Self::ModuleUnreachable { .. } => "module_unreachable",
+            Self::ModuleStatus { .. } => "module_status",
             Self::ArgumentsTooLarge { .. } => "arguments_too_large",
             Self::ArgumentsTooDeep { .. } => "arguments_too_deep",
         }
@@ -264,7 +303,9 @@ impl ToolError {
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
-            | Self::ArgumentsTooDeep { tool, .. } => {
+            | Self::ArgumentsTooDeep { tool, .. }
+            | Self::ModuleUnreachable { tool, .. }
+            | Self::ModuleStatus { tool, .. } => {
                 if tool.is_empty() {
                     name.clone_into(tool);
                 }
@@ -299,16 +340,25 @@ impl Serialize for ToolError {
                 map.serialize_entry("detail", message)?;
             }
             Self::RateLimited {
-                tool, retry_after, ..
+                tool,
+                limit,
+                retry_after,
             } => {
                 map.serialize_entry("tool", tool)?;
+                map.serialize_entry("limit", limit)?;
                 map.serialize_entry("retry_after_ms", &retry_after.as_millis())?;
+            }
+            Self::TimedOut { tool, after } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("after_ms", &after.as_millis())?;
             }
             Self::NeedsApproval { tool, token } => {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("token", token)?;
             }
-            Self::ApprovalRefused { .. } | Self::ApprovalAltered { .. } => {}
+            Self::ApprovalRefused { reason } | Self::ApprovalAltered { reason } => {
+                map.serialize_entry("detail", reason)?;
+            }
             Self::TooManyCalls { limit, left_out } => {
                 map.serialize_entry("limit", limit)?;
                 map.serialize_entry("left_out", left_out)?;
@@ -317,16 +367,141 @@ impl Serialize for ToolError {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("limit", limit)?;
             }
-            Self::Handler { tool, .. }
-            | Self::Panicked { tool, .. }
-            | Self::Misconfigured { tool, .. }
-            | Self::TimedOut { tool, .. }
-            | Self::Denied { tool, .. }
-            | Self::GateUnavailable { tool, .. }
-            | Self::NoHandler { tool } => {
+            Self::ModuleUnreachable {
+                tool,
+                module,
+                reason,
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("module", module)?;
+                map.serialize_entry("detail", reason)?;
+            }
+            Self::ModuleStatus {
+                tool,
+                module,
+                status,
+                body,
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("module", module)?;
+                map.serialize_entry("status", status)?;
+                map.serialize_entry("detail", body)?;
+            }
+            Self::Handler { tool, message }
+            | Self::Panicked { tool, message }
+            | Self::Misconfigured { tool, message }
+            | Self::Denied {
+                tool,
+                reason: message,
+            }
+            | Self::GateUnavailable {
+                tool,
+                reason: message,
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("detail", message)?;
+            }
+            Self::NoHandler { tool } => {
                 map.serialize_entry("tool", tool)?;
             }
         }
         map.end()
+    }
+}
+
+impl ToolError {
+    /// Reads back what [`Serialize`] wrote (`{"code": ..., "message": ..., ...}`), as another
+    /// process sends it: the error of a tool that ran elsewhere. `tool` replaces the tool's name
+    /// (the caller's name for it). A code this version does not know, or fields that do not fit
+    /// it, give a [`ToolError::Handler`] with the message as written.
+    pub fn from_json(value: &serde_json::Value, tool: &str) -> Self {
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        let number = |key: &str| value.get(key).and_then(serde_json::Value::as_u64);
+        let millis = |key: &str| number(key).map(Duration::from_millis);
+        let detail = text("detail");
+        let tool = tool.to_owned();
+        let code = text("code").unwrap_or_default();
+        let known = match code.as_str() {
+            "unknown_tool" => Some(Self::UnknownTool {
+                name: tool.clone(),
+                suggestion: None,
+            }),
+            "invalid_arguments" => Some(Self::InvalidArguments {
+                tool: tool.clone(),
+                path: text("path").unwrap_or_default(),
+                message: detail.clone().unwrap_or_default(),
+            }),
+            "handler_error" => detail.clone().map(|message| Self::Handler {
+                tool: tool.clone(),
+                message,
+            }),
+            "panicked" => detail.clone().map(|message| Self::Panicked {
+                tool: tool.clone(),
+                message,
+            }),
+            "misconfigured" => detail.clone().map(|message| Self::Misconfigured {
+                tool: tool.clone(),
+                message,
+            }),
+            "rate_limited" => millis("retry_after_ms").map(|retry_after| Self::RateLimited {
+                tool: tool.clone(),
+                limit: text("limit").unwrap_or_else(|| "a limit".to_owned()),
+                retry_after,
+            }),
+            "timed_out" => millis("after_ms").map(|after| Self::TimedOut {
+                tool: tool.clone(),
+                after,
+            }),
+            "needs_approval" => text("token").map(|token| Self::NeedsApproval {
+                tool: tool.clone(),
+                token,
+            }),
+            "no_handler" => Some(Self::NoHandler { tool: tool.clone() }),
+            "approval_refused" => detail
+                .clone()
+                .map(|reason| Self::ApprovalRefused { reason }),
+            "approval_altered" => detail
+                .clone()
+                .map(|reason| Self::ApprovalAltered { reason }),
+            "denied" => detail.clone().map(|reason| Self::Denied {
+                tool: tool.clone(),
+                reason,
+            }),
+            "gate_unavailable" => detail.clone().map(|reason| Self::GateUnavailable {
+                tool: tool.clone(),
+                reason,
+            }),
+            "arguments_too_large" => number("limit").map(|limit| Self::ArgumentsTooLarge {
+                tool: tool.clone(),
+                limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            }),
+            "arguments_too_deep" => number("limit").map(|limit| Self::ArgumentsTooDeep {
+                tool: tool.clone(),
+                limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            }),
+            "module_unreachable" => Some(Self::ModuleUnreachable {
+                tool: tool.clone(),
+                module: text("module").unwrap_or_default(),
+                reason: detail.clone().unwrap_or_default(),
+            }),
+            "module_status" => number("status").map(|status| Self::ModuleStatus {
+                tool: tool.clone(),
+                module: text("module").unwrap_or_default(),
+                status: u16::try_from(status).unwrap_or(u16::MAX),
+                body: detail.clone().unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        known.unwrap_or_else(|| Self::Handler {
+            tool,
+            message: detail
+                .or_else(|| text("message"))
+                .unwrap_or_else(|| "the tool failed and said nothing more".to_owned()),
+        })
     }
 }

@@ -26,6 +26,8 @@ use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
 use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 
+#[cfg(feature = "http")]
+mod modules;
 mod parse;
 
 /// Exit code of a successful command.
@@ -53,6 +55,9 @@ struct Cli {
     /// Where rate-limit counts are kept [default: $TOOLREG_LIMITS or ./.toolreg-limits.json].
     #[arg(long, global = true, value_name = "FILE")]
     limits: Option<std::path::PathBuf>,
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    modules: modules::ModuleArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -178,6 +183,13 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Read a model's output on stdin, run the calls in it, and print their results.
     Run(parse::RunArgs),
+    /// Serve the tools the scope flags allow as an HTTP tool module (`/manifest`, `/execute`,
+    /// `/health`, the catalog at `/`) until Ctrl-C or SIGTERM.
+    #[cfg(feature = "http")]
+    Serve(modules::ServeArgs),
+    /// List the HTTP tool modules of `--module-map`, or fetch their manifests again.
+    #[cfg(feature = "http")]
+    Modules(modules::ModulesArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -246,12 +258,18 @@ where
         Ok(cli) => cli,
         Err(error) => return usage(&error, out, err),
     };
+    let _runtime = RuntimeGuard;
     let registry = match build(&cli, builder) {
-        Ok(registry) => registry,
+        Ok(registry) => std::sync::Arc::new(registry),
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
             return EXIT_TOOL_ERROR;
         }
+    };
+    #[cfg(feature = "http")]
+    let gateway = match modules::attach(&cli.modules, &registry, err) {
+        Ok(gateway) => gateway,
+        Err(code) => return code,
     };
     if registry.is_empty() && !cli.command.reads_own_tool_list() {
         let _ = err.write_all(EMPTY_REGISTRY.as_bytes());
@@ -262,7 +280,19 @@ where
         let _ = writeln!(err, "error: {message}");
         return EXIT_USAGE;
     }
-    command(cli.command, &registry, scope, out, err)
+    let edges = Edges {
+        registry: &registry,
+        #[cfg(feature = "http")]
+        gateway: gateway.as_ref(),
+    };
+    command_on(cli.command, edges, scope, out, err)
+}
+
+/// What the commands that cross the process boundary need besides the registry.
+struct Edges<'a> {
+    registry: &'a std::sync::Arc<Registry>,
+    #[cfg(feature = "http")]
+    gateway: Option<&'a crate::http::Gateway>,
 }
 
 /// What clap says about a command line it cannot run (or `--help`, `--version`), and its code.
@@ -278,13 +308,14 @@ fn usage(error: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
 }
 
 /// Runs one command against the registry, as `scope`; returns the exit code.
-fn command(
+fn command_on(
     command: Command,
-    registry: &Registry,
+    edges: Edges<'_>,
     scope: Scope,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    let registry: &Registry = edges.registry;
     let written = match command {
         Command::List { format, verbose } => list(out, registry, &scope, format, verbose),
         Command::Catalog {
@@ -345,6 +376,10 @@ fn command(
         }
         Command::Parse(args) => return parse::parse(args, registry, &scope, out, err),
         Command::Run(args) => return parse::run(args, registry, Ctx::for_scope(scope), out, err),
+        #[cfg(feature = "http")]
+        Command::Serve(args) => return modules::serve(args, edges.registry, scope, out, err),
+        #[cfg(feature = "http")]
+        Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
     };
     match written {
         Ok(()) => EXIT_OK,
@@ -507,24 +542,50 @@ pub(crate) fn shown(text: &str) -> String {
         .collect()
 }
 
-/// Runs a future on a fresh current-thread runtime with timers.
+thread_local! {
+    /// The runtime of the command line's run on this thread: one for the whole command, so
+    /// that what one step starts (the HTTP client's connections) serves the next.
+    static RUNTIME: std::cell::RefCell<Option<std::rc::Rc<tokio::runtime::Runtime>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs a future on the command's current-thread runtime with timers (made on first use).
 pub(crate) fn block_on<F: std::future::Future>(
     err: &mut dyn Write,
     future: F,
 ) -> Option<F::Output> {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => {
-            let output = runtime.block_on(future);
-            // A blocking tool that timed out may still be running; the answer does not wait.
-            runtime.shutdown_background();
-            Some(output)
+    let runtime = RUNTIME.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.is_none() {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => *slot = Some(std::rc::Rc::new(runtime)),
+                Err(error) => return Err(error),
+            }
         }
+        Ok(slot.clone())
+    });
+    match runtime {
+        Ok(Some(runtime)) => Some(runtime.block_on(future)),
+        Ok(None) => None,
         Err(error) => {
             let _ = writeln!(err, "error: cannot start the async runtime: {error}");
             None
+        }
+    }
+}
+
+/// Ends the command's runtime without waiting: a blocking tool that timed out may still be
+/// running, and the answer does not wait for it.
+struct RuntimeGuard;
+
+impl Drop for RuntimeGuard {
+    fn drop(&mut self) {
+        let runtime = RUNTIME.with(|slot| slot.borrow_mut().take());
+        if let Some(runtime) = runtime.and_then(|rc| std::rc::Rc::try_unwrap(rc).ok()) {
+            runtime.shutdown_background();
         }
     }
 }

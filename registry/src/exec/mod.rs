@@ -97,6 +97,20 @@ impl Registry {
         self.run(name, args.into(), ctx, Confirmation::Required)
     }
 
+    /// Calls a tool whose confirmation a trusted caller has already obtained: every stage
+    /// applies except confirmation (stage 5), answered as by
+    /// [`call_for_model`](Self::call_for_model). For a caller that asked the person itself, as
+    /// the gateway of an HTTP tool module does before it forwards a call that needed approval;
+    /// never for input a model or an untrusted client controls.
+    pub fn call_confirmed_for_model<'r, 'a: 'r>(
+        &'r self,
+        name: &'r str,
+        args: impl Into<ToolArgs<'a>>,
+        ctx: &'r Ctx,
+    ) -> impl Future<Output = ToolResult> + Send + 'r {
+        self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Given)
+    }
+
     /// Calls a tool like [`call`](Self::call), and answers as a model should read it: an error
     /// becomes an unsuccessful result (see [`ToolResult::from`]) that carries the same audit
     /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from

@@ -62,6 +62,16 @@ impl Registry {
         self.put(spec, Some(ToolHandler::new(handler)))
     }
 
+    /// [`register_with_handler`](Self::register_with_handler) with a [`ToolHandler`] built
+    /// beforehand (such as [`ToolHandler::from_results`], which keeps a whole result).
+    pub fn register_tool(
+        &self,
+        spec: ToolSpec,
+        handler: ToolHandler,
+    ) -> Result<Registration, RegisterError> {
+        self.put(spec, Some(handler))
+    }
+
     fn put(
         &self,
         spec: ToolSpec,

@@ -36,6 +36,18 @@ impl ToolHandler {
         }))
     }
 
+    /// Wraps an `async` closure that answers with a whole [`ToolResult`] or a [`ToolError`],
+    /// kept as they are: for a handler that forwards a call elsewhere (an HTTP tool module)
+    /// and hands back the result or the typed error it got. The registry still stamps the
+    /// result's audit.
+    pub fn from_results<F, Fut>(handler: F) -> Self
+    where
+        F: Fn(Value, Ctx) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
+    {
+        Self(Arc::new(move |args, ctx| Box::pin(handler(args, ctx))))
+    }
+
     pub(crate) fn start(
         &self,
         args: Value,

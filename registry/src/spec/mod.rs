@@ -265,6 +265,24 @@ impl ToolSpec {
         }
     }
 
+    /// The same spec under another name (checked by the naming rule), keeping the input schema
+    /// already compiled: how a gateway lists a module's tool as `module.tool`.
+    pub fn with_name(mut self, tool_name: impl Into<String>) -> Result<Self, SpecError> {
+        let tool_name = tool_name.into();
+        check_name(&tool_name).map_err(|problem| SpecError::Name {
+            name: tool_name.clone(),
+            problem,
+        })?;
+        self.fields.tool_name = tool_name;
+        Ok(self)
+    }
+
+    /// The same spec with another timeout (`None`: the registry's default).
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.fields.timeout = timeout;
+        self
+    }
+
     /// The unique name.
     pub fn tool_name(&self) -> &str {
         &self.fields.tool_name

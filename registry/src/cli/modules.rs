@@ -1,0 +1,164 @@
+//! The commands that cross the process boundary (feature `http`): `serve --http`, `modules
+//! list|refresh`, and `--module-map`, which makes every command see the modules' tools.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on, print_json};
+use crate::http::{Gateway, ModuleMap, Server, shutdown_signal};
+use crate::{Registry, Scope};
+
+/// The file fetched manifests are kept in.
+pub const MODULE_CACHE_ENV: &str = "TOOLREG_MODULE_CACHE";
+const MODULE_CACHE_DEFAULT: &str = ".toolreg-modules.json";
+/// The variable a module's shared secret is read from by `serve`.
+pub const MODULE_TOKEN_ENV: &str = "TOOLREG_MODULE_TOKEN";
+
+/// Where remote modules are.
+#[derive(Args)]
+pub(super) struct ModuleArgs {
+    /// A TOML file of `[modules.NAME]` tables (`url`, optional `token`, `token_env`,
+    /// `slow = true`): their tools join every command as `NAME.tool`.
+    #[arg(long = "module-map", global = true, value_name = "FILE")]
+    map: Option<PathBuf>,
+    /// Where fetched manifests are kept [default: $TOOLREG_MODULE_CACHE or ./.toolreg-modules.json].
+    #[arg(long = "module-cache", global = true, value_name = "FILE")]
+    cache: Option<PathBuf>,
+}
+
+/// `serve`.
+#[derive(Args)]
+pub(super) struct ServeArgs {
+    /// The address to listen on (port 0 picks a free one; the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    http: String,
+    /// The module's name, the first segment of its tools' names in its manifest.
+    #[arg(long, value_name = "NAME", default_value = crate::http::DEFAULT_MODULE_NAME)]
+    module: String,
+    /// Listen on an address other than loopback.
+    #[arg(long)]
+    public: bool,
+}
+
+/// `modules`.
+#[derive(Args)]
+pub(super) struct ModulesArgs {
+    #[command(subcommand)]
+    action: ModulesAction,
+}
+
+#[derive(Subcommand, Clone, Copy)]
+enum ModulesAction {
+    /// Each module with its address, its tool count, where its manifest came from and when it
+    /// expires.
+    List,
+    /// Fetch every manifest now.
+    Refresh,
+}
+
+/// With `--module-map`, a gateway whose modules' tools are registered; a module map that
+/// cannot be read is a usage error.
+pub(super) fn attach(
+    args: &ModuleArgs,
+    registry: &Arc<Registry>,
+    err: &mut dyn Write,
+) -> Result<Option<Gateway>, i32> {
+    let Some(path) = &args.map else {
+        return Ok(None);
+    };
+    let map = ModuleMap::from_file(path).map_err(|error| {
+        let _ = writeln!(err, "error: {error}");
+        EXIT_USAGE
+    })?;
+    let cache = args
+        .cache
+        .clone()
+        .or_else(|| {
+            std::env::var_os(MODULE_CACHE_ENV)
+                .filter(|v| !v.is_empty())
+                .map(Into::into)
+        })
+        .unwrap_or_else(|| MODULE_CACHE_DEFAULT.into());
+    let gateway = Gateway::builder(Arc::clone(registry), map)
+        .cache_file(cache)
+        .build()
+        .map_err(|error| {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_USAGE
+        })?;
+    let statuses = block_on(err, gateway.start()).ok_or(EXIT_TOOL_ERROR)?;
+    for status in statuses {
+        if let Some(error) = &status.error {
+            let _ = writeln!(
+                err,
+                "warning: module `{}` left out: {error}",
+                super::shown(&status.name)
+            );
+        }
+    }
+    Ok(Some(gateway))
+}
+
+/// `serve --http ADDR`: the tools `scope` allows, until Ctrl-C or SIGTERM.
+pub(super) fn serve(
+    args: ServeArgs,
+    registry: &Arc<Registry>,
+    scope: Scope,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let token = std::env::var(MODULE_TOKEN_ENV).unwrap_or_default();
+    let server = Server::new(Arc::clone(registry))
+        .name(args.module)
+        .scope(scope)
+        .token(token)
+        .beyond_loopback(args.public);
+    let outcome = block_on(err, async {
+        let listener = server.bind(args.http.as_str()).await?;
+        let addr = listener.local_addr()?;
+        let _ = writeln!(out, "listening on http://{addr}");
+        let _ = out.flush();
+        server.serve_on(listener, shutdown_signal()).await
+    });
+    match outcome {
+        Some(Ok(())) => EXIT_OK,
+        Some(Err(error)) => {
+            let _ = writeln!(err, "error: cannot serve on {}: {error}", args.http);
+            EXIT_USAGE
+        }
+        None => EXIT_TOOL_ERROR,
+    }
+}
+
+/// `modules list|refresh`.
+pub(super) fn modules(
+    args: ModulesArgs,
+    gateway: Option<&Gateway>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let Some(gateway) = gateway else {
+        let _ = writeln!(
+            err,
+            "error: no modules: give a module map with --module-map FILE (a `[modules.NAME]` table with `url = \"http://host:port\"` per module)"
+        );
+        return EXIT_USAGE;
+    };
+    let refresh = matches!(args.action, ModulesAction::Refresh);
+    let statuses = match args.action {
+        ModulesAction::List => block_on(err, gateway.status()),
+        ModulesAction::Refresh => block_on(err, gateway.refresh()),
+    };
+    let Some(statuses) = statuses else {
+        return EXIT_TOOL_ERROR;
+    };
+    let failed = refresh && statuses.iter().any(|status| status.error.is_some());
+    if let Err(error) = print_json(out, &statuses) {
+        let _ = writeln!(err, "error: {error}");
+        return EXIT_TOOL_ERROR;
+    }
+    if failed { EXIT_TOOL_ERROR } else { EXIT_OK }
+}

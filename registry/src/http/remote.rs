@@ -1,0 +1,205 @@
+//! One call forwarded to a module: `POST {url}/execute` with the caller's user and level, the
+//! trace context and the module's secret; every way it can fail is a typed [`ToolError`].
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::map::Module;
+use super::trace::{TRACEPARENT, current_traceparent};
+use crate::{Ctx, ToolError, ToolResult};
+
+/// The largest answer read from a module: 16 MiB.
+pub const MAX_RESULT_BYTES: usize = 16 << 20;
+
+/// The most characters of a module's error body a [`ToolError::ModuleStatus`] keeps.
+const EXCERPT_CHARS: usize = 200;
+
+/// A module's tool, as its gateway's handler calls it.
+pub(super) struct Remote {
+    pub(super) client: reqwest::Client,
+    /// The module's name in the map.
+    pub(super) module_name: String,
+    pub(super) module: Module,
+    /// The tool's name in the module's manifest, which the module is sent.
+    pub(super) remote_name: String,
+    /// The tool's name in the gateway's registry.
+    pub(super) local_name: String,
+    /// Annotated idempotent: one retry after a failure that may not have reached it.
+    pub(super) idempotent: bool,
+}
+
+/// What one attempt gave: an answer, or a failure worth one retry for an idempotent tool.
+enum Attempt {
+    Done(Result<ToolResult, ToolError>),
+    Retry(ToolError),
+}
+
+impl Remote {
+    pub(super) async fn call(&self, arguments: Value, ctx: Ctx) -> Result<ToolResult, ToolError> {
+        let scope = ctx.scope();
+        let mut body = json!({
+            "tool_name": self.remote_name,
+            "arguments": arguments,
+            "level": scope.level(),
+        });
+        if let Some(user) = scope.user_id() {
+            body["user_id"] = json!(user);
+        }
+        if let Some(Value::String(id)) = ctx.metadata().get("call_id") {
+            body["call_id"] = json!(id);
+        }
+        // This handler runs only after the gateway's own confirmation stage let the call through
+        // (or found nothing to confirm, as the module would for the same spec): a module that
+        // trusts this gateway's secret does not ask again.
+        body["confirmed"] = json!(true);
+        let body = serde_json::to_vec(&body).map_err(|error| self.unreachable(error.to_string()))?;
+        let traceparent = current_traceparent();
+        match self.attempt(&body, traceparent.as_deref()).await {
+            Attempt::Done(outcome) => outcome,
+            Attempt::Retry(error) if self.idempotent => {
+                tracing::info!(target: "tool_registry::http", tool = %self.local_name, %error, "retrying an idempotent tool once");
+                match self.attempt(&body, traceparent.as_deref()).await {
+                    Attempt::Done(outcome) => outcome,
+                    Attempt::Retry(error) => Err(error),
+                }
+            }
+            Attempt::Retry(error) => Err(error),
+        }
+    }
+
+    async fn attempt(&self, body: &[u8], traceparent: Option<&str>) -> Attempt {
+        let timeout = self.module.call_timeout();
+        let mut request = self
+            .client
+            .post(self.module.endpoint("execute"))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec())
+            // The registry's own timer (the tool's timeout is the module's) answers first; this
+            // one only keeps a lost connection from holding the call.
+            .timeout(timeout + Duration::from_secs(1));
+        if let Some(secret) = self.module.secret() {
+            request = request.bearer_auth(secret);
+        }
+        if let Some(traceparent) = traceparent {
+            request = request.header(TRACEPARENT, traceparent);
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) if error.is_timeout() => {
+                return Attempt::Done(Err(ToolError::TimedOut {
+                    tool: self.local_name.clone(),
+                    after: timeout,
+                }));
+            }
+            Err(error) => return Attempt::Retry(self.unreachable(describe(&error))),
+        };
+        let status = response.status();
+        let body = match read_capped(response, MAX_RESULT_BYTES).await {
+            Ok(body) => body,
+            Err(error) => return Attempt::Retry(self.unreachable(format!("the answer cannot be read: {error}"))),
+        };
+        if status.is_success() {
+            return Attempt::Done(self.result(&body));
+        }
+        // A refusal the module explains with a typed error is that error.
+        if let Some(error) = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|value| value.get("error").filter(|e| e.get("code").is_some()).cloned())
+        {
+            return Attempt::Done(Err(ToolError::from_json(&error, &self.local_name)));
+        }
+        let error = ToolError::ModuleStatus {
+            tool: self.local_name.clone(),
+            module: self.module_name.clone(),
+            status: status.as_u16(),
+            body: excerpt(&body),
+        };
+        if matches!(status.as_u16(), 502..=504) {
+            Attempt::Retry(error)
+        } else {
+            Attempt::Done(Err(error))
+        }
+    }
+
+    /// The module's `ToolResult`: a success as it is, an error result as its typed error.
+    fn result(&self, body: &[u8]) -> Result<ToolResult, ToolError> {
+        let mut result: ToolResult = serde_json::from_slice(body)
+            .map_err(|error| self.unreachable(format!("the answer is not a tool result: {error}")))?;
+        if !result.success
+            && let Some(error) = result.content.get("error").filter(|e| e.get("code").is_some())
+        {
+            return Err(ToolError::from_json(error, &self.local_name));
+        }
+        let module_ms = result.audit.duration_ms;
+        result.audit = crate::audit::Audit::default();
+        result.audit.extra.insert("module".to_owned(), json!(self.module_name));
+        if let Some(ms) = module_ms {
+            result.audit.extra.insert("module_duration_ms".to_owned(), json!(ms));
+        }
+        Ok(result)
+    }
+
+    fn unreachable(&self, reason: String) -> ToolError {
+        ToolError::ModuleUnreachable {
+            tool: self.local_name.clone(),
+            module: self.module_name.clone(),
+            reason,
+        }
+    }
+}
+
+/// What went wrong with a request, without its address.
+pub(super) fn describe(error: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    if error.is_connect() {
+        let mut cause = error.source();
+        while let Some(inner) = cause {
+            if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                    return "connection refused".to_owned();
+                }
+                return format!("cannot connect: {io}");
+            }
+            cause = inner.source();
+        }
+        return "cannot connect".to_owned();
+    }
+    if error.is_timeout() {
+        return "timed out".to_owned();
+    }
+    let mut text = String::from("the request failed");
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
+/// The start of a body, at most [`EXCERPT_CHARS`] characters.
+pub(super) fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let mut chars = text.chars();
+    let mut shown: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_some() {
+        shown.push('…');
+    }
+    shown.trim().to_owned()
+}
+
+/// Reads a response's body, refusing one longer than `limit` without reading the rest.
+pub(super) async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    if response.content_length().is_some_and(|length| length > limit as u64) {
+        return Err(format!("it is larger than {limit} bytes"));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|error| describe(&error))? {
+        if body.len() + chunk.len() > limit {
+            return Err(format!("it is larger than {limit} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
