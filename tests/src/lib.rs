@@ -279,6 +279,20 @@ pub async fn sleep(#[arg(desc = "How long to wait, in milliseconds")] ms: u64, c
     ms
 }
 
+/// Wait as long as asked (a minute at most), then answer; for slow modules and shutdowns.
+#[tool(name = "util.nap", category = "util", read_only, timeout = "60s")]
+pub async fn nap(#[arg(desc = "How long to wait, in milliseconds")] ms: u64) -> u64 {
+    let ms = ms.min(60_000);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    ms
+}
+
+/// Report the caller's user and permission level, as the registry sees them.
+#[tool(name = "util.identity", category = "util", read_only, idempotent)]
+pub async fn identity(ctx: &Ctx) -> serde_json::Value {
+    serde_json::json!({ "user": ctx.user(), "level": ctx.scope().level().as_str() })
+}
+
 /// Record the order calls run in; runs alone in a batch.
 #[tool(name = "util.barrier", category = "util", sequential)]
 pub async fn barrier(#[arg(desc = "A label")] label: String) -> String {

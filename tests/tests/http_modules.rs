@@ -1,0 +1,453 @@
+//! HTTP tool modules across real processes on loopback: two module servers (this crate's
+//! `module` binary, on free ports) and a gateway registry in the test.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_registry::http::{Gateway, Module, ModuleMap, Source};
+use tool_registry::{Ctx, Registry, Scope, ToolError};
+
+const SECRET: &str = "module-secret-for-tests";
+
+/// A module server process, killed when dropped (also when a test fails).
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    /// `module [scope flags] serve --http ADDR --module NAME`, with the secret unless `token`
+    /// is empty; waits for the address it prints.
+    fn start(name: &str, scope: &[&str], addr: &str, token: &str, dir: &Path) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_module"));
+        command
+            .args(scope)
+            .args(["serve", "--http", addr, "--module", name])
+            .current_dir(dir)
+            .env("TOOLREG_MODULE_TOKEN", token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = command.spawn().expect("the module binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the module prints its address");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the module did not start: {line:?}"))
+            .to_owned();
+        Self { child, addr }
+    }
+
+    fn port(&self) -> String {
+        self.addr.rsplit(':').next().unwrap().to_owned()
+    }
+
+    /// SIGTERM, as a service manager stops it.
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `util` module: every `util.*` tool, trusting the secret.
+fn util_module(dir: &Path) -> Server {
+    Server::start("util", &["--modules", "util"], "127.0.0.1:0", SECRET, dir)
+}
+
+/// The `lab` module: the research and code-executor tools, trusting the secret.
+fn lab_module(dir: &Path) -> Server {
+    Server::start(
+        "lab",
+        &["--modules", "research,code_executor"],
+        "127.0.0.1:0",
+        SECRET,
+        dir,
+    )
+}
+
+fn map_of(modules: &[(&str, &Server)]) -> ModuleMap {
+    modules.iter().fold(ModuleMap::new(), |map, (name, server)| {
+        map.with(*name, Module::new(&server.addr).token(SECRET))
+    })
+}
+
+fn gateway_registry() -> Arc<Registry> {
+    Arc::new(Registry::builder().without_linked().build().unwrap())
+}
+
+fn names(registry: &Registry, scope: &Scope) -> Vec<String> {
+    registry
+        .tools(scope)
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect()
+}
+
+async fn call(registry: &Registry, name: &str, args: Value, scope: Scope) -> Result<Value, ToolError> {
+    let ctx = Ctx::for_scope(scope);
+    registry
+        .call(name, args, &ctx)
+        .await
+        .map(|result| result.content)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let util = util_module(dir.path());
+    let lab = lab_module(dir.path());
+    let registry = gateway_registry();
+    let gateway = Gateway::builder(registry.clone(), map_of(&[("util", &util), ("lab", &lab)]))
+        .build()
+        .unwrap();
+    let statuses = gateway.start().await;
+    assert!(statuses.iter().all(|s| s.source == Source::Fetched && s.error.is_none()), "{statuses:?}");
+
+    let all = names(&registry, &Scope::trusted());
+    for expected in [
+        "lab.research.web_search",
+        "lab.code_executor.run_python",
+        "lab.code_executor.run_shell",
+        "util.util.identity",
+        "util.util.nap",
+    ] {
+        assert!(all.contains(&expected.to_owned()), "{expected} in {all:?}");
+    }
+    assert!(all.iter().all(|name| name.starts_with("util.") || name.starts_with("lab.")));
+
+    // Permission levels apply to remote tools as to local ones.
+    let guest = names(&registry, &Scope::guest());
+    assert!(guest.contains(&"lab.research.web_search".to_owned()));
+    assert!(!guest.contains(&"lab.code_executor.run_python".to_owned()));
+    let user = names(&registry, &Scope::user("bob"));
+    assert!(user.contains(&"lab.code_executor.run_python".to_owned()));
+    assert!(!user.contains(&"lab.code_executor.run_shell".to_owned()));
+    // The module rule: a caller limited to `util` sees no `lab` tool and cannot run one.
+    let util_only = Scope::user("bob").with_modules(["util"]);
+    assert!(names(&registry, &util_only).iter().all(|n| n.starts_with("util.")));
+    let refused = call(&registry, "lab.research.web_search", json!({"query": "x"}), util_only).await;
+    assert_eq!(refused.unwrap_err().code(), "unknown_tool");
+
+    // Provider formats carry the wire names.
+    let openai = registry.openai_tools(&Scope::user("bob"));
+    let wire: Vec<&str> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(wire.contains(&"lab__research__web_search"), "{wire:?}");
+
+    // The call reaches the module for the caller's user and level.
+    let who = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap();
+    assert_eq!(who, json!({"user": "bob", "level": "user"}));
+    let admin = Scope::user("ann").with_level(tool_registry::Permission::Admin);
+    let who = call(&registry, "util.util.identity", json!({}), admin.clone()).await.unwrap();
+    assert_eq!(who, json!({"user": "ann", "level": "admin"}));
+    // A tool that needs a person's approval asks at the gateway; once approved there, the
+    // module runs it without asking again.
+    let asked = call(&registry, "lab.code_executor.run_shell", json!({"command": "ls"}), admin.clone()).await;
+    let Err(ToolError::NeedsApproval { token, .. }) = asked else {
+        panic!("{asked:?}")
+    };
+    let ran = registry.approve(&token, &Ctx::for_scope(admin)).await.unwrap();
+    assert_eq!(ran.content, json!("would run `ls`"));
+    let hits = call(&registry, "lab.research.web_search", json!({"query": "rust"}), Scope::guest()).await.unwrap();
+    assert_eq!(hits[0]["title"], "rust #1");
+
+    // Bad arguments are refused by the gateway's copy of the schema, with the path.
+    let bad = call(&registry, "util.util.nap", json!({"ms": "soon"}), Scope::user("bob")).await.unwrap_err();
+    assert_eq!(bad.code(), "invalid_arguments");
+
+    // Names no module gives: no `.` at all, or a module not in the map, are unknown tools.
+    for name in ["identity", "nowhere.util.identity", "util.util.nothing"] {
+        let error = call(&registry, name, json!({}), Scope::user("bob")).await.unwrap_err();
+        assert_eq!(error.code(), "unknown_tool", "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_lists_modules_at_a_restart_until_its_ttl_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("manifests.json");
+    let util = util_module(dir.path());
+    let map = map_of(&[("util", &util)]);
+    let first = Gateway::builder(gateway_registry(), map.clone())
+        .cache_file(&cache)
+        .ttl(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    assert_eq!(first.start().await[0].source, Source::Fetched);
+    drop(util);
+
+    // A restart within the TTL lists the module from the cache, without reaching it.
+    let registry = gateway_registry();
+    let second = Gateway::builder(registry.clone(), map.clone())
+        .cache_file(&cache)
+        .ttl(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let status = second.start().await;
+    assert_eq!(status[0].source, Source::Cache);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(registry.get("util.util.identity").is_some());
+    // Listed, but the module is gone: the call says so.
+    let error = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap_err();
+    assert_eq!(error.code(), "module_unreachable", "{error}");
+    assert!(error.to_string().contains("connection refused"), "{error}");
+
+    // After the TTL the cache is not used: the module is fetched, and left out when down.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let registry = gateway_registry();
+    let third = Gateway::builder(registry.clone(), map)
+        .cache_file(&cache)
+        .ttl(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let status = third.start().await;
+    assert_eq!(status[0].source, Source::None);
+    assert!(status[0].error.as_deref().unwrap().contains("connection refused"));
+    assert!(registry.get("util.util.identity").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_down_leaves_the_other_working_and_comes_back_after_a_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let util = util_module(dir.path());
+    let lab = lab_module(dir.path());
+    let registry = gateway_registry();
+    let gateway = Gateway::builder(registry.clone(), map_of(&[("util", &util), ("lab", &lab)]))
+        .build()
+        .unwrap();
+    gateway.start().await;
+    let port = lab.port();
+    drop(lab);
+
+    let status = gateway.refresh().await;
+    let lab_status = status.iter().find(|s| s.name == "lab").unwrap();
+    assert_eq!(lab_status.tools, 0);
+    assert!(lab_status.error.is_some());
+    let listed = names(&registry, &Scope::user("bob"));
+    assert!(listed.iter().all(|n| n.starts_with("util.")), "{listed:?}");
+    let who = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap();
+    assert_eq!(who["user"], "bob");
+
+    // The module comes back on its address; the next refresh lists it again.
+    let lab = Server::start(
+        "lab",
+        &["--modules", "research,code_executor"],
+        &format!("127.0.0.1:{port}"),
+        SECRET,
+        dir.path(),
+    );
+    let status = gateway.refresh().await;
+    assert!(status.iter().all(|s| s.error.is_none() && s.tools > 0), "{status:?}");
+    let hits = call(&registry, "lab.research.web_search", json!({"query": "back"}), Scope::user("bob")).await.unwrap();
+    assert_eq!(hits[0]["title"], "back #1");
+    drop(lab);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_module_times_out_with_its_own_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let util = util_module(dir.path());
+    let map = ModuleMap::new().with(
+        "util",
+        Module::new(&util.addr).token(SECRET).timeout(Duration::from_millis(500)),
+    );
+    let registry = gateway_registry();
+    Gateway::builder(registry.clone(), map).build().unwrap().start().await;
+    let started = Instant::now();
+    let error = call(&registry, "util.util.nap", json!({"ms": 5000}), Scope::user("bob")).await.unwrap_err();
+    assert_eq!(error.code(), "timed_out", "{error}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    // A call within the limit still answers.
+    let done = call(&registry, "util.util.nap", json!({"ms": 10}), Scope::user("bob")).await.unwrap();
+    assert_eq!(done, json!(10));
+    // The default limits of the design.
+    assert_eq!(Module::new("http://127.0.0.1:1").call_timeout(), Duration::from_secs(30));
+    assert_eq!(Module::new("http://127.0.0.1:1").slow(true).call_timeout(), Duration::from_secs(120));
+}
+
+/// A stand-in module that serves a manifest and answers every call with an HTTP error.
+async fn failing_module(status: u16, body: &'static str) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::{get, post};
+    let manifest = json!({
+        "name": "broken",
+        "tools": [{
+            "tool_name": "broken.echo",
+            "description": "Echo.",
+            "input_schema": {"type": "object"},
+            "annotations": {"idempotent": true},
+        }],
+    })
+    .to_string();
+    let app = axum::Router::new()
+        .route("/manifest", get(move || async move { manifest }))
+        .route(
+            "/execute",
+            post(move || async move {
+                (axum::http::StatusCode::from_u16(status).unwrap(), body)
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
+    // An HTTP error status: the code and the start of the body.
+    let long = "internal trouble ".repeat(40).leak();
+    let (addr, task) = failing_module(500, long).await;
+    let registry = gateway_registry();
+    let gateway = Gateway::builder(registry.clone(), ModuleMap::new().with("broken", Module::new(&addr)))
+        .build()
+        .unwrap();
+    gateway.start().await;
+    let error = call(&registry, "broken.echo", json!({}), Scope::guest()).await.unwrap_err();
+    match &error {
+        ToolError::ModuleStatus { status, body, module, .. } => {
+            assert_eq!(*status, 500);
+            assert_eq!(module, "broken");
+            assert!(body.starts_with("internal trouble"));
+            assert!(body.chars().count() <= 201, "{body}");
+        }
+        other => panic!("{other:?}"),
+    }
+    task.abort();
+
+    // Connection refused, after one retry of an idempotent tool.
+    let _ = task.await;
+    let error = call(&registry, "broken.echo", json!({}), Scope::guest()).await.unwrap_err();
+    assert_eq!(error.code(), "module_unreachable");
+    assert!(error.to_string().contains("connection refused"), "{error}");
+    assert!(!error.to_string().contains("127.0.0.1"), "no address in what a model reads: {error}");
+
+    // A module that cannot be reached at discovery is left out with the reason.
+    let registry = gateway_registry();
+    let gateway = Gateway::builder(registry.clone(), ModuleMap::new().with("gone", Module::new("http://127.0.0.1:1")))
+        .build()
+        .unwrap();
+    let status = gateway.start().await;
+    assert_eq!(status[0].error.as_deref(), Some("connection refused"));
+    assert!(registry.is_empty());
+
+    // A module map that names no usable address or module is refused when read.
+    assert!(ModuleMap::from_toml("[modules.x]\nurl = \"ftp://h\"").is_err());
+    assert!(ModuleMap::from_toml("[modules.\"a.b\"]\nurl = \"http://h:1\"").is_err());
+    assert!(ModuleMap::from_toml("[modules.x]\nurl = \"http://h:1\"\nsecret = \"typo\"").is_err());
+}
+
+async fn post(addr: &str, token: Option<&str>, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{addr}/execute"))
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_as_a_guest() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab_module(dir.path());
+    let addr = &lab.addr;
+
+    // Malformed, mistyped, incomplete and oversized requests: typed error bodies.
+    let (status, body) = post(addr, Some(SECRET), "{\"tool_name\": ").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("invalid_arguments")));
+    let (status, body) = post(addr, Some(SECRET), r#"{"tool_name": 7}"#).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_arguments")));
+    let (status, _) = post(addr, Some(SECRET), r#"{"arguments": {}}"#).await;
+    assert_eq!(status, 422);
+    let huge = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": "{}"}}}}"#, "a".repeat(2 << 20));
+    let (status, body) = post(addr, Some(SECRET), huge).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (413, Some("arguments_too_large")));
+    let deep = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {}{}}}"#, "[".repeat(5000), "]".repeat(5000));
+    let (status, body) = post(addr, Some(SECRET), deep).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["content"]["error"]["code"], "arguments_too_deep", "{body}");
+
+    // Without the secret, the caller is a guest whatever it claims.
+    let claim = json!({"tool_name": "lab.code_executor.run_shell", "arguments": {"command": "id"}, "user_id": "root", "level": "owner"});
+    let (status, body) = post(addr, None, claim.to_string()).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_tool")));
+    let (status, body) = post(addr, Some("wrong secret"), claim.to_string()).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = post(addr, Some(SECRET), claim.to_string()).await;
+    assert_eq!((status, body["success"].as_bool()), (200, Some(true)), "{body}");
+    let manifest: Value = reqwest::get(format!("{addr}/manifest")).await.unwrap().json().await.unwrap();
+    let listed: Vec<&str> = manifest["tools"].as_array().unwrap().iter().map(|t| t["tool_name"].as_str().unwrap()).collect();
+    assert!(listed.contains(&"lab.research.web_search"));
+    assert!(!listed.iter().any(|n| n.contains("code_executor")), "{listed:?}");
+
+    // A guest cannot tell a tool it may not see from one that does not exist.
+    let hidden = post(addr, None, json!({"tool_name": "lab.code_executor.run_shell", "arguments": {}}).to_string()).await;
+    let missing = post(addr, None, json!({"tool_name": "lab.code_executor.run_shelx", "arguments": {}}).to_string()).await;
+    assert_eq!(hidden.0, missing.0);
+    let same = serde_json::to_string(&missing.1).unwrap().replace("run_shelx", "run_shell");
+    assert_eq!(serde_json::to_string(&hidden.1).unwrap(), same);
+    // The same through a gateway without the secret.
+    let registry = gateway_registry();
+    Gateway::builder(registry.clone(), ModuleMap::new().with("lab", Module::new(addr)))
+        .build()
+        .unwrap()
+        .start()
+        .await;
+    assert!(registry.get("lab.code_executor.run_shell").is_none());
+    let ran = call(&registry, "lab.research.web_search", json!({"query": "q"}), Scope::trusted()).await;
+    assert!(ran.is_ok());
+
+    let health: Value = reqwest::get(format!("{addr}/health")).await.unwrap().json().await.unwrap();
+    assert_eq!(health, json!({"status": "ok", "name": "lab"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_slow_call_lets_it_finish_and_refuses_new_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut util = util_module(dir.path());
+    let addr = util.addr.clone();
+    let slow = {
+        let addr = addr.clone();
+        tokio::spawn(async move {
+            post(&addr, Some(SECRET), json!({"tool_name": "util.util.nap", "arguments": {"ms": 1500}}).to_string()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    util.terminate();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = reqwest::Client::new().get(format!("{addr}/health")).send().await;
+    assert!(refused.is_err(), "a new connection after SIGTERM is refused");
+    let (status, body) = slow.await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(body["content"], json!(1500), "{body}");
+    let exit = util.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
