@@ -390,7 +390,7 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
     let huge = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": "{}"}}}}"#, "a".repeat(2 << 20));
     let (status, body) = post(addr, Some(SECRET), huge).await;
     assert_eq!((status, body["error"]["code"].as_str()), (413, Some("arguments_too_large")));
-    let deep = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {}{}}}"#, "[".repeat(5000), "]".repeat(5000));
+    let deep = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": {}{}}}}}"#, "[".repeat(5000), "]".repeat(5000));
     let (status, body) = post(addr, Some(SECRET), deep).await;
     assert_eq!(status, 200);
     assert_eq!(body["content"]["error"]["code"], "arguments_too_deep", "{body}");
