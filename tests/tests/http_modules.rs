@@ -401,8 +401,18 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_tool")));
     let (status, body) = post(addr, Some("wrong secret"), claim.to_string()).await;
     assert_eq!(status, 404, "{body}");
+    // With it, the user and level are believed, and every gate of the module applies: this
+    // tool waits for approval, and the token of that answer runs it once.
     let (status, body) = post(addr, Some(SECRET), claim.to_string()).await;
-    assert_eq!((status, body["success"].as_bool()), (200, Some(true)), "{body}");
+    assert_eq!(status, 200);
+    assert_eq!(body["content"]["error"]["code"], "needs_approval", "{body}");
+    assert_eq!(body["audit"]["user"], "root");
+    let mut approved = claim.clone();
+    approved["approval_token"] = body["content"]["error"]["token"].clone();
+    let (status, body) = post(addr, Some(SECRET), approved.to_string()).await;
+    assert_eq!((status, body["content"].as_str()), (200, Some("would run `id`")), "{body}");
+    let (_, again) = post(addr, Some(SECRET), approved.to_string()).await;
+    assert_eq!(again["content"]["error"]["code"], "approval_refused", "a token runs once: {again}");
     let manifest: Value = reqwest::get(format!("{addr}/manifest")).await.unwrap().json().await.unwrap();
     let listed: Vec<&str> = manifest["tools"].as_array().unwrap().iter().map(|t| t["tool_name"].as_str().unwrap()).collect();
     assert!(listed.contains(&"lab.research.web_search"));
