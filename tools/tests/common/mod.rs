@@ -15,6 +15,8 @@ pub fn toolreg_command(root: &Path, args: &[&str]) -> Command {
         "TOOLREG_SCHEDULE",
         "TOOLREG_APPROVALS",
         "TOOLREG_LIMITS",
+        "TOOLREG_MODULE_CACHE",
+        "TOOLREG_MODULE_TOKEN",
     ] {
         command.env_remove(var);
     }

@@ -1,0 +1,136 @@
+//! `toolreg serve --http` and `toolreg --module-map`: the reference binary as an HTTP tool
+//! module and as the gateway that uses it.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+
+use serde_json::Value;
+
+mod common;
+use common::{toolreg_command, workspace};
+
+/// `toolreg serve`, killed when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(root: &Path, args: &[&str]) -> Served {
+    let mut command = toolreg_command(root, args);
+    command
+        .env("TOOLREG_MODULE_TOKEN", "kb-secret")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().expect("toolreg serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("toolreg serve did not start: {line:?}"))
+        .to_owned();
+    Served { child, addr }
+}
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    toolreg_command(root, args).output().expect("toolreg runs")
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout))
+    })
+}
+
+#[test]
+fn every_command_sees_the_tools_of_a_module_map() {
+    let module_dir = workspace();
+    let module = serve(
+        module_dir.path(),
+        &["--modules", "research,file_manager", "serve", "--http", "127.0.0.1:0", "--module", "kb"],
+    );
+    let dir = workspace();
+    let map = dir.path().join("modules.toml");
+    std::fs::write(
+        &map,
+        format!("[modules.kb]\nurl = \"{}\"\ntoken_env = \"KB_TOKEN\"\n", module.addr),
+    )
+    .unwrap();
+    let map = map.to_str().unwrap();
+    let with_map = |args: &[&str]| {
+        let mut command = toolreg_command(dir.path(), &[&["--module-map", map], args].concat());
+        command.env("KB_TOKEN", "kb-secret");
+        command.output().expect("toolreg runs")
+    };
+
+    let listed = with_map(&["list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("kb.research"), "{text}");
+    assert!(text.contains("kb.file_manager.delete_file"), "{text}");
+    assert!(!text.contains("kb.source"), "the module serves only its scope: {text}");
+
+    let called = with_map(&["--user", "bob", "--level", "user", "call", "kb.research", r#"{"query": "caching"}"#]);
+    assert_eq!(called.status.code(), Some(0), "{called:?}");
+    let result = json(&called);
+    assert_eq!(result["content"][0]["title"], "Caching");
+    assert_eq!(result["audit"]["tool"], "kb.research");
+    assert_eq!(result["audit"]["user"], "bob");
+    assert_eq!(result["audit"]["module"], "kb");
+
+    let tools = json(&with_map(&["tools", "--format", "openai"]));
+    let wire: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(wire.contains(&"kb__research"), "{wire:?}");
+    let catalog = String::from_utf8(with_map(&["catalog"]).stdout).unwrap();
+    assert!(catalog.contains("kb.research"));
+
+    let statuses = json(&with_map(&["modules", "list"]));
+    assert_eq!(statuses[0]["name"], "kb");
+    assert_eq!(statuses[0]["tools"], 5);
+    // The manifest was kept in the cache file, so this run did not fetch it.
+    assert_eq!(statuses[0]["source"], "cache");
+    let refreshed = with_map(&["modules", "refresh"]);
+    assert_eq!(refreshed.status.code(), Some(0));
+    assert_eq!(json(&refreshed)[0]["source"], "fetched");
+
+    // Without the secret the gateway is a guest of the module, and `delete_file` (user level)
+    // is not listed to it.
+    let guest = run(dir.path(), &["--module-map", map, "--module-cache", "guest.json", "list"]);
+    let text = String::from_utf8_lossy(&guest.stdout);
+    assert!(text.contains("kb.research"), "{text}");
+    assert!(!text.contains("kb.file_manager.delete_file"), "{text}");
+
+    drop(module);
+    let down = with_map(&["modules", "refresh"]);
+    assert_eq!(down.status.code(), Some(1));
+    assert!(json(&down)[0]["error"].as_str().unwrap().contains("connection refused"));
+}
+
+#[test]
+fn module_commands_without_a_map_or_with_a_bad_one_are_usage_errors() {
+    let dir = workspace();
+    let output = run(dir.path(), &["modules", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--module-map"));
+    std::fs::write(dir.path().join("bad.toml"), "[modules.kb]\nurl = 5\n").unwrap();
+    let output = run(dir.path(), &["--module-map", "bad.toml", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("module map"));
+    let output = run(dir.path(), &["serve", "--http", "0.0.0.0:0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback address"));
+}
