@@ -27,7 +27,11 @@ const ARGS: &str = r#"{"text": "the quick brown fox jumps over the lazy dog"}"#;
 fn echo_registry(count: usize) -> Arc<Registry> {
     let registry = Registry::builder().without_linked().build().unwrap();
     for i in 0..count {
-        let name = if i == 0 { "echo".to_owned() } else { format!("echo_{i}") };
+        let name = if i == 0 {
+            "echo".to_owned()
+        } else {
+            format!("echo_{i}")
+        };
         let spec = ToolSpec::builder(name)
             .version("1.0.0")
             .description("Answer the arguments as they came.")
@@ -39,7 +43,9 @@ fn echo_registry(count: usize) -> Arc<Registry> {
             .build()
             .unwrap();
         registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) })
+            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(args)
+            })
             .unwrap();
     }
     Arc::new(registry)
@@ -84,18 +90,29 @@ fn remote_call(c: &mut Criterion) {
     let ctx = Ctx::new();
     let client = reqwest::Client::new();
     // Every side does the whole work: the same answer.
-    let remote = client_rt.block_on(gateway_registry.call("m.echo", ARGS, &ctx)).unwrap();
+    let remote = client_rt
+        .block_on(gateway_registry.call("m.echo", ARGS, &ctx))
+        .unwrap();
     let local = client_rt.block_on(module.call("echo", ARGS, &ctx)).unwrap();
     assert_eq!(remote.content, local.content);
 
     let mut group = c.benchmark_group("http");
     group.bench_function("local_call", |b| {
-        b.iter(|| client_rt.block_on(module.call("echo", black_box(ARGS), &ctx)).unwrap())
+        b.iter(|| {
+            client_rt
+                .block_on(module.call("echo", black_box(ARGS), &ctx))
+                .unwrap()
+        })
     });
     group.bench_function("axum_echo_round_trip", |b| {
         b.iter(|| {
             client_rt.block_on(async {
-                let response = client.post(&echo_addr).body(black_box(ARGS)).send().await.unwrap();
+                let response = client
+                    .post(&echo_addr)
+                    .body(black_box(ARGS))
+                    .send()
+                    .await
+                    .unwrap();
                 response.bytes().await.unwrap()
             })
         })
@@ -120,11 +137,17 @@ fn manifest_refresh(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let module_addr = start(&server_rt, Server::new(echo_registry(100)).name("m").router());
+    let module_addr = start(
+        &server_rt,
+        Server::new(echo_registry(100)).name("m").router(),
+    );
     let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
-    let gateway = Gateway::builder(registry.clone(), ModuleMap::new().with("m", Module::new(&module_addr)))
-        .build()
-        .unwrap();
+    let gateway = Gateway::builder(
+        registry.clone(),
+        ModuleMap::new().with("m", Module::new(&module_addr)),
+    )
+    .build()
+    .unwrap();
     let status = client_rt.block_on(gateway.start());
     assert_eq!(status[0].tools, 100);
     let mut group = c.benchmark_group("http");

@@ -83,9 +83,11 @@ fn lab_module(dir: &Path) -> Server {
 }
 
 fn map_of(modules: &[(&str, &Server)]) -> ModuleMap {
-    modules.iter().fold(ModuleMap::new(), |map, (name, server)| {
-        map.with(*name, Module::new(&server.addr).token(SECRET))
-    })
+    modules
+        .iter()
+        .fold(ModuleMap::new(), |map, (name, server)| {
+            map.with(*name, Module::new(&server.addr).token(SECRET))
+        })
 }
 
 fn gateway_registry() -> Arc<Registry> {
@@ -100,7 +102,12 @@ fn names(registry: &Registry, scope: &Scope) -> Vec<String> {
         .collect()
 }
 
-async fn call(registry: &Registry, name: &str, args: Value, scope: Scope) -> Result<Value, ToolError> {
+async fn call(
+    registry: &Registry,
+    name: &str,
+    args: Value,
+    scope: Scope,
+) -> Result<Value, ToolError> {
     let ctx = Ctx::for_scope(scope);
     registry
         .call(name, args, &ctx)
@@ -118,7 +125,12 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
         .build()
         .unwrap();
     let statuses = gateway.start().await;
-    assert!(statuses.iter().all(|s| s.source == Source::Fetched && s.error.is_none()), "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s.source == Source::Fetched && s.error.is_none()),
+        "{statuses:?}"
+    );
 
     let all = names(&registry, &Scope::trusted());
     for expected in [
@@ -130,7 +142,10 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     ] {
         assert!(all.contains(&expected.to_owned()), "{expected} in {all:?}");
     }
-    assert!(all.iter().all(|name| name.starts_with("util.") || name.starts_with("lab.")));
+    assert!(
+        all.iter()
+            .all(|name| name.starts_with("util.") || name.starts_with("lab."))
+    );
 
     // Permission levels apply to remote tools as to local ones.
     let guest = names(&registry, &Scope::guest());
@@ -141,8 +156,18 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     assert!(!user.contains(&"lab.code_executor.run_shell".to_owned()));
     // The module rule: a caller limited to `util` sees no `lab` tool and cannot run one.
     let util_only = Scope::user("bob").with_modules(["util"]);
-    assert!(names(&registry, &util_only).iter().all(|n| n.starts_with("util.")));
-    let refused = call(&registry, "lab.research.web_search", json!({"query": "x"}), util_only).await;
+    assert!(
+        names(&registry, &util_only)
+            .iter()
+            .all(|n| n.starts_with("util."))
+    );
+    let refused = call(
+        &registry,
+        "lab.research.web_search",
+        json!({"query": "x"}),
+        util_only,
+    )
+    .await;
     assert_eq!(refused.unwrap_err().code(), "unknown_tool");
 
     // Provider formats carry the wire names.
@@ -156,29 +181,63 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     assert!(wire.contains(&"lab__research__web_search"), "{wire:?}");
 
     // The call reaches the module for the caller's user and level.
-    let who = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap();
+    let who = call(
+        &registry,
+        "util.util.identity",
+        json!({}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap();
     assert_eq!(who, json!({"user": "bob", "level": "user"}));
     let admin = Scope::user("ann").with_level(tool_registry::Permission::Admin);
-    let who = call(&registry, "util.util.identity", json!({}), admin.clone()).await.unwrap();
+    let who = call(&registry, "util.util.identity", json!({}), admin.clone())
+        .await
+        .unwrap();
     assert_eq!(who, json!({"user": "ann", "level": "admin"}));
     // A tool that needs a person's approval asks at the gateway; once approved there, the
     // module runs it without asking again.
-    let asked = call(&registry, "lab.code_executor.run_shell", json!({"command": "ls"}), admin.clone()).await;
+    let asked = call(
+        &registry,
+        "lab.code_executor.run_shell",
+        json!({"command": "ls"}),
+        admin.clone(),
+    )
+    .await;
     let Err(ToolError::NeedsApproval { token, .. }) = asked else {
         panic!("{asked:?}")
     };
-    let ran = registry.approve(&token, &Ctx::for_scope(admin)).await.unwrap();
+    let ran = registry
+        .approve(&token, &Ctx::for_scope(admin))
+        .await
+        .unwrap();
     assert_eq!(ran.content, json!("would run `ls`"));
-    let hits = call(&registry, "lab.research.web_search", json!({"query": "rust"}), Scope::guest()).await.unwrap();
+    let hits = call(
+        &registry,
+        "lab.research.web_search",
+        json!({"query": "rust"}),
+        Scope::guest(),
+    )
+    .await
+    .unwrap();
     assert_eq!(hits[0]["title"], "rust #1");
 
     // Bad arguments are refused by the gateway's copy of the schema, with the path.
-    let bad = call(&registry, "util.util.nap", json!({"ms": "soon"}), Scope::user("bob")).await.unwrap_err();
+    let bad = call(
+        &registry,
+        "util.util.nap",
+        json!({"ms": "soon"}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(bad.code(), "invalid_arguments");
 
     // Names no module gives: no `.` at all, or a module not in the map, are unknown tools.
     for name in ["identity", "nowhere.util.identity", "util.util.nothing"] {
-        let error = call(&registry, name, json!({}), Scope::user("bob")).await.unwrap_err();
+        let error = call(&registry, name, json!({}), Scope::user("bob"))
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "unknown_tool", "{name}");
     }
 }
@@ -210,7 +269,14 @@ async fn the_cache_lists_modules_at_a_restart_until_its_ttl_runs_out() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(registry.get("util.util.identity").is_some());
     // Listed, but the module is gone: the call says so.
-    let error = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap_err();
+    let error = call(
+        &registry,
+        "util.util.identity",
+        json!({}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.code(), "module_unreachable", "{error}");
     assert!(error.to_string().contains("connection refused"), "{error}");
 
@@ -224,7 +290,13 @@ async fn the_cache_lists_modules_at_a_restart_until_its_ttl_runs_out() {
         .unwrap();
     let status = third.start().await;
     assert_eq!(status[0].source, Source::None);
-    assert!(status[0].error.as_deref().unwrap().contains("connection refused"));
+    assert!(
+        status[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("connection refused")
+    );
     assert!(registry.get("util.util.identity").is_none());
 }
 
@@ -247,7 +319,14 @@ async fn a_module_down_leaves_the_other_working_and_comes_back_after_a_refresh()
     assert!(lab_status.error.is_some());
     let listed = names(&registry, &Scope::user("bob"));
     assert!(listed.iter().all(|n| n.starts_with("util.")), "{listed:?}");
-    let who = call(&registry, "util.util.identity", json!({}), Scope::user("bob")).await.unwrap();
+    let who = call(
+        &registry,
+        "util.util.identity",
+        json!({}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap();
     assert_eq!(who["user"], "bob");
 
     // The module comes back on its address; the next refresh lists it again.
@@ -259,8 +338,18 @@ async fn a_module_down_leaves_the_other_working_and_comes_back_after_a_refresh()
         dir.path(),
     );
     let status = gateway.refresh().await;
-    assert!(status.iter().all(|s| s.error.is_none() && s.tools > 0), "{status:?}");
-    let hits = call(&registry, "lab.research.web_search", json!({"query": "back"}), Scope::user("bob")).await.unwrap();
+    assert!(
+        status.iter().all(|s| s.error.is_none() && s.tools > 0),
+        "{status:?}"
+    );
+    let hits = call(
+        &registry,
+        "lab.research.web_search",
+        json!({"query": "back"}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap();
     assert_eq!(hits[0]["title"], "back #1");
     drop(lab);
 }
@@ -271,20 +360,46 @@ async fn a_slow_module_times_out_with_its_own_limit() {
     let util = util_module(dir.path());
     let map = ModuleMap::new().with(
         "util",
-        Module::new(&util.addr).token(SECRET).timeout(Duration::from_millis(500)),
+        Module::new(&util.addr)
+            .token(SECRET)
+            .timeout(Duration::from_millis(500)),
     );
     let registry = gateway_registry();
-    Gateway::builder(registry.clone(), map).build().unwrap().start().await;
+    Gateway::builder(registry.clone(), map)
+        .build()
+        .unwrap()
+        .start()
+        .await;
     let started = Instant::now();
-    let error = call(&registry, "util.util.nap", json!({"ms": 5000}), Scope::user("bob")).await.unwrap_err();
+    let error = call(
+        &registry,
+        "util.util.nap",
+        json!({"ms": 5000}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error.code(), "timed_out", "{error}");
     assert!(started.elapsed() < Duration::from_secs(4));
     // A call within the limit still answers.
-    let done = call(&registry, "util.util.nap", json!({"ms": 10}), Scope::user("bob")).await.unwrap();
+    let done = call(
+        &registry,
+        "util.util.nap",
+        json!({"ms": 10}),
+        Scope::user("bob"),
+    )
+    .await
+    .unwrap();
     assert_eq!(done, json!(10));
     // The default limits of the design.
-    assert_eq!(Module::new("http://127.0.0.1:1").call_timeout(), Duration::from_secs(30));
-    assert_eq!(Module::new("http://127.0.0.1:1").slow(true).call_timeout(), Duration::from_secs(120));
+    assert_eq!(
+        Module::new("http://127.0.0.1:1").call_timeout(),
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        Module::new("http://127.0.0.1:1").slow(true).call_timeout(),
+        Duration::from_secs(120)
+    );
 }
 
 /// A stand-in module that serves a manifest and answers every call with an HTTP error.
@@ -304,9 +419,7 @@ async fn failing_module(status: u16, body: &'static str) -> (String, tokio::task
         .route("/manifest", get(move || async move { manifest }))
         .route(
             "/execute",
-            post(move || async move {
-                (axum::http::StatusCode::from_u16(status).unwrap(), body)
-            }),
+            post(move || async move { (axum::http::StatusCode::from_u16(status).unwrap(), body) }),
         );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
@@ -322,13 +435,23 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
     let long = "internal trouble ".repeat(40).leak();
     let (addr, task) = failing_module(500, long).await;
     let registry = gateway_registry();
-    let gateway = Gateway::builder(registry.clone(), ModuleMap::new().with("broken", Module::new(&addr)))
-        .build()
-        .unwrap();
+    let gateway = Gateway::builder(
+        registry.clone(),
+        ModuleMap::new().with("broken", Module::new(&addr)),
+    )
+    .build()
+    .unwrap();
     gateway.start().await;
-    let error = call(&registry, "broken.echo", json!({}), Scope::guest()).await.unwrap_err();
+    let error = call(&registry, "broken.echo", json!({}), Scope::guest())
+        .await
+        .unwrap_err();
     match &error {
-        ToolError::ModuleStatus { status, body, module, .. } => {
+        ToolError::ModuleStatus {
+            status,
+            body,
+            module,
+            ..
+        } => {
             assert_eq!(*status, 500);
             assert_eq!(module, "broken");
             assert!(body.starts_with("internal trouble"));
@@ -340,16 +463,24 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
 
     // Connection refused, after one retry of an idempotent tool.
     let _ = task.await;
-    let error = call(&registry, "broken.echo", json!({}), Scope::guest()).await.unwrap_err();
+    let error = call(&registry, "broken.echo", json!({}), Scope::guest())
+        .await
+        .unwrap_err();
     assert_eq!(error.code(), "module_unreachable");
     assert!(error.to_string().contains("connection refused"), "{error}");
-    assert!(!error.to_string().contains("127.0.0.1"), "no address in what a model reads: {error}");
+    assert!(
+        !error.to_string().contains("127.0.0.1"),
+        "no address in what a model reads: {error}"
+    );
 
     // A module that cannot be reached at discovery is left out with the reason.
     let registry = gateway_registry();
-    let gateway = Gateway::builder(registry.clone(), ModuleMap::new().with("gone", Module::new("http://127.0.0.1:1")))
-        .build()
-        .unwrap();
+    let gateway = Gateway::builder(
+        registry.clone(),
+        ModuleMap::new().with("gone", Module::new("http://127.0.0.1:1")),
+    )
+    .build()
+    .unwrap();
     let status = gateway.start().await;
     assert_eq!(status[0].error.as_deref(), Some("connection refused"));
     assert!(registry.is_empty());
@@ -371,7 +502,10 @@ async fn post(addr: &str, token: Option<&str>, body: impl Into<reqwest::Body>) -
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -382,23 +516,45 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
 
     // Malformed, mistyped, incomplete and oversized requests: typed error bodies.
     let (status, body) = post(addr, Some(SECRET), "{\"tool_name\": ").await;
-    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("invalid_arguments")));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_arguments"))
+    );
     let (status, body) = post(addr, Some(SECRET), r#"{"tool_name": 7}"#).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_arguments")));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_arguments"))
+    );
     let (status, _) = post(addr, Some(SECRET), r#"{"arguments": {}}"#).await;
     assert_eq!(status, 422);
-    let huge = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": "{}"}}}}"#, "a".repeat(2 << 20));
+    let huge = format!(
+        r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": "{}"}}}}"#,
+        "a".repeat(2 << 20)
+    );
     let (status, body) = post(addr, Some(SECRET), huge).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (413, Some("arguments_too_large")));
-    let deep = format!(r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": {}{}}}}}"#, "[".repeat(5000), "]".repeat(5000));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (413, Some("arguments_too_large"))
+    );
+    let deep = format!(
+        r#"{{"tool_name": "lab.research.web_search", "arguments": {{"query": {}{}}}}}"#,
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
     let (status, body) = post(addr, Some(SECRET), deep).await;
     assert_eq!(status, 200);
-    assert_eq!(body["content"]["error"]["code"], "arguments_too_deep", "{body}");
+    assert_eq!(
+        body["content"]["error"]["code"], "arguments_too_deep",
+        "{body}"
+    );
 
     // Without the secret, the caller is a guest whatever it claims.
     let claim = json!({"tool_name": "lab.code_executor.run_shell", "arguments": {"command": "id"}, "user_id": "root", "level": "owner"});
     let (status, body) = post(addr, None, claim.to_string()).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_tool")));
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("unknown_tool"))
+    );
     let (status, body) = post(addr, Some("wrong secret"), claim.to_string()).await;
     assert_eq!(status, 404, "{body}");
     // With it, the user and level are believed, and every gate of the module applies: this
@@ -410,32 +566,78 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
     let mut approved = claim.clone();
     approved["approval_token"] = body["content"]["error"]["token"].clone();
     let (status, body) = post(addr, Some(SECRET), approved.to_string()).await;
-    assert_eq!((status, body["content"].as_str()), (200, Some("would run `id`")), "{body}");
+    assert_eq!(
+        (status, body["content"].as_str()),
+        (200, Some("would run `id`")),
+        "{body}"
+    );
     let (_, again) = post(addr, Some(SECRET), approved.to_string()).await;
-    assert_eq!(again["content"]["error"]["code"], "approval_refused", "a token runs once: {again}");
-    let manifest: Value = reqwest::get(format!("{addr}/manifest")).await.unwrap().json().await.unwrap();
-    let listed: Vec<&str> = manifest["tools"].as_array().unwrap().iter().map(|t| t["tool_name"].as_str().unwrap()).collect();
+    assert_eq!(
+        again["content"]["error"]["code"], "approval_refused",
+        "a token runs once: {again}"
+    );
+    let manifest: Value = reqwest::get(format!("{addr}/manifest"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed: Vec<&str> = manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_name"].as_str().unwrap())
+        .collect();
     assert!(listed.contains(&"lab.research.web_search"));
-    assert!(!listed.iter().any(|n| n.contains("code_executor")), "{listed:?}");
+    assert!(
+        !listed.iter().any(|n| n.contains("code_executor")),
+        "{listed:?}"
+    );
 
     // A guest cannot tell a tool it may not see from one that does not exist.
-    let hidden = post(addr, None, json!({"tool_name": "lab.code_executor.run_shell", "arguments": {}}).to_string()).await;
-    let missing = post(addr, None, json!({"tool_name": "lab.code_executor.run_shelx", "arguments": {}}).to_string()).await;
+    let hidden = post(
+        addr,
+        None,
+        json!({"tool_name": "lab.code_executor.run_shell", "arguments": {}}).to_string(),
+    )
+    .await;
+    let missing = post(
+        addr,
+        None,
+        json!({"tool_name": "lab.code_executor.run_shelx", "arguments": {}}).to_string(),
+    )
+    .await;
     assert_eq!(hidden.0, missing.0);
-    let same = serde_json::to_string(&missing.1).unwrap().replace("run_shelx", "run_shell");
+    let same = serde_json::to_string(&missing.1)
+        .unwrap()
+        .replace("run_shelx", "run_shell");
     assert_eq!(serde_json::to_string(&hidden.1).unwrap(), same);
     // The same through a gateway without the secret.
     let registry = gateway_registry();
-    Gateway::builder(registry.clone(), ModuleMap::new().with("lab", Module::new(addr)))
-        .build()
-        .unwrap()
-        .start()
-        .await;
+    Gateway::builder(
+        registry.clone(),
+        ModuleMap::new().with("lab", Module::new(addr)),
+    )
+    .build()
+    .unwrap()
+    .start()
+    .await;
     assert!(registry.get("lab.code_executor.run_shell").is_none());
-    let ran = call(&registry, "lab.research.web_search", json!({"query": "q"}), Scope::trusted()).await;
+    let ran = call(
+        &registry,
+        "lab.research.web_search",
+        json!({"query": "q"}),
+        Scope::trusted(),
+    )
+    .await;
     assert!(ran.is_ok());
 
-    let health: Value = reqwest::get(format!("{addr}/health")).await.unwrap().json().await.unwrap();
+    let health: Value = reqwest::get(format!("{addr}/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(health, json!({"status": "ok", "name": "lab"}));
 }
 
@@ -447,14 +649,25 @@ async fn sigterm_during_a_slow_call_lets_it_finish_and_refuses_new_ones() {
     let slow = {
         let addr = addr.clone();
         tokio::spawn(async move {
-            post(&addr, Some(SECRET), json!({"tool_name": "util.util.nap", "arguments": {"ms": 1500}}).to_string()).await
+            post(
+                &addr,
+                Some(SECRET),
+                json!({"tool_name": "util.util.nap", "arguments": {"ms": 1500}}).to_string(),
+            )
+            .await
         })
     };
     tokio::time::sleep(Duration::from_millis(400)).await;
     util.terminate();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let refused = reqwest::Client::new().get(format!("{addr}/health")).send().await;
-    assert!(refused.is_err(), "a new connection after SIGTERM is refused");
+    let refused = reqwest::Client::new()
+        .get(format!("{addr}/health"))
+        .send()
+        .await;
+    assert!(
+        refused.is_err(),
+        "a new connection after SIGTERM is refused"
+    );
     let (status, body) = slow.await.unwrap();
     assert_eq!(status, 200);
     assert_eq!(body["content"], json!(1500), "{body}");

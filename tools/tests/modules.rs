@@ -48,7 +48,10 @@ fn run(root: &Path, args: &[&str]) -> Output {
 
 fn json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&output.stdout))
+        panic!(
+            "not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
     })
 }
 
@@ -57,13 +60,24 @@ fn every_command_sees_the_tools_of_a_module_map() {
     let module_dir = workspace();
     let module = serve(
         module_dir.path(),
-        &["--modules", "research,file_manager", "serve", "--http", "127.0.0.1:0", "--module", "kb"],
+        &[
+            "--modules",
+            "research,file_manager",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--module",
+            "kb",
+        ],
     );
     let dir = workspace();
     let map = dir.path().join("modules.toml");
     std::fs::write(
         &map,
-        format!("[modules.kb]\nurl = \"{}\"\ntoken_env = \"KB_TOKEN\"\n", module.addr),
+        format!(
+            "[modules.kb]\nurl = \"{}\"\ntoken_env = \"KB_TOKEN\"\n",
+            module.addr
+        ),
     )
     .unwrap();
     let map = map.to_str().unwrap();
@@ -77,9 +91,20 @@ fn every_command_sees_the_tools_of_a_module_map() {
     let text = String::from_utf8_lossy(&listed.stdout);
     assert!(text.contains("kb.research"), "{text}");
     assert!(text.contains("kb.file_manager.delete_file"), "{text}");
-    assert!(!text.contains("kb.source"), "the module serves only its scope: {text}");
+    assert!(
+        !text.contains("kb.source"),
+        "the module serves only its scope: {text}"
+    );
 
-    let called = with_map(&["--user", "bob", "--level", "user", "call", "kb.research", r#"{"query": "caching"}"#]);
+    let called = with_map(&[
+        "--user",
+        "bob",
+        "--level",
+        "user",
+        "call",
+        "kb.research",
+        r#"{"query": "caching"}"#,
+    ]);
     assert_eq!(called.status.code(), Some(0), "{called:?}");
     let result = json(&called);
     assert_eq!(result["content"][0]["title"], "Caching");
@@ -109,7 +134,10 @@ fn every_command_sees_the_tools_of_a_module_map() {
 
     // Without the secret the gateway is a guest of the module, and `delete_file` (user level)
     // is not listed to it.
-    let guest = run(dir.path(), &["--module-map", map, "--module-cache", "guest.json", "list"]);
+    let guest = run(
+        dir.path(),
+        &["--module-map", map, "--module-cache", "guest.json", "list"],
+    );
     let text = String::from_utf8_lossy(&guest.stdout);
     assert!(text.contains("kb.research"), "{text}");
     assert!(!text.contains("kb.file_manager.delete_file"), "{text}");
@@ -117,7 +145,12 @@ fn every_command_sees_the_tools_of_a_module_map() {
     drop(module);
     let down = with_map(&["modules", "refresh"]);
     assert_eq!(down.status.code(), Some(1));
-    assert!(json(&down)[0]["error"].as_str().unwrap().contains("connection refused"));
+    assert!(
+        json(&down)[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("connection refused")
+    );
 }
 
 #[test]

@@ -9,11 +9,19 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Shared;
-use super::cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache, unix_now};
+use super::cache::{
+    CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache, unix_now,
+};
 use super::map::{DISCOVERY_TIMEOUT, Module, ModuleMap};
 use super::remote::{Remote, read_capped};
 use super::wire::RawManifest;
 use crate::spec::{ToolHandler, ToolSpec};
+
+/// How long [`Gateway::keep_fresh`] waits before it tries a module not reached again.
+const RETRY_SECS: u64 = 60;
+
+/// The most tools a gateway takes from one manifest; the rest are left out with a warning.
+pub const MAX_MODULE_TOOLS: usize = 4096;
 
 /// The largest manifest read: 16 MiB.
 pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
@@ -190,21 +198,24 @@ impl Gateway {
         self.load(Mode::Stale).await
     }
 
-    /// Keeps every manifest fresh: waits until the first one expires, fetches what expired,
-    /// and so on, forever. Spawn it: `tokio::spawn(gateway.clone().keep_fresh())`.
+    /// Keeps every manifest fresh: waits until the first one expires (a module not reached is
+    /// tried again after a minute), fetches what expired, and so on, forever. Spawn it: `tokio::spawn(gateway.clone().keep_fresh())`.
     pub async fn keep_fresh(self) {
         loop {
             let wait = {
                 let state = self.0.state.lock().await;
                 let now = unix_now();
-                let next = state
+                state
                     .values()
-                    .map(|loaded| loaded.expires_at.unwrap_or(now).saturating_sub(now))
+                    .map(|loaded| match loaded.expires_at {
+                        Some(expires) => expires.saturating_sub(now),
+                        None => RETRY_SECS,
+                    })
                     .min()
-                    .unwrap_or(self.0.ttl.as_secs());
-                // A module not reached is tried again within a minute.
-                Duration::from_secs(next.clamp(1, 60.max(next.min(self.0.ttl.as_secs()))))
+                    .unwrap_or(self.0.ttl.as_secs())
+                    .max(1)
             };
+            let wait = Duration::from_secs(wait);
             tokio::time::sleep(wait).await;
             self.refresh_stale().await;
         }
@@ -352,7 +363,10 @@ impl Gateway {
             }
         };
         let prefix = format!("{}.", raw.name);
-        for tool in raw.tools {
+        if raw.tools.len() > MAX_MODULE_TOOLS {
+            tracing::warn!(target: "tool_registry::http", module = name, tools = raw.tools.len(), "the manifest has more tools than a gateway takes ({MAX_MODULE_TOOLS}); the rest are left out");
+        }
+        for tool in raw.tools.into_iter().take(MAX_MODULE_TOOLS) {
             let spec = match serde_json::from_value::<ToolSpec>(tool) {
                 Ok(spec) => spec,
                 Err(error) => {

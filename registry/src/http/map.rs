@@ -126,7 +126,11 @@ impl Module {
     pub(super) fn secret(&self) -> Option<String> {
         self.token
             .clone()
-            .or_else(|| self.token_env.as_deref().and_then(|var| std::env::var(var).ok()))
+            .or_else(|| {
+                self.token_env
+                    .as_deref()
+                    .and_then(|var| std::env::var(var).ok())
+            })
             .filter(|secret| !secret.is_empty())
     }
 
@@ -150,7 +154,9 @@ pub enum ModuleMapError {
         source: std::io::Error,
     },
     /// The text is not a module map.
-    #[error("the module map is not valid: {0}; write one `[modules.NAME]` table per module with `url = \"http://host:port\"`, and optionally `token`, `token_env`, `slow = true` or `timeout = \"45s\"`")]
+    #[error(
+        "the module map is not valid: {0}; write one `[modules.NAME]` table per module with `url = \"http://host:port\"`, and optionally `token`, `token_env`, `slow = true` or `timeout = \"45s\"`"
+    )]
     Toml(String),
     /// A module's name or address is unusable.
     #[error("module `{module}`: {problem}")]
@@ -209,7 +215,9 @@ impl ModuleMap {
 
     /// Every module, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Module)> {
-        self.modules.iter().map(|(name, module)| (name.as_str(), module))
+        self.modules
+            .iter()
+            .map(|(name, module)| (name.as_str(), module))
     }
 
     /// How many modules there are.

@@ -99,9 +99,16 @@ mod server;
 mod trace;
 mod wire;
 
-pub use cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache};
-pub use gateway::{Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES, ModuleStatus, Source};
-pub use map::{DISCOVERY_TIMEOUT, MODULE_TIMEOUT, Module, ModuleMap, ModuleMapError, SLOW_MODULE_TIMEOUT};
+pub use cache::{
+    CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache,
+};
+pub use gateway::{
+    Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES, MAX_MODULE_TOOLS, ModuleStatus,
+    Source,
+};
+pub use map::{
+    DISCOVERY_TIMEOUT, MODULE_TIMEOUT, Module, ModuleMap, ModuleMapError, SLOW_MODULE_TIMEOUT,
+};
 pub use remote::MAX_RESULT_BYTES;
 pub use server::{DEFAULT_MODULE_NAME, MAX_BODY_BYTES, Server, shutdown_signal};
 pub use trace::TRACEPARENT;
@@ -110,7 +117,10 @@ pub use wire::{ExecuteRequest, Health, Manifest};
 /// Serves `registry` (every tool, as the module [`DEFAULT_MODULE_NAME`], to guests) on the
 /// loopback address `addr` until Ctrl-C or SIGTERM. See [`Server`] for a name, a secret, a
 /// scope.
-pub async fn serve(registry: impl Into<Shared>, addr: impl tokio::net::ToSocketAddrs) -> std::io::Result<()> {
+pub async fn serve(
+    registry: impl Into<Shared>,
+    addr: impl tokio::net::ToSocketAddrs,
+) -> std::io::Result<()> {
     Server::new(registry).serve(addr).await
 }
 

@@ -53,7 +53,8 @@ impl Remote {
         // (or found nothing to confirm, as the module would for the same spec): a module that
         // trusts this gateway's secret does not ask again.
         body["confirmed"] = json!(true);
-        let body = serde_json::to_vec(&body).map_err(|error| self.unreachable(error.to_string()))?;
+        let body =
+            serde_json::to_vec(&body).map_err(|error| self.unreachable(error.to_string()))?;
         let traceparent = current_traceparent();
         match self.attempt(&body, traceparent.as_deref()).await {
             Attempt::Done(outcome) => outcome,
@@ -97,7 +98,11 @@ impl Remote {
         let status = response.status();
         let body = match read_capped(response, MAX_RESULT_BYTES).await {
             Ok(body) => body,
-            Err(error) => return Attempt::Retry(self.unreachable(format!("the answer cannot be read: {error}"))),
+            Err(error) => {
+                return Attempt::Retry(
+                    self.unreachable(format!("the answer cannot be read: {error}")),
+                );
+            }
         };
         if status.is_success() {
             return Attempt::Done(self.result(&body));
@@ -105,7 +110,12 @@ impl Remote {
         // A refusal the module explains with a typed error is that error.
         if let Some(error) = serde_json::from_slice::<Value>(&body)
             .ok()
-            .and_then(|value| value.get("error").filter(|e| e.get("code").is_some()).cloned())
+            .and_then(|value| {
+                value
+                    .get("error")
+                    .filter(|e| e.get("code").is_some())
+                    .cloned()
+            })
         {
             return Attempt::Done(Err(ToolError::from_json(&error, &self.local_name)));
         }
@@ -124,18 +134,28 @@ impl Remote {
 
     /// The module's `ToolResult`: a success as it is, an error result as its typed error.
     fn result(&self, body: &[u8]) -> Result<ToolResult, ToolError> {
-        let mut result: ToolResult = serde_json::from_slice(body)
-            .map_err(|error| self.unreachable(format!("the answer is not a tool result: {error}")))?;
+        let mut result: ToolResult = serde_json::from_slice(body).map_err(|error| {
+            self.unreachable(format!("the answer is not a tool result: {error}"))
+        })?;
         if !result.success
-            && let Some(error) = result.content.get("error").filter(|e| e.get("code").is_some())
+            && let Some(error) = result
+                .content
+                .get("error")
+                .filter(|e| e.get("code").is_some())
         {
             return Err(ToolError::from_json(error, &self.local_name));
         }
         let module_ms = result.audit.duration_ms;
         result.audit = crate::audit::Audit::default();
-        result.audit.extra.insert("module".to_owned(), json!(self.module_name));
+        result
+            .audit
+            .extra
+            .insert("module".to_owned(), json!(self.module_name));
         if let Some(ms) = module_ms {
-            result.audit.extra.insert("module_duration_ms".to_owned(), json!(ms));
+            result
+                .audit
+                .extra
+                .insert("module_duration_ms".to_owned(), json!(ms));
         }
         Ok(result)
     }
@@ -190,8 +210,14 @@ pub(super) fn excerpt(body: &[u8]) -> String {
 }
 
 /// Reads a response's body, refusing one longer than `limit` without reading the rest.
-pub(super) async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
-    if response.content_length().is_some_and(|length| length > limit as u64) {
+pub(super) async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
         return Err(format!("it is larger than {limit} bytes"));
     }
     let mut body = Vec::new();

@@ -141,11 +141,13 @@ impl Server {
         }
         router
             .layer(DefaultBodyLimit::max(max_body))
-            .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
-                let span = request_span(request.method().as_str(), request.uri().path());
-                continue_trace(&span, request.headers());
-                span
-            }))
+            .layer(
+                TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
+                    let span = request_span(request.method().as_str(), request.uri().path());
+                    continue_trace(&span, request.headers());
+                    span
+                }),
+            )
             .with_state(Arc::new(self))
     }
 
@@ -160,7 +162,10 @@ impl Server {
     /// Binds `addr` (loopback unless [`beyond_loopback`](Self::beyond_loopback)); serve on the
     /// listener with [`serve_on`](Self::serve_on). Port 0 picks a free port:
     /// `listener.local_addr()` tells which.
-    pub async fn bind(&self, addr: impl tokio::net::ToSocketAddrs) -> io::Result<tokio::net::TcpListener> {
+    pub async fn bind(
+        &self,
+        addr: impl tokio::net::ToSocketAddrs,
+    ) -> io::Result<tokio::net::TcpListener> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local: SocketAddr = listener.local_addr()?;
         if !local.ip().is_loopback() && !self.beyond_loopback {
@@ -253,7 +258,12 @@ async fn manifest(State(server): State<Arc<Server>>, headers: HeaderMap) -> Resp
         .registry
         .tools(&scope)
         .into_iter()
-        .filter(|tool| server.registry.get_for(tool.name(), &server.served).is_some())
+        .filter(|tool| {
+            server
+                .registry
+                .get_for(tool.name(), &server.served)
+                .is_some()
+        })
         .filter_map(|tool| {
             let mut spec = serde_json::to_value(tool.spec()).ok()?;
             spec["tool_name"] = Value::String(format!("{}.{}", server.name, tool.name()));
@@ -283,7 +293,10 @@ async fn execute(
             return error_response(StatusCode::PAYLOAD_TOO_LARGE, &error);
         }
         Err(rejection) => {
-            return refused(rejection.status(), format!("the request body cannot be read: {rejection}"));
+            return refused(
+                rejection.status(),
+                format!("the request body cannot be read: {rejection}"),
+            );
         }
     };
     let request: ExecuteRequest<'_> = match serde_json::from_slice(&body) {
@@ -316,7 +329,12 @@ async fn execute(
     }
     let args = request.arguments.map_or("{}", |raw| raw.get());
     let result = match (&request.approval_token, caller.trusted && request.confirmed) {
-        (_, true) => server.registry.call_confirmed_for_model(name, args, &ctx).await,
+        (_, true) => {
+            server
+                .registry
+                .call_confirmed_for_model(name, args, &ctx)
+                .await
+        }
         (Some(token), false) => server
             .registry
             .call_approved(name, args, token, &ctx)

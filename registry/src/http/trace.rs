@@ -5,9 +5,7 @@
 //! without it no header is sent and nothing is read.
 
 use axum::http::HeaderMap;
-use opentelemetry::trace::{
-    SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
-};
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The header of the W3C Trace Context recommendation.
@@ -36,11 +34,17 @@ pub(super) fn current_traceparent() -> Option<String> {
 /// flags; ids of all zeros are invalid.
 pub(super) fn parse_traceparent(value: &str) -> Option<SpanContext> {
     let mut parts = value.trim().split('-');
-    let (version, trace, span, flags) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let (version, trace, span, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     let hex = |text: &str, len: usize| {
         text.len() == len && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     };
-    if version != "00" || parts.next().is_some() || !hex(trace, 32) || !hex(span, 16) || !hex(flags, 2) {
+    if version != "00"
+        || parts.next().is_some()
+        || !hex(trace, 32)
+        || !hex(span, 16)
+        || !hex(flags, 2)
+    {
         return None;
     }
     let context = SpanContext::new(
@@ -86,7 +90,10 @@ mod tests {
     fn a_traceparent_is_read_only_when_well_formed() {
         let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
         let context = parse_traceparent(good).unwrap();
-        assert_eq!(context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(
+            context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
         assert!(context.is_remote());
         for bad in [
             "",
