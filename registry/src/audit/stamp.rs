@@ -1,19 +1,20 @@
 //! Stage 7, audit: the one place a call's audit is made. [`Stamp`] is one clock reading at the
 //! end of a call; it stamps the result (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`)
-//! and fills the record sent to the registry's [`AuditSink`](super::AuditSink), so the two
-//! always agree.
+//! and fills the record sent to the registry's [`AuditSink`](super::AuditSink), and the same
+//! outcome is written on the call's span ([`span`](super::span)), so the three always agree.
 
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
-use super::{Audit, AuditRecord, Tick};
+use super::{Audit, AuditRecord, CallSpan, Tick};
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::{Risk, Tool};
 use crate::registry::Registry;
 
 impl Registry {
-    /// The audit stage: one record to the sink, and the registry's part of a successful
-    /// result's audit; the stamp is returned for an error's result.
+    /// The audit stage: one record to the sink, the outcome on the call's `span`, and the
+    /// registry's part of a successful result's audit; the stamp is returned for an error's
+    /// result. A call failed when it ended in an error or an unsuccessful result.
     pub(crate) fn finish(
         &self,
         tool: &Tool,
@@ -21,6 +22,7 @@ impl Registry {
         limit: Duration,
         ctx: &Ctx,
         outcome: &mut Result<ToolResult, ToolError>,
+        span: &CallSpan,
     ) -> Stamp {
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
@@ -37,7 +39,8 @@ impl Registry {
         if stamp.duration_ms > limit.as_secs_f64() * 1000.0 && outcome.is_ok() {
             tracing::warn!(target: "tool_registry", tool = tool.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
         }
-        self.policy.audit.record(&AuditRecord {
+        let failed = outcome.as_ref().map_or(true, |result| !result.success);
+        let record = AuditRecord {
             tool: Cow::Borrowed(tool.name()),
             user: ctx.user().map(Cow::Borrowed),
             chat_id: ctx.chat_id(),
@@ -45,7 +48,8 @@ impl Registry {
             duration_ms: stamp.duration_ms,
             outcome: Cow::Borrowed(&code),
             risk: Some(tool.risk()),
-        });
+        };
+        self.audit(&record, failed, span);
         if let Ok(result) = outcome {
             stamp.put(
                 &mut result.audit,
@@ -69,14 +73,15 @@ impl Registry {
         error: ToolError,
     ) -> ToolResult {
         let code = Cow::Borrowed(error.code());
-        let stamp = self.record(name, tool, started, ctx, code.clone());
+        let stamp = self.record(name, tool, started, ctx, code.clone(), &CallSpan::default());
         let shown = tool.map_or_else(|| Cow::Owned(name.to_owned()), tool_name);
         let mut result = ToolResult::from(error);
         stamp.put(&mut result.audit, shown, ctx, code, tool.map(Tool::risk));
         result
     }
 
-    /// The audit record of a call that ended before a tool was found, or without running it.
+    /// The audit record of a call that ended before a tool was found, or without running it:
+    /// a failure, on `span` too.
     pub(crate) fn record(
         &self,
         tool: &str,
@@ -84,10 +89,11 @@ impl Registry {
         started: Tick,
         ctx: &Ctx,
         outcome: Cow<'static, str>,
+        span: &CallSpan,
     ) -> Stamp {
         let risk = def.map(Tool::risk);
         let stamp = Stamp::now(started);
-        self.policy.audit.record(&AuditRecord {
+        let record = AuditRecord {
             tool: Cow::Borrowed(tool),
             user: ctx.user().map(Cow::Borrowed),
             chat_id: ctx.chat_id(),
@@ -95,8 +101,15 @@ impl Registry {
             duration_ms: stamp.duration_ms,
             outcome,
             risk,
-        });
+        };
+        self.audit(&record, true, span);
         stamp
+    }
+
+    /// Where every audited call ends: its record to the sink, its outcome on its span.
+    fn audit(&self, record: &AuditRecord<'_>, failed: bool, span: &CallSpan) {
+        self.policy.audit.record(record);
+        span.close(&record.outcome, failed);
     }
 }
 

@@ -57,6 +57,7 @@ pub struct Ctx {
     confidence: Option<f64>,
     metadata: Map<String, Value>,
     extensions: TypeMap,
+    call_id: Option<String>,
     progress: Option<ProgressHook>,
 }
 
@@ -123,6 +124,13 @@ impl Ctx {
         self.confidence = Some(confidence);
         self
     }
+    /// Sets the provider's id of the call (`call_...`, `toolu_...`): the call's span carries it
+    /// as `gen_ai.tool.call.id`. [`Registry::execute_all`](crate::Registry::execute_all) sets it
+    /// for each call from [`ToolCall::id`](crate::ToolCall::id).
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
+    }
     /// Adds one request metadata entry.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
@@ -170,6 +178,10 @@ impl Ctx {
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.extensions.get()
     }
+    /// The provider's id of the call, when it has one (see [`Ctx::with_call_id`]).
+    pub fn call_id(&self) -> Option<&str> {
+        self.call_id.as_deref()
+    }
 
     /// Reports progress of the running call to the status callback of
     /// [`Registry::execute_all_with`](crate::Registry::execute_all_with), as a
@@ -184,10 +196,22 @@ impl Ctx {
         }
     }
 
-    pub(crate) fn with_progress(&self, index: usize, tool: Arc<str>, sink: EventSink) -> Self {
+    /// This context for one call of a batch, with the call's id and the batch's progress hook
+    /// (call `index` of `tool`); `None` when the call has neither, and the context serves as it is.
+    pub(crate) fn for_call(
+        &self,
+        id: Option<String>,
+        progress: Option<(usize, Arc<str>, EventSink)>,
+    ) -> Option<Self> {
+        if id.is_none() && progress.is_none() {
+            return None;
+        }
         let mut ctx = self.clone();
-        ctx.progress = Some(ProgressHook { index, tool, sink });
-        ctx
+        ctx.call_id = id.or(ctx.call_id);
+        if let Some((index, tool, sink)) = progress {
+            ctx.progress = Some(ProgressHook { index, tool, sink });
+        }
+        Some(ctx)
     }
 }
 

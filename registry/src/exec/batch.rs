@@ -16,7 +16,9 @@ use crate::registry::Registry;
 /// One call a model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The provider's id of the call, echoed back with its result.
+    /// The provider's id of the call, echoed back with its result. [`Registry::execute_all`]
+    /// hands it to the call as [`Ctx::call_id`], and the call's span carries it
+    /// (`gen_ai.tool.call.id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The tool's name or alias.
@@ -167,23 +169,23 @@ impl Registry {
     async fn one(
         &self,
         index: usize,
-        call: ToolCall,
+        mut call: ToolCall,
         ctx: &Ctx,
         events: Option<EventSink>,
     ) -> (usize, ToolResult) {
         let def = self.get_for(&call.name, ctx.scope());
-        let scoped_ctx;
-        let ctx = match (&events, &def) {
+        let progress = match (&events, &def) {
             (Some(sink), Some(def)) => {
                 sink(ToolEvent::Started {
                     index,
                     tool: def.name().to_owned(),
                 });
-                scoped_ctx = ctx.with_progress(index, Arc::from(def.name()), Arc::clone(sink));
-                &scoped_ctx
+                Some((index, Arc::from(def.name()), Arc::clone(sink)))
             }
-            _ => ctx,
+            _ => None,
         };
+        let call_ctx = ctx.for_call(call.id.take(), progress);
+        let ctx = call_ctx.as_ref().unwrap_or(ctx);
         let result = self
             .call_for_model(&call.name, ToolArgs::Value(call.arguments), ctx)
             .await;

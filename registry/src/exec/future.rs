@@ -1,6 +1,8 @@
 //! The call future: what [`Registry::call`] returns. Scope and validation run on its first
 //! poll; then a tool to which no waiting stage applies runs its handler in place (the direct
 //! path), any other runs the staged path ([`staged`](super::staged)); the audit ends both.
+//! The call's span is opened once the name is resolved and entered on every poll from then on,
+//! so every later stage, the handler and the audit run inside it.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -9,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::{Confirmation, Guarded, Handler};
-use crate::audit::{Audit, Tick, tool_name};
+use crate::audit::{Audit, CallSpan, Tick, tool_name};
 use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, admit_args, dispose_args};
 use crate::def::Tool;
 use crate::registry::Registry;
@@ -35,6 +37,7 @@ impl Registry {
     ) -> CallFuture<'a, A> {
         CallFuture {
             answer: std::marker::PhantomData,
+            span: CallSpan::default(),
             state: State::Start {
                 registry: self,
                 name,
@@ -91,6 +94,9 @@ impl Answer for ForModel {
 /// instead of once per stage, and nothing is allocated besides the handler's own future.
 pub(crate) struct CallFuture<'a, A> {
     answer: std::marker::PhantomData<fn() -> A>,
+    /// The call's span: none until the first poll resolves the name, and again once the audit
+    /// has closed it.
+    span: CallSpan,
     state: State<'a>,
 }
 
@@ -126,10 +132,19 @@ struct Finish<'a> {
 }
 
 impl Finish<'_> {
-    fn finish<A: Answer>(self, mut outcome: Result<ToolResult, ToolError>) -> A::Output {
-        let stamp =
-            self.registry
-                .finish(&self.tool, self.started, self.limit, self.ctx, &mut outcome);
+    fn finish<A: Answer>(
+        self,
+        mut outcome: Result<ToolResult, ToolError>,
+        span: &CallSpan,
+    ) -> A::Output {
+        let stamp = self.registry.finish(
+            &self.tool,
+            self.started,
+            self.limit,
+            self.ctx,
+            &mut outcome,
+            span,
+        );
         A::answer(outcome, |audit| {
             let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
             let risk = Some(self.tool.risk());
@@ -140,20 +155,24 @@ impl Finish<'_> {
 
 impl<'a> State<'a> {
     /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
-    /// call ends here.
+    /// call ends here. Opens the call's `span` once the name is resolved, and runs the rest
+    /// inside it.
     fn start<A: Answer>(
         registry: &'a Registry,
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         confirmation: Confirmation,
+        span: &mut CallSpan,
     ) -> Result<Self, A::Output> {
         let started = Tick::now();
         // 1. resolve, 2. scope
         let Some((tool, limit)) = registry.resolve(name, ctx.scope()) else {
+            let span = CallSpan::asked(name, ctx);
+            let _in = span.enter();
             dispose_args(args);
             let code = Cow::Borrowed("unknown_tool");
-            let stamp = registry.record(name, None, started, ctx, code.clone());
+            let stamp = registry.record(name, None, started, ctx, code.clone(), &span);
             let error = ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: registry.suggest(name, ctx.scope()),
@@ -162,6 +181,9 @@ impl<'a> State<'a> {
                 stamp.put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
             }));
         };
+        *span = CallSpan::tool(&tool, ctx);
+        let span = &*span;
+        let _in = span.enter();
         if registry.policy.log_annotations {
             log_annotations(&tool);
         }
@@ -177,7 +199,7 @@ impl<'a> State<'a> {
         // The arguments are measured before anything reads them, approvals included.
         let mut args = args;
         if let Err(error) = admit_args(&mut args, max_bytes) {
-            return Err(audit.finish::<A>(Err(error)));
+            return Err(audit.finish::<A>(Err(error), span));
         }
         if !direct {
             let tool = audit.tool.clone();
@@ -191,7 +213,7 @@ impl<'a> State<'a> {
                 guarded: Guarded::new(handler, started, limit),
                 audit,
             }),
-            Err(error) => Err(audit.finish::<A>(Err(error))),
+            Err(error) => Err(audit.finish::<A>(Err(error), span)),
         }
     }
 }
@@ -200,7 +222,8 @@ impl<A: Answer> Future for CallFuture<'_, A> {
     type Output = A::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let state = &mut self.state;
+        let this = &mut *self;
+        let state = &mut this.state;
         if matches!(state, State::Start { .. }) {
             let State::Start {
                 registry,
@@ -212,19 +235,32 @@ impl<A: Answer> Future for CallFuture<'_, A> {
             else {
                 unreachable!()
             };
-            match State::start::<A>(registry, name, args, ctx, confirmation) {
+            match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span) {
                 Ok(next) => *state = next,
-                Err(outcome) => return Poll::Ready(outcome),
+                Err(outcome) => {
+                    this.span = CallSpan::default();
+                    return Poll::Ready(outcome);
+                }
             }
         }
-        let outcome = match state {
-            State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
-            State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
-            State::Start { .. } | State::Done => panic!("a tool call polled after it finished"),
+        // What runs from here on (the stages that wait, the handler, the audit) sees the
+        // call's span as the current one, on every poll.
+        let outcome = {
+            let _in = this.span.enter();
+            match state {
+                State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
+                State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
+                State::Start { .. } | State::Done => {
+                    panic!("a tool call polled after it finished")
+                }
+            }
         };
+        // The span ends with the call, not with this future, which the caller may keep.
+        let span = std::mem::take(&mut this.span);
+        let _in = span.enter();
         match std::mem::replace(state, State::Done) {
             State::Direct { audit, .. } | State::Staged { audit, .. } => {
-                Poll::Ready(audit.finish::<A>(outcome))
+                Poll::Ready(audit.finish::<A>(outcome, &span))
             }
             State::Start { .. } | State::Done => unreachable!(),
         }

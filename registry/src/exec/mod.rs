@@ -10,7 +10,8 @@
 //! 4. **eval gate**, for `requires_gate` tools;
 //! 5. **confirmation**, for tools that need a person's approval;
 //! 6. **handler**, under its timeout, with panics caught;
-//! 7. **audit**: the registry stamps the result and sends one record to the audit sink.
+//! 7. **audit**: the registry stamps the result, sends one record to the audit sink and writes
+//!    the outcome on the call's span (see [Spans](#spans)).
 //!
 //! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
 //! Stages 3 to 5 wait for a store, a gate or a person; a tool to which none of them applies
@@ -26,6 +27,42 @@
 //! | `approve.rs` | the calls that waited: [`Registry::approve`], [`Registry::call_approved`], [`Registry::deny`] |
 //! | `batch.rs` | [`Registry::execute_all`]: many calls under a cap, `sequential` tools alone, [`ToolCall`] |
 //! | `events.rs` | [`ToolEvent`], what a batch reports |
+//!
+//! # Spans
+//!
+//! Every call through the pipeline ([`Registry::call`], [`Registry::call_for_model`],
+//! [`Registry::execute_all`] and its siblings, [`Registry::approve`],
+//! [`Registry::call_approved`], the command line) is one `tracing` span, target
+//! `tool_registry`, level INFO, named and fielded as OpenTelemetry's semantic conventions for
+//! generative AI describe a tool's execution, so that `tracing-opentelemetry` exports it as one:
+//!
+//! | field | value |
+//! | --- | --- |
+//! | span name | `execute_tool` |
+//! | `otel.name` | `execute_tool {tool}`, the name the span is exported under |
+//! | `otel.kind` | `internal` |
+//! | `gen_ai.operation.name` | `execute_tool` |
+//! | `gen_ai.tool.name` | the tool's name; for a name no tool has, the name asked for, escaped and cut at 64 characters |
+//! | `gen_ai.tool.call.id` | [`Ctx::call_id`], when the call has one ([`ToolCall::id`] in a batch), escaped and cut at 128 characters |
+//! | `gen_ai.tool.type` | `function` |
+//! | `user` | the scope's user id, when there is one |
+//! | `outcome` | the audit's outcome code: `ok`, a [`ToolError::code`], or a tool's own |
+//! | `error.type` | the same code, when the call failed: it ended in an error or an unsuccessful result |
+//! | `otel.status_code` | `ERROR`, when the call failed |
+//!
+//! The span opens when the name is resolved, on the call future's first poll, as a child of the
+//! span current then; the audit stage writes `outcome`, `error.type` and the status in the same
+//! place it stamps the result and fills the record, and the span ends with the call. From
+//! validation to the audit it is the current span on every poll, so a tool's own spans and
+//! events, and an HTTP client that reads the OpenTelemetry context to send a `traceparent`
+//! header, find it with [`tracing::Span::current`]; a `#[tool(blocking)]` handler runs inside it
+//! on the blocking pool too. The default audit sink's event is inside it. Arguments and results
+//! are never recorded on it.
+//!
+//! Without a subscriber that wants INFO spans, the span costs one check of the level filter and
+//! a few tests of a null pointer per call. Calls that never run (those past a batch's
+//! `max_calls`, and [`Registry::deny`]) are audited without a span; a call future dropped
+//! before it ends closes its span without an `outcome`.
 //!
 //! # Limits
 //!
@@ -83,7 +120,8 @@ impl Registry {
     /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
     /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
     /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
-    /// `risk` in its `audit`.
+    /// `risk` in its `audit`. Every call is one `execute_tool` span (see
+    /// [Spans](crate::exec#spans)), current while the tool runs.
     ///
     /// Like any future, the call does nothing until it is awaited: a call that is created and
     /// dropped is neither validated, run nor audited. Dropping it while the tool runs cancels

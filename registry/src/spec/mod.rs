@@ -63,7 +63,7 @@ pub use registration::{
 };
 
 /// The most characters in a tool name.
-const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// What a tool registered at run time is: its name and version, what the model reads, the
 /// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.

@@ -1,4 +1,5 @@
-//! `#[tool(blocking)]`: handlers that run on Tokio's blocking pool.
+//! `#[tool(blocking)]`: handlers that run on Tokio's blocking pool, inside the call's span
+//! there too: it is the current span on the caller's thread when the handler is handed over.
 
 use std::future::Future;
 
@@ -14,7 +15,10 @@ where
 {
     Box::pin(async move {
         match tokio::runtime::Handle::try_current() {
-            Ok(handle) => joined(handle.spawn_blocking(work).await),
+            Ok(handle) => {
+                let span = tracing::Span::current();
+                joined(handle.spawn_blocking(move || span.in_scope(work)).await)
+            }
             Err(_) => work(),
         }
     })
@@ -32,7 +36,12 @@ where
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 let driver = handle.clone();
-                joined(handle.spawn_blocking(move || driver.block_on(work)).await)
+                let span = tracing::Span::current();
+                joined(
+                    handle
+                        .spawn_blocking(move || span.in_scope(|| driver.block_on(work)))
+                        .await,
+                )
             }
             Err(_) => work.await,
         }
