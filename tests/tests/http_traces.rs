@@ -52,7 +52,9 @@ async fn a_gateway_call_and_the_module_work_are_one_trace() {
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("tests")));
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
-    let server = Server::new(module_registry()).name("m");
+    let server = Server::new(module_registry())
+        .name("m")
+        .token("trace-secret");
     let listener = server.bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
     let serving = tokio::spawn(server.serve_on(listener, std::future::pending()));
@@ -60,7 +62,7 @@ async fn a_gateway_call_and_the_module_work_are_one_trace() {
     let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
     Gateway::builder(
         registry.clone(),
-        ModuleMap::new().with("m", Module::new(&addr)),
+        ModuleMap::new().with("m", Module::new(&addr).token("trace-secret")),
     )
     .build()
     .unwrap()
@@ -68,7 +70,11 @@ async fn a_gateway_call_and_the_module_work_are_one_trace() {
     .await;
     let ctx = Ctx::for_scope(Scope::user("alice"));
     let ok = registry
-        .call("m.echo", json!({"x": 1}), &ctx)
+        .call(
+            "m.echo",
+            json!({"x": 1}),
+            &ctx.clone().with_call_id("call_7"),
+        )
         .await
         .unwrap();
     assert_eq!(ok.content, json!({"x": 1}));
@@ -115,6 +121,15 @@ async fn a_gateway_call_and_the_module_work_are_one_trace() {
         "the module ran it for alice"
     );
     assert_eq!(attribute(gateway_ok, "error.type"), None);
+    assert_eq!(
+        attribute(gateway_ok, "gen_ai.tool.call.id").as_deref(),
+        Some("call_7")
+    );
+    assert_eq!(
+        attribute(module_ok, "gen_ai.tool.call.id").as_deref(),
+        Some("call_7"),
+        "the id travels with the call"
+    );
 
     // The module's request continues the gateway's call, and its own call is under it.
     let request = requests

@@ -46,7 +46,7 @@ impl Remote {
         if let Some(user) = scope.user_id() {
             body["user_id"] = json!(user);
         }
-        if let Some(Value::String(id)) = ctx.metadata().get("call_id") {
+        if let Some(id) = ctx.call_id() {
             body["call_id"] = json!(id);
         }
         // This handler runs only after the gateway's own confirmation stage let the call through

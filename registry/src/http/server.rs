@@ -325,7 +325,7 @@ async fn execute(
     }
     let mut ctx = Ctx::for_scope(caller.scope);
     if let Some(id) = request.call_id.clone() {
-        ctx = ctx.with_metadata("call_id", id);
+        ctx = ctx.with_call_id(id);
     }
     let args = request.arguments.map_or("{}", |raw| raw.get());
     let result = match (&request.approval_token, caller.trusted && request.confirmed) {
