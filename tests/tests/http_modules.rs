@@ -674,3 +674,55 @@ async fn sigterm_during_a_slow_call_lets_it_finish_and_refuses_new_ones() {
     let exit = util.child.wait().unwrap();
     assert!(exit.success(), "{exit:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_module_gets_only_its_valid_tools_listed_and_its_oversized_answers_refused() {
+    use axum::routing::{get, post};
+    // Options that multiply: validating one wrong value would take minutes.
+    let mut defs = serde_json::Map::new();
+    for i in 0..8 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": next}, {"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert("d8".to_owned(), json!({"type": "string"}));
+    let manifest = json!({
+        "name": "evil",
+        "tools": [
+            {"tool_name": "evil.fine", "description": "Fine.", "input_schema": {"type": "object"}},
+            {"tool_name": "evil.bad\nname", "description": "x", "input_schema": {"type": "object"}},
+            {"tool_name": "evil.costly", "description": "x", "input_schema": {"type": "object", "properties": {"v": {"$ref": "#/$defs/d0"}}, "$defs": defs}},
+            {"tool_name": "evil.unknown_key", "description": "x", "input_schema": {"type": "object"}, "runs_as": "root"},
+            {"tool_name": "evil.not_a_schema", "description": "x", "input_schema": {"type": 12}},
+            "not even an object",
+        ],
+    })
+    .to_string();
+    let huge = "x".repeat(17 << 20);
+    let app = axum::Router::new()
+        .route("/manifest", get(move || async move { manifest }))
+        .route("/execute", post(move || async move { huge }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let registry = gateway_registry();
+    let status = Gateway::builder(
+        registry.clone(),
+        ModuleMap::new().with("evil", Module::new(&addr)),
+    )
+    .build()
+    .unwrap()
+    .start()
+    .await;
+    assert_eq!(status[0].tools, 1, "{status:?}");
+    assert_eq!(names(&registry, &Scope::trusted()), ["evil.fine"]);
+    let error = call(&registry, "evil.fine", json!({}), Scope::guest())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "module_unreachable");
+    assert!(error.to_string().contains("larger than"), "{error}");
+    task.abort();
+}
