@@ -72,7 +72,10 @@ impl std::fmt::Debug for Module {
 }
 
 impl Module {
-    /// A module at `url` (`http://host:port`, no trailing path).
+    /// A module at `url` (`http://host:port`, no trailing path). An `https://` address needs a
+    /// TLS feature of `reqwest` turned on in the application's own dependencies
+    /// (`reqwest = { version = "0.13", features = ["rustls"] }`); without one, its calls
+    /// answer `module_unreachable`.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
