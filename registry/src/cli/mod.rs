@@ -128,7 +128,8 @@ enum Command {
     },
     /// Print the documentation of every tool.
     Catalog {
-        /// `md` (Markdown) or `json`.
+        /// `md` (Markdown), `json`, or `html` (one self-contained page to open in a browser:
+        /// search, filters, a card per tool).
         #[arg(long, value_enum, default_value_t = CatalogFormat::Md)]
         format: CatalogFormat,
     },
@@ -190,6 +191,7 @@ enum ListFormat {
 enum CatalogFormat {
     Md,
     Json,
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -293,6 +295,9 @@ fn command(
         Command::Catalog {
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
+        Command::Catalog {
+            format: CatalogFormat::Html,
+        } => out.write_all(registry.catalog_for(&scope).html().as_bytes()),
         Command::Schema { name } => return schema(out, err, registry, &scope, &name),
         Command::Tools {
             format,
