@@ -688,3 +688,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_catalog_shows_a_declared_argument_limit_and_not_the_default() {
+    let catalog = Registry::global().catalog().json();
+    let tools = catalog["tools"].as_array().unwrap();
+    let metadata =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["metadata"].clone();
+    assert_eq!(metadata("hostile.echo")["max_args_bytes"], 64);
+    assert_eq!(metadata("hostile.echo")["module"], "hostile");
+    assert!(metadata("hostile.mirror").get("max_args_bytes").is_none());
+    let page = Registry::global().catalog().html();
+    assert!(page.contains("<dt>Arguments</dt><dd>up to 64 bytes</dd>"));
+}

@@ -681,6 +681,7 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     assert_eq!(names, ["math.add", "math.mul", "util.ping"]);
     let mul = &docs[1];
     assert_eq!(mul["short_description"], "Multiply two numbers.");
+    assert_eq!(mul["metadata"]["module"], "math");
     assert_eq!(mul["metadata"]["version"], "1.2.0");
     assert_eq!(mul["metadata"]["tags"], json!(["arith"]));
     assert_eq!(mul["output_schema"], json!({ "type": "number" }));

@@ -488,6 +488,25 @@ fn catalog_documents_every_tool() {
 }
 
 #[test]
+fn catalog_page_documents_every_tool() {
+    let registry = registry();
+    let page = registry.catalog().html();
+    // The style and the script are the same for every registry: the snapshot keeps the rest.
+    let (head, rest) = page.split_once("<style>").unwrap();
+    let (_, body) = rest.split_once("</style>").unwrap();
+    let (body, _) = body.split_once("<script>").unwrap();
+    insta::assert_snapshot!(
+        "catalog_html",
+        format!("{head}<style>…</style>{body}<script>…")
+    );
+    assert_eq!(
+        page,
+        registry.catalog().html(),
+        "the same registry, the same page"
+    );
+}
+
+#[test]
 fn a_name_claimed_twice_is_reported_with_both_locations() {
     let learning = Registry::global().get("learning").unwrap();
     let error = match Registry::builder()

@@ -173,6 +173,11 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
         String::from_utf8(markdown.stdout).unwrap(),
         registry.catalog().markdown()
     );
+    let html = toolreg(dir.path(), &["catalog", "--format", "html"]);
+    assert_eq!(
+        String::from_utf8(html.stdout).unwrap(),
+        registry.catalog().html()
+    );
 
     let snapshot = toolreg(dir.path(), &["snapshot"]);
     assert_eq!(snapshot.status.code(), Some(0), "{snapshot:?}");
@@ -363,6 +368,7 @@ fn a_guest_lists_documents_and_exports_no_hidden_tool() {
         &["list", "--format", "json"],
         &["catalog"],
         &["catalog", "--format", "json"],
+        &["catalog", "--format", "html"],
         &["tools", "--format", "openai"],
         &["tools", "--format", "mcp"],
         &["tools", "--format", "gemini"],

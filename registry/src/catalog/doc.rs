@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::call::MAX_ARGS_BYTES;
 use crate::def::{Annotations, SourceLocation, Tool};
 
 /// One argument as the catalog shows it.
@@ -43,7 +44,10 @@ pub struct ToolDoc {
     pub aliases: &'static [&'static str],
     /// The arguments.
     pub arguments: Vec<ArgDoc>,
-    /// Every metadata key with its value.
+    /// Every metadata key with its value: `module` (of a `module.tool` name), `version`,
+    /// `category`, `tags`, `tier`, `cost`, `permission`, and the limits and switches the tool
+    /// sets (`cooldown`, `daily_limit`, `timeout`, `max_args_bytes` when not the default,
+    /// `requires_gate`, `defer_loading`, `sequential`, `gate_fail_closed`).
     pub metadata: Map<String, Value>,
     /// The annotations that apply (declared, or derived from the category).
     pub annotations: Annotations,
@@ -97,6 +101,9 @@ fn metadata(def: &Tool) -> Map<String, Value> {
     let mut put = |key: &str, value: Value| {
         map.insert(key.to_owned(), value);
     };
+    if let Some(module) = def.module() {
+        put("module", module.into());
+    }
     if let Some(version) = def.version() {
         put("version", version.into());
     }
@@ -121,6 +128,9 @@ fn metadata(def: &Tool) -> Map<String, Value> {
     }
     if let Some(timeout) = def.timeout() {
         put("timeout", human(timeout).into());
+    }
+    if def.max_args_bytes() != MAX_ARGS_BYTES {
+        put("max_args_bytes", def.max_args_bytes().into());
     }
     if def.defer_loading() {
         put("defer_loading", true.into());
@@ -219,4 +229,27 @@ fn type_name(property: &Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(" or ")
+}
+
+/// Each annotation's name and whether it holds, in the order every output shows them.
+pub(super) fn annotation_flags(annotations: &Annotations) -> [(&'static str, bool); 5] {
+    let holds = |value: Option<bool>| value == Some(true);
+    [
+        ("read_only", holds(annotations.read_only)),
+        ("destructive", holds(annotations.destructive)),
+        ("idempotent", holds(annotations.idempotent)),
+        ("open_world", holds(annotations.open_world)),
+        (
+            "requires_confirmation",
+            holds(annotations.requires_confirmation),
+        ),
+    ]
+}
+
+/// The names of the annotations that hold.
+pub(super) fn annotation_names(annotations: &Annotations) -> impl Iterator<Item = &'static str> {
+    annotation_flags(annotations)
+        .into_iter()
+        .filter(|(_, holds)| *holds)
+        .map(|(name, _)| name)
 }

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::doc::annotation_names;
 use super::{ArgDoc, Catalog, ToolDoc};
 use crate::def::Annotations;
 
@@ -161,17 +162,9 @@ fn write_tag_form(out: &mut String, tag: &Value) {
 }
 
 fn annotation_words(annotations: &Annotations) -> Vec<String> {
-    [
-        ("read_only", annotations.read_only),
-        ("destructive", annotations.destructive),
-        ("idempotent", annotations.idempotent),
-        ("open_world", annotations.open_world),
-        ("requires_confirmation", annotations.requires_confirmation),
-    ]
-    .into_iter()
-    .filter(|(_, value)| *value == Some(true))
-    .map(|(name, _)| format!("`{name}`"))
-    .collect()
+    annotation_names(annotations)
+        .map(|name| format!("`{name}`"))
+        .collect()
 }
 
 /// GitHub's heading anchor for `` `name` ``.

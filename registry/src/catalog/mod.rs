@@ -1,6 +1,7 @@
-//! Documentation of every tool in a registry, as Markdown or JSON: `mod.rs` picks the tools
-//! (all, or what one scope may see), `doc.rs` reads each into a [`ToolDoc`], `markdown.rs`
-//! writes the Markdown.
+//! Documentation of every tool in a registry, as Markdown, JSON or an HTML page: `mod.rs`
+//! picks the tools (all, or what one scope may see), `doc.rs` reads each into a [`ToolDoc`],
+//! `markdown.rs` writes the Markdown, `html.rs` the page (with its inline `page.css` and
+//! `page.js`).
 //!
 //! ```
 //! # use tool_registry::Registry;
@@ -8,6 +9,12 @@
 //! let markdown = registry.catalog().markdown();
 //! assert!(markdown.starts_with("# Tools"));
 //! ```
+//!
+//! [`Catalog::html`] is one self-contained page a person browses: search as you type (`/`
+//! focuses the box, Escape clears it), filters by category, module, annotation and permission
+//! level, a link to each tool (`#tool-NAME`), light and dark, readable on a phone. It fetches
+//! nothing, and every string from a tool is escaped, so a description cannot add markup or
+//! script to it.
 
 use serde_json::Value;
 
@@ -15,6 +22,7 @@ use crate::registry::Registry;
 use crate::scope::Scope;
 
 mod doc;
+mod html;
 mod markdown;
 
 pub use doc::{ArgDoc, ToolDoc};

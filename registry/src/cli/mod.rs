@@ -133,7 +133,8 @@ enum Command {
     },
     /// Print the documentation of every tool.
     Catalog {
-        /// `md` (Markdown) or `json`.
+        /// `md` (Markdown), `json`, or `html` (one self-contained page to open in a browser:
+        /// search, filters, a card per tool).
         #[arg(long, value_enum, default_value_t = CatalogFormat::Md)]
         format: CatalogFormat,
     },
@@ -202,6 +203,7 @@ enum ListFormat {
 enum CatalogFormat {
     Md,
     Json,
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -324,6 +326,9 @@ fn command_on(
         Command::Catalog {
             format: CatalogFormat::Json,
         } => print_json(out, &registry.catalog_for(&scope).json()),
+        Command::Catalog {
+            format: CatalogFormat::Html,
+        } => out.write_all(registry.catalog_for(&scope).html().as_bytes()),
         Command::Schema { name } => return schema(out, err, registry, &scope, &name),
         Command::Tools {
             format,
