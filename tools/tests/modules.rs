@@ -42,6 +42,22 @@ fn serve(root: &Path, args: &[&str]) -> Served {
     Served { child, addr }
 }
 
+/// `GET path` over a plain socket: the whole answer, headers in lower case.
+fn get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let host = addr.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    format!("{}\r\n\r\n{body}", head.to_lowercase())
+}
+
 fn run(root: &Path, args: &[&str]) -> Output {
     toolreg_command(root, args).output().expect("toolreg runs")
 }
@@ -70,6 +86,19 @@ fn every_command_sees_the_tools_of_a_module_map() {
             "kb",
         ],
     );
+    // The catalog page of what a guest may see, at `/`.
+    let page = get(&module.addr, "/");
+    assert!(page.starts_with("http/1.1 200"), "{page}");
+    assert!(
+        page.contains("content-security-policy: default-src 'none'"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<!doctype html>") && page.contains("id=\"tool-research\""),
+        "a page of the tools"
+    );
+    assert!(!page.contains("delete_file"), "a guest's page only");
+
     let dir = workspace();
     let map = dir.path().join("modules.toml");
     std::fs::write(

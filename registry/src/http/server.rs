@@ -11,7 +11,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Request, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 use tower_http::trace::TraceLayer;
@@ -357,10 +357,13 @@ async fn health(State(server): State<Arc<Server>>) -> Response {
 /// `GET /`: the catalog of what a guest may see, as a page.
 async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
     let guest = Scope::guest();
-    let page = server.registry.catalog_for(&guest).markdown();
+    let page = server.registry.catalog_for(&guest).html();
     (
-        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
-        page,
+        [(
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:",
+        )],
+        Html(page),
     )
         .into_response()
 }
