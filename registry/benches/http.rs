@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tool_registry::http::{Gateway, Module, ModuleMap, Server};
+use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Server};
 use tool_registry::spec::ToolSpec;
 use tool_registry::{Ctx, Registry};
 
@@ -84,6 +84,7 @@ fn remote_call(c: &mut Criterion) {
         gateway_registry.clone(),
         ModuleMap::new().with("m", Module::new(&module_addr)),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap();
     client_rt.block_on(gateway.start());
@@ -146,6 +147,7 @@ fn manifest_refresh(c: &mut Criterion) {
         registry.clone(),
         ModuleMap::new().with("m", Module::new(&module_addr)),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap();
     let status = client_rt.block_on(gateway.start());

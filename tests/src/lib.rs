@@ -280,8 +280,8 @@ pub async fn sleep(#[arg(desc = "How long to wait, in milliseconds")] ms: u64, c
 }
 
 /// Wait as long as asked (a minute at most), then answer; for slow modules and shutdowns.
-#[tool(name = "util.nap", category = "util", read_only, timeout = "60s")]
-pub async fn nap(#[arg(desc = "How long to wait, in milliseconds")] ms: u64) -> u64 {
+#[tool(name = "util.linger", category = "util", read_only, timeout = "60s")]
+pub async fn linger(#[arg(desc = "How long to wait, in milliseconds")] ms: u64) -> u64 {
     let ms = ms.min(60_000);
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     ms

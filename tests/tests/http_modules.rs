@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tool_registry::http::{Gateway, Module, ModuleMap, Source};
+use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Source};
 use tool_registry::{Ctx, Registry, Scope, ToolError};
 
 const SECRET: &str = "module-secret-for-tests";
@@ -122,6 +122,7 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     let lab = lab_module(dir.path());
     let registry = gateway_registry();
     let gateway = Gateway::builder(registry.clone(), map_of(&[("util", &util), ("lab", &lab)]))
+        .cache(MemoryManifestCache::new())
         .build()
         .unwrap();
     let statuses = gateway.start().await;
@@ -138,7 +139,7 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
         "lab.code_executor.run_python",
         "lab.code_executor.run_shell",
         "util.util.identity",
-        "util.util.nap",
+        "util.util.linger",
     ] {
         assert!(all.contains(&expected.to_owned()), "{expected} in {all:?}");
     }
@@ -225,7 +226,7 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     // Bad arguments are refused by the gateway's copy of the schema, with the path.
     let bad = call(
         &registry,
-        "util.util.nap",
+        "util.util.linger",
         json!({"ms": "soon"}),
         Scope::user("bob"),
     )
@@ -307,6 +308,7 @@ async fn a_module_down_leaves_the_other_working_and_comes_back_after_a_refresh()
     let lab = lab_module(dir.path());
     let registry = gateway_registry();
     let gateway = Gateway::builder(registry.clone(), map_of(&[("util", &util), ("lab", &lab)]))
+        .cache(MemoryManifestCache::new())
         .build()
         .unwrap();
     gateway.start().await;
@@ -366,6 +368,7 @@ async fn a_slow_module_times_out_with_its_own_limit() {
     );
     let registry = gateway_registry();
     Gateway::builder(registry.clone(), map)
+        .cache(MemoryManifestCache::new())
         .build()
         .unwrap()
         .start()
@@ -373,7 +376,7 @@ async fn a_slow_module_times_out_with_its_own_limit() {
     let started = Instant::now();
     let error = call(
         &registry,
-        "util.util.nap",
+        "util.util.linger",
         json!({"ms": 5000}),
         Scope::user("bob"),
     )
@@ -384,7 +387,7 @@ async fn a_slow_module_times_out_with_its_own_limit() {
     // A call within the limit still answers.
     let done = call(
         &registry,
-        "util.util.nap",
+        "util.util.linger",
         json!({"ms": 10}),
         Scope::user("bob"),
     )
@@ -439,6 +442,7 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
         registry.clone(),
         ModuleMap::new().with("broken", Module::new(&addr)),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap();
     gateway.start().await;
@@ -479,6 +483,7 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
         registry.clone(),
         ModuleMap::new().with("gone", Module::new("http://127.0.0.1:1")),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap();
     let status = gateway.start().await;
@@ -618,6 +623,7 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
         registry.clone(),
         ModuleMap::new().with("lab", Module::new(addr)),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap()
     .start()
@@ -652,7 +658,7 @@ async fn sigterm_during_a_slow_call_lets_it_finish_and_refuses_new_ones() {
             post(
                 &addr,
                 Some(SECRET),
-                json!({"tool_name": "util.util.nap", "arguments": {"ms": 1500}}).to_string(),
+                json!({"tool_name": "util.util.linger", "arguments": {"ms": 1500}}).to_string(),
             )
             .await
         })
@@ -713,6 +719,7 @@ async fn a_hostile_module_gets_only_its_valid_tools_listed_and_its_oversized_ans
         registry.clone(),
         ModuleMap::new().with("evil", Module::new(&addr)),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap()
     .start()

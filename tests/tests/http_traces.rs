@@ -7,7 +7,7 @@ use std::sync::Arc;
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
-use tool_registry::http::{Gateway, Module, ModuleMap, Server};
+use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Server};
 use tool_registry::spec::ToolSpec;
 use tool_registry::{Ctx, Registry, Scope};
 use tracing_subscriber::layer::SubscriberExt;
@@ -64,6 +64,7 @@ async fn a_gateway_call_and_the_module_work_are_one_trace() {
         registry.clone(),
         ModuleMap::new().with("m", Module::new(&addr).token("trace-secret")),
     )
+    .cache(MemoryManifestCache::new())
     .build()
     .unwrap()
     .start()

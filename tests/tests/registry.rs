@@ -43,6 +43,8 @@ const TEST_TOOLS: &[&str] = &[
     "util.count",
     "util.divide",
     "util.echo",
+    "util.identity",
+    "util.linger",
     "util.panic",
     "util.plan",
     "util.sleep",

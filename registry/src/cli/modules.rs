@@ -13,7 +13,7 @@ use crate::{Registry, Scope};
 
 /// The file fetched manifests are kept in.
 pub const MODULE_CACHE_ENV: &str = "TOOLREG_MODULE_CACHE";
-const MODULE_CACHE_DEFAULT: &str = ".toolreg-modules.json";
+const MODULE_CACHE_DEFAULT: &str = crate::http::DEFAULT_CACHE_FILE;
 /// The variable a module's shared secret is read from by `serve`.
 pub const MODULE_TOKEN_ENV: &str = "TOOLREG_MODULE_TOKEN";
 

@@ -9,13 +9,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Shared;
-use super::cache::{
-    CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache, unix_now,
-};
+use super::cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, unix_now};
 use super::map::{DISCOVERY_TIMEOUT, Module, ModuleMap};
 use super::remote::{Remote, read_capped};
 use super::wire::RawManifest;
 use crate::spec::{ToolHandler, ToolSpec};
+
+/// The file a gateway keeps manifests in unless told otherwise, in the working folder: the
+/// embedded default, so that a restart lists every module at once.
+pub const DEFAULT_CACHE_FILE: &str = ".toolreg-modules.json";
 
 /// How long [`Gateway::keep_fresh`] waits before it tries a module not reached again.
 const RETRY_SECS: u64 = 60;
@@ -110,8 +112,9 @@ pub struct GatewayBuilder {
 }
 
 impl GatewayBuilder {
-    /// Where manifests are kept between fetches (default: in memory; see
-    /// [`cache_file`](Self::cache_file)).
+    /// Where manifests are kept between fetches (default: the file
+    /// [`DEFAULT_CACHE_FILE`] in the working folder; [`MemoryManifestCache`] keeps them in
+    /// memory only).
     pub fn cache(mut self, cache: impl ManifestCache + 'static) -> Self {
         self.cache = Some(Box::new(cache));
         self
@@ -149,7 +152,7 @@ impl GatewayBuilder {
             client,
             cache: self
                 .cache
-                .unwrap_or_else(|| Box::new(MemoryManifestCache::new())),
+                .unwrap_or_else(|| Box::new(FileManifestCache::new(DEFAULT_CACHE_FILE))),
             ttl: self.ttl,
             discovery_timeout: self.discovery_timeout,
             state: tokio::sync::Mutex::new(BTreeMap::new()),

@@ -103,8 +103,8 @@ pub use cache::{
     CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache,
 };
 pub use gateway::{
-    Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES, MAX_MODULE_TOOLS, ModuleStatus,
-    Source,
+    DEFAULT_CACHE_FILE, Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES,
+    MAX_MODULE_TOOLS, ModuleStatus, Source,
 };
 pub use map::{
     DISCOVERY_TIMEOUT, MODULE_TIMEOUT, Module, ModuleMap, ModuleMapError, SLOW_MODULE_TIMEOUT,
