@@ -153,8 +153,22 @@ fn manifest_refresh(c: &mut Criterion) {
     let status = client_rt.block_on(gateway.start());
     assert_eq!(status[0].tools, 100);
     let mut group = c.benchmark_group("http");
+    // The manifest comes back unchanged: fetched and compared, nothing registered again.
     group.bench_function("manifest_refresh_100_tools", |b| {
         b.iter(|| client_rt.block_on(gateway.refresh()))
+    });
+    // A gateway that meets the module for the first time: each spec read and checked, each
+    // tool registered.
+    let map = ModuleMap::new().with("m", Module::new(&module_addr));
+    group.bench_function("manifest_first_load_100_tools", |b| {
+        b.iter(|| {
+            let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+            let gateway = Gateway::builder(registry, map.clone())
+                .cache(MemoryManifestCache::new())
+                .build()
+                .unwrap();
+            client_rt.block_on(gateway.start())
+        })
     });
     group.finish();
 }

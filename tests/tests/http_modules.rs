@@ -733,3 +733,36 @@ async fn a_hostile_module_gets_only_its_valid_tools_listed_and_its_oversized_ans
     assert!(error.to_string().contains("larger than"), "{error}");
     task.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_fresh_fetches_again_when_the_ttl_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let util = util_module(dir.path());
+    let registry = gateway_registry();
+    let gateway = Gateway::builder(registry.clone(), map_of(&[("util", &util)]))
+        .cache(MemoryManifestCache::new())
+        .ttl(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    gateway.start().await;
+    let fetched = gateway.status().await[0].fetched_at.unwrap();
+    let refresher = tokio::spawn(gateway.clone().keep_fresh());
+    // Fetched again within a few seconds, while the module is up.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while gateway.status().await[0].fetched_at == Some(fetched) {
+        assert!(Instant::now() < deadline, "not fetched again after the TTL");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(registry.get("util.util.identity").is_some());
+    // Once the module is gone, the next expiry leaves its tools out.
+    drop(util);
+    while registry.get("util.util.identity").is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the tools of a module gone stayed listed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gateway.status().await[0].error.is_some());
+    refresher.abort();
+}

@@ -49,6 +49,9 @@ struct Inner {
 struct Loaded {
     /// The gateway names of its tools in the registry.
     tools: BTreeSet<String>,
+    /// The manifest they were registered from: one that comes back unchanged is not read
+    /// again.
+    manifest: Option<Arc<Value>>,
     fetched_at: Option<u64>,
     expires_at: Option<u64>,
     source: Source,
@@ -263,9 +266,20 @@ impl Gateway {
             let previous = state.remove(name).unwrap_or_default();
             let loaded = match found {
                 Ok((entry, source)) => {
-                    let tools = self.apply(name, module, &entry.manifest, &previous.tools);
+                    let registry = &*self.0.registry;
+                    let same = previous.manifest.as_deref() == Some(&entry.manifest)
+                        && previous
+                            .tools
+                            .iter()
+                            .all(|tool| registry.registration(tool).is_some());
+                    let tools = if same {
+                        previous.tools
+                    } else {
+                        self.apply(name, module, &entry.manifest, &previous.tools)
+                    };
                     Loaded {
                         tools,
+                        manifest: Some(Arc::new(entry.manifest)),
                         fetched_at: Some(entry.fetched_at),
                         expires_at: Some(entry.expires_at),
                         source,
