@@ -55,7 +55,8 @@ pub struct Module {
     token_env: Option<String>,
     #[serde(default)]
     slow: bool,
-    #[serde(default, with = "humantime_serde_opt")]
+    /// `timeout = "45s"`: durations as people write them, as a spec's.
+    #[serde(default, deserialize_with = "crate::spec::human::deserialize")]
     timeout: Option<Duration>,
 }
 
@@ -261,17 +262,43 @@ impl ModuleMap {
     }
 }
 
-/// `timeout = "45s"` in a module's table.
-mod humantime_serde_opt {
+#[cfg(test)]
+mod tests {
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer};
+    use super::{Module, ModuleMap};
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Duration>, D::Error> {
-        Option::<String>::deserialize(deserializer)?
-            .map(|text| humantime::parse_duration(&text).map_err(serde::de::Error::custom))
-            .transpose()
+    #[test]
+    fn a_module_table_reads_its_timeout_and_secret() {
+        let map = ModuleMap::from_toml(
+            "[modules.kb]\nurl = \"http://127.0.0.1:9\"\ntimeout = \"1m 30s\"\ntoken = \"t\"\n\
+             [modules.slow]\nurl = \"https://example.invalid\"\nslow = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            map.get("kb").unwrap().call_timeout(),
+            Duration::from_secs(90)
+        );
+        assert_eq!(map.get("kb").unwrap().secret().as_deref(), Some("t"));
+        assert_eq!(
+            map.get("slow").unwrap().call_timeout(),
+            Duration::from_secs(120)
+        );
+        assert!(
+            !format!("{:?}", map.get("kb").unwrap()).contains("\"t\""),
+            "the secret is not printed"
+        );
+        assert_eq!(
+            Module::new("http://h:1/").endpoint("manifest"),
+            "http://h:1/manifest"
+        );
+        let error =
+            ModuleMap::from_toml("[modules.kb]\nurl = \"http://h:1\"\ntimeout = \"soon\"\n");
+        assert!(
+            error
+                .unwrap_err()
+                .to_string()
+                .contains("module map is not valid")
+        );
     }
 }

@@ -133,7 +133,7 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 }
 
 /// Durations as people write them (`30s`, `1h 30m`), as in `#[tool(cooldown = "30s")]`.
-mod human {
+pub(crate) mod human {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};
@@ -150,7 +150,7 @@ mod human {
         }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<Duration>, D::Error> {
         Option::<String>::deserialize(deserializer)?
