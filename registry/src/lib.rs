@@ -15,6 +15,8 @@ pub mod format;
 pub mod gate;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod parse;
 pub mod registry;
 mod schema;

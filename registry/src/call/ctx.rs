@@ -196,6 +196,22 @@ impl Ctx {
         }
     }
 
+    /// Sends what the tool reports through [`Ctx::progress`] to `hook` (for a server that
+    /// passes progress on to its client, as MCP's progress notifications do).
+    pub fn with_progress(mut self, hook: impl Fn(String) + Send + Sync + 'static) -> Self {
+        let sink: EventSink = Arc::new(move |event| {
+            if let ToolEvent::Progress { message, .. } = event {
+                hook(message);
+            }
+        });
+        self.progress = Some(ProgressHook {
+            index: 0,
+            tool: Arc::from(""),
+            sink,
+        });
+        self
+    }
+
     /// This context for one call of a batch, with the call's id and the batch's progress hook
     /// (call `index` of `tool`); `None` when the call has neither, and the context serves as it is.
     pub(crate) fn for_call(

@@ -191,6 +191,10 @@ enum Command {
     /// List the HTTP tool modules of `--module-map`, or fetch their manifests again.
     #[cfg(feature = "http")]
     Modules(modules::ModulesArgs),
+    /// Serve the tools the scope flags allow over MCP on standard input and output, until the
+    /// client closes it.
+    #[cfg(feature = "mcp")]
+    Mcp,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -385,6 +389,18 @@ fn command_on(
         Command::Serve(args) => return modules::serve(args, edges.registry, scope, out, err),
         #[cfg(feature = "http")]
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
+        #[cfg(feature = "mcp")]
+        Command::Mcp => {
+            let served = crate::mcp::serve_stdio(std::sync::Arc::clone(edges.registry), scope);
+            return match block_on(err, served) {
+                Some(Ok(())) => EXIT_OK,
+                Some(Err(error)) => {
+                    let _ = writeln!(err, "error: MCP over stdio stopped: {error}");
+                    EXIT_TOOL_ERROR
+                }
+                None => EXIT_TOOL_ERROR,
+            };
+        }
     };
     match written {
         Ok(()) => EXIT_OK,

@@ -85,11 +85,6 @@
 //! application that installs `tracing-opentelemetry` sees the gateway's call and the module's
 //! work as one trace.
 
-use std::ops::Deref;
-use std::sync::Arc;
-
-use crate::Registry;
-
 mod auth;
 mod cache;
 mod gateway;
@@ -124,35 +119,4 @@ pub async fn serve(
     Server::new(registry).serve(addr).await
 }
 
-/// A registry the server or gateway keeps: `&'static Registry` (such as
-/// [`Registry::global`]) or `Arc<Registry>`.
-#[derive(Clone)]
-pub enum Shared {
-    /// A registry that lives as long as the program.
-    Static(&'static Registry),
-    /// A registry shared by reference count.
-    Arc(Arc<Registry>),
-}
-
-impl Deref for Shared {
-    type Target = Registry;
-
-    fn deref(&self) -> &Registry {
-        match self {
-            Self::Static(registry) => registry,
-            Self::Arc(registry) => registry,
-        }
-    }
-}
-
-impl From<&'static Registry> for Shared {
-    fn from(registry: &'static Registry) -> Self {
-        Self::Static(registry)
-    }
-}
-
-impl From<Arc<Registry>> for Shared {
-    fn from(registry: Arc<Registry>) -> Self {
-        Self::Arc(registry)
-    }
-}
+pub use crate::registry::Shared;

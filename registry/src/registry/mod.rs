@@ -18,6 +18,7 @@
 //! | `builder.rs` | [`RegistryBuilder`], [`BuildError`] |
 //! | `lifecycle.rs` | run-time tools: register, replace, remove, snapshot, restore |
 //! | `changes.rs` | what changed between two snapshots, for subscribers |
+//! | `shared.rs` | [`Shared`]: a registry kept by a server or a gateway |
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,6 +37,7 @@ mod changes;
 mod lifecycle;
 mod linked;
 mod policy;
+mod shared;
 mod snapshot;
 mod switches;
 mod visibility;
@@ -46,6 +48,7 @@ pub(crate) use policy::Policy;
 pub use policy::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
 };
+pub use shared::Shared;
 pub(crate) use snapshot::Snapshot;
 pub use switches::Selector;
 use switches::Switches;

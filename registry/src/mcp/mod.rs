@@ -1,0 +1,34 @@
+//! The registry over the Model Context Protocol (feature `mcp`), with the official Rust SDK
+//! (`rmcp`) for the protocol and its transports; the tools, their schemas and every gate come
+//! from the registry.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`]; [`serve_stdio`] |
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! // One line in `main`: every linked tool, over stdio, as the trusted application.
+//! tool_registry::mcp::serve_stdio(tool_registry::Registry::global(), tool_registry::Scope::trusted()).await
+//! # }
+//! ```
+//!
+//! - `tools/list`: the tools the caller's scope may see, in MCP's shape (`name`, `title`,
+//!   `description`, `inputSchema`, `outputSchema` when known, annotations as hints), sorted by
+//!   name, [`PAGE_SIZE`] to a page with an opaque cursor, cached privately by the client.
+//! - `tools/call`: through the whole pipeline. A tool that does not exist and one outside the
+//!   scope are the same JSON-RPC error -32602 (`Unknown tool: NAME`); bad arguments, a tool's
+//!   failure, a rate limit (with when to retry) and a call awaiting approval (with its token)
+//!   are results with `isError: true` and the message a model reads; a tool with an output
+//!   schema answers `structuredContent` too. A progress token turns the tool's
+//!   [`Ctx::progress`](crate::Ctx::progress) into progress notifications; a cancellation drops
+//!   the call, which stops an async tool.
+//! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
+//!   replaced or switched, and only then.
+//!
+//! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
+//! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
+
+mod server;
+
+pub use server::{McpServer, PAGE_SIZE, serve_stdio};

@@ -1,0 +1,233 @@
+//! [`McpServer`]: rmcp's `ServerHandler`, answered by the registry for one caller.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CacheScope, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::format::Provider;
+use crate::registry::Shared;
+use crate::{Ctx, Scope, ToolCall};
+
+/// How many tools one `tools/list` page holds.
+pub const PAGE_SIZE: usize = 100;
+
+/// The registry as an MCP server for one caller: what [`Scope`] it may see and run.
+///
+/// Cheap to clone (a registry handle and a scope): a transport that makes one handler per
+/// session or request clones it.
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Shared,
+    scope: Scope,
+}
+
+impl McpServer {
+    /// Serves `registry` (a `&'static Registry` or an `Arc<Registry>`) to a caller with
+    /// `scope`.
+    pub fn new(registry: impl Into<Shared>, scope: Scope) -> Self {
+        Self {
+            registry: registry.into(),
+            scope,
+        }
+    }
+
+    /// The names of the tools the caller sees now: what decides whether a change concerns it.
+    fn visible(&self) -> BTreeSet<String> {
+        self.registry
+            .tools(&self.scope)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    }
+
+    /// Waits until a change of the registry changes what the caller sees; `false` when the
+    /// registry's change channel is gone.
+    async fn next_change(&self, changes: &mut tokio::sync::broadcast::Receiver<crate::spec::RegistryChange>, seen: &mut BTreeSet<String>) -> bool {
+        loop {
+            match changes.recv().await {
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let now = self.visible();
+                    if now != *seen {
+                        *seen = now;
+                        return true;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    }
+}
+
+/// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
+/// `scope`, until the client closes the stream.
+pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
+    let server = McpServer::new(registry, scope);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|error| std::io::Error::other(error.to_string()))
+}
+
+fn unknown(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("tool-registry", env!("CARGO_PKG_VERSION")))
+        .with_instructions("Tools from a tool registry; each call runs through its scopes, limits and gates.")
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let list = self.registry.tools_for(Provider::Mcp, &self.scope);
+        let all = list.as_array().map_or(&[][..], Vec::as_slice);
+        let start = match request.and_then(|params| params.cursor) {
+            None => 0,
+            Some(cursor) => decode_cursor(&cursor)
+                .filter(|&start| start <= all.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor `{}`; start again without one", cursor.escape_debug()), None))?,
+        };
+        let end = (start + PAGE_SIZE).min(all.len());
+        let tools = all[start..end]
+            .iter()
+            .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| ErrorData::internal_error(format!("a tool definition is not MCP's shape: {error}"), None))?;
+        let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
+        page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
+        Ok(page)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.registry.get_for(name, &self.scope)?;
+        let list = self.registry.tools_for_where(Provider::Mcp, &self.scope, |tool| tool.name() == name);
+        list.as_array()
+            .and_then(|tools| tools.first())
+            .and_then(|tool| serde_json::from_value(tool.clone()).ok())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        // Hidden is unknown: the same error, from the same check, for both.
+        let Some(tool) = self.registry.get_for(&name, &self.scope) else {
+            return Err(unknown(&name));
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let mut ctx = Ctx::for_scope(self.scope.clone()).with_call_id(context.id.to_string());
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            let done = Arc::new(AtomicU64::new(0));
+            ctx = ctx.with_progress(move |message| {
+                let step = done.fetch_add(1, Ordering::Relaxed) + 1;
+                let param = ProgressNotificationParam::new(token.clone(), step as f64).with_message(message);
+                let peer = peer.clone();
+                tokio::spawn(async move {
+                    let _ = peer.notify_progress(param).await;
+                });
+            });
+        }
+        // A cancellation drops the call's future, and with it an async tool.
+        let result = tokio::select! {
+            result = self.registry.call_for_model(tool.name(), arguments, &ctx) => result,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        let call = ToolCall::new(tool.name(), Value::Null);
+        let message = self.registry.result_message(Provider::Mcp, &call, &result);
+        let mut answer: CallToolResult = serde_json::from_value(message)
+            .map_err(|error| ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None))?;
+        answer.result_type = Some(ResultType::COMPLETE);
+        Ok(answer.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session that began with `initialize` is told of changes on its own stream.
+        let peer = context.peer.clone();
+        let server = self.clone();
+        let mut changes = self.registry.subscribe();
+        tokio::spawn(async move {
+            let mut seen = server.visible();
+            while server.next_change(&mut changes, &mut seen).await {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // The 2026-07-28 revision: a client asks for changes with `subscriptions/listen`.
+        let mut changes = self.registry.subscribe();
+        let mut seen = self.visible();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = self.next_change(&mut changes, &mut seen) => {
+                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A page's start as an opaque cursor.
+fn encode_cursor(start: usize) -> String {
+    format!("p{start:x}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let hex = cursor.strip_prefix('p')?;
+    (!hex.is_empty() && hex.len() <= 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| usize::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_cursor, encode_cursor};
+
+    #[test]
+    fn cursors_read_back_and_refuse_anything_else() {
+        for start in [0, 1, 100, 4096, usize::MAX] {
+            assert_eq!(decode_cursor(&encode_cursor(start)), Some(start));
+        }
+        for bad in ["", "p", "100", "pz", "p-1", "p11111111111111111"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}
