@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
+use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
 mod common;
@@ -54,8 +54,14 @@ async fn an_mcp_client_lists_and_calls_within_its_scope() {
     // Each caller lists what its scope may see, the same tools `toolreg list` shows it.
     let guest_tools = guest.list_all_tools().await.unwrap();
     let admin_tools = admin.list_all_tools().await.unwrap();
-    assert_eq!(names_of(&guest_tools), listed(dir.path(), &["--level", "guest"]));
-    assert_eq!(names_of(&admin_tools), listed(dir.path(), &["--level", "admin", "--user", "ann"]));
+    assert_eq!(
+        names_of(&guest_tools),
+        listed(dir.path(), &["--level", "guest"])
+    );
+    assert_eq!(
+        names_of(&admin_tools),
+        listed(dir.path(), &["--level", "admin", "--user", "ann"])
+    );
     assert!(names_of(&admin_tools).contains(&"scheduler.add_job".to_owned()));
     assert!(!names_of(&guest_tools).contains(&"scheduler.add_job".to_owned()));
     let research = guest_tools.iter().find(|t| t.name == "research").unwrap();
@@ -63,13 +69,19 @@ async fn an_mcp_client_lists_and_calls_within_its_scope() {
     assert!(research.annotations.as_ref().unwrap().read_only_hint == Some(true));
 
     // A call runs through the pipeline.
-    let result = guest.call_tool(call("research", json!({"query": "caching"}))).await.unwrap();
+    let result = guest
+        .call_tool(call("research", json!({"query": "caching"})))
+        .await
+        .unwrap();
     assert_eq!(result.is_error, Some(false));
     let text = result.content[0].as_text().unwrap().text.clone();
     assert!(text.contains("Caching"), "{text}");
 
     // Bad arguments: a result with isError and the path of the bad field.
-    let bad = guest.call_tool(call("research", json!({"query": 5}))).await.unwrap();
+    let bad = guest
+        .call_tool(call("research", json!({"query": 5})))
+        .await
+        .unwrap();
     assert_eq!(bad.is_error, Some(true));
     assert!(bad.content[0].as_text().unwrap().text.contains("query"));
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CacheScope, Implementation,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
@@ -51,7 +51,11 @@ impl McpServer {
 
     /// Waits until a change of the registry changes what the caller sees; `false` when the
     /// registry's change channel is gone.
-    async fn next_change(&self, changes: &mut tokio::sync::broadcast::Receiver<crate::spec::RegistryChange>, seen: &mut BTreeSet<String>) -> bool {
+    async fn next_change(
+        &self,
+        changes: &mut tokio::sync::broadcast::Receiver<crate::spec::RegistryChange>,
+        seen: &mut BTreeSet<String>,
+    ) -> bool {
         loop {
             match changes.recv().await {
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
@@ -94,8 +98,13 @@ impl ServerHandler for McpServer {
                 .enable_tool_list_changed()
                 .build(),
         )
-        .with_server_info(Implementation::new("tool-registry", env!("CARGO_PKG_VERSION")))
-        .with_instructions("Tools from a tool registry; each call runs through its scopes, limits and gates.")
+        .with_server_info(Implementation::new(
+            "tool-registry",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Tools from a tool registry; each call runs through its scopes, limits and gates.",
+        )
     }
 
     async fn list_tools(
@@ -109,14 +118,27 @@ impl ServerHandler for McpServer {
             None => 0,
             Some(cursor) => decode_cursor(&cursor)
                 .filter(|&start| start <= all.len())
-                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor `{}`; start again without one", cursor.escape_debug()), None))?,
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "invalid cursor `{}`; start again without one",
+                            cursor.escape_debug()
+                        ),
+                        None,
+                    )
+                })?,
         };
         let end = (start + PAGE_SIZE).min(all.len());
         let tools = all[start..end]
             .iter()
             .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| ErrorData::internal_error(format!("a tool definition is not MCP's shape: {error}"), None))?;
+            .map_err(|error| {
+                ErrorData::internal_error(
+                    format!("a tool definition is not MCP's shape: {error}"),
+                    None,
+                )
+            })?;
         let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
         page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
         Ok(page)
@@ -124,7 +146,9 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.registry.get_for(name, &self.scope)?;
-        let list = self.registry.tools_for_where(Provider::Mcp, &self.scope, |tool| tool.name() == name);
+        let list = self
+            .registry
+            .tools_for_where(Provider::Mcp, &self.scope, |tool| tool.name() == name);
         list.as_array()
             .and_then(|tools| tools.first())
             .and_then(|tool| serde_json::from_value(tool.clone()).ok())
@@ -147,7 +171,8 @@ impl ServerHandler for McpServer {
             let done = Arc::new(AtomicU64::new(0));
             ctx = ctx.with_progress(move |message| {
                 let step = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let param = ProgressNotificationParam::new(token.clone(), step as f64).with_message(message);
+                let param = ProgressNotificationParam::new(token.clone(), step as f64)
+                    .with_message(message);
                 let peer = peer.clone();
                 tokio::spawn(async move {
                     let _ = peer.notify_progress(param).await;
@@ -163,8 +188,9 @@ impl ServerHandler for McpServer {
         };
         let call = ToolCall::new(tool.name(), Value::Null);
         let message = self.registry.result_message(Provider::Mcp, &call, &result);
-        let mut answer: CallToolResult = serde_json::from_value(message)
-            .map_err(|error| ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None))?;
+        let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
+            ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
+        })?;
         answer.result_type = Some(ResultType::COMPLETE);
         Ok(answer.into())
     }
@@ -184,7 +210,10 @@ impl ServerHandler for McpServer {
         });
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.supported_by(&self.get_info().capabilities))
     }
 

@@ -1,0 +1,219 @@
+//! The registry over MCP in one process (an in-memory pipe between rmcp's client and our
+//! server): tool-list changes sent only to callers whose list changed, progress, cancellation,
+//! pagination.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tool_registry::mcp::{McpServer, PAGE_SIZE};
+use tool_registry::spec::ToolSpec;
+use tool_registry::{Ctx, Permission, Registry, Scope};
+
+/// What a client heard from the server.
+#[derive(Clone)]
+struct Ears {
+    changed: mpsc::UnboundedSender<()>,
+    progress: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Ears {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params.message.unwrap_or_default());
+    }
+}
+
+struct Client {
+    session: RunningService<RoleClient, Ears>,
+    changed: mpsc::UnboundedReceiver<()>,
+    progress: mpsc::UnboundedReceiver<String>,
+}
+
+async fn connect(registry: &Arc<Registry>, scope: Scope) -> Client {
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(registry.clone(), scope);
+    tokio::spawn(async move {
+        let running = server.serve(tokio::io::split(server_end)).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let (changed_tx, changed) = mpsc::unbounded_channel();
+    let (progress_tx, progress) = mpsc::unbounded_channel();
+    let ears = Ears {
+        changed: changed_tx,
+        progress: progress_tx,
+    };
+    let session = ears.serve(tokio::io::split(client_end)).await.unwrap();
+    Client {
+        session,
+        changed,
+        progress,
+    }
+}
+
+fn spec(name: &str, permission: Permission) -> ToolSpec {
+    ToolSpec::builder(name)
+        .description("A tool of the test.")
+        .permission(permission)
+        .build()
+        .unwrap()
+}
+
+fn registry() -> Arc<Registry> {
+    Arc::new(Registry::builder().without_linked().build().unwrap())
+}
+
+fn args(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_is_told_only_to_callers_whose_list_it_changes() {
+    let registry = registry();
+    registry
+        .register_with_handler(spec("open", Permission::Guest), |_: Value, _: Ctx| async {
+            Ok::<_, String>("ok")
+        })
+        .unwrap();
+    let mut guest = connect(&registry, Scope::guest()).await;
+    let mut admin = connect(&registry, Scope::user("ann").with_level(Permission::Admin)).await;
+    assert_eq!(guest.session.list_all_tools().await.unwrap().len(), 1);
+
+    // An admin tool: the admin's list changes, the guest's does not.
+    registry
+        .register_with_handler(
+            spec("admin_only", Permission::Admin),
+            |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+        )
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), admin.changed.recv())
+        .await
+        .unwrap();
+    // A switch both see: both are told.
+    registry.set_enabled("open", false).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), guest.changed.recv())
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), admin.changed.recv())
+        .await
+        .unwrap();
+    assert!(
+        guest.changed.try_recv().is_err(),
+        "the guest heard only the change it sees"
+    );
+    assert!(guest.session.list_all_tools().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_is_sent_and_a_cancelled_call_stops_its_tool() {
+    let registry = registry();
+    registry
+        .register_with_handler(
+            spec("steps", Permission::Guest),
+            |_: Value, ctx: Ctx| async move {
+                ctx.progress("half way");
+                ctx.progress("done");
+                Ok::<_, String>("finished")
+            },
+        )
+        .unwrap();
+    let finished = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicBool::new(false));
+    let (f, d) = (finished.clone(), dropped.clone());
+    registry
+        .register_with_handler(spec("slow", Permission::Guest), move |_: Value, _: Ctx| {
+            let (finished, dropped) = (f.clone(), d.clone());
+            async move {
+                struct OnDrop(Arc<AtomicBool>);
+                impl Drop for OnDrop {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
+                }
+                let _guard = OnDrop(dropped);
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                finished.store(true, Ordering::SeqCst);
+                Ok::<_, String>("late")
+            }
+        })
+        .unwrap();
+    let mut client = connect(&registry, Scope::guest()).await;
+
+    let result = client
+        .session
+        .call_tool(CallToolRequestParams::new("steps").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let mut heard = Vec::new();
+    while heard.len() < 2 {
+        let message = tokio::time::timeout(Duration::from_secs(5), client.progress.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        heard.push(message);
+    }
+    heard.sort();
+    assert_eq!(heard, ["done", "half way"]);
+
+    // The client gives up on the call: rmcp sends `notifications/cancelled`, and the tool's
+    // future is dropped before it finishes.
+    let call = client
+        .session
+        .call_tool(CallToolRequestParams::new("slow").with_arguments(args(json!({}))));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(150), call)
+            .await
+            .is_err()
+    );
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the tool's future was dropped"
+    );
+    assert!(
+        !finished.load(Ordering::SeqCst),
+        "the tool did not run to its end"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_pages_in_a_stable_order_and_refuses_a_forged_cursor() {
+    let registry = registry();
+    for i in 0..250 {
+        registry
+            .register_with_handler(
+                spec(&format!("t{i:03}"), Permission::Guest),
+                |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+            )
+            .unwrap();
+    }
+    let client = connect(&registry, Scope::guest()).await;
+    let first = client.session.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), PAGE_SIZE);
+    let all = client.session.list_all_tools().await.unwrap();
+    let names: Vec<String> = all.iter().map(|t| t.name.to_string()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names.len(), 250);
+    assert_eq!(names, sorted);
+    let forged = client
+        .session
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("p99999".to_owned())),
+        ))
+        .await;
+    assert!(forged.is_err(), "{forged:?}");
+}
