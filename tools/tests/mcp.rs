@@ -99,3 +99,114 @@ async fn an_mcp_client_lists_and_calls_within_its_scope() {
     guest.cancel().await.unwrap();
     admin.cancel().await.unwrap();
 }
+
+/// `toolreg mcp --http`, killed when dropped.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_http(root: &Path) -> Served {
+    use std::io::BufRead;
+    std::fs::write(
+        root.join("callers.toml"),
+        "[[caller]]\ntoken = \"admin-token\"\nuser = \"ann\"\nlevel = \"admin\"\n",
+    )
+    .unwrap();
+    let mut child = common::toolreg_command(
+        root,
+        &["mcp", "--http", "127.0.0.1:0", "--callers", "callers.toml"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_owned();
+    Served { child, url }
+}
+
+async fn connect_http(
+    url: &str,
+    token: Option<&str>,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_owned());
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .map_err(|error| error.to_string())
+}
+
+#[tokio::test]
+async fn over_streamable_http_each_token_is_its_caller_and_no_token_a_guest() {
+    let dir = workspace();
+    let served = serve_http(dir.path());
+    let guest = connect_http(&served.url, None).await.unwrap();
+    let admin = connect_http(&served.url, Some("admin-token"))
+        .await
+        .unwrap();
+    let guest_tools = names_of(&guest.list_all_tools().await.unwrap());
+    let admin_tools = names_of(&admin.list_all_tools().await.unwrap());
+    assert_eq!(guest_tools, listed(dir.path(), &["--level", "guest"]));
+    assert_eq!(
+        admin_tools,
+        listed(dir.path(), &["--level", "admin", "--user", "ann"])
+    );
+    assert_ne!(guest_tools, admin_tools);
+
+    let result = admin
+        .call_tool(call("scheduler.list_jobs", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let hidden = guest
+        .call_tool(call("scheduler.list_jobs", json!({})))
+        .await;
+    assert!(
+        matches!(hidden, Err(ServiceError::McpError(ref e)) if e.code == ErrorCode::INVALID_PARAMS),
+        "{hidden:?}"
+    );
+
+    // A token the server does not know is refused, not served as a guest.
+    assert!(connect_http(&served.url, Some("forged")).await.is_err());
+    // A browser page of another origin is refused.
+    let host = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    );
+    let answer = raw(&host, &request);
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    guest.cancel().await.unwrap();
+    admin.cancel().await.unwrap();
+}
+
+fn raw(host: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}

@@ -191,10 +191,11 @@ enum Command {
     /// List the HTTP tool modules of `--module-map`, or fetch their manifests again.
     #[cfg(feature = "http")]
     Modules(modules::ModulesArgs),
-    /// Serve the tools the scope flags allow over MCP on standard input and output, until the
-    /// client closes it.
+    /// Serve the tools over MCP: on standard input and output as the caller the scope flags
+    /// describe, or with --http on streamable HTTP at http://ADDR/mcp, each request as the caller
+    /// its bearer token names in --callers FILE (a guest without a token).
     #[cfg(feature = "mcp")]
-    Mcp,
+    Mcp(McpArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -294,6 +295,62 @@ where
     command_on(cli.command, edges, scope, out, err)
 }
 
+/// `mcp`'s flags.
+#[cfg(feature = "mcp")]
+#[derive(clap::Args)]
+struct McpArgs {
+    /// Serve streamable HTTP on this loopback address instead of stdio (port 0 picks a free one;
+    /// the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// With --http: a TOML file of `[[caller]]` tables mapping bearer tokens to users, levels
+    /// and allow-lists.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    callers: Option<std::path::PathBuf>,
+}
+
+/// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
+#[cfg(feature = "mcp")]
+fn mcp(
+    args: McpArgs,
+    registry: &std::sync::Arc<Registry>,
+    scope: Scope,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let registry = std::sync::Arc::clone(registry);
+    let outcome = match &args.http {
+        None => block_on(err, crate::mcp::serve_stdio(registry, scope)),
+        Some(addr) => {
+            let callers = match &args.callers {
+                Some(path) => match crate::mcp::Callers::from_file(path) {
+                    Ok(callers) => callers,
+                    Err(message) => {
+                        let _ = writeln!(err, "error: {message}");
+                        return EXIT_USAGE;
+                    }
+                },
+                None => crate::mcp::Callers::new(),
+            };
+            block_on(
+                err,
+                crate::mcp::serve_http(registry, callers, addr.as_str(), |bound| {
+                    let _ = writeln!(out, "listening on http://{bound}/mcp");
+                    let _ = out.flush();
+                }),
+            )
+        }
+    };
+    match outcome {
+        Some(Ok(())) => EXIT_OK,
+        Some(Err(error)) => {
+            let _ = writeln!(err, "error: MCP stopped: {error}");
+            EXIT_USAGE
+        }
+        None => EXIT_TOOL_ERROR,
+    }
+}
+
 /// What the commands that cross the process boundary need besides the registry.
 struct Edges<'a> {
     registry: &'a std::sync::Arc<Registry>,
@@ -390,17 +447,7 @@ fn command_on(
         #[cfg(feature = "http")]
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
-        Command::Mcp => {
-            let served = crate::mcp::serve_stdio(std::sync::Arc::clone(edges.registry), scope);
-            return match block_on(err, served) {
-                Some(Ok(())) => EXIT_OK,
-                Some(Err(error)) => {
-                    let _ = writeln!(err, "error: MCP over stdio stopped: {error}");
-                    EXIT_TOOL_ERROR
-                }
-                None => EXIT_TOOL_ERROR,
-            };
-        }
+        Command::Mcp(args) => return mcp(args, edges.registry, scope, out, err),
     };
     match written {
         Ok(()) => EXIT_OK,

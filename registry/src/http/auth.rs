@@ -5,16 +5,16 @@ use sha2::{Digest, Sha256};
 /// A module's shared secret, kept as its SHA-256 so that comparing takes the same time
 /// whatever the guess.
 #[derive(Clone)]
-pub(super) struct Secret([u8; 32]);
+pub(crate) struct Secret([u8; 32]);
 
 impl Secret {
     /// `None` for an empty secret: no secret at all.
-    pub(super) fn new(secret: &str) -> Option<Self> {
+    pub(crate) fn new(secret: &str) -> Option<Self> {
         (!secret.is_empty()).then(|| Self(Sha256::digest(secret.as_bytes()).into()))
     }
 
     /// Whether `given` is the secret, compared in constant time over the digests.
-    pub(super) fn matches(&self, given: &str) -> bool {
+    pub(crate) fn matches(&self, given: &str) -> bool {
         let given: [u8; 32] = Sha256::digest(given.as_bytes()).into();
         self.0
             .iter()

@@ -85,7 +85,7 @@
 //! application that installs `tracing-opentelemetry` sees the gateway's call and the module's
 //! work as one trace.
 
-mod auth;
+pub(crate) mod auth;
 mod cache;
 mod gateway;
 mod map;

@@ -4,7 +4,8 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`]; [`serve_stdio`] |
+//! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope); [`serve_stdio`] |
+//! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
@@ -29,6 +30,8 @@
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
+mod http;
 mod server;
 
+pub use http::{Callers, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};

@@ -40,6 +40,21 @@ impl McpServer {
         }
     }
 
+    /// The caller of a request or session: the one the bearer check found over HTTP, else the
+    /// server's own scope (stdio).
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Self {
+        let found = extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<super::http::Caller>());
+        match found {
+            Some(caller) => Self {
+                registry: self.registry.clone(),
+                scope: caller.0.clone(),
+            },
+            None => self.clone(),
+        }
+    }
+
     /// The names of the tools the caller sees now: what decides whether a change concerns it.
     fn visible(&self) -> BTreeSet<String> {
         self.registry
@@ -110,9 +125,10 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let list = self.registry.tools_for(Provider::Mcp, &self.scope);
+        let this = self.caller(&context.extensions);
+        let list = this.registry.tools_for(Provider::Mcp, &this.scope);
         let all = list.as_array().map_or(&[][..], Vec::as_slice);
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
@@ -144,28 +160,20 @@ impl ServerHandler for McpServer {
         Ok(page)
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.registry.get_for(name, &self.scope)?;
-        let list = self
-            .registry
-            .tools_for_where(Provider::Mcp, &self.scope, |tool| tool.name() == name);
-        list.as_array()
-            .and_then(|tools| tools.first())
-            .and_then(|tool| serde_json::from_value(tool.clone()).ok())
-    }
-
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let (registry, scope) = (&this.registry, &this.scope);
         let name = request.name.to_string();
         // Hidden is unknown: the same error, from the same check, for both.
-        let Some(tool) = self.registry.get_for(&name, &self.scope) else {
+        let Some(tool) = registry.get_for(&name, scope) else {
             return Err(unknown(&name));
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let mut ctx = Ctx::for_scope(self.scope.clone()).with_call_id(context.id.to_string());
+        let mut ctx = Ctx::for_scope(scope.clone()).with_call_id(context.id.to_string());
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
             let done = Arc::new(AtomicU64::new(0));
@@ -181,13 +189,13 @@ impl ServerHandler for McpServer {
         }
         // A cancellation drops the call's future, and with it an async tool.
         let result = tokio::select! {
-            result = self.registry.call_for_model(tool.name(), arguments, &ctx) => result,
+            result = registry.call_for_model(tool.name(), arguments, &ctx) => result,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
         let call = ToolCall::new(tool.name(), Value::Null);
-        let message = self.registry.result_message(Provider::Mcp, &call, &result);
+        let message = registry.result_message(Provider::Mcp, &call, &result);
         let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
             ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
         })?;
@@ -198,7 +206,7 @@ impl ServerHandler for McpServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A session that began with `initialize` is told of changes on its own stream.
         let peer = context.peer.clone();
-        let server = self.clone();
+        let server = self.caller(&context.extensions);
         let mut changes = self.registry.subscribe();
         tokio::spawn(async move {
             let mut seen = server.visible();
@@ -219,12 +227,13 @@ impl ServerHandler for McpServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // The 2026-07-28 revision: a client asks for changes with `subscriptions/listen`.
+        let this = self.caller(&context.request_context().extensions);
         let mut changes = self.registry.subscribe();
-        let mut seen = self.visible();
+        let mut seen = this.visible();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = self.next_change(&mut changes, &mut seen) => {
+                changed = this.next_change(&mut changes, &mut seen) => {
                     if !changed || context.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
                     }
