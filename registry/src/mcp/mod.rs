@@ -5,6 +5,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope); [`serve_stdio`] |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //!
 //! ```no_run
@@ -30,8 +31,10 @@
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
+mod client;
 mod http;
 mod server;
 
+pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError};
 pub use http::{Callers, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};

@@ -1,0 +1,297 @@
+//! An MCP server mounted as a module: its tools join the registry as run-time tools named
+//! `module.tool`, with the registry's scopes, limits and gates in front of them, and follow its
+//! `list_changed` notifications.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, Tool};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::def::Annotations;
+use crate::http::MODULE_TIMEOUT;
+use crate::registry::Shared;
+use crate::spec::{ToolHandler, ToolSpec};
+use crate::{ToolError, ToolResult};
+
+/// An MCP server whose tools are tools of a registry, as `module.tool`. Dropping it ends the
+/// session; its tools stay listed and answer `module_unreachable` until removed
+/// ([`McpModule::remove_tools`]).
+pub struct McpModule {
+    inner: Arc<Inner>,
+    session: RunningService<RoleClient, Follower>,
+}
+
+struct Inner {
+    registry: Shared,
+    name: String,
+    /// The gateway names of its tools in the registry.
+    tools: Mutex<BTreeSet<String>>,
+}
+
+/// Why an MCP server cannot be mounted.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot mount the MCP server `{module}`: {reason}")]
+pub struct McpModuleError {
+    /// The module.
+    pub module: String,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// The client side's handler: it hears `list_changed` and asks for the list again.
+#[derive(Clone)]
+struct Follower {
+    changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Follower {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+}
+
+impl McpModule {
+    /// Starts `command` (an MCP server on stdio) and mounts its tools as `name.tool`.
+    pub async fn spawn(
+        registry: impl Into<Shared>,
+        name: &str,
+        command: tokio::process::Command,
+    ) -> Result<Self, McpModuleError> {
+        let transport = TokioChildProcess::new(command.configure(|_| {}))
+            .map_err(|error| failed(name, error.to_string()))?;
+        Self::mount(registry.into(), name, transport).await
+    }
+
+    /// Connects to the MCP server at `url` (streamable HTTP), with its bearer `token` if any,
+    /// and mounts its tools as `name.tool`.
+    pub async fn connect(
+        registry: impl Into<Shared>,
+        name: &str,
+        url: &str,
+        token: Option<&str>,
+    ) -> Result<Self, McpModuleError> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = token {
+            config = config.auth_header(token.to_owned());
+        }
+        Self::mount(
+            registry.into(),
+            name,
+            StreamableHttpClientTransport::from_config(config),
+        )
+        .await
+    }
+
+    async fn mount<T, E, A>(
+        registry: Shared,
+        name: &str,
+        transport: T,
+    ) -> Result<Self, McpModuleError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let (changed, mut changes) = mpsc::unbounded_channel();
+        let session = Follower { changed }
+            .serve(transport)
+            .await
+            .map_err(|error| failed(name, error.to_string()))?;
+        let inner = Arc::new(Inner {
+            registry,
+            name: name.to_owned(),
+            tools: Mutex::new(BTreeSet::new()),
+        });
+        let module = Self { inner, session };
+        module.refresh().await?;
+        // Follow the server's changes while the session lasts.
+        let inner = Arc::clone(&module.inner);
+        let peer = module.session.peer().clone();
+        tokio::spawn(async move {
+            while changes.recv().await.is_some() {
+                if let Err(error) = refresh(&inner, &peer).await {
+                    tracing::warn!(target: "tool_registry::mcp", module = %inner.name, %error, "cannot list the MCP server's tools again");
+                }
+            }
+        });
+        Ok(module)
+    }
+
+    /// Lists the server's tools again and brings the registry in line: new ones registered,
+    /// changed ones replaced, gone ones removed. Returns how many it has.
+    pub async fn refresh(&self) -> Result<usize, McpModuleError> {
+        refresh(&self.inner, self.session.peer()).await
+    }
+
+    /// The registry names of its tools.
+    pub fn tools(&self) -> Vec<String> {
+        self.inner
+            .tools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Removes its tools from the registry.
+    pub fn remove_tools(&self) {
+        let tools =
+            std::mem::take(&mut *self.inner.tools.lock().unwrap_or_else(|p| p.into_inner()));
+        for tool in tools {
+            let _ = self.inner.registry.remove(&tool);
+        }
+    }
+}
+
+async fn refresh(
+    inner: &Arc<Inner>,
+    peer: &rmcp::Peer<RoleClient>,
+) -> Result<usize, McpModuleError> {
+    let listed = peer
+        .list_all_tools()
+        .await
+        .map_err(|error| failed(&inner.name, error.to_string()))?;
+    let mut registered = BTreeSet::new();
+    let previous = inner
+        .tools
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    for tool in listed {
+        let local = format!("{}.{}", inner.name, tool.name);
+        let Some(spec) = spec_of(&tool, &local) else {
+            tracing::warn!(target: "tool_registry::mcp", module = %inner.name, tool = %tool.name, "a tool of the MCP server cannot be a tool here (its name or schema); it is left out");
+            continue;
+        };
+        let unchanged = previous.contains(&local)
+            && inner
+                .registry
+                .registration(&local)
+                .is_some_and(|registration| registration.tool.spec() == spec);
+        if !unchanged {
+            if previous.contains(&local) {
+                let _ = inner.registry.remove(&local);
+            }
+            let handler = handler(
+                peer.clone(),
+                inner.name.clone(),
+                tool.name.to_string(),
+                local.clone(),
+            );
+            if let Err(error) = inner.registry.register_tool(spec, handler) {
+                tracing::warn!(target: "tool_registry::mcp", module = %inner.name, %error, "a tool of the MCP server cannot be registered; it is left out");
+                continue;
+            }
+        }
+        registered.insert(local);
+    }
+    for gone in previous.difference(&registered) {
+        let _ = inner.registry.remove(gone);
+    }
+    let count = registered.len();
+    *inner.tools.lock().unwrap_or_else(|p| p.into_inner()) = registered;
+    Ok(count)
+}
+
+/// The spec of an MCP tool under the name `local`, or `None` when it cannot be one.
+fn spec_of(tool: &Tool, local: &str) -> Option<ToolSpec> {
+    let mut builder = ToolSpec::builder(local)
+        .description(tool.description.as_deref().unwrap_or_default())
+        .input_schema(Value::Object((*tool.input_schema).clone()))
+        .timeout(MODULE_TIMEOUT);
+    if let Some(output) = &tool.output_schema {
+        builder = builder.output_schema(Value::Object((**output).clone()));
+    }
+    if let Some(hints) = &tool.annotations {
+        builder = builder.annotations(Annotations {
+            read_only: hints.read_only_hint,
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
+            requires_confirmation: None,
+        });
+    }
+    builder.build().ok()
+}
+
+/// The handler of one mounted tool: `tools/call` on the session, every failure typed.
+fn handler(
+    peer: rmcp::Peer<RoleClient>,
+    module: String,
+    remote: String,
+    local: String,
+) -> ToolHandler {
+    ToolHandler::from_results(move |arguments, _ctx| {
+        let (peer, module, remote, local) =
+            (peer.clone(), module.clone(), remote.clone(), local.clone());
+        async move {
+            let arguments = match arguments {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            let request = CallToolRequestParams::new(remote).with_arguments(arguments);
+            match peer.call_tool(request).await {
+                Ok(result) => answer(result, &local),
+                Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
+                    Err(ToolError::InvalidArguments {
+                        tool: local,
+                        path: String::new(),
+                        message: error.message.to_string(),
+                    })
+                }
+                Err(ServiceError::McpError(error)) => Err(ToolError::Handler {
+                    tool: local,
+                    message: error.message.to_string(),
+                }),
+                Err(ServiceError::Timeout { timeout }) => Err(ToolError::TimedOut {
+                    tool: local,
+                    after: timeout,
+                }),
+                Err(error) => Err(ToolError::ModuleUnreachable {
+                    tool: local,
+                    module,
+                    reason: error.to_string(),
+                }),
+            }
+        }
+    })
+}
+
+/// An MCP result as a tool result: `structuredContent`, else the text read as JSON where it is
+/// JSON; `isError` as a handler error with the text.
+fn answer(result: CallToolResult, local: &str) -> Result<ToolResult, ToolError> {
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect();
+    let text = text.join("\n");
+    if result.is_error == Some(true) {
+        return Err(ToolError::Handler {
+            tool: local.to_owned(),
+            message: text,
+        });
+    }
+    let content = match result.structured_content {
+        Some(value) => value,
+        None => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    };
+    Ok(ToolResult::ok(content))
+}
+
+fn failed(module: &str, reason: String) -> McpModuleError {
+    McpModuleError {
+        module: module.to_owned(),
+        reason,
+    }
+}
+
+/// How long a mounted tool's call may take before it is `timed_out`: the HTTP modules' 30 s.
+pub const MCP_MODULE_TIMEOUT: Duration = MODULE_TIMEOUT;
