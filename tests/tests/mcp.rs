@@ -217,3 +217,54 @@ async fn tools_list_pages_in_a_stable_order_and_refuses_a_forged_cursor() {
         .await;
     assert!(forged.is_err(), "{forged:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_mcp_server_is_followed_when_its_list_changes() {
+    use tool_registry::mcp::{Callers, McpModule, router};
+    let served = registry();
+    served
+        .register_with_handler(spec("first", Permission::Guest), |_: Value, _: Ctx| async {
+            Ok::<_, String>("one")
+        })
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = router(served.clone(), Callers::new(), Vec::new());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let gateway = registry();
+    let module = McpModule::connect(gateway.clone(), "m", &url, None)
+        .await
+        .unwrap();
+    assert_eq!(module.tools(), ["m.first"]);
+    let answer = gateway
+        .call("m.first", json!({}), &Ctx::new())
+        .await
+        .unwrap();
+    assert_eq!(answer.content, json!("one"));
+
+    served
+        .register_with_handler(
+            spec("second", Permission::Guest),
+            |_: Value, _: Ctx| async { Ok::<_, String>("two") },
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while gateway.get("m.second").is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change was not followed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    served.remove("first").unwrap();
+    while gateway.get("m.first").is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the removal was not followed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(module);
+    server.abort();
+}

@@ -210,3 +210,74 @@ fn raw(host: &str, request: &str) -> String {
     let _ = stream.read_to_string(&mut answer);
     answer
 }
+
+#[tokio::test]
+async fn toolreg_mcp_mounts_as_a_module_behind_this_registrys_gates() {
+    use std::sync::Arc;
+    use tool_registry::mcp::McpModule;
+    use tool_registry::{Ctx, Registry, Scope};
+
+    let dir = workspace();
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg"));
+    command
+        .current_dir(dir.path())
+        .args(["--modules", "research,file_manager", "mcp"])
+        .env_remove("TOOLREG_KB");
+    let module = McpModule::spawn(registry.clone(), "kb", command)
+        .await
+        .unwrap();
+    let tools = module.tools();
+    assert!(tools.contains(&"kb.research".to_owned()), "{tools:?}");
+    assert!(
+        tools.contains(&"kb.file_manager.read".to_owned()),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.iter().any(|t| t.contains("scheduler")),
+        "the server's own scope: {tools:?}"
+    );
+
+    // Called through this registry's pipeline: scope, validation, audit.
+    let ctx = Ctx::for_scope(Scope::user("bob"));
+    let result = registry
+        .call("kb.research", json!({"query": "caching"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.content[0]["title"], "Caching");
+    assert_eq!(result.audit.tool.as_deref(), Some("kb.research"));
+    let bad = registry
+        .call("kb.research", json!({"query": 5}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), "invalid_arguments");
+    let limited = Scope::user("bob").with_modules(["other"]);
+    let hidden = registry
+        .call(
+            "kb.research",
+            json!({"query": "x"}),
+            &Ctx::for_scope(limited),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(hidden.code(), "unknown_tool");
+    // A tool failure comes back typed.
+    let failed = registry
+        .call(
+            "kb.file_manager.read",
+            json!({"path": "../../etc/passwd"}),
+            &ctx,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(failed.code(), "handler_error", "{failed}");
+
+    // The server gone: its tools answer module_unreachable.
+    drop(module);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let gone = registry
+        .call("kb.research", json!({"query": "x"}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), "module_unreachable", "{gone}");
+}
