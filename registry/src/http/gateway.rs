@@ -116,7 +116,7 @@ pub struct GatewayBuilder {
 
 impl GatewayBuilder {
     /// Where manifests are kept between fetches (default: the file
-    /// [`DEFAULT_CACHE_FILE`] in the working folder; [`MemoryManifestCache`] keeps them in
+    /// [`DEFAULT_CACHE_FILE`] in the working folder; [`MemoryManifestCache`](super::MemoryManifestCache) keeps them in
     /// memory only).
     pub fn cache(mut self, cache: impl ManifestCache + 'static) -> Self {
         self.cache = Some(Box::new(cache));
