@@ -268,3 +268,88 @@ async fn a_mounted_mcp_server_is_followed_when_its_list_changes() {
     drop(module);
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stateless_2026_revision_lists_calls_and_listens_for_changes() {
+    use rmcp::model::{ProtocolVersion, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use tool_registry::mcp::{Callers, router};
+
+    let served = registry();
+    served
+        .register_with_handler(spec("first", Permission::Guest), |_: Value, _: Ctx| async {
+            Ok::<_, String>("one")
+        })
+        .unwrap();
+    served
+        .register_with_handler(spec("staff", Permission::User), |_: Value, _: Ctx| async {
+            Ok::<_, String>("s")
+        })
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let callers = Callers::new().with("user-token", Scope::user("bob"));
+    let app = router(served.clone(), callers, Vec::new());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let connect = |token: Option<&'static str>| {
+        let url = url.clone();
+        async move {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+            if let Some(token) = token {
+                config = config.auth_header(token.to_owned());
+            }
+            ().serve_with_lifecycle(
+                StreamableHttpClientTransport::from_config(config),
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let guest = connect(None).await;
+    let user = connect(Some("user-token")).await;
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(names(guest.list_all_tools().await.unwrap()), ["first"]);
+    assert_eq!(
+        names(user.list_all_tools().await.unwrap()),
+        ["first", "staff"]
+    );
+    let result = user
+        .call_tool(CallToolRequestParams::new("staff").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let hidden = guest
+        .call_tool(CallToolRequestParams::new("staff").with_arguments(args(json!({}))))
+        .await;
+    assert!(
+        format!("{hidden:?}").contains("Unknown tool: staff"),
+        "{hidden:?}"
+    );
+
+    // `subscriptions/listen`: the user hears of a change to its list.
+    let mut listening = user
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
+    served
+        .register_with_handler(spec("second", Permission::User), |_: Value, _: Ctx| async {
+            Ok::<_, String>("two")
+        })
+        .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), listening.next())
+        .await
+        .unwrap();
+    assert!(
+        format!("{heard:?}").contains("ToolListChanged"),
+        "{heard:?}"
+    );
+    server.abort();
+}
