@@ -281,3 +281,52 @@ async fn toolreg_mcp_mounts_as_a_module_behind_this_registrys_gates() {
         .unwrap_err();
     assert_eq!(gone.code(), "module_unreachable", "{gone}");
 }
+
+#[test]
+fn a_module_map_mounts_mcp_servers_for_every_command() {
+    let dir = workspace();
+    let toolreg = env!("CARGO_BIN_EXE_toolreg");
+    std::fs::write(
+        dir.path().join("map.toml"),
+        format!("[mcp.kb]\ncommand = [\"{toolreg}\", \"--modules\", \"research\", \"mcp\"]\n"),
+    )
+    .unwrap();
+    let listed = common::toolreg_command(dir.path(), &["--module-map", "map.toml", "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("kb.research"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let called = common::toolreg_command(
+        dir.path(),
+        &[
+            "--module-map",
+            "map.toml",
+            "--user",
+            "bob",
+            "call",
+            "kb.research",
+            r#"{"query": "caching"}"#,
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(called.status.code(), Some(0), "{called:?}");
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result["content"][0]["title"], "Caching");
+    assert_eq!(result["audit"]["tool"], "kb.research");
+
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[mcp.kb]\nurl = \"http://h/mcp\"\ncommand = [\"x\"]\n",
+    )
+    .unwrap();
+    let bad = common::toolreg_command(dir.path(), &["--module-map", "bad.toml", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("exactly one of `command` and `url`"));
+}

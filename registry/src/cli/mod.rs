@@ -274,8 +274,8 @@ where
         }
     };
     #[cfg(feature = "http")]
-    let gateway = match modules::attach(&cli.modules, &registry, err) {
-        Ok(gateway) => gateway,
+    let attached = match modules::attach(&cli.modules, &registry, err) {
+        Ok(attached) => attached,
         Err(code) => return code,
     };
     if registry.is_empty() && !cli.command.reads_own_tool_list() {
@@ -290,7 +290,7 @@ where
     let edges = Edges {
         registry: &registry,
         #[cfg(feature = "http")]
-        gateway: gateway.as_ref(),
+        gateway: attached.gateway.as_ref(),
     };
     command_on(cli.command, edges, scope, out, err)
 }

@@ -65,9 +65,9 @@ pub(super) fn attach(
     args: &ModuleArgs,
     registry: &Arc<Registry>,
     err: &mut dyn Write,
-) -> Result<Option<Gateway>, i32> {
+) -> Result<Attached, i32> {
     let Some(path) = &args.map else {
-        return Ok(None);
+        return Ok(Attached::default());
     };
     let map = ModuleMap::from_file(path).map_err(|error| {
         let _ = writeln!(err, "error: {error}");
@@ -99,7 +99,55 @@ pub(super) fn attach(
             );
         }
     }
-    Ok(Some(gateway))
+    Ok(Attached {
+        #[cfg(feature = "mcp")]
+        _mcp: mount_mcp(path, registry, err)?,
+        gateway: Some(gateway),
+    })
+}
+
+/// What `--module-map` attached, kept for the command's run.
+#[derive(Default)]
+pub(super) struct Attached {
+    /// The HTTP modules' gateway.
+    pub(super) gateway: Option<Gateway>,
+    /// The MCP servers mounted (`[mcp.NAME]`); their sessions last as long as this.
+    #[cfg(feature = "mcp")]
+    _mcp: Vec<crate::mcp::McpModule>,
+}
+
+/// Mounts the `[mcp.NAME]` servers of the module map; one that cannot be mounted is left out
+/// with a warning.
+#[cfg(feature = "mcp")]
+fn mount_mcp(
+    path: &std::path::Path,
+    registry: &Arc<Registry>,
+    err: &mut dyn Write,
+) -> Result<Vec<crate::mcp::McpModule>, i32> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        let _ = writeln!(
+            err,
+            "error: cannot read the module map {}: {error}",
+            path.display()
+        );
+        EXIT_USAGE
+    })?;
+    let servers = crate::mcp::McpServerConfig::from_toml(&text).map_err(|message| {
+        let _ = writeln!(err, "error: {message}");
+        EXIT_USAGE
+    })?;
+    let mut mounted = Vec::new();
+    for (name, config) in &servers {
+        let mount = crate::mcp::McpModule::mount_config(Arc::clone(registry), name, config);
+        match block_on(err, mount) {
+            Some(Ok(module)) => mounted.push(module),
+            Some(Err(error)) => {
+                let _ = writeln!(err, "warning: {error}; its tools are left out");
+            }
+            None => return Err(EXIT_TOOL_ERROR),
+        }
+    }
+    Ok(mounted)
 }
 
 /// `serve --http ADDR`: the tools `scope` allows, until Ctrl-C or SIGTERM.

@@ -177,6 +177,10 @@ pub enum ModuleMapError {
 struct MapFile {
     #[serde(default)]
     modules: BTreeMap<String, Module>,
+    /// MCP servers mounted as modules (`[mcp.NAME]`), read by `tool_registry::mcp` with the
+    /// `mcp` feature; taken here so that one file can name both kinds.
+    #[serde(default, rename = "mcp")]
+    _mcp: Option<toml::Value>,
 }
 
 impl ModuleMap {

@@ -293,5 +293,84 @@ fn failed(module: &str, reason: String) -> McpModuleError {
     }
 }
 
+/// How to reach one MCP server of a module map: `[mcp.NAME]` with `command = ["prog", "arg"]`
+/// (a stdio server) or `url = "http://host:port/mcp"` (streamable HTTP), and for a URL
+/// optionally `token` or `token_env`.
+///
+/// ```toml
+/// [mcp.files]
+/// command = ["toolreg", "--modules", "file_manager", "mcp"]
+///
+/// [mcp.remote]
+/// url = "http://127.0.0.1:8002/mcp"
+/// token_env = "REMOTE_MCP_TOKEN"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    token_env: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct McpTables {
+    #[serde(default)]
+    mcp: std::collections::BTreeMap<String, McpServerConfig>,
+}
+
+impl McpServerConfig {
+    /// The `[mcp.NAME]` tables of a module map's TOML text (other tables are left to their
+    /// readers).
+    pub fn from_toml(text: &str) -> Result<std::collections::BTreeMap<String, Self>, String> {
+        let tables: McpTables = toml::from_str(text).map_err(|error| {
+            format!("the MCP servers of the module map are not valid: {error}; write `[mcp.NAME]` with `command = [\"prog\", \"arg\"]` or `url = \"http://host:port/mcp\"`")
+        })?;
+        for (name, config) in &tables.mcp {
+            if config.command.is_some() == config.url.is_some() {
+                return Err(format!(
+                    "MCP server `{name}`: give exactly one of `command` and `url`"
+                ));
+            }
+            if config.command.as_ref().is_some_and(Vec::is_empty) {
+                return Err(format!("MCP server `{name}`: `command` names no program"));
+            }
+        }
+        Ok(tables.mcp)
+    }
+}
+
+impl McpModule {
+    /// Mounts the server `config` describes as the module `name`.
+    pub async fn mount_config(
+        registry: impl Into<Shared>,
+        name: &str,
+        config: &McpServerConfig,
+    ) -> Result<Self, McpModuleError> {
+        match (&config.command, &config.url) {
+            (Some(command), _) => {
+                let mut process = tokio::process::Command::new(&command[0]);
+                process.args(&command[1..]);
+                Self::spawn(registry, name, process).await
+            }
+            (None, Some(url)) => {
+                let token = config.token.clone().or_else(|| {
+                    config
+                        .token_env
+                        .as_deref()
+                        .and_then(|var| std::env::var(var).ok())
+                });
+                Self::connect(registry, name, url, token.as_deref()).await
+            }
+            (None, None) => Err(failed(name, "give `command` or `url`".to_owned())),
+        }
+    }
+}
+
 /// How long a mounted tool's call may take before it is `timed_out`: the HTTP modules' 30 s.
 pub const MCP_MODULE_TIMEOUT: Duration = MODULE_TIMEOUT;

@@ -35,6 +35,6 @@ mod client;
 mod http;
 mod server;
 
-pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError};
+pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
 pub use http::{Callers, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
