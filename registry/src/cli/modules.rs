@@ -20,8 +20,9 @@ pub const MODULE_TOKEN_ENV: &str = "TOOLREG_MODULE_TOKEN";
 /// Where remote modules are.
 #[derive(Args)]
 pub(super) struct ModuleArgs {
-    /// A TOML file of `[modules.NAME]` tables (`url`, optional `token`, `token_env`,
-    /// `slow = true`): their tools join every command as `NAME.tool`.
+    /// A TOML file of `[modules.NAME]` tables (HTTP modules: `url`, optional `token`,
+    /// `token_env`, `slow = true`) and `[mcp.NAME]` tables (MCP servers: `command = [..]` or
+    /// `url`): their tools join every command as `NAME.tool`.
     #[arg(long = "module-map", global = true, value_name = "FILE")]
     map: Option<PathBuf>,
     /// Where fetched manifests are kept [default: $TOOLREG_MODULE_CACHE or ./.toolreg-modules.json].
