@@ -38,7 +38,9 @@ fn registry() -> Arc<Registry> {
             .build()
             .unwrap();
         registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) })
+            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(args)
+            })
             .unwrap();
     }
     Arc::new(registry)
@@ -60,23 +62,43 @@ fn mcp(c: &mut Criterion) {
         });
         ().serve(tokio::io::split(client_end)).await.unwrap()
     });
-    let arguments = json!({"text": "the quick brown fox"}).as_object().unwrap().clone();
+    let arguments = json!({"text": "the quick brown fox"})
+        .as_object()
+        .unwrap()
+        .clone();
     let ctx = Ctx::new();
     // The same answer both ways, and the whole list.
-    let over_mcp = runtime
-        .block_on(client.call_tool(CallToolRequestParams::new("echo_0500").with_arguments(arguments.clone())))
-        .unwrap();
+    let over_mcp =
+        runtime
+            .block_on(client.call_tool(
+                CallToolRequestParams::new("echo_0500").with_arguments(arguments.clone()),
+            ))
+            .unwrap();
     assert_eq!(over_mcp.is_error, Some(false));
-    assert_eq!(runtime.block_on(client.list_all_tools()).unwrap().len(), 1000);
+    assert_eq!(
+        runtime.block_on(client.list_all_tools()).unwrap().len(),
+        1000
+    );
 
     let mut group = c.benchmark_group("mcp");
     group.bench_function("direct_call", |b| {
-        b.iter(|| runtime.block_on(registry.call_for_model("echo_0500", black_box(Value::Object(arguments.clone())), &ctx)))
+        b.iter(|| {
+            runtime.block_on(registry.call_for_model(
+                "echo_0500",
+                black_box(Value::Object(arguments.clone())),
+                &ctx,
+            ))
+        })
     });
     group.bench_function("tools_call_round_trip", |b| {
         b.iter(|| {
             runtime
-                .block_on(client.call_tool(CallToolRequestParams::new("echo_0500").with_arguments(black_box(arguments.clone()))))
+                .block_on(
+                    client.call_tool(
+                        CallToolRequestParams::new("echo_0500")
+                            .with_arguments(black_box(arguments.clone())),
+                    ),
+                )
                 .unwrap()
         })
     });
