@@ -47,6 +47,7 @@ fn the_catalog_page_renders_every_tool_and_filters_them() {
         .unwrap()
         .wait_until_navigated()
         .unwrap();
+    loaded(&tab);
 
     // Every tool renders, in the order `toolreg list` gives, each at its own anchor.
     assert_eq!(visible(&tab), listed);
@@ -144,6 +145,7 @@ fn the_catalog_page_renders_every_tool_and_filters_them() {
         .unwrap()
         .wait_until_navigated()
         .unwrap();
+    loaded(&tab);
     assert_eq!(visible(&tab), listed);
     let overflow = eval(
         &tab,
@@ -186,6 +188,19 @@ fn haystack(tool: &Value) -> String {
         text.push_str(tag.as_str().unwrap_or_default());
     }
     text.to_lowercase()
+}
+
+/// Waits until the page is parsed and its script has run: a navigation can report done while
+/// the document is still being read.
+fn loaded(tab: &Tab) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while eval(tab, "document.readyState") != "complete" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page never finished loading"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The names of the tool cards a person sees.
