@@ -8,10 +8,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod echo;
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
 use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Server};
-use tool_registry::spec::ToolSpec;
 use tool_registry::{Ctx, Registry};
 
 fn config() -> Criterion {
@@ -23,32 +23,12 @@ fn config() -> Criterion {
 
 const ARGS: &str = r#"{"text": "the quick brown fox jumps over the lazy dog"}"#;
 
-/// A registry of `count` echo tools (`echo`, `echo_1`, ...): each answers its arguments.
+/// A registry of `count` echo tools: `echo`, `echo_1`, `echo_2`, ...
 fn echo_registry(count: usize) -> Arc<Registry> {
-    let registry = Registry::builder().without_linked().build().unwrap();
-    for i in 0..count {
-        let name = if i == 0 {
-            "echo".to_owned()
-        } else {
-            format!("echo_{i}")
-        };
-        let spec = ToolSpec::builder(name)
-            .version("1.0.0")
-            .description("Answer the arguments as they came.")
-            .input_schema(json!({
-                "type": "object",
-                "properties": { "text": { "type": "string", "description": "What to echo" } },
-                "required": ["text"],
-            }))
-            .build()
-            .unwrap();
-        registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-                Ok::<_, String>(args)
-            })
-            .unwrap();
-    }
-    Arc::new(registry)
+    echo::echo_registry((0..count).map(|i| match i {
+        0 => "echo".to_owned(),
+        _ => format!("echo_{i}"),
+    }))
 }
 
 /// Starts `router` on a free loopback port on the server runtime; its address.

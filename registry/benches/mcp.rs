@@ -8,13 +8,14 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod echo;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tool_registry::format::Provider;
 use tool_registry::mcp::McpServer;
-use tool_registry::spec::ToolSpec;
 use tool_registry::{Ctx, Registry, Scope};
 
 fn config() -> Criterion {
@@ -26,24 +27,7 @@ fn config() -> Criterion {
 
 /// 1,000 echo tools, `echo_0000` to `echo_0999`.
 fn registry() -> Arc<Registry> {
-    let registry = Registry::builder().without_linked().build().unwrap();
-    for i in 0..1000 {
-        let spec = ToolSpec::builder(format!("echo_{i:04}"))
-            .description("Answer the arguments as they came.")
-            .input_schema(json!({
-                "type": "object",
-                "properties": { "text": { "type": "string", "description": "What to echo" } },
-                "required": ["text"],
-            }))
-            .build()
-            .unwrap();
-        registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-                Ok::<_, String>(args)
-            })
-            .unwrap();
-    }
-    Arc::new(registry)
+    echo::echo_registry((0..1000).map(|i| format!("echo_{i:04}")))
 }
 
 fn mcp(c: &mut Criterion) {

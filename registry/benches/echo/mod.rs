@@ -1,0 +1,30 @@
+//! What the HTTP and MCP benchmarks share: a registry of run-time echo tools.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_registry::spec::ToolSpec;
+use tool_registry::{Ctx, Registry};
+
+/// A registry of one run-time tool per name, each answering its arguments (`{"text": ...}`).
+pub fn echo_registry(names: impl IntoIterator<Item = String>) -> Arc<Registry> {
+    let registry = Registry::builder().without_linked().build().unwrap();
+    for name in names {
+        let spec = ToolSpec::builder(name)
+            .version("1.0.0")
+            .description("Answer the arguments as they came.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": { "text": { "type": "string", "description": "What to echo" } },
+                "required": ["text"],
+            }))
+            .build()
+            .unwrap();
+        registry
+            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(args)
+            })
+            .unwrap();
+    }
+    Arc::new(registry)
+}
