@@ -1,5 +1,7 @@
 //! `toolreg mcp` driven by the official MCP Python SDK (`mcp` 2.3.0), over stdio and streamable
-//! HTTP, in both protocol eras: `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
+//! HTTP, in both protocol eras: listing per scope and per token, calls, refusals, progress,
+//! cancellation, `list_changed` after a `toolreg disable`, and confirmation (`input_required`
+//! in 2026-07-28, the approval token before). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
 //! virtualenv it runs in (`target/py-mcp`).
 
 use std::io::BufRead;
@@ -42,12 +44,20 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
     let python = python();
     let dir = common::workspace();
     let kb = dir.path().join("kb");
-    let mut child = common::toolreg_command(dir.path(), &["mcp", "--http", "127.0.0.1:0"])
-        .env("TOOLREG_KB", &kb)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    std::fs::write(
+        dir.path().join("callers.toml"),
+        "[[caller]]\ntoken = \"admin-token\"\nuser = \"ann\"\nlevel = \"admin\"\n",
+    )
+    .unwrap();
+    let mut child = common::toolreg_command(
+        dir.path(),
+        &["mcp", "--http", "127.0.0.1:0", "--callers", "callers.toml"],
+    )
+    .env("TOOLREG_KB", &kb)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -64,6 +74,7 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
         .arg(env!("CARGO_BIN_EXE_toolreg"))
         .arg(&kb)
         .arg(&url)
+        .arg("admin-token")
         .current_dir(dir.path())
         .output()
         .unwrap();
@@ -71,6 +82,20 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("all checks passed"), "{stdout}");
-    assert!(stdout.contains("2026-07-28: streamable HTTP"), "{stdout}");
-    assert!(stdout.contains("legacy: stdio call"), "{stdout}");
+    for mode in ["legacy", "2026-07-28"] {
+        for check in [
+            "stdio lists per scope",
+            "stdio call",
+            "stdio progress notifications",
+            "list_changed",
+            "confirmation",
+            "streamable HTTP: no token is a guest",
+            "HTTP progress notifications",
+        ] {
+            assert!(
+                stdout.contains(&format!("{mode}: {check}")),
+                "{mode}: {check}\n{stdout}"
+            );
+        }
+    }
 }

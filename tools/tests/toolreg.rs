@@ -231,7 +231,8 @@ fn list_honours_the_scope_flags() {
         [
             "file_manager.create_document",
             "file_manager.list",
-            "file_manager.read"
+            "file_manager.read",
+            "file_manager.wait_for"
         ]
     );
     let user_files = list(&["--level", "user", "--modules", "file_manager,scheduler"]);

@@ -15,6 +15,11 @@
 //! (calls without one count for `anonymous`). Each file is changed under an OS lock, so any
 //! number of processes can share them. Neither file is made before a tool needs it.
 //!
+//! Tools switched off with `disable` (by name, `--tag` or `--category`) are kept in
+//! `--switches FILE` (or `$TOOLREG_SWITCHES`, or `./.toolreg-switches.json`): every command reads
+//! it, and a running `serve` or `mcp` follows it, so a tool switched off in one terminal leaves
+//! the server's listing and calls within a second (and its MCP clients hear `list_changed`).
+//!
 //! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error.
 
 use std::ffi::OsString;
@@ -29,6 +34,9 @@ use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 #[cfg(feature = "http")]
 mod modules;
 mod parse;
+mod switches;
+
+pub use switches::SWITCHES_ENV;
 
 /// Exit code of a successful command.
 pub const EXIT_OK: i32 = 0;
@@ -55,6 +63,8 @@ struct Cli {
     /// Where rate-limit counts are kept [default: $TOOLREG_LIMITS or ./.toolreg-limits.json].
     #[arg(long, global = true, value_name = "FILE")]
     limits: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    switch_file: switches::SwitchFileArgs,
     #[cfg(feature = "http")]
     #[command(flatten)]
     modules: modules::ModuleArgs,
@@ -196,6 +206,11 @@ enum Command {
     /// its bearer token names in --callers FILE (a guest without a token).
     #[cfg(feature = "mcp")]
     Mcp(McpArgs),
+    /// Switch tools off, for listing and for calls, in this and every process that shares the
+    /// switch file (a running `serve` or `mcp` follows it within a second).
+    Disable(switches::SwitchArgs),
+    /// Switch tools back on (undoes `disable` with the same selector).
+    Enable(switches::SwitchArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -282,6 +297,16 @@ where
         let _ = err.write_all(EMPTY_REGISTRY.as_bytes());
         return EXIT_USAGE;
     }
+    let switched = match cli.switch_file.apply(&registry) {
+        Ok(switched) => switched,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            return EXIT_TOOL_ERROR;
+        }
+    };
+    if cli.command.serves() {
+        switched.follow(&registry);
+    }
     let scope = cli.scope.scope();
     if let Err(message) = check_allow_list(&registry, &scope) {
         let _ = writeln!(err, "error: {message}");
@@ -289,6 +314,7 @@ where
     }
     let edges = Edges {
         registry: &registry,
+        switches: &cli.switch_file,
         #[cfg(feature = "http")]
         gateway: attached.gateway.as_ref(),
     };
@@ -351,9 +377,28 @@ fn mcp(
     }
 }
 
-/// What the commands that cross the process boundary need besides the registry.
+/// `disable` (`off`) and `enable`.
+fn switch(
+    file: &switches::SwitchFileArgs,
+    args: &switches::SwitchArgs,
+    off: bool,
+    registry: &Registry,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    match file.switch(args, off, registry, out) {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_TOOL_ERROR
+        }
+    }
+}
+
+/// What the commands need besides the registry and the caller's scope.
 struct Edges<'a> {
     registry: &'a std::sync::Arc<Registry>,
+    switches: &'a switches::SwitchFileArgs,
     #[cfg(feature = "http")]
     gateway: Option<&'a crate::http::Gateway>,
 }
@@ -448,6 +493,8 @@ fn command_on(
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => return mcp(args, edges.registry, scope, out, err),
+        Command::Disable(args) => return switch(edges.switches, &args, true, registry, out, err),
+        Command::Enable(args) => return switch(edges.switches, &args, false, registry, out, err),
     };
     match written {
         Ok(()) => EXIT_OK,
@@ -588,6 +635,17 @@ of tools once in the program's main.rs:
 
 impl Command {
     /// Whether the command works from a tool list it is given rather than this program's tools.
+    /// Whether the command runs until stopped, following the switch file.
+    fn serves(&self) -> bool {
+        match self {
+            #[cfg(feature = "http")]
+            Command::Serve(_) => true,
+            #[cfg(feature = "mcp")]
+            Command::Mcp(_) => true,
+            _ => false,
+        }
+    }
+
     fn reads_own_tool_list(&self) -> bool {
         matches!(self, Command::Parse(args) if args.has_tool_list())
     }

@@ -32,9 +32,11 @@
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
 mod client;
+mod confirm;
 mod http;
 mod server;
 
 pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
+pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT};
 pub use http::{Callers, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};

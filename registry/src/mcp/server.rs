@@ -13,9 +13,10 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use super::confirm::{self, Answer};
 use crate::format::Provider;
 use crate::registry::Shared;
-use crate::{Ctx, Scope, ToolCall};
+use crate::{Ctx, Scope, ToolCall, ToolError, ToolResult};
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;
@@ -172,7 +173,14 @@ impl ServerHandler for McpServer {
         let Some(tool) = registry.get_for(&name, scope) else {
             return Err(unknown(&name));
         };
+        let answer = confirm::answer_of(
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &context,
+        )?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // Kept for the question to the user, only where there may be one.
+        let shown = tool.needs_confirmation().then(|| arguments.clone());
         let mut ctx = Ctx::for_scope(scope.clone()).with_call_id(context.id.to_string());
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
@@ -187,14 +195,42 @@ impl ServerHandler for McpServer {
                 });
             });
         }
+        let name = tool.name();
+        let run = async {
+            match &answer {
+                Answer::None => registry.call_for_model(name, arguments, &ctx).await,
+                Answer::Approve(token) => registry
+                    .call_approved(name, arguments, token, &ctx)
+                    .await
+                    .unwrap_or_else(ToolResult::from),
+                Answer::Decline(token) => registry
+                    .deny(token, "the user declined the call", &ctx)
+                    .unwrap_or_else(ToolResult::from),
+                Answer::Cancel => ToolResult::failure(
+                    "the user closed the confirmation without choosing; nothing ran",
+                ),
+                // Asked again below, if the token still waits.
+                Answer::Ask(token) => ToolResult::from(ToolError::NeedsApproval {
+                    tool: name.to_owned(),
+                    token: token.clone(),
+                }),
+            }
+        };
         // A cancellation drops the call's future, and with it an async tool.
         let result = tokio::select! {
-            result = registry.call_for_model(tool.name(), arguments, &ctx) => result,
+            result = run => result,
             () = context.ct.cancelled() => {
+                tracing::info!(tool = name, request = %context.id, "tools/call cancelled by the client");
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
-        let call = ToolCall::new(tool.name(), Value::Null);
+        if let Some(token) = confirm::waiting_token(&result)
+            && confirm::can_ask(&context)
+        {
+            let shown = shown.unwrap_or_default();
+            return Ok(confirm::ask(name, &shown, token)?.into());
+        }
+        let call = ToolCall::new(name, Value::Null);
         let message = registry.result_message(Provider::Mcp, &call, &result);
         let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
             ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)

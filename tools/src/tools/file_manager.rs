@@ -7,10 +7,11 @@
 
 use std::io::{self, Read as _};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::json;
-use tool_registry::{State, ToolError, ToolResult, tool};
+use tool_registry::{Ctx, State, ToolError, ToolResult, tool};
 
 use crate::Config;
 use crate::error::{failed, invalid, io_failed};
@@ -22,6 +23,10 @@ pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
 pub const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// The most entries `file_manager.list` returns.
 pub const MAX_LIST_ENTRIES: usize = 1000;
+/// The longest `file_manager.wait_for` waits, in seconds.
+pub const MAX_WAIT_SECONDS: u64 = 300;
+/// How often `file_manager.wait_for` looks.
+const WAIT_STEP: Duration = Duration::from_millis(500);
 
 /// Create a text document in the sandboxed file area.
 ///
@@ -300,6 +305,90 @@ pub async fn list(
         })
     })
     .await
+}
+
+/// What `file_manager.wait_for` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitOutput {
+    /// The file waited for, relative to the sandbox root.
+    pub path: String,
+    /// Whether it appeared before the time ran out.
+    pub appeared: bool,
+    /// Its size in bytes when it appeared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// How long the wait took, in seconds.
+    pub waited_seconds: u64,
+}
+
+/// Wait until a file appears in the sandboxed file area.
+///
+/// For a file another program writes (an export, a build's output): looks every half second
+/// for up to `timeout_seconds`, reports progress each second while it waits, and says whether
+/// the file appeared and how large it is. Stopping the call stops the wait.
+#[tool(
+    name = "file_manager.wait_for",
+    version = "1.0.0",
+    category = "files",
+    tags(files, read),
+    tier = "medium",
+    cost = "free",
+    permission = "guest",
+    read_only,
+    idempotent,
+    open_world = false,
+    timeout = "6m"
+)]
+pub async fn wait_for(
+    #[arg(desc = "The file to wait for, relative to the sandbox root")] path: String,
+    #[arg(desc = "How long to wait, from 1 to 300 seconds", default = 60)] timeout_seconds: u64,
+    ctx: &Ctx,
+    config: State<Config>,
+) -> Result<WaitOutput, ToolError> {
+    if !(1..=MAX_WAIT_SECONDS).contains(&timeout_seconds) {
+        return Err(invalid(
+            "timeout_seconds",
+            format!("must be from 1 to {MAX_WAIT_SECONDS}; got {timeout_seconds}"),
+        ));
+    }
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(timeout_seconds);
+    let mut reported = 0;
+    loop {
+        let wanted = path.clone();
+        let (shown, size) = in_sandbox(&config, move |sandbox| {
+            let target = resolve_path(sandbox, &wanted)?;
+            let size = match sandbox.dir().metadata(&target.relative) {
+                Ok(meta) if meta.is_file() => Some(meta.len()),
+                Ok(_) => {
+                    return Err(invalid(
+                        "path",
+                        format!("{:?} is not a regular file", target.shown),
+                    ));
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => return Err(access_failed(&target, "look at", &e)),
+            };
+            Ok((target.shown, size))
+        })
+        .await?;
+        let waited = started.elapsed().as_secs();
+        if size.is_some() || Instant::now() >= deadline {
+            return Ok(WaitOutput {
+                path: shown,
+                appeared: size.is_some(),
+                size,
+                waited_seconds: waited,
+            });
+        }
+        if waited > reported {
+            reported = waited;
+            ctx.progress(format!(
+                "waited {waited} of {timeout_seconds} s for {shown:?}"
+            ));
+        }
+        tokio::time::sleep(WAIT_STEP.min(deadline - Instant::now())).await;
+    }
 }
 
 /// Delete one file from the sandboxed file area.

@@ -17,6 +17,7 @@ pub fn toolreg_command(root: &Path, args: &[&str]) -> Command {
         "TOOLREG_LIMITS",
         "TOOLREG_MODULE_CACHE",
         "TOOLREG_MODULE_TOKEN",
+        "TOOLREG_SWITCHES",
     ] {
         command.env_remove(var);
     }

@@ -1,21 +1,38 @@
 """Drives `toolreg mcp` with the official MCP Python SDK, in both protocol eras.
 
-    python check.py TOOLREG KB_DIR [HTTP_URL]
+    python check.py TOOLREG KB_DIR [HTTP_URL ADMIN_TOKEN]
 
-Prints one line per check and exits non-zero at the first that fails.
+Run in the folder the servers run in (its `sandbox/` is the file tools' area, its
+`.toolreg-switches.json` the switches every `toolreg` there follows). Prints one line per check
+and exits non-zero at the first that fails.
 """
 
+import json
+import pathlib
 import sys
+import time
 
 import anyio
+import httpx2
+import mcp_types as types
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 TOOLREG, KB = sys.argv[1], sys.argv[2]
 URL = sys.argv[3] if len(sys.argv) > 3 else None
+ADMIN_TOKEN = sys.argv[4] if len(sys.argv) > 4 else None
+SANDBOX = pathlib.Path("sandbox")
+# Confirmation belongs to a user's call: the file tools need at least the `user` level.
+ANN = ("--level", "user", "--user", "ann")
 
 
 def stdio(*flags):
     return StdioServerParameters(command=TOOLREG, args=[*flags, "mcp"], env={"TOOLREG_KB": KB})
+
+
+def http(token=None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx2.AsyncClient(headers=headers, timeout=30)
 
 
 async def names(server, mode):
@@ -32,10 +49,14 @@ async def refusal(client, name):
     raise AssertionError(f"calling {name} did not fail")
 
 
-async def check(mode):
+async def toolreg(*args):
+    done = await anyio.run_process([TOOLREG, *args], check=False)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+
+
+async def lists_and_calls(mode, expected):
     guest, version = await names(stdio("--level", "guest"), mode)
     admin, _ = await names(stdio("--level", "admin", "--user", "ann"), mode)
-    expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
     assert version == expected, (mode, version)
     assert "research" in guest and "scheduler.add_job" not in guest, guest
     assert "scheduler.add_job" in admin and set(guest) < set(admin), admin
@@ -57,17 +78,203 @@ async def check(mode):
             limited = await client.call_tool("research", {"query": "caching"})
             assert limited.is_error and "try again in" in limited.content[0].text, limited
     print(f"{mode}: stdio call, isError for bad arguments and rate limits, -32602 alike for unknown and hidden")
+    return guest, admin
 
-    if URL:
-        http_names, version = await names(URL, mode)
-        assert version == expected, (mode, version)
-        assert http_names == guest, (http_names, guest)
-        async with Client(URL, mode=mode) as client:
+
+async def progress_and_cancellation(server, mode, label):
+    name = f"{mode}-{label}.txt"
+    seen = []
+
+    async def progress(done, total, message):
+        seen.append(message)
+
+    async def write_later():
+        await anyio.sleep(1.6)
+        (SANDBOX / name).write_text("ready")
+
+    late = []
+
+    async def stray(message):
+        # Progress whose call is gone still reaches the message handler.
+        if isinstance(message, types.ProgressNotification):
+            late.append(message)
+
+    async with Client(server, mode=mode, message_handler=stray) as client:
+        async with anyio.create_task_group() as group:
+            group.start_soon(write_later)
+            done = await client.call_tool(
+                "file_manager.wait_for", {"path": name, "timeout_seconds": 20}, progress_callback=progress
+            )
+        assert not done.is_error and json.loads(done.content[0].text)["appeared"], done
+        assert seen and all(name in message for message in seen), seen
+
+        # Abandoning a call cancels it; the server drops the tool's future, so its progress
+        # stops, and it serves the next call at once.
+        cancelled = []
+
+        async def count(done, total, message):
+            cancelled.append(message)
+
+        started = time.monotonic()
+        with anyio.move_on_after(2.5):
+            await client.call_tool(
+                "file_manager.wait_for", {"path": "never.txt", "timeout_seconds": 60}, progress_callback=count
+            )
+        assert time.monotonic() - started < 5, "the cancelled call was waited for"
+        assert cancelled, "no progress before the cancellation"
+        heard = len(cancelled) + len(late)
+        await anyio.sleep(2.5)
+        assert len(cancelled) + len(late) == heard, ("progress after the cancellation", cancelled, late)
+        again = await client.call_tool("file_manager.list", {})
+        assert not again.is_error, again
+    print(f"{mode}: {label} progress notifications; a cancelled call stops and the server goes on")
+
+
+async def switch_and_hear(client, mode, heard, verb):
+    """Runs `toolreg VERB file_manager.list` and waits for the client to hear list_changed."""
+    if mode == "legacy":
+        await toolreg(verb, "file_manager.list")
+        with anyio.fail_after(10):
+            await heard.wait()
+        return
+    async with client.listen(tools_list_changed=True) as changes:
+        await toolreg(verb, "file_manager.list")
+        with anyio.fail_after(10):
+            async for _event in changes:
+                break
+
+
+async def list_changed(mode):
+    heard = [anyio.Event()]
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            heard[0].set()
+
+    async with Client(stdio("--level", "guest"), mode=mode, message_handler=on_message) as client:
+        before = [tool.name for tool in (await client.list_tools()).tools]
+        assert "file_manager.list" in before, before
+        await switch_and_hear(client, mode, heard[0], "disable")
+        after = [tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools]
+        assert "file_manager.list" not in after and set(after) < set(before), after
+        gone = await refusal(client, "file_manager.list")
+        assert gone[0] == -32602, gone
+        heard[0] = anyio.Event()
+        await switch_and_hear(client, mode, heard[0], "enable")
+        back = [tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools]
+        assert back == before, (back, before)
+    print(f"{mode}: list_changed after `toolreg disable` in another process, and the tool is gone")
+
+
+async def confirmation(mode):
+    for name in ["a.txt", "b.txt", "c.txt"]:
+        (SANDBOX / f"{mode}-{name}").write_text(name)
+    a, b, c = (f"{mode}-{name}" for name in ["a.txt", "b.txt", "c.txt"])
+    asked = []
+
+    async def approve(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with Client(stdio(*ANN), mode=mode, elicitation_callback=approve) as client:
+        session = client.session
+        if mode == "legacy":
+            # No input_required before 2026-07-28: the answer names the approval token, and a
+            # retry carrying it in `_meta` runs the call.
+            first = await client.call_tool("file_manager.delete_file", {"path": a})
+            text = first.content[0].text
+            assert first.is_error and "approval" in text and (SANDBOX / a).exists(), first
+            token = text.split("approval token `")[1].split("`")[0]
+            meta = {"tool-registry/approvalToken": token}
+            moved = await session.call_tool("file_manager.delete_file", {"path": b}, meta=meta)
+            assert moved.is_error and "different arguments" in moved.content[0].text, moved
+            assert (SANDBOX / b).exists()
+            done = await session.call_tool("file_manager.delete_file", {"path": a}, meta=meta)
+            assert not done.is_error and not (SANDBOX / a).exists(), done
+            replay = await session.call_tool("file_manager.delete_file", {"path": a}, meta=meta)
+            assert replay.is_error and "already used" in replay.content[0].text, replay
+            print(f"{mode}: confirmation by approval token runs once, not on other arguments")
+            return
+
+        # The SDK's own driver: the user is asked once about that exact call, which then runs.
+        done = await client.call_tool("file_manager.delete_file", {"path": c})
+        assert not done.is_error and not (SANDBOX / c).exists(), done
+        assert len(asked) == 1 and c in asked[0], asked
+
+        # By hand: the answer to one call, replayed on other arguments, is refused.
+        first = await session.call_tool("file_manager.delete_file", {"path": a}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult), first
+        assert a in first.input_requests["confirm"].params.message
+        yes = {"confirm": types.ElicitResult(action="accept", content={"approve": True})}
+        state = first.request_state
+        moved = await session.call_tool(
+            "file_manager.delete_file", {"path": b}, input_responses=yes, request_state=state, allow_input_required=True
+        )
+        assert moved.is_error and "different arguments" in moved.content[0].text, moved
+        assert (SANDBOX / b).exists() and (SANDBOX / a).exists()
+        done = await session.call_tool(
+            "file_manager.delete_file", {"path": a}, input_responses=yes, request_state=state, allow_input_required=True
+        )
+        assert not done.is_error and not (SANDBOX / a).exists(), done
+        replay = await session.call_tool(
+            "file_manager.delete_file", {"path": a}, input_responses=yes, request_state=state, allow_input_required=True
+        )
+        assert replay.is_error and "already used" in replay.content[0].text, replay
+
+        # A refusal drops the call.
+        second = await session.call_tool("file_manager.delete_file", {"path": b}, allow_input_required=True)
+        no = {"confirm": types.ElicitResult(action="decline")}
+        declined = await session.call_tool(
+            "file_manager.delete_file",
+            {"path": b},
+            input_responses=no,
+            request_state=second.request_state,
+            allow_input_required=True,
+        )
+        assert declined.is_error and "declined" in declined.content[0].text, declined
+        assert (SANDBOX / b).exists()
+    print(f"{mode}: confirmation by input_required runs the call once, refuses it moved or replayed, drops it declined")
+
+
+async def over_http(mode, expected, guest):
+    async with http() as anonymous, http(ADMIN_TOKEN) as admin:
+        # The server follows the switch file within a second of the `enable` above.
+        with anyio.fail_after(5):
+            while True:
+                as_guest, version = await names(streamable_http_client(URL, http_client=anonymous), mode)
+                if as_guest == guest:
+                    break
+                await anyio.sleep(0.2)
+        as_admin, _ = await names(streamable_http_client(URL, http_client=admin), mode)
+    assert version == expected, (mode, version)
+    assert as_guest == guest, (as_guest, guest)
+    assert "scheduler.add_job" in as_admin and set(as_guest) < set(as_admin), as_admin
+    async with http() as anonymous:
+        async with Client(streamable_http_client(URL, http_client=anonymous), mode=mode) as client:
             done = await client.call_tool("file_manager.list", {})
             assert not done.is_error, done
-        print(f"{mode}: streamable HTTP without a token is a guest, and calls")
+            hidden = await refusal(client, "scheduler.add_job")
+            assert hidden[0] == -32602, hidden
+    async with http(ADMIN_TOKEN) as admin:
+        async with Client(streamable_http_client(URL, http_client=admin), mode=mode) as client:
+            jobs = await client.call_tool("scheduler.list_jobs", {})
+            assert not jobs.is_error, jobs
+    print(f"{mode}: streamable HTTP: no token is a guest, the admin token sees and calls more")
+    async with http() as anonymous:
+        await progress_and_cancellation(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
 
 
+async def check(mode):
+    expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+    guest, _ = await lists_and_calls(mode, expected)
+    await progress_and_cancellation(stdio("--level", "guest"), mode, "stdio")
+    await list_changed(mode)
+    await confirmation(mode)
+    if URL:
+        await over_http(mode, expected, guest)
+
+
+SANDBOX.mkdir(exist_ok=True)
 for mode in ["legacy", "2026-07-28"]:
     anyio.run(check, mode)
 print("all checks passed")

@@ -1,0 +1,174 @@
+//! Confirmation over MCP: the 2026-07-28 multi-round-trip request (`input_required`) for a
+//! client that can ask its user, the approval token in `_meta` for one that cannot.
+//!
+//! A call of a tool that needs a person's approval waits in the registry's approval store
+//! under a token bound to its tool, its user and its exact arguments
+//! ([`Registry::call_approved`](crate::Registry::call_approved)). The server asks the client's
+//! user to confirm that call with one form input request, `confirm`, and hands the token back
+//! as the opaque `requestState`. The retried request carries the answer; an accepted answer
+//! runs the call through [`call_approved`](crate::Registry::call_approved), which checks the
+//! token against the retried request's tool, caller and arguments and uses it up, so an
+//! answer runs once and cannot be moved to another call. `requestState` is a lookup key, never
+//! trusted: what runs is what the registry signed when it kept the call.
+
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses,
+};
+use rmcp::{ErrorData, RoleServer, service::RequestContext};
+use serde_json::{Value, json};
+
+use crate::ToolResult;
+
+/// The `_meta` key of a `tools/call` that redeems the approval token of an earlier answer, for
+/// a client that cannot answer `input_required` (the `initialize` era, or no elicitation).
+pub const APPROVAL_TOKEN_META: &str = "tool-registry/approvalToken";
+
+/// The name of the input request that asks the user to confirm a call.
+pub const CONFIRM_INPUT: &str = "confirm";
+
+/// How `requestState` marks an approval token.
+const STATE_PREFIX: &str = "approval.";
+
+/// How much of a call's arguments the question shows the user.
+const SHOWN_ARGUMENTS: usize = 2_000;
+
+/// What the retried request (or the `_meta` of a plain one) says about a waiting call.
+pub(super) enum Answer {
+    /// No answer: a first call.
+    None,
+    /// Run the call that waits under this token.
+    Approve(String),
+    /// The user refused: the call under this token is dropped.
+    Decline(String),
+    /// The user closed the question without choosing: nothing runs, the token stays.
+    Cancel,
+    /// A retry without an answer: ask again.
+    Ask(String),
+}
+
+/// Reads the answer a request carries.
+pub(super) fn answer_of(
+    request_state: Option<&str>,
+    responses: Option<&InputResponses>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Answer, ErrorData> {
+    let Some(state) = request_state else {
+        return Ok(match context.meta.get(APPROVAL_TOKEN_META) {
+            Some(Value::String(token)) => Answer::Approve(token.clone()),
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    format!("`_meta.{APPROVAL_TOKEN_META}` must be the token as a string"),
+                    None,
+                ));
+            }
+            None => Answer::None,
+        });
+    };
+    let token = state
+        .strip_prefix(STATE_PREFIX)
+        .filter(|token| !token.is_empty() && token.len() <= 256)
+        .ok_or_else(|| {
+            ErrorData::invalid_params(
+                "`requestState` is not one this server gave; call the tool again without it",
+                None,
+            )
+        })?
+        .to_owned();
+    let Some(response) = responses.and_then(|responses| responses.get(CONFIRM_INPUT)) else {
+        return Ok(Answer::Ask(token));
+    };
+    let response: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
+        ErrorData::invalid_params(
+            format!("the answer to `{CONFIRM_INPUT}` is not an elicitation result: {error}"),
+            None,
+        )
+    })?;
+    let approved = response
+        .content
+        .as_ref()
+        .and_then(|content| content.get("approve"))
+        .and_then(Value::as_bool);
+    Ok(match (response.action, approved) {
+        (ElicitationAction::Accept, Some(true)) => Answer::Approve(token),
+        (ElicitationAction::Accept, Some(false)) | (ElicitationAction::Decline, _) => {
+            Answer::Decline(token)
+        }
+        (ElicitationAction::Accept, None) => {
+            return Err(ErrorData::invalid_params(
+                "an accepted `confirm` answer needs `content.approve`, true or false",
+                None,
+            ));
+        }
+        // Cancel, and any action a later revision adds: nothing runs.
+        _ => Answer::Cancel,
+    })
+}
+
+/// The approval token of a result that waits for a person, if it is one.
+pub(super) fn waiting_token(result: &ToolResult) -> Option<&str> {
+    if result.success || result.audit.outcome.as_deref() != Some("needs_approval") {
+        return None;
+    }
+    result
+        .content
+        .pointer("/error/token")
+        .and_then(Value::as_str)
+}
+
+/// Whether the client can answer an `input_required` result with a form: a 2026-07-28 request
+/// from a client that declared form elicitation (an empty `elicitation` object means forms).
+pub(super) fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize());
+    let forms = context
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+    modern && forms
+}
+
+/// The question for the user: run `tool` with `arguments`, yes or no; the token rides along as
+/// `requestState`.
+pub(super) fn ask(
+    tool: &str,
+    arguments: &Value,
+    token: &str,
+) -> Result<InputRequiredResult, ErrorData> {
+    let mut shown = arguments.to_string();
+    if shown.len() > SHOWN_ARGUMENTS {
+        let cut = (0..=SHOWN_ARGUMENTS)
+            .rev()
+            .find(|&at| shown.is_char_boundary(at))
+            .unwrap_or(0);
+        shown.truncate(cut);
+        shown.push_str(" …");
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "approve": {
+                "type": "boolean",
+                "title": "Run this call",
+                "description": "Yes runs the call once, exactly as shown; no drops it.",
+            }
+        },
+        "required": ["approve"],
+    });
+    let requested_schema: ElicitationSchema = serde_json::from_value(schema)
+        .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+    let question = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: format!("Allow the tool `{tool}` to run with these arguments?\n{shown}"),
+        requested_schema,
+    });
+    let requests = InputRequests::from([(
+        CONFIRM_INPUT.to_owned(),
+        InputRequest::Elicitation(question),
+    )]);
+    Ok(InputRequiredResult::new(
+        Some(requests),
+        Some(format!("{STATE_PREFIX}{token}")),
+    ))
+}
