@@ -330,3 +330,133 @@ fn a_module_map_mounts_mcp_servers_for_every_command() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("exactly one of `command` and `url`"));
 }
+
+/// A client that declares form elicitation, so that a 2026-07-28 server may ask it to confirm a
+/// call; the test answers the questions itself.
+#[derive(Clone)]
+struct Asking;
+
+impl rmcp::ClientHandler for Asking {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("confirm-test", "1.0.0"),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_arguments() {
+    use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ProtocolVersion};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+    let dir = workspace();
+    let sandbox = dir.path().join("sandbox");
+    std::fs::create_dir_all(&sandbox).unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(sandbox.join(name), name).unwrap();
+    }
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg")).configure(|c| {
+        c.current_dir(dir.path())
+            .args(["--level", "user", "--user", "ann", "mcp"])
+            .env_remove("TOOLREG_SANDBOX")
+            .env_remove("TOOLREG_APPROVALS")
+            .env_remove("TOOLREG_SWITCHES");
+    });
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = Asking
+        .serve_with_lifecycle(TokioChildProcess::new(command).unwrap(), lifecycle)
+        .await
+        .unwrap();
+    let delete = |path: &str| call("file_manager.delete_file", json!({ "path": path }));
+    let text = |response: CallToolResponse| match response {
+        CallToolResponse::Complete(result) => (
+            result.is_error == Some(true),
+            result.content[0].as_text().unwrap().text.clone(),
+        ),
+        other => panic!("{other:?}"),
+    };
+
+    // The first call asks the user about that exact call; nothing is deleted yet.
+    let CallToolResponse::InputRequired(asked) =
+        client.call_tool_once(delete("a.txt")).await.unwrap()
+    else {
+        panic!("no input_required");
+    };
+    let question = &asked.input_requests.as_ref().unwrap()["confirm"];
+    let InputRequest::Elicitation(question) = question else {
+        panic!("{question:?}")
+    };
+    assert!(
+        serde_json::to_string(&question.params)
+            .unwrap()
+            .contains("a.txt"),
+        "{question:?}"
+    );
+    assert!(sandbox.join("a.txt").exists());
+    let state = asked.request_state.clone().unwrap();
+    let yes = InputResponses::from([(
+        "confirm".to_owned(),
+        json!({"action": "accept", "content": {"approve": true}}),
+    )]);
+    let answered = |path: &str, answer: &InputResponses| {
+        delete(path)
+            .with_input_responses(answer.clone())
+            .with_request_state(state.clone())
+    };
+
+    // The answer moved to other arguments is refused, and uses nothing up.
+    let (failed, moved) = text(
+        client
+            .call_tool_once(answered("b.txt", &yes))
+            .await
+            .unwrap(),
+    );
+    assert!(failed && moved.contains("different arguments"), "{moved}");
+    assert!(sandbox.join("b.txt").exists());
+    // On its own call it runs, once.
+    let (failed, done) = text(
+        client
+            .call_tool_once(answered("a.txt", &yes))
+            .await
+            .unwrap(),
+    );
+    assert!(!failed, "{done}");
+    assert!(!sandbox.join("a.txt").exists());
+    let (failed, replay) = text(
+        client
+            .call_tool_once(answered("a.txt", &yes))
+            .await
+            .unwrap(),
+    );
+    assert!(failed && replay.contains("already used"), "{replay}");
+
+    // A made-up state runs nothing: with an answer it is an unknown token; without one, the
+    // call is asked about afresh, under a state of its own.
+    let made_up = delete("c.txt").with_request_state("approval.made-up");
+    let (failed, forged) = text(
+        client
+            .call_tool_once(made_up.clone().with_input_responses(yes.clone()))
+            .await
+            .unwrap(),
+    );
+    assert!(failed && forged.contains("unknown"), "{forged}");
+    match client.call_tool_once(made_up).await.unwrap() {
+        CallToolResponse::InputRequired(again) => {
+            assert_ne!(again.request_state.as_deref(), Some("approval.made-up"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let foreign = client
+        .call_tool_once(delete("c.txt").with_request_state("not ours"))
+        .await;
+    assert!(
+        matches!(&foreign, Err(ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS),
+        "{foreign:?}"
+    );
+    assert!(sandbox.join("c.txt").exists());
+    client.cancel().await.unwrap();
+}

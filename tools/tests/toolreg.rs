@@ -689,3 +689,61 @@ fn a_call_object_that_writes_a_key_twice_is_refused_and_runs_nothing() {
     }
     assert!(!dir.path().join("kb/inbox").exists(), "no note was written");
 }
+
+#[test]
+fn disable_and_enable_hold_for_every_later_command_through_the_switch_file() {
+    let dir = workspace();
+    let names = |args: &[&str]| -> Vec<String> {
+        let output = toolreg(dir.path(), &[args, &["list", "--format", "json"]].concat());
+        stdout_json(&output)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = names(&[]);
+    assert!(all.contains(&"file_manager.read".to_owned()));
+
+    // By alias: the switch is kept under the tool's own name.
+    let off = toolreg(dir.path(), &["disable", "file_manager.read_file"]);
+    assert_eq!(off.status.code(), Some(0), "{off:?}");
+    assert!(
+        String::from_utf8_lossy(&off.stdout).contains("disabled file_manager.read (1 tool here)")
+    );
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join(".toolreg-switches.json")).unwrap())
+            .unwrap();
+    assert_eq!(file["names"], serde_json::json!(["file_manager.read"]));
+    assert!(!names(&[]).contains(&"file_manager.read".to_owned()));
+    let called = toolreg(
+        dir.path(),
+        &["call", "file_manager.read", r#"{"path": "x"}"#],
+    );
+    assert_eq!(called.status.code(), Some(1));
+
+    // By tag, and back; another file is another set of switches.
+    toolreg(dir.path(), &["disable", "--tag", "write"]);
+    let without_writes = names(&[]);
+    assert!(!without_writes.contains(&"file_manager.create_document".to_owned()));
+    assert!(
+        names(&["--switches", "other.json"]).contains(&"file_manager.create_document".to_owned())
+    );
+    toolreg(dir.path(), &["enable", "--tag", "write"]);
+    toolreg(dir.path(), &["enable", "file_manager.read"]);
+    assert_eq!(names(&[]), all);
+
+    // One selector, exactly.
+    let none = toolreg(dir.path(), &["disable"]);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    let two = toolreg(dir.path(), &["disable", "research", "--tag", "write"]);
+    assert_eq!(two.status.code(), Some(2), "{two:?}");
+    // A switch file that is not one is an error that names it, not a silent default.
+    std::fs::write(dir.path().join(".toolreg-switches.json"), "[1, 2").unwrap();
+    let broken = toolreg(dir.path(), &["list"]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&broken.stderr).contains("switch file"),
+        "{broken:?}"
+    );
+}

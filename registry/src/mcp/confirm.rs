@@ -43,8 +43,6 @@ pub(super) enum Answer {
     Decline(String),
     /// The user closed the question without choosing: nothing runs, the token stays.
     Cancel,
-    /// A retry without an answer: ask again.
-    Ask(String),
 }
 
 /// Reads the answer a request carries.
@@ -75,8 +73,9 @@ pub(super) fn answer_of(
             )
         })?
         .to_owned();
+    // A retry without an answer is a first call: it waits under a token of its own.
     let Some(response) = responses.and_then(|responses| responses.get(CONFIRM_INPUT)) else {
-        return Ok(Answer::Ask(token));
+        return Ok(Answer::None);
     };
     let response: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
         ErrorData::invalid_params(

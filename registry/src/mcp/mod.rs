@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope); [`serve_stdio`] |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed |
+//! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //!
 //! ```no_run
@@ -20,11 +21,20 @@
 //!   name, [`PAGE_SIZE`] to a page with an opaque cursor, cached privately by the client.
 //! - `tools/call`: through the whole pipeline. A tool that does not exist and one outside the
 //!   scope are the same JSON-RPC error -32602 (`Unknown tool: NAME`); bad arguments, a tool's
-//!   failure, a rate limit (with when to retry) and a call awaiting approval (with its token)
-//!   are results with `isError: true` and the message a model reads; a tool with an output
+//!   failure and a rate limit (with when to retry) are results with `isError: true` and the
+//!   message a model reads; a tool with an output
 //!   schema answers `structuredContent` too. A progress token turns the tool's
 //!   [`Ctx::progress`](crate::Ctx::progress) into progress notifications; a cancellation drops
 //!   the call, which stops an async tool.
+//! - Confirmation: a call of a tool that needs a person's approval waits under a token bound to
+//!   its tool, its user and its exact arguments. A 2026-07-28 client that declared form
+//!   elicitation gets an `input_required` result asking its user about that exact call
+//!   ([`CONFIRM_INPUT`], one boolean `approve`), with the token as `requestState`; the retried
+//!   request with an accepted answer runs the call once, on the same tool, user and arguments
+//!   only (an answer moved to other arguments is refused and uses nothing up), and a declined
+//!   one drops it. Any other client gets an `isError` result naming the approval token, and
+//!   runs the call by sending it again with the token in `_meta` under [`APPROVAL_TOKEN_META`]
+//!   (or a person runs `toolreg approve TOKEN`).
 //! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
 //!   replaced or switched, and only then.
 //!

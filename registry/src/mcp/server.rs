@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::confirm::{self, Answer};
 use crate::format::Provider;
 use crate::registry::Shared;
-use crate::{Ctx, Scope, ToolCall, ToolError, ToolResult};
+use crate::{Ctx, Scope, ToolCall, ToolResult};
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;
@@ -209,11 +209,6 @@ impl ServerHandler for McpServer {
                 Answer::Cancel => ToolResult::failure(
                     "the user closed the confirmation without choosing; nothing ran",
                 ),
-                // Asked again below, if the token still waits.
-                Answer::Ask(token) => ToolResult::from(ToolError::NeedsApproval {
-                    tool: name.to_owned(),
-                    token: token.clone(),
-                }),
             }
         };
         // A cancellation drops the call's future, and with it an async tool.
