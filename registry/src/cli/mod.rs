@@ -333,6 +333,9 @@ struct McpArgs {
     /// and allow-lists.
     #[arg(long, value_name = "FILE", requires = "http")]
     callers: Option<std::path::PathBuf>,
+    /// How many tools one `tools/list` page holds.
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    page_size: u64,
 }
 
 /// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
@@ -345,8 +348,12 @@ fn mcp(
     err: &mut dyn Write,
 ) -> i32 {
     let registry = std::sync::Arc::clone(registry);
+    let server = |scope| {
+        crate::mcp::McpServer::new(registry, scope)
+            .with_page_size(usize::try_from(args.page_size).unwrap_or(usize::MAX))
+    };
     let outcome = match &args.http {
-        None => block_on(err, crate::mcp::serve_stdio(registry, scope)),
+        None => block_on(err, server(scope).serve_stdio()),
         Some(addr) => {
             let callers = match &args.callers {
                 Some(path) => match crate::mcp::Callers::from_file(path) {
@@ -360,7 +367,7 @@ fn mcp(
             };
             block_on(
                 err,
-                crate::mcp::serve_http(registry, callers, addr.as_str(), |bound| {
+                server(Scope::guest()).serve_http(callers, addr.as_str(), |bound| {
                     let _ = writeln!(out, "listening on http://{bound}/mcp");
                     let _ = out.flush();
                 }),

@@ -138,7 +138,30 @@ pub(super) struct Caller(pub(super) Scope);
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.
 pub fn router(registry: impl Into<Shared>, callers: Callers, origins: Vec<String>) -> Router {
-    let server = McpServer::new(registry, Scope::guest());
+    McpServer::new(registry, Scope::guest()).router(callers, origins)
+}
+
+impl McpServer {
+    /// This server's MCP endpoint at `/mcp`, each request as the caller its token names in
+    /// `callers` (with this server's scope without one: make it [`Scope::guest`] for a
+    /// server others reach). Browser requests from an origin other than `origins` are refused.
+    pub fn router(self, callers: Callers, origins: Vec<String>) -> Router {
+        http_router(self, callers, origins)
+    }
+
+    /// Serves this server over streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM;
+    /// see [`serve_http`].
+    pub async fn serve_http(
+        self,
+        callers: Callers,
+        addr: impl tokio::net::ToSocketAddrs,
+        on_bound: impl FnOnce(std::net::SocketAddr),
+    ) -> io::Result<()> {
+        serve_router(self, callers, addr, on_bound).await
+    }
+}
+
+fn http_router(server: McpServer, callers: Callers, origins: Vec<String>) -> Router {
     let config = StreamableHttpServerConfig::default().with_allowed_origins(origins);
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -188,6 +211,21 @@ pub async fn serve_http(
     addr: impl tokio::net::ToSocketAddrs,
     on_bound: impl FnOnce(std::net::SocketAddr),
 ) -> io::Result<()> {
+    serve_router(
+        McpServer::new(registry, Scope::guest()),
+        callers,
+        addr,
+        on_bound,
+    )
+    .await
+}
+
+async fn serve_router(
+    server: McpServer,
+    callers: Callers,
+    addr: impl tokio::net::ToSocketAddrs,
+    on_bound: impl FnOnce(std::net::SocketAddr),
+) -> io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     if !local.ip().is_loopback() {
@@ -203,7 +241,7 @@ pub async fn serve_http(
         format!("http://localhost:{}", local.port()),
     ];
     on_bound(local);
-    axum::serve(listener, router(registry, callers, origins))
+    axum::serve(listener, http_router(server, callers, origins))
         .with_graceful_shutdown(crate::http::shutdown_signal())
         .await
 }

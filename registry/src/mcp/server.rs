@@ -29,6 +29,7 @@ pub const PAGE_SIZE: usize = 100;
 pub struct McpServer {
     registry: Shared,
     scope: Scope,
+    page_size: usize,
 }
 
 impl McpServer {
@@ -38,7 +39,28 @@ impl McpServer {
         Self {
             registry: registry.into(),
             scope,
+            page_size: PAGE_SIZE,
         }
+    }
+
+    /// How many tools one `tools/list` page holds ([`PAGE_SIZE`] unless set; at least one).
+    #[must_use]
+    pub fn with_page_size(mut self, tools: usize) -> Self {
+        self.page_size = tools.max(1);
+        self
+    }
+
+    /// Runs this server on standard input and output until the client closes the stream.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|error| std::io::Error::other(error.to_string()))
     }
 
     /// The caller of a request or session: the one the bearer check found over HTTP, else the
@@ -51,6 +73,7 @@ impl McpServer {
             Some(caller) => Self {
                 registry: self.registry.clone(),
                 scope: caller.0.clone(),
+                page_size: self.page_size,
             },
             None => self.clone(),
         }
@@ -90,16 +113,7 @@ impl McpServer {
 /// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
 /// `scope`, until the client closes the stream.
 pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
-    let server = McpServer::new(registry, scope);
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|error| std::io::Error::other(error.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|error| std::io::Error::other(error.to_string()))
+    McpServer::new(registry, scope).serve_stdio().await
 }
 
 fn unknown(name: &str) -> ErrorData {
@@ -145,7 +159,7 @@ impl ServerHandler for McpServer {
                     )
                 })?,
         };
-        let end = (start + PAGE_SIZE).min(all.len());
+        let end = start.saturating_add(this.page_size).min(all.len());
         let tools = all[start..end]
             .iter()
             .map(|tool| serde_json::from_value::<Tool>(tool.clone()))

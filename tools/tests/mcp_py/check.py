@@ -26,8 +26,20 @@ SANDBOX = pathlib.Path("sandbox")
 ANN = ("--level", "user", "--user", "ann")
 
 
-def stdio(*flags):
-    return StdioServerParameters(command=TOOLREG, args=[*flags, "mcp"], env={"TOOLREG_KB": KB})
+def stdio(*flags, page_size=None):
+    paging = ["--page-size", str(page_size)] if page_size else []
+    return StdioServerParameters(command=TOOLREG, args=[*flags, "mcp", *paging], env={"TOOLREG_KB": KB})
+
+
+async def all_pages(client):
+    names, cursor, pages = [], None, 0
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        names += [tool.name for tool in page.tools]
+        pages += 1
+        cursor = page.next_cursor
+        if not cursor:
+            return names, pages
 
 
 def http(token=None):
@@ -60,7 +72,10 @@ async def lists_and_calls(mode, expected):
     assert version == expected, (mode, version)
     assert "research" in guest and "scheduler.add_job" not in guest, guest
     assert "scheduler.add_job" in admin and set(guest) < set(admin), admin
-    print(f"{mode}: stdio lists per scope ({len(guest)} guest, {len(admin)} admin tools)")
+    async with Client(stdio("--level", "admin", "--user", "ann", page_size=5), mode=mode) as client:
+        paged, pages = await all_pages(client)
+    assert paged == admin and pages == -(-len(admin) // 5), (paged, pages)
+    print(f"{mode}: stdio lists per scope ({len(guest)} guest, {len(admin)} admin tools, {pages} pages of 5)")
 
     async with Client(stdio("--level", "guest"), mode=mode) as client:
         done = await client.call_tool("research", {"query": "caching"})
