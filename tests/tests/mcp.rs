@@ -353,3 +353,67 @@ async fn the_stateless_2026_revision_lists_calls_and_listens_for_changes() {
     );
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_tools_are_found_and_run_through_the_discovery_meta_tools() {
+    let registry = registry();
+    registry
+        .register_with_handler(
+            spec("visible", Permission::Guest),
+            |_: Value, _: Ctx| async { Ok::<_, String>("seen") },
+        )
+        .unwrap();
+    let deferred = ToolSpec::builder("archive_search")
+        .description("Search the archived tickets by keyword.")
+        .permission(Permission::Guest)
+        .defer_loading(true)
+        .build()
+        .unwrap();
+    registry
+        .register_with_handler(deferred, |_: Value, _: Ctx| async {
+            Ok::<_, String>("archived")
+        })
+        .unwrap();
+    let client = connect(&registry, Scope::guest()).await;
+    let listed: Vec<String> = client
+        .session
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert!(!listed.contains(&"archive_search".to_owned()), "{listed:?}");
+    for meta in ["search_tools", "describe_tool", "execute_tool"] {
+        assert!(listed.contains(&meta.to_owned()), "{listed:?}");
+    }
+    let text = |result: rmcp::model::CallToolResult| {
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        result.content[0].as_text().unwrap().text.clone()
+    };
+    let found = client
+        .session
+        .call_tool(
+            CallToolRequestParams::new("search_tools")
+                .with_arguments(args(json!({"query": "archived tickets"}))),
+        )
+        .await
+        .unwrap();
+    assert!(text(found).contains("archive_search"));
+    let ran = client
+        .session
+        .call_tool(
+            CallToolRequestParams::new("execute_tool")
+                .with_arguments(args(json!({"name": "archive_search", "arguments": {}}))),
+        )
+        .await
+        .unwrap();
+    assert!(text(ran).contains("archived"));
+    // Left out of the list, still callable by name.
+    let direct = client
+        .session
+        .call_tool(CallToolRequestParams::new("archive_search"))
+        .await
+        .unwrap();
+    assert!(text(direct).contains("archived"));
+}
