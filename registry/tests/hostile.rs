@@ -583,7 +583,7 @@ async fn error_results_carry_the_same_stamps_as_successes() {
     let Err(ToolError::NeedsApproval { token, .. }) = held else {
         panic!("{held:?}")
     };
-    let denied = registry.deny(&token, "not today", &ctx).unwrap();
+    let denied = registry.deny(&token, "not today", &ctx).await.unwrap();
     let record = records.0.lock().unwrap().pop().unwrap();
     assert_eq!(denied.audit.tool.as_deref(), Some("hostile.wipe"));
     assert_eq!(denied.audit.outcome.as_deref(), Some("denied"));

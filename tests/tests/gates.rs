@@ -61,6 +61,7 @@ fn the_module_registry_permission_example() {
             "file_manager.delete_file",
             "file_manager.list",
             "file_manager.read",
+            "file_manager.wait_for",
             "research",
             "research.fetch_webpage",
             "research.web_search",
@@ -212,9 +213,9 @@ async fn switches_by_name_tag_and_category_apply_at_once() {
     assert_eq!(error.code(), "unknown_tool");
     assert_eq!(registry.tools(&Scope::trusted()).len(), all - 1);
 
-    assert_eq!(registry.disable(Selector::category("files")), 4);
+    assert_eq!(registry.disable(Selector::category("files")), 5);
     assert_eq!(registry.disable(Selector::tag("fake")), 1);
-    assert_eq!(registry.tools(&Scope::trusted()).len(), all - 6);
+    assert_eq!(registry.tools(&Scope::trusted()).len(), all - 7);
 
     registry.enable(Selector::name("util.echo"));
     registry.enable(Selector::category("files"));
@@ -520,7 +521,7 @@ async fn approvals_run_once_for_the_same_user_and_arguments_until_they_expire() 
             .await
             .unwrap_err(),
     );
-    let denied = registry.deny(&token, "not today", &alice).unwrap();
+    let denied = registry.deny(&token, "not today", &alice).await.unwrap();
     assert!(!denied.success && denied.message.unwrap().contains("not today"));
     assert!(registry.approve(&token, &alice).await.is_err());
 

@@ -18,6 +18,7 @@ const REFERENCE_TOOLS: &[&str] = &[
     "file_manager.delete_file",
     "file_manager.list",
     "file_manager.read",
+    "file_manager.wait_for",
     "learning",
     "research",
     "scheduler.add_job",

@@ -130,6 +130,19 @@ pub enum ToolError {
         /// What went wrong with the gate.
         reason: String,
     },
+    /// The store that counts the tool's calls or keeps its approvals (a file, Redis) could not
+    /// be reached or read, so the call was not admitted; nothing ran.
+    #[error(
+        "tool `{tool}` cannot run now: its {store} is unavailable ({reason}); try again shortly"
+    )]
+    StoreUnavailable {
+        /// The tool that was called.
+        tool: String,
+        /// Which store: `rate-limit file`, `Redis rate-limit store`.
+        store: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The application did not provide what the tool needs (such as its `State<T>`).
     #[error("tool `{tool}` is misconfigured: {message}")]
     Misconfigured {
@@ -245,6 +258,7 @@ impl ToolError {
             Self::ApprovalAltered { .. } => "approval_altered",
             Self::Denied { .. } => "denied",
             Self::GateUnavailable { .. } => "gate_unavailable",
+            Self::StoreUnavailable { .. } => "store_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
             Self::ModuleUnreachable { .. } => "module_unreachable",
             Self::ModuleStatus { .. } => "module_status",
@@ -302,6 +316,7 @@ impl ToolError {
             | Self::NoHandler { tool, .. }
             | Self::Denied { tool, .. }
             | Self::GateUnavailable { tool, .. }
+            | Self::StoreUnavailable { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
             | Self::ArgumentsTooDeep { tool, .. }
             | Self::ModuleUnreachable { tool, .. }
@@ -401,6 +416,15 @@ impl Serialize for ToolError {
                 map.serialize_entry("tool", tool)?;
                 map.serialize_entry("detail", message)?;
             }
+            Self::StoreUnavailable {
+                tool,
+                store,
+                reason,
+            } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("store", store)?;
+                map.serialize_entry("detail", reason)?;
+            }
             Self::NoHandler { tool } => {
                 map.serialize_entry("tool", tool)?;
             }
@@ -426,77 +450,85 @@ impl ToolError {
         let detail = text("detail");
         let tool = tool.to_owned();
         let code = text("code").unwrap_or_default();
-        let known = match code.as_str() {
-            "unknown_tool" => Some(Self::UnknownTool {
-                name: tool.clone(),
-                suggestion: None,
-            }),
-            "invalid_arguments" => Some(Self::InvalidArguments {
-                tool: tool.clone(),
-                path: text("path").unwrap_or_default(),
-                message: detail.clone().unwrap_or_default(),
-            }),
-            "handler_error" => detail.clone().map(|message| Self::Handler {
-                tool: tool.clone(),
-                message,
-            }),
-            "panicked" => detail.clone().map(|message| Self::Panicked {
-                tool: tool.clone(),
-                message,
-            }),
-            "misconfigured" => detail.clone().map(|message| Self::Misconfigured {
-                tool: tool.clone(),
-                message,
-            }),
-            "rate_limited" => millis("retry_after_ms").map(|retry_after| Self::RateLimited {
-                tool: tool.clone(),
-                limit: text("limit").unwrap_or_else(|| "a limit".to_owned()),
-                retry_after,
-            }),
-            "timed_out" => millis("after_ms").map(|after| Self::TimedOut {
-                tool: tool.clone(),
-                after,
-            }),
-            "needs_approval" => text("token").map(|token| Self::NeedsApproval {
-                tool: tool.clone(),
-                token,
-            }),
-            "no_handler" => Some(Self::NoHandler { tool: tool.clone() }),
-            "approval_refused" => detail
-                .clone()
-                .map(|reason| Self::ApprovalRefused { reason }),
-            "approval_altered" => detail
-                .clone()
-                .map(|reason| Self::ApprovalAltered { reason }),
-            "denied" => detail.clone().map(|reason| Self::Denied {
-                tool: tool.clone(),
-                reason,
-            }),
-            "gate_unavailable" => detail.clone().map(|reason| Self::GateUnavailable {
-                tool: tool.clone(),
-                reason,
-            }),
-            "arguments_too_large" => number("limit").map(|limit| Self::ArgumentsTooLarge {
-                tool: tool.clone(),
-                limit: usize::try_from(limit).unwrap_or(usize::MAX),
-            }),
-            "arguments_too_deep" => number("limit").map(|limit| Self::ArgumentsTooDeep {
-                tool: tool.clone(),
-                limit: usize::try_from(limit).unwrap_or(usize::MAX),
-            }),
-            "module_unreachable" => Some(Self::ModuleUnreachable {
-                tool: tool.clone(),
-                module: text("module").unwrap_or_default(),
-                reason: detail.clone().unwrap_or_default(),
-            }),
-            "module_status" => number("status").map(|status| Self::ModuleStatus {
-                tool: tool.clone(),
-                module: text("module").unwrap_or_default(),
-                status: u16::try_from(status).unwrap_or(u16::MAX),
-                body: detail.clone().unwrap_or_default(),
-            }),
-            _ => None,
-        };
+        let known =
+            match code.as_str() {
+                "unknown_tool" => Some(Self::UnknownTool {
+                    name: tool.clone(),
+                    suggestion: None,
+                }),
+                "invalid_arguments" => Some(Self::InvalidArguments {
+                    tool: tool.clone(),
+                    path: text("path").unwrap_or_default(),
+                    message: detail.clone().unwrap_or_default(),
+                }),
+                "handler_error" => detail.clone().map(|message| Self::Handler {
+                    tool: tool.clone(),
+                    message,
+                }),
+                "panicked" => detail.clone().map(|message| Self::Panicked {
+                    tool: tool.clone(),
+                    message,
+                }),
+                "misconfigured" => detail.clone().map(|message| Self::Misconfigured {
+                    tool: tool.clone(),
+                    message,
+                }),
+                "rate_limited" => millis("retry_after_ms").map(|retry_after| Self::RateLimited {
+                    tool: tool.clone(),
+                    limit: text("limit").unwrap_or_else(|| "a limit".to_owned()),
+                    retry_after,
+                }),
+                "timed_out" => millis("after_ms").map(|after| Self::TimedOut {
+                    tool: tool.clone(),
+                    after,
+                }),
+                "needs_approval" => text("token").map(|token| Self::NeedsApproval {
+                    tool: tool.clone(),
+                    token,
+                }),
+                "no_handler" => Some(Self::NoHandler { tool: tool.clone() }),
+                "approval_refused" => detail
+                    .clone()
+                    .map(|reason| Self::ApprovalRefused { reason }),
+                "approval_altered" => detail
+                    .clone()
+                    .map(|reason| Self::ApprovalAltered { reason }),
+                "denied" => detail.clone().map(|reason| Self::Denied {
+                    tool: tool.clone(),
+                    reason,
+                }),
+                "gate_unavailable" => detail.clone().map(|reason| Self::GateUnavailable {
+                    tool: tool.clone(),
+                    reason,
+                }),
+                "store_unavailable" => text("store").zip(detail.clone()).map(|(store, reason)| {
+                    Self::StoreUnavailable {
+                        tool: tool.clone(),
+                        store,
+                        reason,
+                    }
+                }),
+                "arguments_too_large" => number("limit").map(|limit| Self::ArgumentsTooLarge {
+                    tool: tool.clone(),
+                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
+                }),
+                "arguments_too_deep" => number("limit").map(|limit| Self::ArgumentsTooDeep {
+                    tool: tool.clone(),
+                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
+                }),
+                "module_unreachable" => Some(Self::ModuleUnreachable {
+                    tool: tool.clone(),
+                    module: text("module").unwrap_or_default(),
+                    reason: detail.clone().unwrap_or_default(),
+                }),
+                "module_status" => number("status").map(|status| Self::ModuleStatus {
+                    tool: tool.clone(),
+                    module: text("module").unwrap_or_default(),
+                    status: u16::try_from(status).unwrap_or(u16::MAX),
+                    body: detail.clone().unwrap_or_default(),
+                }),
+                _ => None,
+            };
         known.unwrap_or_else(|| Self::Handler {
             tool,
             message: detail

@@ -476,13 +476,14 @@ fn command_on(
         }
         Command::Deny { token, reason } => {
             let ctx = Ctx::for_scope(scope);
-            return match registry.deny(&token, &reason, &ctx) {
+            return match block_on(err, registry.deny(&token, &reason, &ctx)) {
+                None => EXIT_TOOL_ERROR,
                 // The denial itself succeeded; the result is what goes back to the model.
-                Ok(result) => {
+                Some(Ok(result)) => {
                     let _ = print_json(out, &result);
                     EXIT_OK
                 }
-                Err(error) => finish(out, err, Some(Err(error))),
+                Some(Err(error)) => finish(out, err, Some(Err(error))),
             };
         }
         Command::Snapshot => {

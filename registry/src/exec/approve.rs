@@ -15,7 +15,7 @@ impl Registry {
     /// content ([`ToolError::ApprovalAltered`] if not). A token that passes is used up either
     /// way the call ends; one that does not is left for its owner.
     pub async fn approve(&self, token: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
+        let pending = self.take_pending(token, ctx, |_| Ok(())).await?;
         let args: Value =
             serde_json::from_str(&pending.arguments).map_err(|e| ToolError::ApprovalRefused {
                 reason: format!("the stored arguments are unreadable: {e}"),
@@ -40,18 +40,20 @@ impl Registry {
         ctx: &Ctx,
     ) -> Result<ToolResult, ToolError> {
         let args = args.into();
-        let taken = self.take_pending(token, ctx, |pending| {
-            let same_tool = self
-                .get_for(name, ctx.scope())
-                .is_some_and(|def| def.name() == pending.tool);
-            let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
-            match (same_tool, same_args) {
-                (true, true) => Ok(()),
-                // A mismatch does not use the token up: its owner can still approve it.
-                (true, false) => Err(refused("the token was issued for different arguments")),
-                (false, _) => Err(refused("the token was issued for another tool")),
-            }
-        });
+        let taken = self
+            .take_pending(token, ctx, |pending| {
+                let same_tool = self
+                    .get_for(name, ctx.scope())
+                    .is_some_and(|def| def.name() == pending.tool);
+                let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
+                match (same_tool, same_args) {
+                    (true, true) => Ok(()),
+                    // A mismatch does not use the token up: its owner can still approve it.
+                    (true, false) => Err(refused("the token was issued for different arguments")),
+                    (false, _) => Err(refused("the token was issued for another tool")),
+                }
+            })
+            .await;
         if let Err(error) = taken {
             dispose_args(args);
             return Err(error);
@@ -62,8 +64,13 @@ impl Registry {
     /// Refuses a call that waited for approval, with the checks of [`approve`](Self::approve);
     /// the token is used up. Returns the result to hand back to the model (unsuccessful, with
     /// the reason); audited with outcome `denied`.
-    pub fn deny(&self, token: &str, reason: &str, ctx: &Ctx) -> Result<ToolResult, ToolError> {
-        let pending = self.take_pending(token, ctx, |_| Ok(()))?;
+    pub async fn deny(
+        &self,
+        token: &str,
+        reason: &str,
+        ctx: &Ctx,
+    ) -> Result<ToolResult, ToolError> {
+        let pending = self.take_pending(token, ctx, |_| Ok(())).await?;
         let denied = ToolError::Denied {
             tool: pending.tool.clone(),
             reason: reason.to_owned(),
@@ -76,20 +83,28 @@ impl Registry {
     /// `ctx`'s scope may use its tool (the one visibility predicate: a hidden tool's token is
     /// as unknown as a made-up one) and `also`; only then takes it, atomically, so that a
     /// refused caller leaves the token to its owner and of concurrent approvals one wins.
-    fn take_pending(
+    async fn take_pending(
         &self,
         token: &str,
         ctx: &Ctx,
         also: impl FnOnce(&PendingCall) -> Result<(), ToolError>,
     ) -> Result<PendingCall, ToolError> {
         const UNKNOWN: &str = "unknown or already used token";
-        let store = |reason: String| ToolError::ApprovalRefused { reason };
+        let store = |reason: String| ToolError::ApprovalRefused {
+            reason: format!("the approval store is unavailable ({reason}); try again shortly"),
+        };
         let approvals = &self.policy.approvals;
         let pending = approvals
             .get(token)
+            .await
             .map_err(store)?
             .ok_or_else(|| refused(UNKNOWN))?;
-        if !self.approval_key().map_err(store)?.verify(token, &pending) {
+        if !self
+            .approval_key()
+            .await
+            .map_err(store)?
+            .verify(token, &pending)
+        {
             let reason = if pending.mac.is_empty() {
                 "it carries no MAC"
             } else {
@@ -108,6 +123,7 @@ impl Registry {
         also(&pending)?;
         let taken = approvals
             .take(token)
+            .await
             .map_err(store)?
             .ok_or_else(|| refused(UNKNOWN))?;
         if taken != pending {

@@ -71,6 +71,7 @@ impl Registry {
                     let arguments = arguments.take().unwrap_or_else(|| "{}".to_owned());
                     Err(self
                         .hold(&tool, ctx, arguments)
+                        .await
                         .unwrap_or_else(|error| error))
                 }
                 // An admitted call keeps its permit: it counts.

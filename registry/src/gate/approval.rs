@@ -37,20 +37,24 @@ pub struct PendingCall {
 }
 
 /// Where pending calls wait. `take` must remove atomically, so that a token runs at most once.
+///
+/// An `Err` is the store's failure (unreachable, unreadable), said so that a person can act on
+/// it; the call it concerns does not run.
+#[async_trait::async_trait]
 pub trait ApprovalStore: Send + Sync {
     /// Stores a pending call under `token`.
-    fn put(&self, token: &str, call: PendingCall) -> Result<(), String>;
+    async fn put(&self, token: &str, call: PendingCall) -> Result<(), String>;
     /// The pending call of `token`, left in place.
-    fn get(&self, token: &str) -> Result<Option<PendingCall>, String>;
+    async fn get(&self, token: &str) -> Result<Option<PendingCall>, String>;
     /// Removes and returns the pending call of `token`. Of any number of concurrent takes of
     /// one token, in any number of processes sharing the store, one gets it. A store whose data
     /// can be put back from an earlier copy must remember the tokens it handed out until they
     /// expire, as [`JsonFileApprovals`] does, so that no token is handed out twice.
-    fn take(&self, token: &str) -> Result<Option<PendingCall>, String>;
+    async fn take(&self, token: &str) -> Result<Option<PendingCall>, String>;
     /// The key this store's pending calls are signed with, when the store keeps one (the file
     /// store keeps one beside its file, for every process that uses the file). `None` (the
     /// default): the registry's own key.
-    fn key(&self) -> Result<Option<ApprovalKey>, String> {
+    async fn key(&self) -> Result<Option<ApprovalKey>, String> {
         Ok(None)
     }
 }
@@ -68,8 +72,9 @@ impl InMemoryApprovals {
     }
 }
 
+#[async_trait::async_trait]
 impl ApprovalStore for InMemoryApprovals {
-    fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
+    async fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
         self.pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -77,7 +82,7 @@ impl ApprovalStore for InMemoryApprovals {
         Ok(())
     }
 
-    fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
+    async fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
         Ok(self
             .pending
             .lock()
@@ -86,7 +91,7 @@ impl ApprovalStore for InMemoryApprovals {
             .cloned())
     }
 
-    fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
+    async fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
         Ok(self
             .pending
             .lock()
@@ -182,8 +187,9 @@ impl JsonFileApprovals {
     }
 }
 
+#[async_trait::async_trait]
 impl ApprovalStore for JsonFileApprovals {
-    fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
+    async fn put(&self, token: &str, call: PendingCall) -> Result<(), String> {
         let now = crate::audit::wall_now();
         self.update(|pending| {
             pending.retain(|_, call| call.expires_at > now);
@@ -191,7 +197,7 @@ impl ApprovalStore for JsonFileApprovals {
         })
     }
 
-    fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
+    async fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
         let doc: ApprovalsFile = self.file.read().map_err(|e| e.to_string())?;
         Ok(doc.pending.get(token).cloned())
     }
@@ -200,7 +206,7 @@ impl ApprovalStore for JsonFileApprovals {
     /// before letting go of the lock: a token already recorded (from a copy of the file put
     /// back) is removed and not handed out. When the record cannot be written, nothing is taken
     /// and the call does not run.
-    fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
+    async fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
         let now = expiry_millis(crate::audit::wall_now());
         self.file
             .update(|doc: &mut ApprovalsFile| {
@@ -224,7 +230,7 @@ impl ApprovalStore for JsonFileApprovals {
             .map_err(|e| e.to_string())
     }
 
-    fn key(&self) -> Result<Option<ApprovalKey>, String> {
+    async fn key(&self) -> Result<Option<ApprovalKey>, String> {
         if let Some(key) = self.key.get() {
             return Ok(Some(key.clone()));
         }
@@ -302,6 +308,14 @@ mod tests {
 
     use super::*;
 
+    /// The store's answer, waited for here: the file stores do their work when polled.
+    fn now<T>(work: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(work)
+    }
+
     fn call() -> PendingCall {
         PendingCall {
             tool: "t".into(),
@@ -328,15 +342,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = JsonFileApprovals::new(dir.path().join("approvals.json"));
         let call = call();
-        store.put("tok", call.clone()).unwrap();
+        now(store.put("tok", call.clone())).unwrap();
         let again = JsonFileApprovals::new(dir.path().join("approvals.json"));
         assert_eq!(
-            again.get("tok").unwrap().as_ref(),
+            now(again.get("tok")).unwrap().as_ref(),
             Some(&call),
             "get leaves it"
         );
-        assert_eq!(again.take("tok").unwrap(), Some(call));
-        assert_eq!(again.take("tok").unwrap(), None);
+        assert_eq!(now(again.take("tok")).unwrap(), Some(call));
+        assert_eq!(now(again.take("tok")).unwrap(), None);
     }
 
     #[test]
@@ -368,7 +382,7 @@ mod tests {
         let path = dir.path().join("approvals.json");
         let keys: Vec<ApprovalKey> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..8)
-                .map(|_| s.spawn(|| JsonFileApprovals::new(&path).key().unwrap().unwrap()))
+                .map(|_| s.spawn(|| now(JsonFileApprovals::new(&path).key()).unwrap().unwrap()))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
@@ -384,7 +398,7 @@ mod tests {
             let mode = std::fs::metadata(&key_path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
             std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o644)).unwrap();
-            let error = JsonFileApprovals::new(&path).key().unwrap_err();
+            let error = now(JsonFileApprovals::new(&path).key()).unwrap_err();
             assert!(error.contains("chmod 600"), "{error}");
         }
     }
@@ -400,7 +414,7 @@ mod tests {
         let fifo = dir.path().join("fifo.json");
         mkfifo(&dir.path().join("fifo.json.key"));
         for (path, found) in [(zero, "a character device"), (fifo, "a FIFO")] {
-            let error = within(move || JsonFileApprovals::new(path).key()).unwrap_err();
+            let error = within(move || now(JsonFileApprovals::new(path).key())).unwrap_err();
             assert!(
                 error.contains("approval key file") && error.contains(found),
                 "{error}"
@@ -414,7 +428,7 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
         }
-        let error = JsonFileApprovals::new(long).key().unwrap_err();
+        let error = now(JsonFileApprovals::new(long).key()).unwrap_err();
         assert!(error.contains("larger than 1024 bytes"), "{error}");
     }
 
@@ -424,21 +438,24 @@ mod tests {
         let path = dir.path().join("approvals.json");
         let store = JsonFileApprovals::new(&path);
         let call = call();
-        store.put("tok", call.clone()).unwrap();
-        store.put("other", call.clone()).unwrap();
+        now(store.put("tok", call.clone())).unwrap();
+        now(store.put("other", call.clone())).unwrap();
         let copy = std::fs::read(&path).unwrap();
-        assert_eq!(store.take("tok").unwrap(), Some(call.clone()));
+        assert_eq!(now(store.take("tok")).unwrap(), Some(call.clone()));
 
         std::fs::write(&path, &copy).unwrap();
         let again = JsonFileApprovals::new(&path);
-        assert!(again.get("tok").unwrap().is_some(), "the copy holds it");
-        assert_eq!(again.take("tok").unwrap(), None, "but it was used");
         assert!(
-            again.get("tok").unwrap().is_none(),
+            now(again.get("tok")).unwrap().is_some(),
+            "the copy holds it"
+        );
+        assert_eq!(now(again.take("tok")).unwrap(), None, "but it was used");
+        assert!(
+            now(again.get("tok")).unwrap().is_none(),
             "and is dropped from the file"
         );
         assert_eq!(
-            again.take("other").unwrap(),
+            now(again.take("other")).unwrap(),
             Some(call),
             "others are untouched"
         );
@@ -462,11 +479,11 @@ mod tests {
             expires_at: to_millis(SystemTime::now() - Duration::from_secs(1)),
             ..call()
         };
-        store.put("old", expired).unwrap();
-        store.take("old").unwrap().expect("taken");
+        now(store.put("old", expired)).unwrap();
+        now(store.take("old")).unwrap().expect("taken");
         let new = call();
-        store.put("new", new.clone()).unwrap();
-        store.take("new").unwrap().expect("taken");
+        now(store.put("new", new.clone())).unwrap();
+        now(store.take("new")).unwrap().expect("taken");
         let record: Value =
             serde_json::from_slice(&std::fs::read(store.used_path()).unwrap()).unwrap();
         let used = record["used"].as_object().unwrap();
@@ -483,10 +500,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = JsonFileApprovals::new(dir.path().join("approvals.json"));
         let call = call();
-        store.put("tok", call.clone()).unwrap();
+        now(store.put("tok", call.clone())).unwrap();
         std::fs::create_dir(store.used_path()).unwrap();
-        let error = store.take("tok").unwrap_err();
+        let error = now(store.take("tok")).unwrap_err();
         assert!(error.contains("used-token record"), "{error}");
-        assert_eq!(store.get("tok").unwrap(), Some(call), "left in place");
+        assert_eq!(now(store.get("tok")).unwrap(), Some(call), "left in place");
     }
 }

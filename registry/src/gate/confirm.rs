@@ -11,7 +11,7 @@ use crate::registry::Registry;
 impl Registry {
     /// Stage 5: keeps the call, signed, under a new token, and answers
     /// [`ToolError::NeedsApproval`] with it; `Err` when the call cannot be kept.
-    pub(crate) fn hold(
+    pub(crate) async fn hold(
         &self,
         def: &Tool,
         ctx: &Ctx,
@@ -20,6 +20,11 @@ impl Registry {
         let misconfigured = |message: String| ToolError::Misconfigured {
             tool: def.name().to_owned(),
             message,
+        };
+        let unavailable = |reason: String| ToolError::StoreUnavailable {
+            tool: def.name().to_owned(),
+            store: "approval store".to_owned(),
+            reason,
         };
         let token = new_token().map_err(misconfigured)?;
         let mut pending = PendingCall {
@@ -31,12 +36,14 @@ impl Registry {
         };
         pending.mac = self
             .approval_key()
-            .map_err(misconfigured)?
+            .await
+            .map_err(unavailable)?
             .sign(&token, &pending);
         self.policy
             .approvals
             .put(&token, pending)
-            .map_err(misconfigured)?;
+            .await
+            .map_err(unavailable)?;
         Ok(ToolError::NeedsApproval {
             tool: def.name().to_owned(),
             token,
@@ -45,12 +52,12 @@ impl Registry {
 
     /// The key pending calls are signed with: the application's, else the store's, else one
     /// drawn for this registry.
-    pub(crate) fn approval_key(&self) -> Result<ApprovalKey, String> {
+    pub(crate) async fn approval_key(&self) -> Result<ApprovalKey, String> {
         let policy = &self.policy;
         if let Some(key) = &policy.approval_key {
             return Ok(key.clone());
         }
-        if let Some(key) = policy.approvals.key()? {
+        if let Some(key) = policy.approvals.key().await? {
             return Ok(key);
         }
         if let Some(key) = policy.own_approval_key.get() {

@@ -20,11 +20,22 @@ pub struct Limits {
 
 /// Why a call was not admitted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// `cooldown of 30s` or `daily limit of 3`.
-    pub limit: String,
-    /// How long until a call would be admitted.
-    pub retry_after: Duration,
+pub enum Refusal {
+    /// A limit is reached.
+    Limited {
+        /// `cooldown of 30s` or `daily limit of 3`.
+        limit: String,
+        /// How long until a call would be admitted.
+        retry_after: Duration,
+    },
+    /// The store could not count the call (unreachable, unreadable), so it was not admitted:
+    /// limits fail closed.
+    Unavailable {
+        /// What the store is: `rate-limit file`, `Redis rate-limit store`.
+        store: String,
+        /// What went wrong, and what to do.
+        reason: String,
+    },
 }
 
 /// A call admitted by a [`RateLimitStore`]; hand it back to [`RateLimitStore::release`] when
@@ -136,7 +147,7 @@ fn admit(
     if let (Some(cooldown), Some(last)) = (limits.cooldown, last) {
         let elapsed = now.duration_since(last).unwrap_or_default();
         if elapsed < cooldown {
-            return Err(Refusal {
+            return Err(Refusal::Limited {
                 limit: format!("cooldown of {}", humantime::format_duration(cooldown)),
                 retry_after: cooldown - elapsed,
             });
@@ -145,7 +156,7 @@ fn admit(
     if let Some(limit) = limits.daily_limit
         && count_today >= limit
     {
-        return Err(Refusal {
+        return Err(Refusal::Limited {
             limit: format!(
                 "daily limit of {limit} call{}",
                 if limit == 1 { "" } else { "s" }
@@ -222,7 +233,10 @@ mod tests {
         let day1 = UNIX_EPOCH + Duration::from_secs(10 * DAY + 5);
         let permit = store.acquire("u", "t", limits, day1).await.unwrap();
         let refusal = store.acquire("u", "t", limits, day1).await.unwrap_err();
-        assert_eq!(refusal.retry_after, Duration::from_secs(DAY - 5));
+        assert!(
+            matches!(refusal, Refusal::Limited { retry_after, .. } if retry_after == Duration::from_secs(DAY - 5)),
+            "{refusal:?}"
+        );
         assert!(
             store.acquire("other", "t", limits, day1).await.is_ok(),
             "limits are per user"

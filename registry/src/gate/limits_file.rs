@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -122,9 +122,9 @@ impl RateLimitStore for JsonFileRateLimits {
         });
         admitted.map_err(|stop| match stop {
             Stop::Refused(refusal) => refusal,
-            Stop::Store(reason) => Refusal {
-                limit: format!("the call cannot be counted: {reason}"),
-                retry_after: Duration::ZERO,
+            Stop::Store(reason) => Refusal::Unavailable {
+                store: "rate-limit file".to_owned(),
+                reason,
             },
         })
     }
@@ -152,7 +152,7 @@ impl RateLimitStore for JsonFileRateLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::UNIX_EPOCH;
+    use std::time::{Duration, UNIX_EPOCH};
 
     use crate::gate::limits::DAY;
 
@@ -175,7 +175,10 @@ mod tests {
             .acquire("u", "t", limits, now)
             .await
             .unwrap_err();
-        assert_eq!(refusal.limit, "daily limit of 2 calls");
+        assert!(
+            matches!(&refusal, Refusal::Limited { limit, .. } if limit == "daily limit of 2 calls"),
+            "{refusal:?}"
+        );
         first.release(permit).await;
         assert!(first.acquire("u", "t", limits, now).await.is_ok());
         assert!(
@@ -199,7 +202,10 @@ mod tests {
             .acquire("u", "t", limits, at + Duration::from_secs(10))
             .await
             .unwrap_err();
-        assert_eq!(refusal.retry_after, Duration::from_secs(20));
+        assert!(
+            matches!(refusal, Refusal::Limited { retry_after, .. } if retry_after == Duration::from_secs(20)),
+            "{refusal:?}"
+        );
         let permit = store
             .acquire("u", "t", limits, at + Duration::from_secs(30))
             .await
@@ -209,9 +215,9 @@ mod tests {
         std::fs::write(&path, "not json").unwrap();
         let refusal = store.acquire("u", "t", limits, at).await.unwrap_err();
         assert!(
-            refusal.limit.contains("limits.json") && refusal.limit.contains("move it away"),
-            "{}",
-            refusal.limit
+            matches!(&refusal, Refusal::Unavailable { store, reason }
+                if store == "rate-limit file" && reason.contains("limits.json") && reason.contains("move it away")),
+            "{refusal:?}"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! Stage 3, rate limit: a call counts against the tool's `cooldown` and `daily_limit` for its
 //! user, through the registry's [`RateLimitStore`](super::RateLimitStore).
 
-use super::{Limits, Permit};
+use super::{Limits, Permit, Refusal};
 use crate::audit::Tick;
 use crate::call::{Ctx, ToolError};
 use crate::def::Tool;
@@ -19,10 +19,17 @@ impl Registry {
             .rate_limits
             .acquire(user, tool.name(), limits, Tick::now().wall_time())
             .await
-            .map_err(|refusal| ToolError::RateLimited {
-                tool: tool.name().to_owned(),
-                limit: refusal.limit,
-                retry_after: refusal.retry_after,
+            .map_err(|refusal| match refusal {
+                Refusal::Limited { limit, retry_after } => ToolError::RateLimited {
+                    tool: tool.name().to_owned(),
+                    limit,
+                    retry_after,
+                },
+                Refusal::Unavailable { store, reason } => ToolError::StoreUnavailable {
+                    tool: tool.name().to_owned(),
+                    store,
+                    reason,
+                },
             })
     }
 

@@ -219,6 +219,7 @@ impl ServerHandler for McpServer {
                     .unwrap_or_else(ToolResult::from),
                 Answer::Decline(token) => registry
                     .deny(token, "the user declined the call", &ctx)
+                    .await
                     .unwrap_or_else(ToolResult::from),
                 Answer::Cancel => ToolResult::failure(
                     "the user closed the confirmation without choosing; nothing ran",
