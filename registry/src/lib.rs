@@ -18,6 +18,8 @@ pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod parse;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod registry;
 mod schema;
 pub mod scope;

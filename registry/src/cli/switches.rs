@@ -3,7 +3,6 @@
 //! so an operator turns a tool off in a running server (and its MCP clients hear
 //! `list_changed`).
 
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -12,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::Registry;
-use crate::registry::Selector;
+use crate::registry::{Selector, SwitchSet};
 use crate::store::{JsonFile, StoreError};
 
 /// The file switches are kept in, so that a `disable` in one process holds in every other.
@@ -48,47 +47,10 @@ pub(super) struct SwitchArgs {
 /// The switch file: what is off, by name, tag and category.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 struct SwitchDoc {
-    #[serde(default)]
-    names: BTreeSet<String>,
-    #[serde(default)]
-    tags: BTreeSet<String>,
-    #[serde(default)]
-    categories: BTreeSet<String>,
+    #[serde(flatten)]
+    set: SwitchSet,
     #[serde(flatten)]
     other: serde_json::Map<String, serde_json::Value>,
-}
-
-/// What a switch selects by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
-    Name,
-    Tag,
-    Category,
-}
-
-impl SwitchDoc {
-    fn selectors(&self) -> BTreeSet<(Kind, &str)> {
-        let names = self.names.iter().map(|n| (Kind::Name, n.as_str()));
-        let tags = self.tags.iter().map(|t| (Kind::Tag, t.as_str()));
-        let categories = self.categories.iter().map(|c| (Kind::Category, c.as_str()));
-        names.chain(tags).chain(categories).collect()
-    }
-
-    fn set(&mut self, kind: Kind) -> &mut BTreeSet<String> {
-        match kind {
-            Kind::Name => &mut self.names,
-            Kind::Tag => &mut self.tags,
-            Kind::Category => &mut self.categories,
-        }
-    }
-}
-
-fn selector((kind, value): (Kind, &str)) -> Selector {
-    match kind {
-        Kind::Name => Selector::name(value),
-        Kind::Tag => Selector::tag(value),
-        Kind::Category => Selector::category(value),
-    }
 }
 
 impl SwitchFileArgs {
@@ -105,10 +67,8 @@ impl SwitchFileArgs {
     pub(super) fn apply(&self, registry: &Registry) -> Result<Applied, StoreError> {
         let file = self.file();
         let doc: SwitchDoc = file.read()?;
-        for each in doc.selectors() {
-            registry.disable(selector(each));
-        }
-        Ok(Applied { file, doc })
+        SwitchSet::default().apply(&doc.set, registry);
+        Ok(Applied { file, set: doc.set })
     }
 
     /// `disable` (`off`) or `enable`: changes the file under its lock, and the registry.
@@ -119,31 +79,17 @@ impl SwitchFileArgs {
         registry: &Registry,
         out: &mut dyn Write,
     ) -> Result<(), StoreError> {
-        let (kind, value) = match (&args.name, &args.tag, &args.category) {
-            (Some(name), _, _) => {
-                // An alias is kept as the tool's own name, as the registry does.
-                let name = registry
-                    .get(name)
-                    .map_or(name.clone(), |t| t.name().to_owned());
-                (Kind::Name, name)
-            }
-            (None, Some(tag), _) => (Kind::Tag, tag.clone()),
-            (None, None, Some(category)) => (Kind::Category, category.clone()),
-            (None, None, None) => unreachable!("clap requires one selector"),
-        };
+        let selector = args.selector(registry);
         self.file().update(|doc: &mut SwitchDoc| {
-            let set = doc.set(kind);
-            if off {
-                set.insert(value.clone());
-            } else {
-                set.remove(&value);
-            }
+            doc.set.set(&selector, off);
             Ok::<_, StoreError>(())
         })?;
+        let (Selector::Name(value) | Selector::Tag(value) | Selector::Category(value)) =
+            selector.clone();
         let covered = if off {
-            registry.disable(selector((kind, &value)))
+            registry.disable(selector)
         } else {
-            registry.enable(selector((kind, &value)))
+            registry.enable(selector)
         };
         let verb = if off { "disabled" } else { "enabled" };
         let _ = writeln!(
@@ -156,10 +102,27 @@ impl SwitchFileArgs {
     }
 }
 
+impl SwitchArgs {
+    /// The selector the flags name; an alias is kept as the tool's own name, as the registry
+    /// does.
+    pub(super) fn selector(&self, registry: &Registry) -> Selector {
+        match (&self.name, &self.tag, &self.category) {
+            (Some(name), _, _) => Selector::name(
+                registry
+                    .get(name)
+                    .map_or(name.clone(), |t| t.name().to_owned()),
+            ),
+            (None, Some(tag), _) => Selector::tag(tag.clone()),
+            (None, None, Some(category)) => Selector::category(category.clone()),
+            (None, None, None) => unreachable!("clap requires one selector"),
+        }
+    }
+}
+
 /// The switch file as last applied to a registry.
 pub(super) struct Applied {
     file: JsonFile,
-    doc: SwitchDoc,
+    set: SwitchSet,
 }
 
 impl Applied {
@@ -177,27 +140,15 @@ impl Applied {
                         return;
                     };
                     match self.file.read::<SwitchDoc>() {
-                        Ok(doc) => self.step(&registry, doc),
+                        Ok(doc) => {
+                            self.set.apply(&doc.set, &registry);
+                            self.set = doc.set;
+                        }
                         Err(error) => tracing::warn!(%error, "the switch file is unreadable"),
                     }
                 }
             })
             .map(drop)
             .unwrap_or_else(|error| tracing::warn!(%error, "cannot follow the switch file"));
-    }
-
-    /// Moves the registry from the last state to `doc`'s.
-    fn step(&mut self, registry: &Registry, doc: SwitchDoc) {
-        if doc == self.doc {
-            return;
-        }
-        let (was, now) = (self.doc.selectors(), doc.selectors());
-        for gone in was.difference(&now) {
-            registry.enable(selector(*gone));
-        }
-        for added in now.difference(&was) {
-            registry.disable(selector(*added));
-        }
-        self.doc = doc;
     }
 }

@@ -50,6 +50,9 @@ pub struct Permit {
     pub day: u64,
     /// The previous admitted call's time, restored on release.
     pub previous: Option<SystemTime>,
+    /// When this call was admitted (what a shared store checks before it restores
+    /// `previous`, so that a later call's cooldown is left alone).
+    pub at: SystemTime,
 }
 
 /// Where call counts live. Admission must be atomic: of any number of concurrent calls, exactly
@@ -195,6 +198,7 @@ impl RateLimitStore for InMemoryRateLimits {
             tool: Arc::clone(&usage.tool),
             day,
             previous,
+            at: now,
         })
     }
 

@@ -118,6 +118,7 @@ impl RateLimitStore for JsonFileRateLimits {
                 tool: Arc::from(tool),
                 day,
                 previous: last,
+                at: now,
             })
         });
         admitted.map_err(|stop| match stop {

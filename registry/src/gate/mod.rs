@@ -39,6 +39,7 @@ pub(crate) use approval_key::new_token;
 /// `#[async_trait]`, to implement [`Gate`] and the stores' traits.
 pub use async_trait::async_trait;
 pub use eval::{Decision, Gate};
+pub(crate) use limits::utc_day;
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use limits_file::JsonFileRateLimits;
 

@@ -13,7 +13,7 @@
 //! | `snapshot.rs` | the immutable index: sorted tools, names and aliases, resolved allow-lists |
 //! | `linked.rs` | the linked tools, checked once; duplicate names with both source locations |
 //! | `visibility.rs` | the one predicate of listing and execution, resolve, "did you mean" |
-//! | `switches.rs` | [`Selector`]: switching tools off and on by name, tag or category |
+//! | `switches.rs` | [`Selector`]: switching tools off and on by name, tag or category; [`SwitchSet`], the switches a shared store keeps |
 //! | `policy.rs` | what every stage reads (gate, stores, sink, timeouts, batch limits) and the defaults |
 //! | `builder.rs` | [`RegistryBuilder`], [`BuildError`] |
 //! | `lifecycle.rs` | run-time tools: register, replace, remove, snapshot, restore |
@@ -50,8 +50,8 @@ pub use policy::{
 };
 pub use shared::Shared;
 pub(crate) use snapshot::Snapshot;
-pub use switches::Selector;
 use switches::Switches;
+pub use switches::{Selector, SwitchSet};
 
 /// A set of tools with everything built from them once (lookup by name and alias, the sorted
 /// listing, cached schemas and provider formats) and the policies every call goes through.

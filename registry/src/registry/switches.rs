@@ -14,7 +14,7 @@ pub(super) struct Switches {
 }
 
 /// Which tools a run-time switch ([`Registry::disable`], [`Registry::enable`]) applies to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Selector {
     /// One tool, by name or alias.
     Name(String),
@@ -36,6 +36,62 @@ impl Selector {
     /// Every tool of this category.
     pub fn category(category: impl Into<String>) -> Self {
         Self::Category(category.into())
+    }
+}
+
+/// The switches a store shared by processes keeps (the command line's switch file, a Redis
+/// fleet): which tools are off, by name (or alias), tag and category. A process applies each
+/// new state with [`SwitchSet::apply`], so the registry's change channel fires as for any
+/// switch.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SwitchSet {
+    /// Tools off by name or alias.
+    #[serde(default)]
+    pub names: BTreeSet<String>,
+    /// Tools off by tag.
+    #[serde(default)]
+    pub tags: BTreeSet<String>,
+    /// Tools off by category.
+    #[serde(default)]
+    pub categories: BTreeSet<String>,
+}
+
+impl SwitchSet {
+    /// Every switch, as selectors.
+    pub fn selectors(&self) -> BTreeSet<Selector> {
+        let names = self.names.iter().cloned().map(Selector::Name);
+        let tags = self.tags.iter().cloned().map(Selector::Tag);
+        let categories = self.categories.iter().cloned().map(Selector::Category);
+        names.chain(tags).chain(categories).collect()
+    }
+
+    /// Adds (`off`) or removes the switch of `selector`.
+    pub fn set(&mut self, selector: &Selector, off: bool) {
+        let (set, value) = match selector {
+            Selector::Name(name) => (&mut self.names, name),
+            Selector::Tag(tag) => (&mut self.tags, tag),
+            Selector::Category(category) => (&mut self.categories, category),
+        };
+        if off {
+            set.insert(value.clone());
+        } else {
+            set.remove(value);
+        }
+    }
+
+    /// Moves `registry` from this state (the one applied last; empty at first) to `next`:
+    /// what `next` adds is switched off, what it drops switched back on, the rest left alone.
+    pub fn apply(&self, next: &SwitchSet, registry: &Registry) {
+        if self == next {
+            return;
+        }
+        let (was, now) = (self.selectors(), next.selectors());
+        for gone in was.difference(&now) {
+            registry.enable(gone.clone());
+        }
+        for added in now.difference(&was) {
+            registry.disable(added.clone());
+        }
     }
 }
 

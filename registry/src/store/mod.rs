@@ -129,6 +129,15 @@ pub enum StoreError {
         /// What is wrong, with its line and column.
         detail: String,
     },
+    /// A store that is a service (Redis) could not be reached or did not answer in time;
+    /// nothing was read or changed.
+    #[error("the {what} is unavailable: {reason}")]
+    Unavailable {
+        /// What the store is for (`Redis manifest cache`).
+        what: &'static str,
+        /// What went wrong (never the store's credentials).
+        reason: String,
+    },
 }
 
 /// A tool that keeps its state in a [`JsonFile`] can pass the store's error on with `?`: it

@@ -1,0 +1,350 @@
+//! A fleet on Redis: instances (processes of the `fleet` binary, and this test's own registry)
+//! sharing one `redis-server` that each test starts on a free loopback port and stops, even
+//! when it fails. `scripts/test` installs `redis-server` where it is missing.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tool_registry::redis::{Fleet, FleetBuilder};
+use tool_registry::registry::Selector;
+use tool_registry::spec::ToolSpec;
+use tool_registry::{Ctx, Permission, Registry, Scope};
+
+/// A `redis-server` of this test, killed when dropped.
+struct Redis {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Starts one on a free loopback port, with every write on disk before it is answered
+    /// (`appendfsync always`), so that a crash loses nothing counted.
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut redis = Self {
+            child: None,
+            port,
+            dir: tempfile::tempdir().unwrap(),
+        };
+        redis.restart();
+        redis
+    }
+
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot start redis-server ({error}): run scripts/test, which installs it, or `apt-get install -y redis-server`"
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.answers() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn answers(&self) -> bool {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut answer = [0u8; 5];
+        stream.write_all(b"PING\r\n").is_ok()
+            && stream.read_exact(&mut answer).is_ok()
+            && &answer == b"+PONG"
+    }
+
+    /// Kills it at once, as a crash would.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A process of the `fleet` binary, killed when dropped.
+struct Instance(Child);
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn fleet(redis: &Redis, prefix: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fleet"));
+    command.arg(redis.url()).arg(prefix).args(args);
+    command
+}
+
+fn answer(command: &mut Command) -> Value {
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn two_instances_admit_exactly_the_daily_limit_between_them_and_share_a_cooldown() {
+    let redis = Redis::start();
+    let limit = 37;
+    let run = |_| {
+        fleet(&redis, "limits", &["calls", "500", &limit.to_string()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let instances: Vec<Child> = (0..2).map(run).collect();
+    let mut admitted = 0;
+    let mut refused = 0;
+    for instance in instances {
+        let output = instance.wait_with_output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let counts: Value = serde_json::from_slice(&output.stdout).unwrap();
+        admitted += counts["ok"].as_u64().unwrap_or(0);
+        refused += counts["rate_limited"].as_u64().unwrap_or(0);
+        assert_eq!(
+            counts.as_object().unwrap().len(),
+            counts
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| *k == "ok" || *k == "rate_limited")
+                .count(),
+            "{counts}"
+        );
+    }
+    assert_eq!(admitted, limit, "1,000 calls, one limit");
+    assert_eq!(refused, 1000 - limit);
+
+    // The cooldown of one instance holds on the other.
+    let first = answer(&mut fleet(&redis, "limits", &["ping"]));
+    assert_eq!(first["outcome"], "ok");
+    let second = answer(&mut fleet(&redis, "limits", &["ping"]));
+    assert_eq!(second["outcome"], "rate_limited");
+    // Another prefix is another deployment.
+    let other = answer(&mut fleet(&redis, "elsewhere", &["ping"]));
+    assert_eq!(other["outcome"], "ok");
+}
+
+#[test]
+fn an_approval_made_on_one_instance_runs_once_on_another() {
+    let redis = Redis::start();
+    let held = answer(&mut fleet(&redis, "approvals", &["hold"]));
+    assert_eq!(held["outcome"], "needs_approval");
+    let token = held["token"].as_str().unwrap().to_owned();
+    let ran = answer(&mut fleet(&redis, "approvals", &["approve", &token]));
+    assert_eq!(ran["outcome"], "ok", "{ran}");
+    assert_eq!(ran["content"], "sent 5 to bob");
+    for _ in 0..2 {
+        let again = answer(&mut fleet(&redis, "approvals", &["approve", &token]));
+        assert_eq!(again["outcome"], "approval_refused", "{again}");
+    }
+    let made_up = answer(&mut fleet(
+        &redis,
+        "approvals",
+        &["approve", "0123456789abcdef"],
+    ));
+    assert_eq!(made_up["outcome"], "approval_refused");
+}
+
+/// Reads the watcher's lines until one's tool list satisfies `wanted`.
+fn wait_for(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    wanted: impl Fn(&[Value]) -> bool,
+) -> Instant {
+    for line in lines {
+        let line = line.unwrap();
+        let tools: Value = serde_json::from_str(&line).unwrap();
+        if wanted(tools["tools"].as_array().unwrap()) {
+            return Instant::now();
+        }
+    }
+    panic!("the watcher stopped");
+}
+
+fn has_burst(tools: &[Value]) -> bool {
+    tools.iter().any(|tool| tool == "burst")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disable_reaches_every_instance_within_a_second_and_one_started_later() {
+    let redis = Redis::start();
+    let watch = |redis: &Redis| {
+        let mut child = fleet(redis, "switches", &["watch"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        (Instance(child), lines)
+    };
+    let (_b, mut b_lines) = watch(&redis);
+    wait_for(&mut b_lines, has_burst);
+
+    let operator = Fleet::new(&redis.url()).unwrap().prefix("switches");
+    let sent = Instant::now();
+    operator.disable(&Selector::name("burst")).await.unwrap();
+    let seen = tokio::task::spawn_blocking(move || {
+        let at = wait_for(&mut b_lines, |tools| !has_burst(tools));
+        (at, b_lines)
+    });
+    let (seen_at, mut b_lines) = tokio::time::timeout(Duration::from_secs(10), seen)
+        .await
+        .expect("the other instance saw the disable")
+        .unwrap();
+    let took = seen_at.duration_since(sent);
+    assert!(took < Duration::from_secs(1), "seen after {took:?}");
+
+    // One that starts afterwards reads it first.
+    let (_c, mut c_lines) = watch(&redis);
+    let first: Value = serde_json::from_str(&c_lines.next().unwrap().unwrap()).unwrap();
+    assert!(!has_burst(first["tools"].as_array().unwrap()), "{first}");
+    assert!(!first["tools"].as_array().unwrap().is_empty());
+
+    operator.enable(&Selector::name("burst")).await.unwrap();
+    tokio::task::spawn_blocking(move || wait_for(&mut b_lines, has_burst))
+        .await
+        .unwrap();
+}
+
+/// This test's own instance: a tool with a daily limit of 5, one without limits.
+fn instance(fleet: &Fleet) -> Arc<Registry> {
+    let registry = Registry::builder()
+        .without_linked()
+        .redis(fleet)
+        .build()
+        .unwrap();
+    let limited = ToolSpec::builder("limited")
+        .description("Five a day.")
+        .permission(Permission::Guest)
+        .daily_limit(5)
+        .build()
+        .unwrap();
+    let confirmed = ToolSpec::builder("confirmed")
+        .description("Asks a person first.")
+        .permission(Permission::Guest)
+        .requires_confirmation(true)
+        .build()
+        .unwrap();
+    let free = ToolSpec::builder("free")
+        .description("No limits.")
+        .permission(Permission::Guest)
+        .build()
+        .unwrap();
+    for spec in [limited, confirmed, free] {
+        registry
+            .register_with_handler(spec, |_: Value, _: Ctx| async { Ok::<_, String>("ran") })
+            .unwrap();
+    }
+    Arc::new(registry)
+}
+
+async fn outcome(registry: &Registry, tool: &str) -> (String, Duration) {
+    let started = Instant::now();
+    let result = registry
+        .call_for_model(tool, "{}", &Ctx::for_scope(Scope::user("u")))
+        .await;
+    let outcome = if result.success {
+        "ok".to_owned()
+    } else {
+        result
+            .audit
+            .outcome
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (outcome, started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_redis_dies_limited_tools_refuse_typed_the_rest_serve_and_counts_resume_exact() {
+    let mut redis = Redis::start();
+    let deadline = Duration::from_millis(300);
+    let fleet = Fleet::new(&redis.url())
+        .unwrap()
+        .prefix("outage")
+        .timeout(deadline);
+    let registry = instance(&fleet);
+    let lenient = instance(
+        &fleet
+            .clone()
+            .fallback_in_memory(true)
+            .prefix("outage-lenient"),
+    );
+    for _ in 0..3 {
+        assert_eq!(outcome(&registry, "limited").await.0, "ok");
+    }
+    assert_eq!(outcome(&registry, "confirmed").await.0, "needs_approval");
+
+    redis.kill();
+    for tool in ["limited", "confirmed"] {
+        let (code, took) = outcome(&registry, tool).await;
+        assert_eq!(code, "store_unavailable", "{tool}");
+        // Bounded by the fleet's timeout (a connection attempt and an answer), not by Redis.
+        assert!(
+            took < deadline * 4 + Duration::from_secs(1),
+            "{tool} waited {took:?}"
+        );
+    }
+    let (code, _) = outcome(&registry, "free").await;
+    assert_eq!(code, "ok", "a tool without limits keeps serving");
+    let (code, _) = outcome(&lenient, "limited").await;
+    assert_eq!(code, "ok", "the in-memory fallback admits, when asked to");
+
+    redis.restart();
+    let back = Instant::now() + Duration::from_secs(20);
+    let mut admitted = 3;
+    loop {
+        match outcome(&registry, "limited").await.0.as_str() {
+            "ok" => {
+                admitted += 1;
+                break;
+            }
+            "store_unavailable" => {
+                assert!(Instant::now() < back, "service did not resume");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // Nothing counted before the crash was lost, and nothing refused meanwhile counted.
+    loop {
+        match outcome(&registry, "limited").await.0.as_str() {
+            "ok" => admitted += 1,
+            "rate_limited" => break,
+            other => panic!("{other}"),
+        }
+    }
+    assert_eq!(admitted, 5);
+    assert_eq!(outcome(&registry, "confirmed").await.0, "needs_approval");
+}
