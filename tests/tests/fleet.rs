@@ -348,3 +348,78 @@ async fn when_redis_dies_limited_tools_refuse_typed_the_rest_serve_and_counts_re
     assert_eq!(admitted, 5);
     assert_eq!(outcome(&registry, "confirmed").await.0, "needs_approval");
 }
+
+/// The `module` binary (the command line over this crate's tools) with `--redis`, in a folder
+/// of its own, so that no file store can stand in for Redis.
+fn cli(redis_url: &str, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_module"))
+        .current_dir(dir.path())
+        .args(["--redis", redis_url, "--redis-prefix", "cli"])
+        .args(args)
+        .env_remove("TOOLREG_REDIS")
+        .env_remove("TOOLREG_REDIS_PASSWORD")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_command_of_the_command_line_is_an_instance_with_redis() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let spend = |n| {
+        let output = cli(&url, &["--user", "u", "call", "quota.spend", "{}"]);
+        (
+            n,
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let answers: Vec<_> = (0..4).map(spend).collect();
+    for (n, code, _) in &answers[..3] {
+        assert_eq!(*code, Some(0), "call {n}: {answers:?}");
+    }
+    let (_, code, text) = &answers[3];
+    assert_eq!(*code, Some(1));
+    assert!(text.contains("rate_limited"), "{text}");
+
+    let names = |output: std::process::Output| String::from_utf8_lossy(&output.stdout).into_owned();
+    let off = cli(&url, &["disable", "quota.ping"]);
+    assert_eq!(off.status.code(), Some(0), "{off:?}");
+    assert!(!names(cli(&url, &["list"])).contains("quota.ping"));
+    let plain = tempfile::tempdir().unwrap();
+    let elsewhere = Command::new(env!("CARGO_BIN_EXE_module"))
+        .current_dir(plain.path())
+        .arg("list")
+        .env_remove("TOOLREG_REDIS")
+        .output()
+        .unwrap();
+    assert!(
+        names(elsewhere).contains("quota.ping"),
+        "without --redis, the switch is not there"
+    );
+    assert_eq!(cli(&url, &["enable", "quota.ping"]).status.code(), Some(0));
+    assert!(names(cli(&url, &["list"])).contains("quota.ping"));
+
+    // Credentials are never shown, and a Redis that is not there is a typed refusal.
+    let gone = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = format!("redis://user:s3cret@127.0.0.1:{gone}/0");
+    let refused = cli(&secret, &["--user", "u", "call", "quota.spend", "{}"]);
+    let all = format!("{refused:?}");
+    assert!(!all.contains("s3cret"), "{all}");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stdout).contains("store_unavailable"),
+        "{all}"
+    );
+    let bad = cli("not a url", &["list"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("redis://"),
+        "{bad:?}"
+    );
+}

@@ -31,11 +31,15 @@ use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
 use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 
+#[cfg(feature = "redis")]
+mod fleet;
 #[cfg(feature = "http")]
 mod modules;
 mod parse;
 mod switches;
 
+#[cfg(feature = "redis")]
+pub use fleet::REDIS_ENV;
 pub use switches::SWITCHES_ENV;
 
 /// Exit code of a successful command.
@@ -65,6 +69,9 @@ struct Cli {
     limits: Option<std::path::PathBuf>,
     #[command(flatten)]
     switch_file: switches::SwitchFileArgs,
+    #[cfg(feature = "redis")]
+    #[command(flatten)]
+    fleet: fleet::FleetArgs,
     #[cfg(feature = "http")]
     #[command(flatten)]
     modules: modules::ModuleArgs,
@@ -281,7 +288,19 @@ where
         Err(error) => return usage(&error, out, err),
     };
     let _runtime = RuntimeGuard;
-    let registry = match build(&cli, builder) {
+    #[cfg(feature = "redis")]
+    let fleet = match cli.fleet.fleet(err) {
+        Ok(fleet) => fleet,
+        Err(code) => return code,
+    };
+    #[cfg(feature = "redis")]
+    let registry = match &fleet {
+        Some(fleet) => crate::redis::FleetBuilder::redis(builder, fleet).build(),
+        None => build(&cli, builder),
+    };
+    #[cfg(not(feature = "redis"))]
+    let registry = build(&cli, builder);
+    let registry = match registry {
         Ok(registry) => std::sync::Arc::new(registry),
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
@@ -289,7 +308,13 @@ where
         }
     };
     #[cfg(feature = "http")]
-    let attached = match modules::attach(&cli.modules, &registry, err) {
+    let attached = match modules::attach(
+        &cli.modules,
+        &registry,
+        #[cfg(feature = "redis")]
+        fleet.as_ref(),
+        err,
+    ) {
         Ok(attached) => attached,
         Err(code) => return code,
     };
@@ -297,15 +322,26 @@ where
         let _ = err.write_all(EMPTY_REGISTRY.as_bytes());
         return EXIT_USAGE;
     }
-    let switched = match cli.switch_file.apply(&registry) {
-        Ok(switched) => switched,
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            return EXIT_TOOL_ERROR;
-        }
+    #[cfg(feature = "redis")]
+    let _following = match &fleet {
+        Some(fleet) => Some(fleet::join(fleet, &registry, cli.command.serves(), err)),
+        None => None,
     };
-    if cli.command.serves() {
-        switched.follow(&registry);
+    #[cfg(feature = "redis")]
+    let from_file = fleet.is_none();
+    #[cfg(not(feature = "redis"))]
+    let from_file = true;
+    if from_file {
+        let switched = match cli.switch_file.apply(&registry) {
+            Ok(switched) => switched,
+            Err(error) => {
+                let _ = writeln!(err, "error: {error}");
+                return EXIT_TOOL_ERROR;
+            }
+        };
+        if cli.command.serves() {
+            switched.follow(&registry);
+        }
     }
     let scope = cli.scope.scope();
     if let Err(message) = check_allow_list(&registry, &scope) {
@@ -315,6 +351,8 @@ where
     let edges = Edges {
         registry: &registry,
         switches: &cli.switch_file,
+        #[cfg(feature = "redis")]
+        fleet: fleet.as_ref(),
         #[cfg(feature = "http")]
         gateway: attached.gateway.as_ref(),
     };
@@ -384,16 +422,20 @@ fn mcp(
     }
 }
 
-/// `disable` (`off`) and `enable`.
+/// `disable` (`off`) and `enable`: in the fleet's Redis with `--redis`, else in the switch
+/// file.
 fn switch(
-    file: &switches::SwitchFileArgs,
+    edges: &Edges<'_>,
     args: &switches::SwitchArgs,
     off: bool,
-    registry: &Registry,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    match file.switch(args, off, registry, out) {
+    #[cfg(feature = "redis")]
+    if let Some(fleet) = edges.fleet {
+        return fleet::switch(fleet, args, off, edges.registry, out, err);
+    }
+    match edges.switches.switch(args, off, edges.registry, out) {
         Ok(()) => EXIT_OK,
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
@@ -406,6 +448,8 @@ fn switch(
 struct Edges<'a> {
     registry: &'a std::sync::Arc<Registry>,
     switches: &'a switches::SwitchFileArgs,
+    #[cfg(feature = "redis")]
+    fleet: Option<&'a crate::redis::Fleet>,
     #[cfg(feature = "http")]
     gateway: Option<&'a crate::http::Gateway>,
 }
@@ -501,8 +545,8 @@ fn command_on(
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => return mcp(args, edges.registry, scope, out, err),
-        Command::Disable(args) => return switch(edges.switches, &args, true, registry, out, err),
-        Command::Enable(args) => return switch(edges.switches, &args, false, registry, out, err),
+        Command::Disable(args) => return switch(&edges, &args, true, out, err),
+        Command::Enable(args) => return switch(&edges, &args, false, out, err),
     };
     match written {
         Ok(()) => EXIT_OK,

@@ -65,6 +65,7 @@ enum ModulesAction {
 pub(super) fn attach(
     args: &ModuleArgs,
     registry: &Arc<Registry>,
+    #[cfg(feature = "redis")] fleet: Option<&crate::redis::Fleet>,
     err: &mut dyn Write,
 ) -> Result<Attached, i32> {
     let Some(path) = &args.map else {
@@ -83,13 +84,17 @@ pub(super) fn attach(
                 .map(Into::into)
         })
         .unwrap_or_else(|| MODULE_CACHE_DEFAULT.into());
-    let gateway = Gateway::builder(Arc::clone(registry), map)
-        .cache_file(cache)
-        .build()
-        .map_err(|error| {
-            let _ = writeln!(err, "error: {error}");
-            EXIT_USAGE
-        })?;
+    let gateway = Gateway::builder(Arc::clone(registry), map).cache_file(cache);
+    // In a fleet, the manifests are the fleet's.
+    #[cfg(feature = "redis")]
+    let gateway = match fleet {
+        Some(fleet) => gateway.cache(fleet.manifest_cache()),
+        None => gateway,
+    };
+    let gateway = gateway.build().map_err(|error| {
+        let _ = writeln!(err, "error: {error}");
+        EXIT_USAGE
+    })?;
     let statuses = block_on(err, gateway.start()).ok_or(EXIT_TOOL_ERROR)?;
     for status in statuses {
         if let Some(error) = &status.error {

@@ -150,24 +150,34 @@ fn admit(
     if let (Some(cooldown), Some(last)) = (limits.cooldown, last) {
         let elapsed = now.duration_since(last).unwrap_or_default();
         if elapsed < cooldown {
-            return Err(Refusal::Limited {
-                limit: format!("cooldown of {}", humantime::format_duration(cooldown)),
-                retry_after: cooldown - elapsed,
-            });
+            return Err(cooldown_refusal(cooldown, cooldown - elapsed));
         }
     }
     if let Some(limit) = limits.daily_limit
         && count_today >= limit
     {
-        return Err(Refusal::Limited {
-            limit: format!(
-                "daily limit of {limit} call{}",
-                if limit == 1 { "" } else { "s" }
-            ),
-            retry_after: utc_day(now).1,
-        });
+        return Err(daily_refusal(limit, utc_day(now).1));
     }
     Ok(())
+}
+
+/// The refusal of a call within `cooldown` of the last, `retry_after` before it would pass.
+pub(crate) fn cooldown_refusal(cooldown: Duration, retry_after: Duration) -> Refusal {
+    Refusal::Limited {
+        limit: format!("cooldown of {}", humantime::format_duration(cooldown)),
+        retry_after,
+    }
+}
+
+/// The refusal of a call past a daily limit of `limit`, `retry_after` before midnight (UTC).
+pub(crate) fn daily_refusal(limit: u32, retry_after: Duration) -> Refusal {
+    Refusal::Limited {
+        limit: format!(
+            "daily limit of {limit} call{}",
+            if limit == 1 { "" } else { "s" }
+        ),
+        retry_after,
+    }
 }
 
 #[async_trait]

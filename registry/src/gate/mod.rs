@@ -39,8 +39,9 @@ pub(crate) use approval_key::new_token;
 /// `#[async_trait]`, to implement [`Gate`] and the stores' traits.
 pub use async_trait::async_trait;
 pub use eval::{Decision, Gate};
-pub(crate) use limits::utc_day;
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
+#[cfg(feature = "redis")]
+pub(crate) use limits::{cooldown_refusal, daily_refusal, utc_day};
 pub use limits_file::JsonFileRateLimits;
 
 /// One stage of a call. [`STAGES`] lists them in the order every call takes them.

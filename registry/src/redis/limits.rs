@@ -151,23 +151,14 @@ impl RateLimitStore for RedisRateLimits {
                 previous: (previous >= 0).then(|| time_of(previous)),
                 at,
             }),
-            Ok((1, wait)) => Err(Refusal::Limited {
-                limit: format!(
-                    "cooldown of {}",
-                    humantime::format_duration(limits.cooldown.unwrap_or_default())
-                ),
-                retry_after: Duration::from_millis(u64::try_from(wait).unwrap_or(0)),
-            }),
-            Ok(_) => {
-                let limit = limits.daily_limit.unwrap_or(0);
-                Err(Refusal::Limited {
-                    limit: format!(
-                        "daily limit of {limit} call{}",
-                        if limit == 1 { "" } else { "s" }
-                    ),
-                    retry_after: until_midnight,
-                })
-            }
+            Ok((1, wait)) => Err(crate::gate::cooldown_refusal(
+                limits.cooldown.unwrap_or_default(),
+                Duration::from_millis(u64::try_from(wait).unwrap_or(0)),
+            )),
+            Ok(_) => Err(crate::gate::daily_refusal(
+                limits.daily_limit.unwrap_or(0),
+                until_midnight,
+            )),
             Err(error) if self.fleet.falls_back() => {
                 tracing::warn!(%error, tool, "Redis is unavailable; counting this call on this instance");
                 let permit = self.fallback.acquire(user, tool, limits, now).await?;

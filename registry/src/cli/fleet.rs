@@ -1,0 +1,110 @@
+//! `--redis URL`: every command as an instance of a fleet. Rate-limit counts, pending
+//! approvals, switches and module manifests live in that Redis instead of files, so any number
+//! of `toolreg` processes and servers on any number of machines share them.
+
+use std::io::Write;
+
+use crate::redis::{DEFAULT_PREFIX, Fleet};
+
+/// The Redis a fleet shares when `--redis` is not given.
+pub const REDIS_ENV: &str = "TOOLREG_REDIS";
+
+/// The fleet flags.
+#[derive(clap::Args)]
+pub(super) struct FleetArgs {
+    /// Share rate limits, approvals, switches and module manifests with every instance on this
+    /// Redis: redis://[user:password@]host:port[/db] (a password may come from
+    /// $TOOLREG_REDIS_PASSWORD instead) [default: $TOOLREG_REDIS].
+    #[arg(long, global = true, value_name = "URL")]
+    redis: Option<String>,
+    /// The prefix of this deployment's keys, so that several can share one Redis.
+    #[arg(long, global = true, value_name = "PREFIX", default_value = DEFAULT_PREFIX)]
+    redis_prefix: String,
+}
+
+impl FleetArgs {
+    /// The fleet, when one is named; a URL that does not read is a usage error (without the
+    /// URL, which may hold a password).
+    pub(super) fn fleet(&self, err: &mut dyn Write) -> Result<Option<Fleet>, i32> {
+        let url = self
+            .redis
+            .clone()
+            .or_else(|| std::env::var(REDIS_ENV).ok().filter(|url| !url.is_empty()));
+        let Some(url) = url else {
+            return Ok(None);
+        };
+        match Fleet::new(&url) {
+            Ok(fleet) => Ok(Some(fleet.prefix(self.redis_prefix.clone()))),
+            Err(error) => {
+                let _ = writeln!(err, "error: {error}");
+                Err(super::EXIT_USAGE)
+            }
+        }
+    }
+}
+
+/// Reads the fleet's switches into `registry`, and for a command that serves, follows them;
+/// with Redis unreachable, says so and goes on without them.
+pub(super) fn join(
+    fleet: &Fleet,
+    registry: &std::sync::Arc<crate::Registry>,
+    serves: bool,
+    err: &mut dyn Write,
+) -> Option<crate::redis::Following> {
+    let joined = super::block_on(err, async {
+        if serves {
+            fleet.join(registry.clone()).await.map(Some)
+        } else {
+            let switches = fleet.switches().await?;
+            crate::registry::SwitchSet::default().apply(&switches, registry);
+            Ok(None)
+        }
+    })?;
+    match joined {
+        Ok(following) => following,
+        Err(error) => {
+            let _ = writeln!(
+                err,
+                "warning: the fleet's switches are not applied: {error}"
+            );
+            None
+        }
+    }
+}
+
+/// `disable` (`off`) and `enable` across the fleet.
+pub(super) fn switch(
+    fleet: &Fleet,
+    args: &super::switches::SwitchArgs,
+    off: bool,
+    registry: &crate::Registry,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let selector = args.selector(registry);
+    let stored = if off {
+        super::block_on(err, fleet.disable(&selector))
+    } else {
+        super::block_on(err, fleet.enable(&selector))
+    };
+    match stored {
+        Some(Ok(())) => {
+            let (crate::registry::Selector::Name(value)
+            | crate::registry::Selector::Tag(value)
+            | crate::registry::Selector::Category(value)) = &selector;
+            let verb = if off { "disabled" } else { "enabled" };
+            let _ = writeln!(
+                out,
+                "{verb} {} across the fleet at {}",
+                super::shown(value),
+                fleet.address()
+            );
+            super::EXIT_OK
+        }
+        Some(Err(error)) => {
+            let _ = writeln!(err, "error: {error}");
+            super::EXIT_TOOL_ERROR
+        }
+        None => super::EXIT_TOOL_ERROR,
+    }
+}
