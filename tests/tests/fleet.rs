@@ -423,3 +423,54 @@ fn every_command_of_the_command_line_is_an_instance_with_redis() {
         "{bad:?}"
     );
 }
+
+impl Redis {
+    /// One inline command's answer line, e.g. `:3600` for `TTL key`.
+    fn command(&self, line: &str) -> String {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.write_all(format!("{line}\r\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_line(&mut answer).unwrap();
+        answer.trim_end().to_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_instance_lists_every_module_from_the_fleets_manifests_without_asking_any() {
+    use tool_registry::http::{Gateway, Module, ModuleMap, Server, Source};
+
+    let redis = Redis::start();
+    let fleet = Fleet::new(&redis.url()).unwrap().prefix("manifests");
+    let served = instance(&Fleet::new(&redis.url()).unwrap().prefix("module"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let app = Server::new(served).name("lab").router();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let map = ModuleMap::new().with("lab", Module::new(&addr));
+
+    let first = Gateway::builder(instance(&fleet), map.clone())
+        .cache(fleet.manifest_cache())
+        .build()
+        .unwrap();
+    assert_eq!(first.start().await[0].source, Source::Fetched);
+    let ttl: i64 = redis.command("TTL manifests:module_manifest:lab")[1..]
+        .parse()
+        .unwrap();
+    assert!(
+        (3500..=3600).contains(&ttl),
+        "the manifest keeps its TTL: {ttl}"
+    );
+    server.abort();
+    let _ = server.await;
+
+    // Another instance, the module gone: listed from Redis, and a call says the module is down.
+    let registry = instance(&fleet);
+    let second = Gateway::builder(registry.clone(), map)
+        .cache(fleet.manifest_cache())
+        .build()
+        .unwrap();
+    assert_eq!(second.start().await[0].source, Source::Cache);
+    assert!(registry.get("lab.limited").is_some());
+    let (code, _) = outcome(&registry, "lab.free").await;
+    assert_eq!(code, "module_unreachable");
+}

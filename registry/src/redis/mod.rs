@@ -165,6 +165,17 @@ impl Fleet {
         &self.inner.at
     }
 
+    /// Asks Redis for a `PONG`, within the timeout: a readiness check.
+    pub async fn ping(&self) -> Result<(), FleetError> {
+        self.run(|mut connection| async move {
+            redis::cmd("PING")
+                .query_async::<String>(&mut connection)
+                .await
+        })
+        .await
+        .map(drop)
+    }
+
     /// The rate-limit store of this fleet.
     pub fn rate_limits(&self) -> RedisRateLimits {
         RedisRateLimits::new(self.clone())
