@@ -69,6 +69,9 @@ return 0
     )
 });
 
+/// How long a permit of the fallback is remembered for its release.
+const LENT_FOR: Duration = Duration::from_secs(300);
+
 /// Rate-limit counts in Redis, shared by every instance of a fleet: of any number of
 /// concurrent calls on any number of instances, exactly as many as the limit allows are
 /// admitted. While Redis is unreachable a call is refused with
@@ -162,10 +165,11 @@ impl RateLimitStore for RedisRateLimits {
             Err(error) if self.fleet.falls_back() => {
                 tracing::warn!(%error, tool, "Redis is unavailable; counting this call on this instance");
                 let permit = self.fallback.acquire(user, tool, limits, now).await?;
-                self.lent
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(permit.clone());
+                let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
+                // A permit comes back, if at all, before its call's handler starts: only the
+                // recent ones are kept.
+                lent.retain(|given| now.duration_since(given.at).unwrap_or_default() < LENT_FOR);
+                lent.push(permit.clone());
                 Ok(permit)
             }
             Err(error) => Err(Refusal::Unavailable {
