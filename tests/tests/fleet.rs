@@ -474,3 +474,26 @@ async fn a_new_instance_lists_every_module_from_the_fleets_manifests_without_ask
     let (code, _) = outcome(&registry, "lab.free").await;
     assert_eq!(code, "module_unreachable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_started_while_redis_is_away_follows_the_switches_once_it_is_back() {
+    let mut redis = Redis::start();
+    redis.kill();
+    let fleet = Fleet::new(&redis.url())
+        .unwrap()
+        .prefix("late")
+        .timeout(Duration::from_millis(200));
+    let registry = instance(&fleet);
+    assert!(fleet.join(registry.clone()).await.is_err(), "Redis is away");
+    let _following = fleet.follow(registry.clone());
+    assert!(registry.get_for("free", &Scope::guest()).is_some());
+
+    redis.restart();
+    let operator = Fleet::new(&redis.url()).unwrap().prefix("late");
+    operator.disable(&Selector::name("free")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while registry.get_for("free", &Scope::guest()).is_some() {
+        assert!(Instant::now() < deadline, "the switch never arrived");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

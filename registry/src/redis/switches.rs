@@ -102,22 +102,37 @@ impl Fleet {
         let registry = registry.into();
         let first = self.switches().await?;
         SwitchSet::default().apply(&first, &registry);
+        Ok(self.follow_from(registry, first))
+    }
+
+    /// Follows the fleet's switches without waiting for them: what [`Fleet::join`] does after
+    /// its first read, for an instance that must start while Redis is away. The switches are
+    /// applied as soon as Redis answers.
+    pub fn follow(&self, registry: impl Into<Shared>) -> Following {
+        self.follow_from(registry.into(), SwitchSet::default())
+    }
+
+    fn follow_from(&self, registry: Shared, first: SwitchSet) -> Following {
         let fleet = self.clone();
         let task = tokio::spawn(async move {
             let mut applied = first;
             loop {
-                if let Err(error) = fleet.follow(&registry, &mut applied).await {
+                if let Err(error) = fleet.follow_once(&registry, &mut applied).await {
                     tracing::warn!(%error, "lost the fleet's switch channel; the last switches stay in force");
                 }
                 tokio::time::sleep(RECONNECT_AFTER).await;
             }
         });
-        Ok(Following { task })
+        Following { task }
     }
 
     /// Subscribes, reads the switches, and applies each change announced, until the
     /// subscription ends.
-    async fn follow(&self, registry: &Shared, applied: &mut SwitchSet) -> Result<(), FleetError> {
+    async fn follow_once(
+        &self,
+        registry: &Shared,
+        applied: &mut SwitchSet,
+    ) -> Result<(), FleetError> {
         let timeout = self.op_timeout();
         let mut subscription = tokio::time::timeout(timeout, self.client().get_async_pubsub())
             .await
