@@ -38,9 +38,11 @@ impl Redis {
             .stdout(Stdio::null())
             .spawn()
             .expect("redis-server (apt-get install -y redis-server)");
+        // Killed and waited for by its guard, however the wait below ends.
+        let redis = Self(child, port);
         for _ in 0..500 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self(child, port);
+                return redis;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
