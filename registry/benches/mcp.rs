@@ -1,6 +1,26 @@
-//! The registry over MCP: a `tools/call` round trip through rmcp's client and our server over
-//! an in-process pipe against a direct call of the same tool, and `tools/list` of 1,000 tools
-//! for one caller against the registry's own MCP list.
+//! The registry over MCP beside rmcp's own macro-routed server of the same tools, each reached by
+//! rmcp's client over an in-process pipe (`tokio::io::duplex`, the `initialize` era):
+//!
+//! - `mcp/call`: a `tools/call` round trip of `echo_0500` to our [`McpServer`] (`ours`) and to
+//!   the macro-routed server (`rmcp_macros`), against a direct call of the same tool in the
+//!   registry (`direct`, the baseline);
+//! - `mcp/list_1000`: `tools/list` of 1,000 tools for one caller, to each server, against the
+//!   registry's own cached MCP list (`direct`).
+//!
+//! Both servers have the same 1,000 tools, `echo_0000` to `echo_0999`, each answering its
+//! arguments as JSON text under the same description and input schema (`echo/mod.rs`). Ours is a
+//! registry of run-time tools behind a trusted caller's scope. The macro-routed one,
+//! [`MacroEcho`], is written as rmcp's examples write a server: its one tool, `echo`, is a
+//! `#[tool]` fn taking `Parameters<EchoArgs>` in a `#[tool_router]` impl, and
+//! `#[tool_handler(router = self.tool_router)] impl ServerHandler` answers `tools/list` and
+//! `tools/call` from the `ToolRouter<Self>` in its field. 1,000 tools cannot be written by hand,
+//! so that router is built from the one `#[tool_router]` generates: its `echo` route (the
+//! generated handler, which reads `Parameters<EchoArgs>` and calls the fn) is cloned 1,000
+//! times into `ToolRouter::new()` with `add_route`, each clone's `Tool` renamed `echo_NNNN` and
+//! given the shared description and input schema. Every call thus runs the macro's handler.
+//!
+//! Both servers are checked to give the same answer before anything is measured: the same 1,000
+//! tool names with the same descriptions and input schemas, and the same echo content.
 //!
 //! Run with `cargo bench -p tool-registry --bench mcp`; docs/PERFORMANCE.md has the figures.
 
@@ -11,9 +31,12 @@ use std::time::Duration;
 mod echo;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use serde_json::{Value, json};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde_json::Value;
 use tool_registry::format::Provider;
 use tool_registry::mcp::McpServer;
 use tool_registry::{Ctx, Registry, Scope};
@@ -25,9 +48,92 @@ fn config() -> Criterion {
         .sample_size(30)
 }
 
-/// 1,000 echo tools, `echo_0000` to `echo_0999`.
-fn registry() -> Arc<Registry> {
-    echo::echo_registry((0..1000).map(|i| format!("echo_{i:04}")))
+/// The 1,000 tool names both servers have.
+fn names() -> impl Iterator<Item = String> {
+    (0..1000).map(|i| format!("echo_{i:04}"))
+}
+
+/// The arguments of the macro-routed `echo`.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// What to echo
+    text: String,
+}
+
+/// rmcp's macro-routed server of the echo tools (see the top of this file for how its 1,000
+/// routes are made).
+#[derive(Clone)]
+struct MacroEcho {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl MacroEcho {
+    /// Answer the arguments as they came.
+    #[tool]
+    async fn echo(
+        &self,
+        Parameters(args): Parameters<EchoArgs>,
+    ) -> Result<ContentBlock, ErrorData> {
+        ContentBlock::json(args)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MacroEcho {}
+
+impl MacroEcho {
+    /// The generated `echo` route under each of `names`.
+    fn new(names: impl Iterator<Item = String>) -> Self {
+        let echo = Self::tool_router()
+            .into_iter()
+            .next()
+            .expect("`#[tool_router]` made the `echo` route");
+        let Value::Object(schema) = echo::input_schema() else {
+            unreachable!("the echo tools' input schema is an object")
+        };
+        let schema: Arc<JsonObject> = Arc::new(schema);
+        let mut tool_router = ToolRouter::new();
+        for name in names {
+            let mut route = echo.clone();
+            route.attr.name = name.into();
+            route.attr.description = Some(echo::DESCRIPTION.into());
+            route.attr.input_schema = schema.clone();
+            tool_router.add_route(route);
+        }
+        Self { tool_router }
+    }
+}
+
+/// A client session with `server` over an in-process pipe; the server runs on the runtime.
+async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(tokio::io::split(server_end)).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    ().serve(tokio::io::split(client_end)).await.unwrap()
+}
+
+/// What a listed tool says of itself: its name, description and input schema.
+fn described(tools: Vec<Tool>) -> Vec<(String, Option<String>, JsonObject)> {
+    tools
+        .into_iter()
+        .map(|tool| {
+            let description = tool.description.map(|d| d.into_owned());
+            (
+                tool.name.into_owned(),
+                description,
+                (*tool.input_schema).clone(),
+            )
+        })
+        .collect()
+}
+
+/// What a call answered: its content and whether it failed.
+fn answered(result: &CallToolResult) -> (Value, bool) {
+    let content = serde_json::to_value(&result.content).unwrap();
+    (content, result.is_error.unwrap_or(false))
 }
 
 fn mcp(c: &mut Criterion) {
@@ -36,36 +142,43 @@ fn mcp(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let registry = registry();
-    let client = runtime.block_on(async {
-        let (client_end, server_end) = tokio::io::duplex(1 << 20);
-        let server = McpServer::new(registry.clone(), Scope::trusted());
-        tokio::spawn(async move {
-            let running = server.serve(tokio::io::split(server_end)).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(tokio::io::split(client_end)).await.unwrap()
+    let registry: Arc<Registry> = echo::echo_registry(names());
+    let (ours, theirs) = runtime.block_on(async {
+        let ours = connect(McpServer::new(registry.clone(), Scope::trusted())).await;
+        let theirs = connect(MacroEcho::new(names())).await;
+        (ours, theirs)
     });
-    let arguments = json!({"text": "the quick brown fox"})
+    let arguments = serde_json::json!({"text": "the quick brown fox"})
         .as_object()
         .unwrap()
         .clone();
+    let call = || CallToolRequestParams::new("echo_0500").with_arguments(arguments.clone());
     let ctx = Ctx::new();
-    // The same answer both ways, and the whole list.
-    let over_mcp =
-        runtime
-            .block_on(client.call_tool(
-                CallToolRequestParams::new("echo_0500").with_arguments(arguments.clone()),
-            ))
-            .unwrap();
-    assert_eq!(over_mcp.is_error, Some(false));
-    assert_eq!(
-        runtime.block_on(client.list_all_tools()).unwrap().len(),
-        1000
-    );
 
-    let mut group = c.benchmark_group("mcp");
-    group.bench_function("direct_call", |b| {
+    // The same answer from both servers, before anything is measured.
+    let (our_call, their_call) = runtime.block_on(async {
+        let ours = ours.call_tool(call()).await.unwrap();
+        let theirs = theirs.call_tool(call()).await.unwrap();
+        (ours, theirs)
+    });
+    assert_eq!(answered(&our_call), answered(&their_call));
+    assert_eq!(
+        answered(&our_call),
+        (
+            serde_json::json!([{"type": "text", "text": r#"{"text":"the quick brown fox"}"#}]),
+            false
+        )
+    );
+    let (our_list, their_list) = runtime.block_on(async {
+        let ours = ours.list_all_tools().await.unwrap();
+        let theirs = theirs.list_all_tools().await.unwrap();
+        (described(ours), described(theirs))
+    });
+    assert_eq!(our_list.len(), 1000);
+    assert_eq!(our_list, their_list);
+
+    let mut group = c.benchmark_group("mcp/call");
+    group.bench_function("direct", |b| {
         b.iter(|| {
             runtime.block_on(registry.call_for_model(
                 "echo_0500",
@@ -74,23 +187,27 @@ fn mcp(c: &mut Criterion) {
             ))
         })
     });
-    group.bench_function("tools_call_round_trip", |b| {
+    group.bench_function("ours", |b| {
+        b.iter(|| runtime.block_on(ours.call_tool(black_box(call()))).unwrap())
+    });
+    group.bench_function("rmcp_macros", |b| {
         b.iter(|| {
             runtime
-                .block_on(
-                    client.call_tool(
-                        CallToolRequestParams::new("echo_0500")
-                            .with_arguments(black_box(arguments.clone())),
-                    ),
-                )
+                .block_on(theirs.call_tool(black_box(call())))
                 .unwrap()
         })
     });
-    group.bench_function("direct_mcp_list_1000", |b| {
+    group.finish();
+
+    let mut group = c.benchmark_group("mcp/list_1000");
+    group.bench_function("direct", |b| {
         b.iter(|| registry.tools_for(Provider::Mcp, black_box(&Scope::trusted())))
     });
-    group.bench_function("tools_list_1000", |b| {
-        b.iter(|| runtime.block_on(client.list_all_tools()).unwrap())
+    group.bench_function("ours", |b| {
+        b.iter(|| runtime.block_on(ours.list_all_tools()).unwrap())
+    });
+    group.bench_function("rmcp_macros", |b| {
+        b.iter(|| runtime.block_on(theirs.list_all_tools()).unwrap())
     });
     group.finish();
 }

@@ -6,18 +6,26 @@ use serde_json::{Value, json};
 use tool_registry::spec::ToolSpec;
 use tool_registry::{Ctx, Registry};
 
+/// What every echo tool says of itself.
+pub const DESCRIPTION: &str = "Answer the arguments as they came.";
+
+/// Every echo tool's input schema: one required string, `text`.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "text": { "type": "string", "description": "What to echo" } },
+        "required": ["text"],
+    })
+}
+
 /// A registry of one run-time tool per name, each answering its arguments (`{"text": ...}`).
 pub fn echo_registry(names: impl IntoIterator<Item = String>) -> Arc<Registry> {
     let registry = Registry::builder().without_linked().build().unwrap();
     for name in names {
         let spec = ToolSpec::builder(name)
             .version("1.0.0")
-            .description("Answer the arguments as they came.")
-            .input_schema(json!({
-                "type": "object",
-                "properties": { "text": { "type": "string", "description": "What to echo" } },
-                "required": ["text"],
-            }))
+            .description(DESCRIPTION)
+            .input_schema(input_schema())
             .build()
             .unwrap();
         registry
