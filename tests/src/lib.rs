@@ -364,3 +364,18 @@ pub fn has_documents(scope: &tool_registry::Scope) -> bool {
 pub async fn docs_search(#[arg(desc = "What to look for")] query: String) -> String {
     format!("no document mentions {query}")
 }
+
+/// A result's outcome as the tests compare it: `ok`, or its error code (`rate_limited`,
+/// `store_unavailable`, ...).
+pub fn outcome(result: &tool_registry::ToolResult) -> String {
+    if result.success {
+        "ok".to_owned()
+    } else {
+        result
+            .audit
+            .outcome
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}

@@ -33,10 +33,16 @@ use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
 
 #[cfg(feature = "redis")]
 mod fleet;
+#[cfg(feature = "mcp")]
+mod mcp;
 #[cfg(feature = "http")]
 mod modules;
 mod parse;
+mod runtime;
 mod switches;
+
+use runtime::RuntimeGuard;
+pub(crate) use runtime::block_on;
 
 #[cfg(feature = "redis")]
 pub use fleet::REDIS_ENV;
@@ -212,7 +218,7 @@ enum Command {
     /// describe, or with --http on streamable HTTP at http://ADDR/mcp, each request as the caller
     /// its bearer token names in --callers FILE (a guest without a token).
     #[cfg(feature = "mcp")]
-    Mcp(McpArgs),
+    Mcp(mcp::McpArgs),
     /// Switch tools off, for listing and for calls, in this and every process that shares the
     /// switch file (a running `serve` or `mcp` follows it within a second).
     Disable(switches::SwitchArgs),
@@ -359,91 +365,6 @@ where
     command_on(cli.command, edges, scope, out, err)
 }
 
-/// `mcp`'s flags.
-#[cfg(feature = "mcp")]
-#[derive(clap::Args)]
-struct McpArgs {
-    /// Serve streamable HTTP on this loopback address instead of stdio (port 0 picks a free one;
-    /// the address is printed).
-    #[arg(long, value_name = "ADDR")]
-    http: Option<String>,
-    /// With --http: a TOML file of `[[caller]]` tables mapping bearer tokens to users, levels
-    /// and allow-lists.
-    #[arg(long, value_name = "FILE", requires = "http")]
-    callers: Option<std::path::PathBuf>,
-    /// How many tools one `tools/list` page holds.
-    #[arg(long, value_name = "N", default_value_t = crate::mcp::PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    page_size: u64,
-}
-
-/// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
-#[cfg(feature = "mcp")]
-fn mcp(
-    args: McpArgs,
-    registry: &std::sync::Arc<Registry>,
-    scope: Scope,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    let registry = std::sync::Arc::clone(registry);
-    let server = |scope| {
-        crate::mcp::McpServer::new(registry, scope)
-            .with_page_size(usize::try_from(args.page_size).unwrap_or(usize::MAX))
-    };
-    let outcome = match &args.http {
-        None => block_on(err, server(scope).serve_stdio()),
-        Some(addr) => {
-            let callers = match &args.callers {
-                Some(path) => match crate::mcp::Callers::from_file(path) {
-                    Ok(callers) => callers,
-                    Err(message) => {
-                        let _ = writeln!(err, "error: {message}");
-                        return EXIT_USAGE;
-                    }
-                },
-                None => crate::mcp::Callers::new(),
-            };
-            block_on(
-                err,
-                server(Scope::guest()).serve_http(callers, addr.as_str(), |bound| {
-                    let _ = writeln!(out, "listening on http://{bound}/mcp");
-                    let _ = out.flush();
-                }),
-            )
-        }
-    };
-    match outcome {
-        Some(Ok(())) => EXIT_OK,
-        Some(Err(error)) => {
-            let _ = writeln!(err, "error: MCP stopped: {error}");
-            EXIT_USAGE
-        }
-        None => EXIT_TOOL_ERROR,
-    }
-}
-
-/// `disable` (`off`) and `enable`: in the fleet's Redis with `--redis`, else in the switch
-/// file.
-fn switch(
-    edges: &Edges<'_>,
-    args: &switches::SwitchArgs,
-    off: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    #[cfg(feature = "redis")]
-    if let Some(fleet) = edges.fleet {
-        return fleet::switch(fleet, args, off, edges.registry, out, err);
-    }
-    match edges.switches.switch(args, off, edges.registry, out) {
-        Ok(()) => EXIT_OK,
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            EXIT_TOOL_ERROR
-        }
-    }
-}
-
 /// What the commands need besides the registry and the caller's scope.
 struct Edges<'a> {
     registry: &'a std::sync::Arc<Registry>,
@@ -544,9 +465,9 @@ fn command_on(
         #[cfg(feature = "http")]
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
-        Command::Mcp(args) => return mcp(args, edges.registry, scope, out, err),
-        Command::Disable(args) => return switch(&edges, &args, true, out, err),
-        Command::Enable(args) => return switch(&edges, &args, false, out, err),
+        Command::Mcp(args) => return mcp::mcp(args, edges.registry, scope, out, err),
+        Command::Disable(args) => return switches::switch(&edges, &args, true, out, err),
+        Command::Enable(args) => return switches::switch(&edges, &args, false, out, err),
     };
     match written {
         Ok(()) => EXIT_OK,
@@ -718,54 +639,6 @@ pub(crate) fn shown(text: &str) -> String {
             }
         })
         .collect()
-}
-
-thread_local! {
-    /// The runtime of the command line's run on this thread: one for the whole command, so
-    /// that what one step starts (the HTTP client's connections) serves the next.
-    static RUNTIME: std::cell::RefCell<Option<std::rc::Rc<tokio::runtime::Runtime>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs a future on the command's current-thread runtime with timers (made on first use).
-pub(crate) fn block_on<F: std::future::Future>(
-    err: &mut dyn Write,
-    future: F,
-) -> Option<F::Output> {
-    let runtime = RUNTIME.with(|slot| {
-        let mut slot = slot.borrow_mut();
-        if slot.is_none() {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => *slot = Some(std::rc::Rc::new(runtime)),
-                Err(error) => return Err(error),
-            }
-        }
-        Ok(slot.clone())
-    });
-    match runtime {
-        Ok(Some(runtime)) => Some(runtime.block_on(future)),
-        Ok(None) => None,
-        Err(error) => {
-            let _ = writeln!(err, "error: cannot start the async runtime: {error}");
-            None
-        }
-    }
-}
-
-/// Ends the command's runtime without waiting: a blocking tool that timed out may still be
-/// running, and the answer does not wait for it.
-struct RuntimeGuard;
-
-impl Drop for RuntimeGuard {
-    fn drop(&mut self) {
-        let runtime = RUNTIME.with(|slot| slot.borrow_mut().take());
-        if let Some(runtime) = runtime.and_then(|rc| std::rc::Rc::try_unwrap(rc).ok()) {
-            runtime.shutdown_background();
-        }
-    }
 }
 
 /// Prints a call's result (an error as an unsuccessful result) and gives its exit code.

@@ -152,3 +152,25 @@ impl Applied {
             .unwrap_or_else(|error| tracing::warn!(%error, "cannot follow the switch file"));
     }
 }
+
+/// `disable` (`off`) and `enable`: in the fleet's Redis with `--redis`, else in the switch
+/// file.
+pub(super) fn switch(
+    edges: &super::Edges<'_>,
+    args: &SwitchArgs,
+    off: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    #[cfg(feature = "redis")]
+    if let Some(fleet) = edges.fleet {
+        return super::fleet::switch(fleet, args, off, edges.registry, out, err);
+    }
+    match edges.switches.switch(args, off, edges.registry, out) {
+        Ok(()) => super::EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            super::EXIT_TOOL_ERROR
+        }
+    }
+}

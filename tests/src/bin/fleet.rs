@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_registry::redis::{Fleet, FleetBuilder};
 use tool_registry::spec::ToolSpec;
-use tool_registry::{Ctx, Permission, Registry, Scope, ToolResult};
-use tool_registry_tests as _;
+use tool_registry::{Ctx, Permission, Registry, Scope};
+use tool_registry_tests::outcome;
 
 fn registry(fleet: &Fleet, limit: u32) -> Arc<Registry> {
     let registry = Registry::builder()
@@ -34,19 +34,6 @@ fn registry(fleet: &Fleet, limit: u32) -> Arc<Registry> {
         .register_with_handler(burst, |_: Value, _: Ctx| async { Ok::<_, String>("ran") })
         .expect("registered");
     Arc::new(registry)
-}
-
-fn outcome(result: &ToolResult) -> String {
-    if result.success {
-        "ok".to_owned()
-    } else {
-        result
-            .audit
-            .outcome
-            .as_deref()
-            .unwrap_or_default()
-            .to_owned()
-    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

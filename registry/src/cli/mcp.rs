@@ -1,0 +1,68 @@
+//! `mcp`: the tools over MCP, on standard input and output as the caller the scope flags
+//! describe, or on streamable HTTP for the callers of a file.
+
+use std::io::Write;
+
+use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on};
+use crate::{Registry, Scope};
+
+/// `mcp`'s flags.
+#[derive(clap::Args)]
+pub(super) struct McpArgs {
+    /// Serve streamable HTTP on this loopback address instead of stdio (port 0 picks a free one;
+    /// the address is printed).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// With --http: a TOML file of `[[caller]]` tables mapping bearer tokens to users, levels
+    /// and allow-lists.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    callers: Option<std::path::PathBuf>,
+    /// How many tools one `tools/list` page holds.
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    page_size: u64,
+}
+
+/// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
+pub(super) fn mcp(
+    args: McpArgs,
+    registry: &std::sync::Arc<Registry>,
+    scope: Scope,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let registry = std::sync::Arc::clone(registry);
+    let server = |scope| {
+        crate::mcp::McpServer::new(registry, scope)
+            .with_page_size(usize::try_from(args.page_size).unwrap_or(usize::MAX))
+    };
+    let outcome = match &args.http {
+        None => block_on(err, server(scope).serve_stdio()),
+        Some(addr) => {
+            let callers = match &args.callers {
+                Some(path) => match crate::mcp::Callers::from_file(path) {
+                    Ok(callers) => callers,
+                    Err(message) => {
+                        let _ = writeln!(err, "error: {message}");
+                        return EXIT_USAGE;
+                    }
+                },
+                None => crate::mcp::Callers::new(),
+            };
+            block_on(
+                err,
+                server(Scope::guest()).serve_http(callers, addr.as_str(), |bound| {
+                    let _ = writeln!(out, "listening on http://{bound}/mcp");
+                    let _ = out.flush();
+                }),
+            )
+        }
+    };
+    match outcome {
+        Some(Ok(())) => EXIT_OK,
+        Some(Err(error)) => {
+            let _ = writeln!(err, "error: MCP stopped: {error}");
+            EXIT_USAGE
+        }
+        None => EXIT_TOOL_ERROR,
+    }
+}
