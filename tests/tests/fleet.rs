@@ -273,17 +273,7 @@ async fn outcome(registry: &Registry, tool: &str) -> (String, Duration) {
     let result = registry
         .call_for_model(tool, "{}", &Ctx::for_scope(Scope::user("u")))
         .await;
-    let outcome = if result.success {
-        "ok".to_owned()
-    } else {
-        result
-            .audit
-            .outcome
-            .as_deref()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    (outcome, started.elapsed())
+    (tool_registry_tests::outcome(&result), started.elapsed())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
