@@ -487,3 +487,32 @@ async fn an_instance_started_while_redis_is_away_follows_the_switches_once_it_is
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_never_answers_holds_no_call_past_the_fleets_timeout() {
+    // Accepts connections and says nothing: the worst a hung Redis does.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let timeout = Duration::from_millis(200);
+    let fleet = Fleet::new(&format!("redis://127.0.0.1:{port}/0"))
+        .unwrap()
+        .prefix("hung")
+        .timeout(timeout);
+    let registry = instance(&fleet);
+    let calls = (0..20).map(|_| {
+        let registry = registry.clone();
+        tokio::spawn(async move { outcome(&registry, "limited").await })
+    });
+    for call in calls.collect::<Vec<_>>() {
+        let (code, took) = call.await.unwrap();
+        assert_eq!(code, "store_unavailable");
+        assert!(took < timeout * 5, "a call waited {took:?}");
+    }
+    assert_eq!(outcome(&registry, "free").await.0, "ok");
+}

@@ -239,7 +239,8 @@ impl Fleet {
         Ok(made)
     }
 
-    /// Runs `work` on a connection within the timeout.
+    /// Runs `work` on a connection: connecting (or waiting for another call's attempt) and the
+    /// answer together within the timeout, so no call waits longer, however many wait at once.
     pub(crate) async fn run<T, F>(
         &self,
         work: impl FnOnce(ConnectionManager) -> F,
@@ -248,12 +249,15 @@ impl Fleet {
         F: Future<Output = redis::RedisResult<T>>,
     {
         let timeout = self.inner.timeout;
-        let connection = self.connection().await?;
-        match tokio::time::timeout(timeout, work(connection)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(self.unavailable(error)),
-            Err(_) => Err(self.unavailable(format!("no answer within {timeout:?}"))),
-        }
+        let attempt = async {
+            let connection = self.connection().await?;
+            work(connection)
+                .await
+                .map_err(|error| self.unavailable(error))
+        };
+        tokio::time::timeout(timeout, attempt)
+            .await
+            .unwrap_or_else(|_| Err(self.unavailable(format!("no answer within {timeout:?}"))))
     }
 
     pub(crate) fn client(&self) -> &redis::Client {
