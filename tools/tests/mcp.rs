@@ -9,6 +9,8 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
 mod common;
+#[path = "common/mcp_http.rs"]
+mod mcp_http;
 use common::workspace;
 
 /// An MCP client session with `toolreg [flags] mcp` run in `root`.
@@ -100,46 +102,6 @@ async fn an_mcp_client_lists_and_calls_within_its_scope() {
     admin.cancel().await.unwrap();
 }
 
-/// `toolreg mcp --http`, killed when dropped.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_http(root: &Path) -> Served {
-    use std::io::BufRead;
-    std::fs::write(
-        root.join("callers.toml"),
-        "[[caller]]\ntoken = \"admin-token\"\nuser = \"ann\"\nlevel = \"admin\"\n",
-    )
-    .unwrap();
-    let mut child = common::toolreg_command(
-        root,
-        &["mcp", "--http", "127.0.0.1:0", "--callers", "callers.toml"],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_owned();
-    Served { child, url }
-}
-
 async fn connect_http(
     url: &str,
     token: Option<&str>,
@@ -158,9 +120,9 @@ async fn connect_http(
 #[tokio::test]
 async fn over_streamable_http_each_token_is_its_caller_and_no_token_a_guest() {
     let dir = workspace();
-    let served = serve_http(dir.path());
+    let served = mcp_http::serve_http(dir.path());
     let guest = connect_http(&served.url, None).await.unwrap();
-    let admin = connect_http(&served.url, Some("admin-token"))
+    let admin = connect_http(&served.url, Some(mcp_http::ADMIN_TOKEN))
         .await
         .unwrap();
     let guest_tools = names_of(&guest.list_all_tools().await.unwrap());

@@ -4,11 +4,12 @@
 //! in 2026-07-28, the approval token before). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
 //! virtualenv it runs in (`target/py-mcp`).
 
-use std::io::BufRead;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 mod common;
+#[path = "common/mcp_http.rs"]
+mod mcp_http;
 
 /// The virtualenv's Python: `$TOOLREG_MCP_PYTHON`, else `target/py-mcp/bin/python` at the
 /// workspace's root.
@@ -29,52 +30,19 @@ fn python() -> PathBuf {
     path
 }
 
-/// `toolreg mcp --http`, killed when dropped.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
     let python = python();
     let dir = common::workspace();
     let kb = dir.path().join("kb");
-    std::fs::write(
-        dir.path().join("callers.toml"),
-        "[[caller]]\ntoken = \"admin-token\"\nuser = \"ann\"\nlevel = \"admin\"\n",
-    )
-    .unwrap();
-    let mut child = common::toolreg_command(
-        dir.path(),
-        &["mcp", "--http", "127.0.0.1:0", "--callers", "callers.toml"],
-    )
-    .env("TOOLREG_KB", &kb)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _served = Served(child);
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line:?}"))
-        .to_owned();
+    let served = mcp_http::serve_http(dir.path());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_py/check.py");
     let output = Command::new(python)
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_toolreg"))
         .arg(&kb)
-        .arg(&url)
-        .arg("admin-token")
+        .arg(&served.url)
+        .arg(mcp_http::ADMIN_TOKEN)
         .current_dir(dir.path())
         .output()
         .unwrap();
