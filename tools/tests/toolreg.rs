@@ -14,6 +14,23 @@ fn toolreg(root: &Path, args: &[&str]) -> Output {
     toolreg_command(root, args).output().expect("toolreg runs")
 }
 
+/// The names `toolreg FLAGS list --format json` lists in `root`.
+fn listed(root: &Path, flags: &[&str]) -> Vec<String> {
+    let output = toolreg(root, &[flags, &["list", "--format", "json"]].concat());
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_json(&output)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn stdout_json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
@@ -208,23 +225,7 @@ fn tools_md_is_up_to_date() {
 #[test]
 fn list_honours_the_scope_flags() {
     let dir = workspace();
-    let list = |args: &[&str]| -> Vec<String> {
-        let mut all = vec!["list", "--format", "json"];
-        all.extend_from_slice(args);
-        let output = toolreg(dir.path(), &all);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        stdout_json(&output)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let list = |args: &[&str]| listed(dir.path(), args);
     let guest_files = list(&["--level", "guest", "--modules", "file_manager"]);
     assert_eq!(
         guest_files,
@@ -693,15 +694,7 @@ fn a_call_object_that_writes_a_key_twice_is_refused_and_runs_nothing() {
 #[test]
 fn disable_and_enable_hold_for_every_later_command_through_the_switch_file() {
     let dir = workspace();
-    let names = |args: &[&str]| -> Vec<String> {
-        let output = toolreg(dir.path(), &[args, &["list", "--format", "json"]].concat());
-        stdout_json(&output)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
+    let names = |args: &[&str]| listed(dir.path(), args);
     let all = names(&[]);
     assert!(all.contains(&"file_manager.read".to_owned()));
 
