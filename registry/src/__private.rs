@@ -6,7 +6,7 @@ pub use {futures, linkme, schemars, serde, serde_json};
 
 pub use crate::call::args::parse_args;
 pub use crate::call::shim::output::{self, assert_output};
-pub use crate::call::shim::probe;
+pub use crate::call::shim::probe::{self, schema_for};
 pub use crate::call::shim::{
     CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
 };
@@ -20,13 +20,6 @@ pub use crate::scope::Scope;
 /// Every `#[tool]` in the binary.
 #[linkme::distributed_slice]
 pub static TOOLS: [ToolDef];
-
-/// The input schema of an argument type, without a `title`.
-pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
-    let mut schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-    schema.remove("title");
-    schema
-}
 
 /// One argument of a tool whose arguments all have standard types, for [`args_schema`].
 pub struct ArgSchema {

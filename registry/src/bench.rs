@@ -10,9 +10,10 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 
-use crate::audit::{Stamp, Tick, tool_name};
+use crate::audit::Tick;
+use crate::call::panicked;
 use crate::call::{Ctx, ToolArgs, ToolError, ToolResult};
-use crate::exec::panicked;
+use crate::exec::{Stamp, tool_name, validate};
 use crate::registry::Registry;
 
 /// Runs a tool with none of the pipeline's checks: no scope, limits, gate, confirmation,
@@ -27,7 +28,7 @@ pub async fn dispatch<'a>(
         name: name.to_owned(),
         suggestion: None,
     })?;
-    let handler = registry.validate(&tool, args.into(), ctx)?;
+    let handler = validate(registry, &tool, args.into(), ctx)?;
     match AssertUnwindSafe(handler).catch_unwind().await {
         Err(payload) => Err(panicked(payload)),
         Ok(result) => result,
@@ -50,7 +51,7 @@ pub async fn dispatch_stamped<'a>(
         name: name.to_owned(),
         suggestion: None,
     })?;
-    let handler = registry.validate(&tool, args.into(), ctx)?;
+    let handler = validate(registry, &tool, args.into(), ctx)?;
     let mut result = match AssertUnwindSafe(handler).catch_unwind().await {
         Err(payload) => Err(panicked(payload)),
         Ok(result) => result,

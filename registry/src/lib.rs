@@ -17,6 +17,7 @@ pub mod gate;
 pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+mod meta;
 pub mod parse;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -29,9 +30,9 @@ pub mod store;
 #[doc(hidden)]
 pub mod __private;
 
+pub use call::ToolCall;
 pub use call::{Ctx, State, ToolArgs, ToolError, ToolResult};
 pub use def::{Permission, Tool};
-pub use exec::ToolCall;
 pub use registry::{Registry, RegistryBuilder};
 pub use scope::Scope;
 pub use spec::ToolSpec;

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::def::Risk;
+use crate::meta::Risk;
 
 /// What the registry records about one call. The registry fills `tool`, `duration_ms`, `ts`,
 /// `user` and `outcome`; a tool adds its own entries to `extra` (see

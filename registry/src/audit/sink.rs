@@ -1,7 +1,7 @@
 //! Where audit records go: [`AuditSink`], and the two sinks the crate provides.
 
 use super::AuditRecord;
-use crate::def::Risk;
+use crate::meta::Risk;
 
 /// Receives one [`AuditRecord`] per call.
 pub trait AuditSink: Send + Sync {

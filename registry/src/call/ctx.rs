@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::ToolEvent;
 use super::TypeMap;
 #[cfg(doc)]
-use crate::def::Permission;
-use crate::exec::ToolEvent;
+use crate::meta::Permission;
 use crate::scope::Scope;
 
 /// The request a tool call belongs to. Take `ctx: &Ctx` as a parameter of a `#[tool]` function

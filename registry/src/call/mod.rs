@@ -18,11 +18,14 @@ mod admit;
 pub(crate) mod args;
 mod ctx;
 mod error;
+mod events;
 pub(crate) mod fields;
+mod guard;
 pub(crate) mod lenient;
 mod result;
 pub(crate) mod shim;
 mod state;
+mod tool_call;
 pub(crate) mod unique;
 
 pub(crate) use admit::{admit_args, dispose, dispose_args, nests_deeper};
@@ -31,7 +34,13 @@ pub use args::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
 pub use ctx::Ctx;
 pub(crate) use ctx::EventSink;
 pub use error::ToolError;
+pub use events::ToolEvent;
+pub(crate) use guard::{Guarded, panicked, with_timeout};
 pub use result::ToolResult;
 pub(crate) use shim::{BoxFuture, CallEnv, CallFn};
+
+/// The handler of a call, validated and not started.
+pub(crate) type Handler<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
 pub use state::State;
 pub(crate) use state::{TypeMap, missing_state};
+pub use tool_call::ToolCall;

@@ -16,10 +16,11 @@
 //! nothing, and every string from a tool is escaped, so a description cannot add markup or
 //! script to it.
 
+use std::marker::PhantomData;
+
 use serde_json::Value;
 
-use crate::registry::Registry;
-use crate::scope::Scope;
+use crate::def::Tool;
 
 mod doc;
 mod html;
@@ -30,36 +31,17 @@ pub use doc::{ArgDoc, ToolDoc};
 /// The documentation of a registry's tools. Get one with [`Registry::catalog`], or
 /// [`Registry::catalog_for`] for what one caller may see.
 pub struct Catalog<'r> {
-    registry: &'r Registry,
-    scope: Option<&'r Scope>,
+    /// The tools documented, sorted by name.
+    tools: Vec<Tool>,
+    registry: PhantomData<&'r ()>,
 }
 
-impl Registry {
-    /// The documentation of every tool in this registry.
-    pub fn catalog(&self) -> Catalog<'_> {
-        Catalog {
-            registry: self,
-            scope: None,
-        }
-    }
-
-    /// The documentation of the tools `scope` may see and run (deferred ones included): a tool
-    /// outside the scope is left out, as if it did not exist.
-    ///
-    /// ```
-    /// # use tool_registry::{tool, Registry, Scope};
-    /// /// Restart the service.
-    /// #[tool(name = "ops.restart", permission = "admin")]
-    /// fn restart() -> &'static str { "ok" }
-    ///
-    /// let registry = Registry::global();
-    /// assert!(registry.catalog().markdown().contains("ops.restart"));
-    /// assert!(!registry.catalog_for(&Scope::guest()).markdown().contains("ops.restart"));
-    /// ```
-    pub fn catalog_for<'r>(&'r self, scope: &'r Scope) -> Catalog<'r> {
-        Catalog {
-            registry: self,
-            scope: Some(scope),
+impl Catalog<'_> {
+    /// The catalog of `tools`, sorted by name.
+    pub(crate) fn new(tools: Vec<Tool>) -> Self {
+        Self {
+            tools,
+            registry: PhantomData,
         }
     }
 }
@@ -67,14 +49,7 @@ impl Registry {
 impl Catalog<'_> {
     /// Every tool's documentation, sorted by name.
     pub fn tools(&self) -> Vec<ToolDoc> {
-        let snapshot = self.registry.current();
-        (snapshot.tools.iter().enumerate())
-            .filter(|(i, _)| {
-                self.scope
-                    .is_none_or(|scope| self.registry.visible(&snapshot, *i, scope))
-            })
-            .map(|(_, tool)| doc::tool_doc(tool))
-            .collect()
+        self.tools.iter().map(doc::tool_doc).collect()
     }
 
     /// The catalog as JSON: `{"tools": [...]}`.

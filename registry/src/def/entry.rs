@@ -1,6 +1,7 @@
 //! What a [`Tool`] handle points at: the tool (a linked definition or a run-time spec) with
 //! what the registry derives from it once, and the two ways one is made.
 
+use std::any::Any;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -14,6 +15,14 @@ use crate::call::{BoxFuture, CallEnv, Ctx, ToolArgs, ToolError, ToolResult};
 use crate::scope::Scope;
 use crate::spec::{SpecError, ToolHandler, ToolSpec};
 
+/// Which meta-tool an entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Meta {
+    Search,
+    Describe,
+    Execute,
+}
+
 /// A tool with what the registry derives from it once: the risk level, whether calls wait for
 /// approval, whether they take the direct path, and the cached schema and provider format.
 pub(crate) struct Entry {
@@ -21,9 +30,10 @@ pub(crate) struct Entry {
     pub(crate) risk: Risk,
     /// Calls wait for a person's approval.
     pub(crate) confirm: bool,
-    /// No stage that waits applies to the tool (see [`gate::direct`](crate::gate::direct)):
-    /// calls go straight from validation to the handler.
-    pub(crate) direct: bool,
+    /// No stage that waits applies to the tool: calls go straight from validation to the
+    /// handler. The pipeline decides it from its list of stages on the tool's first call (an
+    /// entry is made below the stages, which read it).
+    pub(crate) direct: OnceLock<bool>,
     /// The module part of the name (the whole name without a `.`), kept apart for the module
     /// rule every call checks.
     pub(crate) module: Box<str>,
@@ -35,11 +45,9 @@ pub(crate) struct Entry {
     /// The input schema has an object whose unknown keys [`crate::call::fields`] refuses.
     open_objects: OnceLock<bool>,
     output_schema: OnceLock<Option<Value>>,
-    /// The tool's definition for each provider, in [`Provider::ALL`](crate::format::Provider)
-    /// order, built on first use.
-    pub(crate) formats: [OnceLock<Value>; 5],
-    /// The same in strict mode, or why the tool cannot be listed so.
-    pub(crate) strict_formats: [OnceLock<Result<Value, crate::format::StrictError>>; 5],
+    /// What [`format`](crate::format) builds from the tool once (each provider's definition),
+    /// kept with it; only format knows its type.
+    pub(crate) formats: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 /// Where a tool comes from: `#[tool]` or a spec registered at run time.
@@ -60,7 +68,7 @@ pub(crate) struct Owned {
     validator: Arc<jsonschema::Validator>,
     /// Which of the registry's meta-tools this is, for the three of
     /// [`discovery`](crate::discovery); their calls are answered by the registry.
-    pub(crate) meta: Option<crate::discovery::Meta>,
+    pub(crate) meta: Option<Meta>,
 }
 
 impl Entry {
@@ -69,15 +77,14 @@ impl Entry {
             kind,
             risk: Risk::Low,
             confirm: false,
-            direct: false,
+            direct: OnceLock::new(),
             module: Box::default(),
             permission: Permission::Guest,
             predicate: None,
             input_schema: OnceLock::new(),
             open_objects: OnceLock::new(),
             output_schema: OnceLock::new(),
-            formats: Default::default(),
-            strict_formats: Default::default(),
+            formats: OnceLock::new(),
         };
         entry.permission = entry.permission();
         entry.predicate = match &entry.kind {
@@ -85,17 +92,15 @@ impl Entry {
             Kind::Owned(_) => None,
         };
         let annotations = entry.effective_annotations();
-        entry.risk = super::annotations::risk(&annotations, entry.tier());
+        entry.risk = crate::meta::risk(&annotations, entry.tier());
         entry.confirm = annotations.requires_confirmation == Some(true);
         entry.module = crate::scope::module_of(entry.name()).into();
-        // Last: the stages read what is derived above.
-        entry.direct = crate::gate::direct(&entry);
         entry
     }
 
     /// The annotations that apply (see [`Tool::effective_annotations`]).
     pub(crate) fn effective_annotations(&self) -> Annotations {
-        super::annotations::effective(self.name(), self.category(), self.annotations())
+        crate::meta::effective(self.name(), self.category(), self.annotations())
     }
 
     pub(crate) fn output_schema(&self) -> Option<&Value> {
@@ -158,7 +163,7 @@ pub(crate) fn owned(
 }
 
 /// One of the registry's meta-tools (see [`discovery`](crate::discovery)).
-pub(crate) fn meta(spec: ToolSpec, meta: crate::discovery::Meta) -> Tool {
+pub(crate) fn meta(spec: ToolSpec, meta: Meta) -> Tool {
     let validator = spec.validator().expect("a built spec has a validator");
     Tool(Handle::Owned(Arc::new(Entry::new(Kind::Owned(Owned {
         spec,
@@ -172,7 +177,7 @@ pub(crate) fn meta(spec: ToolSpec, meta: crate::discovery::Meta) -> Tool {
 impl Entry {
     /// Which meta-tool this is, if it is one.
     #[inline]
-    pub(crate) fn meta(&self) -> Option<crate::discovery::Meta> {
+    pub(crate) fn meta(&self) -> Option<Meta> {
         match &self.kind {
             Kind::Owned(owned) => owned.meta,
             Kind::Linked(_) => None,

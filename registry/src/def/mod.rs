@@ -10,14 +10,12 @@
 //! | `tool.rs` | [`Tool`]: the handle, and every field read from a definition or a spec |
 //! | `entry.rs` | what a handle points at: the tool with what the registry derives from it once |
 
-pub(crate) mod annotations;
 pub(crate) mod entry;
-mod meta;
 mod tool;
 pub(crate) mod tool_def;
 
-pub use annotations::{Annotations, Risk};
-pub(crate) use entry::{Entry, linked, owned};
-pub use meta::{ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
+pub use crate::meta::{Annotations, Risk};
+pub use crate::meta::{ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
+pub(crate) use entry::{Entry, Meta, linked, owned};
 pub use tool::Tool;
 pub use tool_def::ToolDef;

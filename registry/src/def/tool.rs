@@ -242,7 +242,7 @@ impl Tool {
     pub fn spec(&self) -> ToolSpec {
         match self.kind() {
             Kind::Owned(owned) => owned.spec.clone(),
-            Kind::Linked(def) => ToolSpec::of_linked(def, self.input_schema()),
+            Kind::Linked(def) => ToolSpec::of_fields(declared_fields(def, self.input_schema())),
         }
     }
 
@@ -265,5 +265,25 @@ impl fmt::Debug for Tool {
                 .field("handler", &owned.handler.is_some()),
         };
         s.finish_non_exhaustive()
+    }
+}
+
+/// The spec fields a compiled tool's declaration amounts to.
+fn declared_fields(def: &ToolDef, input_schema: &Schema) -> crate::spec::Fields {
+    crate::spec::Fields {
+        tool_name: def.name().to_owned(),
+        version: def.version().map(str::to_owned),
+        description: def.description().to_owned(),
+        input_schema: input_schema.as_value().clone(),
+        output_schema: None,
+        tags: def.tags().iter().map(|t| (*t).to_owned()).collect(),
+        permission: def.permission(),
+        category: def.category().map(str::to_owned),
+        annotations: def.annotations(),
+        cooldown: def.cooldown(),
+        daily_limit: def.daily_limit(),
+        timeout: def.timeout(),
+        requires_gate: def.requires_gate(),
+        defer_loading: def.defer_loading(),
     }
 }

@@ -228,9 +228,9 @@ impl ToolDef {
 
     /// The formats the tool promises to fit (`#[tool(targets(...))]`), checked when a
     /// registry is built.
-    pub fn targets(&self) -> impl Iterator<Item = crate::format::Target> {
+    pub fn targets(&self) -> impl Iterator<Item = crate::meta::Target> {
         let bits = self.parts.targets;
-        (crate::format::Target::ALL.into_iter()).filter(move |target| bits & target.bit() != 0)
+        (crate::meta::Target::ALL.into_iter()).filter(move |target| bits & target.bit() != 0)
     }
 
     /// Builds the JSON Schema of what the tool returns, when it declares `output_schema`.

@@ -41,12 +41,9 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, args_value};
+use crate::call::{ToolArgs, ToolError, args_value};
+pub(crate) use crate::def::Meta;
 use crate::def::Tool;
-use crate::exec::Handler;
-use crate::format::Provider;
-use crate::registry::{Registry, Snapshot};
-use crate::scope::Scope;
 use crate::spec::ToolSpec;
 
 pub(crate) mod search;
@@ -73,20 +70,12 @@ pub const DESCRIBE_TOOL: &str = "describe_tool";
 /// The name of the meta-tool that calls one tool.
 pub const EXECUTE_TOOL: &str = "execute_tool";
 
-/// Which meta-tool an entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Meta {
-    Search,
-    Describe,
-    Execute,
-}
-
 /// How many tools `search_tools` returns unless asked for another number, and at most.
 const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 20;
 
 /// The three meta-tools, built once for the program.
-fn meta_tools() -> &'static [Tool; 3] {
+pub(crate) fn meta_tools() -> &'static [Tool; 3] {
     static TOOLS: LazyLock<[Tool; 3]> = LazyLock::new(|| {
         let spec = |name: &str, description: &str, schema: Value| {
             ToolSpec::builder(name)
@@ -161,138 +150,92 @@ fn meta_tools() -> &'static [Tool; 3] {
     &TOOLS
 }
 
-/// What a tool list adds for the deferred tools a caller may see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Extra {
-    /// Nothing: no deferred tool to find, or discovery is off.
-    Nothing,
-    /// The meta-tools, at the end.
-    MetaTools,
-    /// The deferred tools flagged `defer_loading`, and the provider's search tool at the end.
-    Native,
+/// A meta-tool's call, its arguments read.
+pub(crate) enum MetaCall {
+    /// `search_tools`.
+    Search {
+        /// What to look for.
+        query: String,
+        /// How many tools at most.
+        limit: usize,
+    },
+    /// `describe_tool`.
+    Describe {
+        /// The tool to describe.
+        name: String,
+    },
+    /// `execute_tool`.
+    Execute {
+        /// The tool to call.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
 }
 
-impl Registry {
-    /// The meta-tool `name` names, when this snapshot answers it: discovery is on, some tool is
-    /// deferred, and no tool of the registry takes the name.
-    pub(crate) fn meta_tool(&self, snapshot: &Snapshot, name: &str) -> Option<&'static Tool> {
-        if self.policy.discovery == Discovery::Off || !snapshot.deferred {
-            return None;
+/// Reads a meta-tool's arguments (validation of its call).
+pub(crate) fn read(meta: Meta, args: ToolArgs<'_>) -> Result<MetaCall, ToolError> {
+    let tool = match meta {
+        Meta::Search => SEARCH_TOOLS,
+        Meta::Describe => DESCRIBE_TOOL,
+        Meta::Execute => EXECUTE_TOOL,
+    };
+    let mut args = Arguments {
+        tool,
+        map: match args_value(args) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => Map::new(),
+            Err(error) => return Err(error),
+        },
+    };
+    match meta {
+        Meta::Search => {
+            let query = args.string("query")?;
+            let limit = args.limit()?;
+            args.done()?;
+            Ok(MetaCall::Search { query, limit })
         }
-        let tool = meta_tools().iter().find(|tool| tool.name() == name)?;
-        snapshot.get(name).is_none().then_some(tool)
-    }
-
-    /// What the list of `scope`'s tools for `provider` adds for deferred tools.
-    pub(crate) fn extra(&self, snapshot: &Snapshot, provider: Provider, scope: &Scope) -> Extra {
-        if self.policy.discovery == Discovery::Off || !snapshot.deferred || scope.include_deferred {
-            return Extra::Nothing;
+        Meta::Describe => {
+            let name = args.string("name")?;
+            args.done()?;
+            Ok(MetaCall::Describe { name })
         }
-        let any_deferred = (snapshot.tools.iter().enumerate())
-            .any(|(i, tool)| tool.defer_loading() && self.visible(snapshot, i, scope));
-        match (any_deferred, self.policy.discovery, provider) {
-            (false, _, _) => Extra::Nothing,
-            (true, Discovery::Native, Provider::Anthropic | Provider::Responses) => Extra::Native,
-            (true, _, _) => Extra::MetaTools,
-        }
-    }
-
-    /// The meta-tools this snapshot answers, in list order.
-    pub(crate) fn meta_tools_of<'s>(
-        &'s self,
-        snapshot: &'s Snapshot,
-    ) -> impl Iterator<Item = &'static Tool> + 's {
-        meta_tools()
-            .iter()
-            .filter(|tool| self.meta_tool(snapshot, tool.name()).is_some())
-    }
-
-    /// Validation of a meta-tool's call: its arguments read, its answer not yet started.
-    pub(crate) fn prepare_meta<'a>(
-        &'a self,
-        meta: Meta,
-        args: ToolArgs<'a>,
-        ctx: &'a Ctx,
-    ) -> Result<Handler<'a>, ToolError> {
-        let tool = match meta {
-            Meta::Search => SEARCH_TOOLS,
-            Meta::Describe => DESCRIBE_TOOL,
-            Meta::Execute => EXECUTE_TOOL,
-        };
-        let mut args = Arguments {
-            tool,
-            map: match args_value(args) {
-                Ok(Value::Object(map)) => map,
-                Ok(_) => Map::new(),
-                Err(error) => return Err(error),
-            },
-        };
-        match meta {
-            Meta::Search => {
-                let query = args.string("query")?;
-                let limit = args.limit()?;
-                args.done()?;
-                let answer = self.search_tools(&query, limit, ctx.scope());
-                Ok(Box::pin(async move { Ok(ToolResult::ok(answer)) }))
+        Meta::Execute => {
+            let name = args.string("name")?;
+            let arguments = args.arguments()?;
+            if meta_tools().iter().any(|tool| tool.name() == name) {
+                return Err(args.invalid(
+                    "name",
+                    format!("`{name}` is called directly, not through `execute_tool`"),
+                ));
             }
-            Meta::Describe => {
-                let name = args.string("name")?;
-                args.done()?;
-                let answer = self.describe_tool(&name, ctx.scope());
-                Ok(Box::pin(async move { answer.map(ToolResult::ok) }))
-            }
-            Meta::Execute => {
-                let name = args.string("name")?;
-                let arguments = args.arguments()?;
-                if meta_tools().iter().any(|tool| tool.name() == name) {
-                    return Err(args.invalid(
-                        "name",
-                        format!("`{name}` is called directly, not through `execute_tool`"),
-                    ));
-                }
-                args.done()?;
-                Ok(Box::pin(async move {
-                    self.call(&name, ToolArgs::Value(arguments), ctx).await
-                }))
-            }
+            args.done()?;
+            Ok(MetaCall::Execute { name, arguments })
         }
     }
+}
 
-    /// `search_tools`: the best matches among the tools `scope` may see.
-    fn search_tools(&self, query: &str, limit: usize, scope: &Scope) -> Value {
-        let snapshot = self.current();
-        let index = (snapshot.search).get_or_init(|| search::Index::build(&snapshot.tools));
-        let found = index.search(query, limit, |i| self.visible(&snapshot, i, scope));
-        let tools: Vec<Value> = found
-            .into_iter()
-            .map(|i| {
-                let tool = &snapshot.tools[i];
-                json!({ "name": tool.name(), "description": tool.short_description() })
-            })
-            .collect();
-        json!({ "tools": tools })
-    }
+/// `search_tools`' answer: the tools found, best first.
+pub(crate) fn found<'t>(tools: impl Iterator<Item = &'t Tool>) -> Value {
+    let tools: Vec<Value> = tools
+        .map(|tool| json!({ "name": tool.name(), "description": tool.short_description() }))
+        .collect();
+    json!({ "tools": tools })
+}
 
-    /// `describe_tool`: one tool `scope` may see, or the unknown-tool error.
-    fn describe_tool(&self, name: &str, scope: &Scope) -> Result<Value, ToolError> {
-        let Some((tool, _)) = self.resolve(name, scope) else {
-            return Err(ToolError::UnknownTool {
-                name: name.to_owned(),
-                suggestion: self.suggest(name, scope),
-            });
-        };
-        let mut answer = Map::new();
-        answer.insert("name".into(), tool.name().into());
-        answer.insert("description".into(), tool.description().into());
-        answer.insert(
-            "parameters".into(),
-            Value::Object(crate::format::parameters(&tool)),
-        );
-        if let Some(output) = tool.output_schema() {
-            answer.insert("output_schema".into(), output.clone());
-        }
-        Ok(Value::Object(answer))
+/// `describe_tool`'s answer: one tool's name, description, parameters and output schema.
+pub(crate) fn described(tool: &Tool) -> Value {
+    let mut answer = Map::new();
+    answer.insert("name".into(), tool.name().into());
+    answer.insert("description".into(), tool.description().into());
+    answer.insert(
+        "parameters".into(),
+        Value::Object(crate::format::parameters(tool)),
+    );
+    if let Some(output) = tool.output_schema() {
+        answer.insert("output_schema".into(), output.clone());
     }
+    Value::Object(answer)
 }
 
 /// A meta-tool's arguments, read one by one.
@@ -373,16 +316,5 @@ fn kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// The provider's own search tool, for [`Extra::Native`].
-pub(crate) fn native_search_tool(provider: Provider) -> Value {
-    match provider {
-        Provider::Anthropic => json!({
-            "type": "tool_search_tool_bm25_20251119",
-            "name": "tool_search_tool_bm25",
-        }),
-        _ => json!({ "type": "tool_search" }),
     }
 }

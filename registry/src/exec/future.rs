@@ -10,42 +10,32 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::{Confirmation, Guarded, Handler};
-use crate::audit::{Audit, CallSpan, Tick, tool_name};
-use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, admit_args, dispose_args};
+use super::staged::{staged, validate_by};
+use super::{CallSpan, Confirmation, Host, tool_name};
+use crate::audit::{Audit, Tick};
+use crate::call::{
+    Ctx, Guarded, Handler, ToolArgs, ToolError, ToolResult, admit_args, dispose_args,
+};
 use crate::def::Tool;
-use crate::registry::Registry;
 
-impl Registry {
-    /// The call as a future that does nothing until polled; see [`CallFuture`].
-    pub(super) fn run<'a>(
-        &'a self,
-        name: &'a str,
-        args: ToolArgs<'a>,
-        ctx: &'a Ctx,
-        confirmation: Confirmation,
-    ) -> CallFuture<'a, Plain> {
-        self.run_as::<Plain>(name, args, ctx, confirmation)
-    }
-
-    pub(super) fn run_as<'a, A: Answer>(
-        &'a self,
-        name: &'a str,
-        args: ToolArgs<'a>,
-        ctx: &'a Ctx,
-        confirmation: Confirmation,
-    ) -> CallFuture<'a, A> {
-        CallFuture {
-            answer: std::marker::PhantomData,
-            span: CallSpan::default(),
-            state: State::Start {
-                registry: self,
-                name,
-                args,
-                ctx,
-                confirmation,
-            },
-        }
+/// The call of `name` on `host` as a future that does nothing until polled; see [`CallFuture`].
+pub(crate) fn run_as<'a, A: Answer, H: Host>(
+    host: &'a H,
+    name: &'a str,
+    args: ToolArgs<'a>,
+    ctx: &'a Ctx,
+    confirmation: Confirmation,
+) -> CallFuture<'a, A, H> {
+    CallFuture {
+        answer: std::marker::PhantomData,
+        span: CallSpan::default(),
+        state: State::Start {
+            registry: host,
+            name,
+            args,
+            ctx,
+            confirmation,
+        },
     }
 }
 
@@ -92,18 +82,18 @@ impl Answer for ForModel {
 /// One call through the pipeline, written out by hand so that the common case (a tool with no
 /// limits, gate or confirmation) is one future around the handler: its result moves once
 /// instead of once per stage, and nothing is allocated besides the handler's own future.
-pub(crate) struct CallFuture<'a, A> {
+pub(crate) struct CallFuture<'a, A, H> {
     answer: std::marker::PhantomData<fn() -> A>,
     /// The call's span: none until the first poll resolves the name, and again once the audit
     /// has closed it.
     span: CallSpan,
-    state: State<'a>,
+    state: State<'a, H>,
 }
 
-enum State<'a> {
+enum State<'a, H> {
     /// Not polled yet: nothing has happened.
     Start {
-        registry: &'a Registry,
+        registry: &'a H,
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
@@ -112,32 +102,32 @@ enum State<'a> {
     /// 7. the handler of a tool with nothing to check before it.
     Direct {
         guarded: Guarded<'a>,
-        audit: Finish<'a>,
+        audit: Finish<'a, H>,
     },
     /// 3.-7. through the stages that await stores, gates or approvals.
     Staged {
         stages: Handler<'a>,
-        audit: Finish<'a>,
+        audit: Finish<'a, H>,
     },
     Done,
 }
 
 /// What stage 8 (audit) needs once the call has an outcome.
-struct Finish<'a> {
-    registry: &'a Registry,
+struct Finish<'a, H> {
+    registry: &'a H,
     tool: Tool,
     started: Tick,
     limit: Duration,
     ctx: &'a Ctx,
 }
 
-impl Finish<'_> {
+impl<H: Host> Finish<'_, H> {
     fn finish<A: Answer>(
         self,
         mut outcome: Result<ToolResult, ToolError>,
         span: &CallSpan,
     ) -> A::Output {
-        let stamp = self.registry.finish(
+        let stamp = self.registry.policy().finish(
             &self.tool,
             self.started,
             self.limit,
@@ -153,12 +143,12 @@ impl Finish<'_> {
     }
 }
 
-impl<'a> State<'a> {
+impl<'a, H: Host> State<'a, H> {
     /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
     /// call ends here. Opens the call's `span` once the name is resolved, and runs the rest
     /// inside it.
     fn start<A: Answer>(
-        registry: &'a Registry,
+        registry: &'a H,
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
@@ -172,7 +162,9 @@ impl<'a> State<'a> {
             let _in = span.enter();
             dispose_args(args);
             let code = Cow::Borrowed("unknown_tool");
-            let stamp = registry.record(name, None, started, ctx, code.clone(), &span);
+            let stamp = registry
+                .policy()
+                .record(name, None, started, ctx, code.clone(), &span);
             let error = ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: registry.suggest(name, ctx.scope()),
@@ -184,10 +176,10 @@ impl<'a> State<'a> {
         *span = CallSpan::tool(&tool, ctx);
         let span = &*span;
         let _in = span.enter();
-        if registry.policy.log_annotations {
+        if registry.policy().log_annotations {
             log_annotations(&tool);
         }
-        let direct = tool.entry().direct;
+        let direct = direct(&tool);
         let max_bytes = tool.max_args_bytes();
         let audit = Finish {
             registry,
@@ -203,12 +195,20 @@ impl<'a> State<'a> {
         }
         if !direct {
             let tool = audit.tool.clone();
-            let stages = Box::pin(registry.staged(tool, args, ctx, confirmation, started, limit));
+            let stages = Box::pin(staged(
+                registry,
+                tool,
+                args,
+                ctx,
+                confirmation,
+                started,
+                limit,
+            ));
             return Ok(Self::Staged { stages, audit });
         }
         // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
         // 3. validate
-        match registry.validate_by(&audit.tool, args, ctx, started, limit) {
+        match validate_by(registry, &audit.tool, args, ctx, started, limit) {
             Ok(handler) => Ok(Self::Direct {
                 guarded: Guarded::new(handler, started, limit),
                 audit,
@@ -218,7 +218,7 @@ impl<'a> State<'a> {
     }
 }
 
-impl<A: Answer> Future for CallFuture<'_, A> {
+impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
     type Output = A::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -267,7 +267,7 @@ impl<A: Answer> Future for CallFuture<'_, A> {
     }
 }
 
-impl<A> Drop for CallFuture<'_, A> {
+impl<A, H> Drop for CallFuture<'_, A, H> {
     /// A call dropped before it was polled still owns its arguments, which may be too deep for
     /// a recursive drop.
     fn drop(&mut self) {
@@ -293,4 +293,12 @@ fn log_annotations(def: &Tool) {
         risk = def.risk().as_str(),
         "tool invoked"
     );
+}
+
+/// Whether no stage that waits applies to `tool` ([`gate::direct`](crate::gate::direct)):
+/// decided from the list of stages on the tool's first call and kept in its entry.
+#[inline]
+fn direct(tool: &Tool) -> bool {
+    let entry = tool.entry();
+    *entry.direct.get_or_init(|| crate::gate::direct(entry))
 }

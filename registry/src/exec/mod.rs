@@ -85,22 +85,32 @@
 //!   be stopped from outside, so the handler runs on until it returns and its result is thrown
 //!   away. Whatever it changed before then stays changed.
 
-use std::future::Future;
+use std::time::Duration;
 
-use crate::call::{BoxFuture, Ctx, ToolArgs, ToolError, ToolResult};
-use crate::registry::Registry;
+use crate::call::{Ctx, Handler, ToolArgs, ToolError, TypeMap};
+use crate::def::Tool;
+use crate::discovery::Meta;
+use crate::scope::Scope;
 
 mod approve;
 mod batch;
-mod events;
 mod future;
-mod guard;
+mod policy;
+mod span;
 mod staged;
+mod stamp;
 
-pub use batch::ToolCall;
-pub use events::ToolEvent;
-use future::ForModel;
-pub(crate) use guard::{Guarded, panicked, with_timeout};
+pub use crate::call::{ToolCall, ToolEvent};
+pub(crate) use approve::{refused, take_pending};
+pub(crate) use batch::execute_batch;
+pub(crate) use future::{ForModel, Plain, run_as};
+pub use policy::{
+    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
+};
+pub(crate) use policy::{Policy, Timeouts};
+pub(crate) use span::CallSpan;
+pub(crate) use staged::validate;
+pub(crate) use stamp::{Stamp, tool_name};
 
 /// Whether the confirmation stage already happened for this call.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -109,56 +119,26 @@ pub(crate) enum Confirmation {
     Given,
 }
 
-/// The handler of a call, validated and not started.
-pub(crate) type Handler<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
-
-impl Registry {
-    /// Calls a tool by name or alias, through every stage of the pipeline (see the
-    /// [`exec`](crate::exec) module).
-    ///
-    /// `args` is JSON text (`&str`) or a [`Value`](serde_json::Value). Text is deserialized
-    /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
-    /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
-    /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
-    /// `risk` in its `audit`. Every call is one `execute_tool` span (see
-    /// [Spans](crate::exec#spans)), current while the tool runs.
-    ///
-    /// Like any future, the call does nothing until it is awaited: a call that is created and
-    /// dropped is neither validated, run nor audited. Dropping it while the tool runs cancels
-    /// the tool.
-    pub fn call<'r, 'a: 'r>(
-        &'r self,
-        name: &'r str,
-        args: impl Into<ToolArgs<'a>>,
-        ctx: &'r Ctx,
-    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send + 'r {
-        self.run(name, args.into(), ctx, Confirmation::Required)
-    }
-
-    /// Calls a tool whose confirmation a trusted caller has already obtained: every stage
-    /// applies except confirmation (stage 5), answered as by
-    /// [`call_for_model`](Self::call_for_model). For a caller that asked the person itself, as
-    /// the gateway of an HTTP tool module does before it forwards a call that needed approval;
-    /// never for input a model or an untrusted client controls.
-    pub fn call_confirmed_for_model<'r, 'a: 'r>(
-        &'r self,
-        name: &'r str,
-        args: impl Into<ToolArgs<'a>>,
-        ctx: &'r Ctx,
-    ) -> impl Future<Output = ToolResult> + Send + 'r {
-        self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Given)
-    }
-
-    /// Calls a tool like [`call`](Self::call), and answers as a model should read it: an error
-    /// becomes an unsuccessful result (see [`ToolResult::from`]) that carries the same audit
-    /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from
-    /// the same clock reading as the record sent to the audit sink.
-    pub fn call_for_model<'r, 'a: 'r>(
-        &'r self,
-        name: &'r str,
-        args: impl Into<ToolArgs<'a>>,
-        ctx: &'r Ctx,
-    ) -> impl Future<Output = ToolResult> + Send + 'r {
-        self.run_as::<ForModel>(name, args.into(), ctx, Confirmation::Required)
-    }
+/// What a call asks of the registry that runs it, when it starts: the pipeline takes these as
+/// arguments instead of reaching up to the registry, so the registry is built on the pipeline
+/// and not the other way round. [`Registry`](crate::Registry) is the one host; every function
+/// of this module is generic over it and compiled for it alone.
+pub(crate) trait Host: Sync {
+    /// The tool `name` resolves to for `scope` in the current snapshot, and its time limit:
+    /// stages 1 and 2 (`None`: unknown or hidden, alike).
+    fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)>;
+    /// A name `scope` may see that is close to `name`, for an unknown tool's error.
+    fn suggest(&self, name: &str, scope: &Scope) -> Option<String>;
+    /// What the builder configured: gates, stores, the audit sink, limits.
+    fn policy(&self) -> &Policy;
+    /// The application's state, handed to every handler.
+    fn state(&self) -> &TypeMap;
+    /// Validation of a call of one of the registry's meta-tools (see
+    /// [`discovery`](crate::discovery)), which the registry answers itself.
+    fn prepare_meta<'a>(
+        &'a self,
+        meta: Meta,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+    ) -> Result<Handler<'a>, ToolError>;
 }

@@ -110,7 +110,7 @@ pub(crate) fn parameters(tool: &Tool) -> Map<String, Value> {
 fn mcp(tool: &Tool, name: &str) -> Value {
     // A hint the tool declares, or that its category implies, is given; where neither says,
     // MCP's own default is written out, so a client never has to guess.
-    let known = crate::def::annotations::known(tool.name(), tool.category(), tool.annotations());
+    let known = crate::meta::known(tool.name(), tool.category(), tool.annotations());
     let read_only = known.read_only.unwrap_or(false);
     let mut object = Map::new();
     object.insert("name".into(), name.into());

@@ -1,10 +1,10 @@
-//! The tool list of a request, in each provider's shape: the tools a scope may see, each
-//! tool's definition built once and reused, and each whole list (with its JSON text) built once
-//! per set of tools and kept with the registry's snapshot.
+//! The tool list of a request, in each provider's shape: each tool's definition built once and
+//! reused, and each whole list (with its JSON text) built once per set of tools and kept with
+//! the registry's snapshot. Which tools a caller may see is the registry's to say.
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
@@ -13,164 +13,115 @@ use serde_json::{Value, json};
 use super::definitions::definition;
 use super::{Provider, StrictError};
 use crate::def::Tool;
-use crate::discovery::Extra;
-use crate::registry::Registry;
-use crate::scope::Scope;
 
-impl Registry {
-    /// The `tools` of a request to `provider` for the tools `scope` may see, in name order:
-    /// an array of tool objects (for Gemini, one `{"functionDeclarations": [...]}` object). Names
-    /// are the provider's wire names ([`Provider::wire_name`]), which the registry resolves back
-    /// wherever a call comes in.
-    ///
-    /// ```
-    /// # use tool_registry::{tool, Registry, Scope};
-    /// # use tool_registry::format::Provider;
-    /// /// Create a document.
-    /// #[tool(name = "files.create")]
-    /// fn create(path: String) -> String { path }
-    ///
-    /// let registry = Registry::global();
-    /// let tools = registry.tools_for(Provider::Anthropic, &Scope::trusted());
-    /// assert_eq!(tools[0]["name"], "files__create");
-    /// assert!(registry.get("files__create").is_some());
-    /// ```
-    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ProviderTools {
-        self.tools_for_where(provider, scope, |_| true)
-    }
+/// What a tool list adds for the deferred tools a caller may see (see
+/// [`discovery`](crate::discovery)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extra {
+    /// Nothing: no deferred tool to find, or discovery is off.
+    Nothing,
+    /// The meta-tools, at the end.
+    MetaTools,
+    /// The deferred tools flagged `defer_loading`, and the provider's search tool at the end.
+    Native,
+}
 
-    /// [`tools_for`](Self::tools_for) for the tools `scope` may see and `keep` accepts.
-    pub fn tools_for_where(
-        &self,
-        provider: Provider,
-        scope: &Scope,
-        keep: impl FnMut(&Tool) -> bool,
-    ) -> ProviderTools {
-        self.provider_list(provider, false, scope, keep)
-            .expect("a plain list always builds")
-    }
-
-    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in the provider's
-    /// strict subset and `"strict": true`, for OpenAI Chat Completions and Responses (every
-    /// property required, optional ones admitting `null`, no other keys) and for Anthropic
-    /// (no other keys, `required` as declared, constraints it does not check moved into the
-    /// descriptions, no recursive schemas); Gemini and MCP have no strict mode and get their
-    /// plain list. A tool whose schema strict mode cannot express is an error naming the tool, the
-    /// place in its schema and the construct.
-    pub fn tools_for_strict(
-        &self,
-        provider: Provider,
-        scope: &Scope,
-    ) -> Result<ProviderTools, StrictError> {
-        self.provider_list(provider, true, scope, |_| true)
-    }
-
-    /// The list of the tools `scope` may see and `keep` accepts, with what
-    /// [`discovery`](crate::discovery) adds for deferred tools, built once per snapshot,
-    /// provider, mode and set of tools.
-    fn provider_list(
-        &self,
-        provider: Provider,
-        strict: bool,
-        scope: &Scope,
-        mut keep: impl FnMut(&Tool) -> bool,
-    ) -> Result<ProviderTools, StrictError> {
-        let snapshot = self.current();
-        let extra = self.extra(&snapshot, provider, scope);
-        let members: Box<[u32]> = match extra {
-            // Deferred tools are in the list, flagged for the provider's own search.
-            Extra::Native => (snapshot.tools.iter().enumerate())
-                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && keep(tool))
-                .map(|(i, _)| i as u32)
-                .collect(),
-            _ => self
-                .listed(&snapshot, scope)
-                .filter(|(_, tool)| keep(tool))
-                .map(|(i, _)| i as u32)
-                .collect(),
-        };
-        let metas: Vec<&'static Tool> = match extra {
-            Extra::MetaTools => self.meta_tools_of(&snapshot).filter(|t| keep(t)).collect(),
-            _ => Vec::new(),
-        };
-        // The mode: strict, native, and which meta-tools end the list.
-        let mut mode = u8::from(strict) | (u8::from(extra == Extra::Native) << 1);
-        for (bit, meta) in self.meta_tools_of(&snapshot).enumerate() {
-            if metas.iter().any(|m| m.same(meta)) {
-                mode |= 1 << (2 + bit);
-            }
-        }
-        let mut failed = None;
-        let list = snapshot
-            .lists
-            .get_or_build((provider, mode), members, |members| {
-                let mut definitions = Vec::with_capacity(members.len() + metas.len() + 1);
-                let tools = members.iter().map(|&i| &snapshot.tools[i as usize]);
-                for tool in tools.chain(metas.iter().copied()) {
-                    let mut definition = match strict {
-                        false => cached(tool, provider).clone(),
-                        true => match strict_cached(tool, provider) {
-                            Ok(definition) => definition.clone(),
-                            Err(error) => {
-                                failed = Some(error.clone());
-                                return None;
-                            }
-                        },
-                    };
-                    if extra == Extra::Native && tool.defer_loading() {
-                        definition["defer_loading"] = true.into();
+/// The list of the tools at `members` (positions in `tools`), then `metas`, for `provider`:
+/// taken from `lists`, or built once and kept there. `meta_bits` says which of the meta-tools
+/// `metas` holds, so that lists that differ only in them are kept apart.
+#[allow(clippy::too_many_arguments)] // one call site, the registry's; a struct would only rename them
+pub(crate) fn list(
+    lists: &ListCache,
+    tools: &[Tool],
+    provider: Provider,
+    strict: bool,
+    extra: Extra,
+    members: Box<[u32]>,
+    metas: &[&Tool],
+    meta_bits: u8,
+) -> Result<ProviderTools, StrictError> {
+    // The mode: strict, native, and which meta-tools end the list.
+    let mode = u8::from(strict) | (u8::from(extra == Extra::Native) << 1) | (meta_bits << 2);
+    let mut failed = None;
+    let list = lists.get_or_build((provider, mode), members, |members| {
+        let mut definitions = Vec::with_capacity(members.len() + metas.len() + 1);
+        let listed = members.iter().map(|&i| &tools[i as usize]);
+        for tool in listed.chain(metas.iter().copied()) {
+            let mut definition = match strict {
+                false => cached(tool, provider).clone(),
+                true => match strict_cached(tool, provider) {
+                    Ok(definition) => definition.clone(),
+                    Err(error) => {
+                        failed = Some(error.clone());
+                        return None;
                     }
-                    definitions.push(definition);
-                }
-                if extra == Extra::Native {
-                    definitions.push(crate::discovery::native_search_tool(provider));
-                }
-                Some(wrap(provider, definitions))
-            });
-        match (list, failed) {
-            (Some(list), _) => Ok(list),
-            (None, Some(error)) => Err(error),
-            (None, None) => unreachable!("a list that failed says why"),
+                },
+            };
+            if extra == Extra::Native && tool.defer_loading() {
+                definition["defer_loading"] = true.into();
+            }
+            definitions.push(definition);
         }
+        if extra == Extra::Native {
+            definitions.push(native_search_tool(provider));
+        }
+        Some(wrap(provider, definitions))
+    });
+    match (list, failed) {
+        (Some(list), _) => Ok(list),
+        (None, Some(error)) => Err(error),
+        (None, None) => unreachable!("a list that failed says why"),
     }
+}
 
-    /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
-    /// (`tools_for(Provider::OpenAi, scope)`).
-    pub fn openai_tools(&self, scope: &Scope) -> ProviderTools {
-        self.tools_for(Provider::OpenAi, scope)
-    }
+/// Every tool's definition for `provider`, as one array.
+pub(crate) fn every(tools: &[Tool], provider: Provider) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|tool| cached(tool, provider).clone())
+            .collect(),
+    )
+}
 
-    /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
-    pub fn openai_tools_where(
-        &self,
-        scope: &Scope,
-        keep: impl FnMut(&Tool) -> bool,
-    ) -> ProviderTools {
-        self.tools_for_where(Provider::OpenAi, scope, keep)
+/// The provider's own search tool, for [`Extra::Native`].
+fn native_search_tool(provider: Provider) -> Value {
+    match provider {
+        Provider::Anthropic => json!({
+            "type": "tool_search_tool_bm25_20251119",
+            "name": "tool_search_tool_bm25",
+        }),
+        _ => json!({ "type": "tool_search" }),
     }
+}
 
-    /// The OpenAI `tools` array of every tool, whatever the scope, built once per set of tools
-    /// and reused.
-    pub fn openai_tools_all(&self) -> Arc<Value> {
-        let snapshot = self.current();
-        Arc::clone(snapshot.openai_all.get_or_init(|| {
-            Arc::new(Value::Array(
-                (snapshot.tools.iter())
-                    .map(|tool| cached(tool, Provider::OpenAi).clone())
-                    .collect(),
-            ))
-        }))
-    }
+/// A tool's definition for each provider, in [`Provider::ALL`] order, and the same in strict
+/// mode (or why the tool cannot be listed so), each built on first use: kept in the tool's
+/// entry, for as long as the tool.
+#[derive(Default)]
+struct Definitions {
+    plain: [OnceLock<Value>; 5],
+    strict: [OnceLock<Result<Value, StrictError>>; 5],
+}
+
+/// The definitions kept with `tool`.
+fn definitions(tool: &Tool) -> &Definitions {
+    let slot = tool
+        .entry()
+        .formats
+        .get_or_init(|| Box::<Definitions>::default());
+    slot.downcast_ref()
+        .expect("only this module fills a tool's format slot")
 }
 
 /// One tool's definition for `provider`, built on first use.
 fn cached(tool: &Tool, provider: Provider) -> &Value {
-    tool.entry().formats[provider.index()].get_or_init(|| definition(tool, provider))
+    definitions(tool).plain[provider.index()].get_or_init(|| definition(tool, provider))
 }
 
 /// One tool's strict definition for `provider`, built on first use.
 fn strict_cached(tool: &Tool, provider: Provider) -> &Result<Value, StrictError> {
-    tool.entry().strict_formats[provider.index()]
+    definitions(tool).strict[provider.index()]
         .get_or_init(|| super::definitions::strict_definition(tool, provider))
 }
 

@@ -22,10 +22,12 @@ pub(crate) mod strict;
 mod targets;
 
 pub(crate) use definitions::parameters;
-pub(crate) use lists::ListCache;
 pub use lists::ProviderTools;
+pub(crate) use lists::{Extra, ListCache, every, list};
+pub(crate) use prompt::prompt_block;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
+pub(crate) use results::result_message;
 pub use strict::StrictError;
 pub(crate) use targets::check_all as check_targets;
 pub use targets::{Target, TargetError};

@@ -15,72 +15,53 @@
 use serde_json::{Map, Value, json};
 
 use super::Provider;
+use crate::call::ToolCall;
 use crate::call::ToolResult;
-use crate::exec::ToolCall;
-use crate::registry::Registry;
 
-impl Registry {
-    /// `result`, the answer to `call`, as the message (or content block, or part) `provider`
-    /// expects back. The call's id and name are echoed as the model wrote them.
-    ///
-    /// ```
-    /// # use serde_json::json;
-    /// # use tool_registry::{Registry, ToolCall, ToolResult};
-    /// # use tool_registry::format::Provider;
-    /// let mut call = ToolCall::new("search", json!({"query": "rust"}));
-    /// call.id = Some("toolu_01".into());
-    /// let message = Registry::global().result_message(Provider::Anthropic, &call, &ToolResult::ok("3 notes"));
-    /// assert_eq!(message, json!({
-    ///     "type": "tool_result", "tool_use_id": "toolu_01", "content": "3 notes", "is_error": false
-    /// }));
-    /// ```
-    pub fn result_message(
-        &self,
-        provider: Provider,
-        call: &ToolCall,
-        result: &ToolResult,
-    ) -> Value {
-        let id = call.id.as_deref().unwrap_or_default();
-        let text = text_of(result);
-        match provider {
-            Provider::OpenAi => json!({ "role": "tool", "tool_call_id": id, "content": text }),
-            Provider::Responses => {
-                json!({ "type": "function_call_output", "call_id": id, "output": text })
+/// `result`, the answer to `call`, as the message `provider` expects back; for MCP, a
+/// successful object is also the structured content of a tool that `declares_output`.
+pub(crate) fn result_message(
+    provider: Provider,
+    declares_output: bool,
+    call: &ToolCall,
+    result: &ToolResult,
+) -> Value {
+    let id = call.id.as_deref().unwrap_or_default();
+    let text = text_of(result);
+    match provider {
+        Provider::OpenAi => json!({ "role": "tool", "tool_call_id": id, "content": text }),
+        Provider::Responses => {
+            json!({ "type": "function_call_output", "call_id": id, "output": text })
+        }
+        Provider::Anthropic => json!({
+            "type": "tool_result",
+            "tool_use_id": id,
+            "content": text,
+            "is_error": !result.success,
+        }),
+        Provider::Gemini => {
+            let key = if result.success { "output" } else { "error" };
+            let mut response = Map::new();
+            response.insert(key.into(), answer_value(result));
+            let mut part = Map::new();
+            if let Some(id) = &call.id {
+                part.insert("id".into(), id.clone().into());
             }
-            Provider::Anthropic => json!({
-                "type": "tool_result",
-                "tool_use_id": id,
-                "content": text,
-                "is_error": !result.success,
-            }),
-            Provider::Gemini => {
-                let key = if result.success { "output" } else { "error" };
-                let mut response = Map::new();
-                response.insert(key.into(), answer_value(result));
-                let mut part = Map::new();
-                if let Some(id) = &call.id {
-                    part.insert("id".into(), id.clone().into());
-                }
-                part.insert("name".into(), call.name.clone().into());
-                part.insert("response".into(), Value::Object(response));
-                json!({ "functionResponse": part })
+            part.insert("name".into(), call.name.clone().into());
+            part.insert("response".into(), Value::Object(response));
+            json!({ "functionResponse": part })
+        }
+        Provider::Mcp => {
+            let mut message = Map::new();
+            message.insert("content".into(), json!([{ "type": "text", "text": text }]));
+            if declares_output && result.success && result.content.is_object() {
+                message.insert("structuredContent".into(), result.content.clone());
             }
-            Provider::Mcp => {
-                let mut message = Map::new();
-                message.insert("content".into(), json!([{ "type": "text", "text": text }]));
-                let declares_output = self
-                    .get(&call.name)
-                    .is_some_and(|tool| tool.output_schema().is_some());
-                if declares_output && result.success && result.content.is_object() {
-                    message.insert("structuredContent".into(), result.content.clone());
-                }
-                message.insert("isError".into(), (!result.success).into());
-                Value::Object(message)
-            }
+            message.insert("isError".into(), (!result.success).into());
+            Value::Object(message)
         }
     }
 }
-
 /// What the model reads: the content, or for a failure with nothing in it the message.
 fn answer_value(result: &ToolResult) -> Value {
     match (&result.content, &result.message) {

@@ -5,48 +5,13 @@
 
 use std::fmt;
 
+pub use crate::meta::Target;
+
 use super::Provider;
 use super::definitions::{parameters, strict_definition};
 use crate::def::Tool;
 
-/// A format a tool can promise to fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Target {
-    /// OpenAI strict mode (Chat Completions and Responses, `"strict": true`).
-    OpenAiStrict,
-    /// Anthropic strict tool use (`"strict": true`).
-    AnthropicStrict,
-    /// Gemini's `parameters`, its OpenAPI subset (not the `parametersJsonSchema` fallback).
-    Gemini,
-}
-
 impl Target {
-    /// Every target, in a fixed order.
-    pub const ALL: [Target; 3] = [
-        Target::OpenAiStrict,
-        Target::AnthropicStrict,
-        Target::Gemini,
-    ];
-
-    /// The name `targets(...)` takes.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAiStrict => "openai_strict",
-            Self::AnthropicStrict => "anthropic_strict",
-            Self::Gemini => "gemini",
-        }
-    }
-
-    /// The target's bit in [`ToolParts::targets`](crate::def::ToolDef), as the macro writes it.
-    pub(crate) const fn bit(self) -> u8 {
-        match self {
-            Self::OpenAiStrict => 1,
-            Self::AnthropicStrict => 2,
-            Self::Gemini => 4,
-        }
-    }
-
     /// Whether `tool`'s arguments can be given in this format; the error says where and what
     /// cannot.
     pub fn check(self, tool: &Tool) -> Result<(), TargetError> {

@@ -2,13 +2,13 @@
 //! a fresh token, and answered with [`ToolError::NeedsApproval`]; the calls that come back with
 //! the token are in [`exec/approve.rs`](crate::exec).
 
+use super::Gates;
 use super::{ApprovalKey, PendingCall, new_token, to_millis};
 use crate::audit::wall_now;
 use crate::call::{Ctx, ToolError};
 use crate::def::Tool;
-use crate::registry::Registry;
 
-impl Registry {
+impl Gates {
     /// Stage 5: keeps the call, signed, under a new token, and answers
     /// [`ToolError::NeedsApproval`] with it; `Err` when the call cannot be kept.
     pub(crate) async fn hold(
@@ -31,7 +31,7 @@ impl Registry {
             tool: def.name().to_owned(),
             user: ctx.user().map(str::to_owned),
             arguments,
-            expires_at: to_millis(wall_now() + self.policy.approval_ttl),
+            expires_at: to_millis(wall_now() + self.approval_ttl),
             mac: String::new(),
         };
         pending.mac = self
@@ -39,8 +39,7 @@ impl Registry {
             .await
             .map_err(unavailable)?
             .sign(&token, &pending);
-        self.policy
-            .approvals
+        self.approvals
             .put(&token, pending)
             .await
             .map_err(unavailable)?;
@@ -53,7 +52,7 @@ impl Registry {
     /// The key pending calls are signed with: the application's, else the store's, else one
     /// drawn for this registry.
     pub(crate) async fn approval_key(&self) -> Result<ApprovalKey, String> {
-        let policy = &self.policy;
+        let policy = self;
         if let Some(key) = &policy.approval_key {
             return Ok(key.clone());
         }

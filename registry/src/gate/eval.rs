@@ -5,10 +5,9 @@ use std::borrow::Cow;
 
 use async_trait::async_trait;
 
+use crate::call::with_timeout;
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::Tool;
-use crate::exec::with_timeout;
-use crate::registry::Registry;
 
 /// A gate's verdict on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +64,7 @@ pub trait Gate: Send + Sync {
     async fn check(&self, tool: &Tool, ctx: &Ctx) -> Result<Decision, String>;
 }
 
-impl Registry {
+impl super::Gates {
     /// The registry's gate decides the call: `Ok(Some(result))` when it blocks it, `Ok(None)`
     /// when the call goes on (approved, or the gate failed and the tool is fail-open).
     pub(crate) async fn eval_gate(
@@ -73,15 +72,15 @@ impl Registry {
         def: &Tool,
         ctx: &Ctx,
     ) -> Result<Option<ToolResult>, ToolError> {
-        let Some(gate) = &self.policy.gate else {
+        let Some(gate) = &self.gate else {
             return Ok(None);
         };
-        let verdict = match with_timeout(self.policy.gate_timeout, gate.check(def, ctx)).await {
+        let verdict = match with_timeout(self.gate_timeout, gate.check(def, ctx)).await {
             Some(Ok(decision)) => Ok(decision),
             Some(Err(error)) => Err(format!("the gate failed: {error}")),
             None => Err(format!(
                 "the gate took longer than {}",
-                humantime::format_duration(self.policy.gate_timeout)
+                humantime::format_duration(self.gate_timeout)
             )),
         };
         match verdict {

@@ -103,7 +103,8 @@ mod vocab;
 pub use event::{StreamDelta, StreamEvent};
 pub use stream::StreamParser;
 pub use tag_set::TagSet;
-pub use tools::{AnyTool, Scoped, ToolList, ToolListError, ToolSet};
+pub(crate) use tag_set::for_registry;
+pub use tools::{AnyTool, ToolList, ToolListError, ToolSet};
 pub use vocab::{
     ErrorKind, Format, Formats, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking,
 };

@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 use super::markers::Scanner;
 use super::typing::{Kinds, schema_arg_kinds, typed_value};
 use crate::def::{Tool, ToolDef};
-use crate::registry::Snapshot;
 
 /// The compiled response-tag patterns of a set of tools.
 ///
@@ -241,16 +240,12 @@ impl TagSet {
 
 /// The tag set of the tools of `snapshot` that `keep` accepts, built on first use and shared
 /// by every registry (and scope) with the same tag tools.
-pub(crate) fn for_registry(
-    snapshot: &Snapshot,
-    keep: impl Fn(&Tool) -> bool,
-) -> Option<Arc<TagSet>> {
+pub(crate) fn for_registry(tools: &[Tool], keep: impl Fn(&Tool) -> bool) -> Option<Arc<TagSet>> {
     type Cache = Mutex<FxHashMap<Vec<usize>, Option<Arc<TagSet>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
 
     // Only compiled tools have tag forms.
-    let defs: Vec<&'static ToolDef> = snapshot
-        .tools
+    let defs: Vec<&'static ToolDef> = tools
         .iter()
         .filter(|tool| tool.tag().is_some() && keep(tool))
         .filter_map(Tool::definition)

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::tag_set::TagSet;
 use super::typing::{Kinds, schema_arg_kinds};
-use crate::{Registry, Scope};
 
 /// The tools a model may call, as the parser sees them.
 ///
@@ -84,93 +83,6 @@ impl<T: ToolSet + ?Sized> ToolSet for &T {
     }
     fn types_by_json(&self) -> bool {
         (**self).types_by_json()
-    }
-}
-
-/// Every tool of the registry, whatever the scope: for the application itself. Parse what a
-/// user's model wrote with [`Registry::scoped`] instead, so that a tool the user may not see
-/// reads exactly as an unknown one.
-impl ToolSet for Registry {
-    fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
-        let tool = self.get(name)?;
-        // A compiled tool's entry lives as long as the program.
-        Some(match tool.static_input_schema() {
-            Some(schema) => Cow::Borrowed(schema),
-            None => Cow::Owned(tool.input_schema().as_value().clone()),
-        })
-    }
-    fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tag_set::for_registry(&self.current(), |_| true)
-    }
-}
-
-/// The tools of a registry that one [`Scope`] may see and run, as the parser sees them: a
-/// hidden tool's name is unknown, its schema is not used, its tag line is plain text. Made by
-/// [`Registry::scoped`].
-///
-/// ```
-/// use tool_registry::{Registry, Scope, parse};
-///
-/// # #[tool_registry::tool(name = "ops.restart", permission = "admin")]
-/// # /// Restart the service.
-/// # fn restart() -> &'static str { "ok" }
-/// let registry = Registry::global();
-/// let output = r#"<tool_call>{"name": "ops.restart", "arguments": {}}</tool_call>"#;
-/// let as_guest = parse::any(output, &registry.scoped(&Scope::guest()));
-/// assert!(as_guest.calls.is_empty() && as_guest.unknown.len() == 1);
-/// let as_owner = parse::any(output, &registry.scoped(&Scope::trusted()));
-/// assert_eq!(as_owner.calls[0].name, "ops.restart");
-/// ```
-///
-/// It reads the registry's tools as they were when it was made: tools registered or removed
-/// later are not seen by it.
-#[derive(Clone)]
-pub struct Scoped<'r> {
-    registry: &'r Registry,
-    scope: &'r Scope,
-    snapshot: Arc<crate::registry::Snapshot>,
-}
-
-impl Registry {
-    /// This registry's tools as `scope` sees them, for the parser (see [`Scoped`]).
-    pub fn scoped<'r>(&'r self, scope: &'r Scope) -> Scoped<'r> {
-        Scoped {
-            registry: self,
-            scope,
-            snapshot: arc_swap::Guard::into_inner(self.current()),
-        }
-    }
-}
-
-impl Scoped<'_> {
-    fn find(&self, name: &str) -> Option<&crate::Tool> {
-        let Some((i, tool)) = self.snapshot.get(name) else {
-            return self.registry.meta_tool(&self.snapshot, name);
-        };
-        self.registry
-            .visible(&self.snapshot, i, self.scope)
-            .then_some(tool)
-    }
-}
-
-impl ToolSet for Scoped<'_> {
-    fn contains(&self, name: &str) -> bool {
-        self.find(name).is_some()
-    }
-    fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
-        Some(Cow::Borrowed(self.find(name)?.input_schema().as_value()))
-    }
-    fn tags(&self) -> Option<Arc<TagSet>> {
-        super::tag_set::for_registry(&self.snapshot, |tool| self.find(tool.name()).is_some())
-    }
-}
-
-impl fmt::Debug for Scoped<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scoped").field("scope", self.scope).finish()
     }
 }
 

@@ -9,17 +9,17 @@ use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
 use super::linked::{DuplicateToolError, checked, linked_tools};
-use super::policy::Timeouts;
 use super::{
-    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, Registry,
+    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Registry,
     SLOW_TIMEOUT, Snapshot, Switches, Writer,
 };
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
 use crate::def::ToolDef;
 use crate::discovery::Discovery;
+use crate::exec::{Policy, Timeouts};
 use crate::gate::{
-    ApprovalKey, ApprovalStore, Gate, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
+    ApprovalKey, ApprovalStore, Gate, Gates, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
 use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
@@ -286,17 +286,19 @@ impl RegistryBuilder {
                 slow: self.slow_timeout,
                 slow_names: self.slow,
             },
-            gate: self.gate,
-            gate_timeout: self.gate_timeout,
-            rate_limits: self
-                .rate_limits
-                .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
-            approvals: self
-                .approvals
-                .unwrap_or_else(|| Arc::new(InMemoryApprovals::new())),
-            approval_key: self.approval_key,
-            own_approval_key: OnceLock::new(),
-            approval_ttl: self.approval_ttl,
+            gates: Gates {
+                gate: self.gate,
+                gate_timeout: self.gate_timeout,
+                rate_limits: self
+                    .rate_limits
+                    .unwrap_or_else(|| Arc::new(InMemoryRateLimits::new())),
+                approvals: self
+                    .approvals
+                    .unwrap_or_else(|| Arc::new(InMemoryApprovals::new())),
+                approval_key: self.approval_key,
+                own_approval_key: OnceLock::new(),
+                approval_ttl: self.approval_ttl,
+            },
             audit: self.audit.unwrap_or_else(|| Arc::new(TracingAuditSink)),
             log_annotations: self.log_annotations,
             max_concurrency: self.max_concurrency,

@@ -12,10 +12,17 @@ use serde_json::Value;
 
 use super::{Registry, Snapshot, Writer};
 use crate::format::wire_aliases;
-use crate::spec::{
-    Origin, RegisterError, Registration, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec,
-};
+use crate::spec::{Origin, RegisterError, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec};
 use crate::{Ctx, Tool};
+
+/// A tool as the registry holds it: the tool, and whether it is switched on.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// The tool.
+    pub tool: Tool,
+    /// Switched on: listed and callable (within each caller's scope).
+    pub enabled: bool,
+}
 
 impl Registry {
     /// Registers a tool from its spec alone: it is listed, and a call gets

@@ -33,21 +33,26 @@ use crate::scope::Scope;
 use crate::spec::{RegistryChange, ToolHandler};
 
 mod builder;
+mod calls;
 mod changes;
+mod discovery;
+mod formats;
 mod lifecycle;
 mod linked;
-mod policy;
+mod scoped;
 mod shared;
 mod snapshot;
 mod switches;
 mod visibility;
 
-pub use builder::{BuildError, RegistryBuilder};
-pub use linked::{Clash, DuplicateToolError};
-pub(crate) use policy::Policy;
-pub use policy::{
+use crate::exec::Policy;
+pub use crate::exec::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
 };
+pub use builder::{BuildError, RegistryBuilder};
+pub use lifecycle::Registration;
+pub use linked::{Clash, DuplicateToolError};
+pub use scoped::Scoped;
 pub use shared::Shared;
 pub(crate) use snapshot::Snapshot;
 use switches::Switches;

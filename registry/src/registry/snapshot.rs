@@ -119,8 +119,9 @@ impl Snapshot {
                 for (local, embedding) in
                     [(false, false), (true, false), (false, true), (true, true)]
                 {
+                    let tools = self.tools.iter().map(|tool| (tool.name(), tool.category()));
                     let names = lists
-                        .resolve(list, &self.tools, canonical, local, embedding)
+                        .resolve(list, tools, canonical, local, embedding)
                         .unwrap_or_default();
                     for name in names {
                         if let Some((i, _)) = self.get(name) {

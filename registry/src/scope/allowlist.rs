@@ -4,8 +4,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use crate::Tool;
-
 /// One named set of tools: by name and by category, plus rules for local mode and embedding.
 ///
 /// Resolution, for a registry's tools: the tools named in `tools` and every tool whose
@@ -168,24 +166,21 @@ impl AllowLists {
         unknown
     }
 
-    /// The tool names list `name` resolves to among `tools`, sorted; `None` for an unknown
-    /// list. `canonical` maps an alias to its tool's name.
+    /// The tool names list `name` resolves to among `tools` (each tool's name and category),
+    /// sorted; `None` for an unknown list. `canonical` maps an alias to its tool's name.
     pub(crate) fn resolve<'t>(
         &self,
         name: &str,
-        tools: &'t [Tool],
+        tools: impl IntoIterator<Item = (&'t str, Option<&'t str>)>,
         canonical: impl Fn(&str) -> Option<&'t str>,
         local: bool,
         embedding: bool,
     ) -> Option<BTreeSet<&'t str>> {
         let list = self.lists.get(name)?;
         let mut set: BTreeSet<&'t str> = list.tools.iter().filter_map(|n| canonical(n)).collect();
-        for def in tools {
-            if def
-                .category()
-                .is_some_and(|c| list.categories.iter().any(|wanted| wanted == c))
-            {
-                set.insert(def.name());
+        for (tool, category) in tools {
+            if category.is_some_and(|c| list.categories.iter().any(|wanted| wanted == c)) {
+                set.insert(tool);
             }
         }
         if local {

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::def::Permission;
+use crate::meta::Permission;
 
 mod allowlist;
 mod modules;

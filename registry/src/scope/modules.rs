@@ -2,7 +2,7 @@
 //! approvals and [`Scope::allows_module`] all ask it.
 
 use super::Scope;
-use crate::def::Permission;
+use crate::meta::Permission;
 
 impl Scope {
     /// Whether the module rule admits the tool `name` for this scope: the scope's own modules

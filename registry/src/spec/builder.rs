@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Fields, SpecError, ToolSpec};
-use crate::def::{Annotations, Permission};
+use crate::meta::{Annotations, Permission};
 
 /// Builds a [`ToolSpec`]; see [`ToolSpec::builder`].
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@
 //! | `depth.rs` | [`MAX_SCHEMA_DEPTH`]: how deep schemas may nest |
 //! | `builder.rs` | [`ToolSpecBuilder`] |
 //! | `handler.rs` | [`ToolHandler`]: an `async` closure over JSON arguments and the call's context |
-//! | `registration.rs` | [`Registration`], [`RegisterError`], [`RegistryChange`], [`RegistrySnapshot`] |
+//! | `registration.rs` | [`RegisterError`], [`RegistryChange`], [`RegistrySnapshot`] |
 //!
 //! The registry's side of the lifecycle (register, replace, switch, remove, snapshot,
 //! restore) is in `registry/lifecycle.rs`.
@@ -47,7 +47,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::def::{Annotations, Permission, ToolDef};
+use crate::meta::{Annotations, Permission};
 
 mod builder;
 pub(crate) mod depth;
@@ -58,9 +58,7 @@ pub use crate::schema::{MAX_SCHEMA_NODES, MAX_WALK_DEPTH};
 pub use builder::ToolSpecBuilder;
 pub use depth::MAX_SCHEMA_DEPTH;
 pub use handler::ToolHandler;
-pub use registration::{
-    Origin, RegisterError, Registration, RegistryChange, RegistrySnapshot, SnapshotEntry,
-};
+pub use registration::{Origin, RegisterError, RegistryChange, RegistrySnapshot, SnapshotEntry};
 
 /// The most characters in a tool name.
 pub(crate) const MAX_NAME_LEN: usize = 64;
@@ -99,33 +97,33 @@ impl fmt::Debug for ToolSpec {
 /// The fields of a spec as they read and write in JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Fields {
-    tool_name: String,
+pub(crate) struct Fields {
+    pub(crate) tool_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    version: Option<String>,
+    pub(crate) version: Option<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    description: String,
-    input_schema: Value,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    output_schema: Option<Value>,
+    pub(crate) output_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     #[serde(default, skip_serializing_if = "is_default")]
-    permission: Permission,
+    pub(crate) permission: Permission,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    category: Option<String>,
+    pub(crate) category: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
-    annotations: Annotations,
+    pub(crate) annotations: Annotations,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
-    cooldown: Option<Duration>,
+    pub(crate) cooldown: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    daily_limit: Option<u32>,
+    pub(crate) daily_limit: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     #[serde(default, skip_serializing_if = "is_default")]
-    requires_gate: bool,
+    pub(crate) requires_gate: bool,
     #[serde(default, skip_serializing_if = "is_default")]
-    defer_loading: bool,
+    pub(crate) defer_loading: bool,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -242,26 +240,12 @@ impl ToolSpec {
         }
     }
 
-    /// The spec a compiled tool's declaration amounts to.
-    pub(crate) fn of_linked(def: &ToolDef, input_schema: &schemars::Schema) -> Self {
+    /// The spec of these fields, before its input schema is compiled: what a compiled tool's
+    /// declaration amounts to.
+    pub(crate) fn of_fields(fields: Fields) -> Self {
         Self {
             validator: None,
-            fields: Fields {
-                tool_name: def.name().to_owned(),
-                version: def.version().map(str::to_owned),
-                description: def.description().to_owned(),
-                input_schema: input_schema.as_value().clone(),
-                output_schema: None,
-                tags: def.tags().iter().map(|t| (*t).to_owned()).collect(),
-                permission: def.permission(),
-                category: def.category().map(str::to_owned),
-                annotations: def.annotations(),
-                cooldown: def.cooldown(),
-                daily_limit: def.daily_limit(),
-                timeout: def.timeout(),
-                requires_gate: def.requires_gate(),
-                defer_loading: def.defer_loading(),
-            },
+            fields,
         }
     }
 

@@ -1,4 +1,4 @@
-//! What the registry says about run-time tools: a [`Registration`], why one is refused
+//! What the registry says about run-time tools: why a registration is refused
 //! ([`RegisterError`]), the changes subscribers hear ([`RegistryChange`]), and the snapshot of
 //! every tool ([`RegistrySnapshot`]).
 
@@ -7,16 +7,6 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::{SpecError, ToolSpec};
-use crate::def::Tool;
-
-/// A tool as the registry holds it: the tool, and whether it is switched on.
-#[derive(Debug, Clone)]
-pub struct Registration {
-    /// The tool.
-    pub tool: Tool,
-    /// Switched on: listed and callable (within each caller's scope).
-    pub enabled: bool,
-}
 
 /// Why a run-time registration or switch was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

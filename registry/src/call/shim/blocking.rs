@@ -54,7 +54,7 @@ fn joined(
     match outcome {
         Ok(result) => result,
         Err(error) => match error.try_into_panic() {
-            Ok(payload) => Err(crate::exec::panicked(payload)),
+            Ok(payload) => Err(crate::call::panicked(payload)),
             Err(_) => Err(ToolError::handler(
                 "",
                 "the runtime shut down before the tool finished",

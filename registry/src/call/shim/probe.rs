@@ -87,7 +87,7 @@ impl<T: DeserializeOwned + JsonSchema> Typed<T> for &Probe<T> {
         crate::call::args::parse_args::<T>(args)
     }
     fn __tool_registry_schema(&self) -> Schema {
-        crate::__private::schema_for::<T>()
+        schema_for::<T>()
     }
 }
 
@@ -105,4 +105,11 @@ impl<T> Untyped<T> for Probe<T> {
     fn __tool_registry_schema(&self) -> Schema {
         Schema::default()
     }
+}
+
+/// The input schema of an argument type, without a `title`.
+pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
+    let mut schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    schema.remove("title");
+    schema
 }

@@ -1,6 +1,13 @@
 //! What a declaration says about a tool besides its code: tier, cost, permission level,
 //! the response-tag form, where it was declared and its arguments as written.
 
+mod annotations;
+mod target;
+
+pub use annotations::{Annotations, Risk};
+pub(crate) use annotations::{effective, known, risk};
+pub use target::Target;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

@@ -6,9 +6,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::Handler;
+use super::{Handler, ToolError, ToolResult};
 use crate::audit::Tick;
-use crate::call::{ToolError, ToolResult};
 
 /// Runs `future` under a Tokio timer of `limit` (see [`Deadline`]).
 pub(crate) fn with_timeout<F: Future>(limit: Duration, future: F) -> Timeout<F> {

@@ -6,12 +6,12 @@
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
-use super::{Audit, AuditRecord, CallSpan, Tick};
+use super::{CallSpan, Policy};
+use crate::audit::{Audit, AuditRecord, Tick};
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::{Risk, Tool};
-use crate::registry::Registry;
 
-impl Registry {
+impl Policy {
     /// The audit stage: one record to the sink, the outcome on the call's `span`, and the
     /// registry's part of a successful result's audit; the stamp is returned for an error's
     /// result. A call failed when it ended in an error or an unsuccessful result.
@@ -108,7 +108,7 @@ impl Registry {
 
     /// Where every audited call ends: its record to the sink, its outcome on its span.
     fn audit(&self, record: &AuditRecord<'_>, failed: bool, span: &CallSpan) {
-        self.policy.audit.record(record);
+        self.audit.record(record);
         span.close(&record.outcome, failed);
     }
 }

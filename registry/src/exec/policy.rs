@@ -2,12 +2,12 @@
 //! audit sink, the timeouts and the batch limits; and their defaults.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::audit::AuditSink;
 use crate::def::Tool;
-use crate::gate::{ApprovalKey, ApprovalStore, Gate, RateLimitStore};
+use crate::gate::Gates;
 use crate::scope::{AllowLists, module_of};
 
 /// The timeout of tools without one of their own.
@@ -26,24 +26,17 @@ pub const MAX_CALLS: usize = 32;
 
 /// How long calls may take: one policy, applied to every tool as it joins.
 pub(crate) struct Timeouts {
-    pub(super) default: Duration,
-    pub(super) slow: Duration,
-    pub(super) slow_names: BTreeSet<String>,
+    pub(crate) default: Duration,
+    pub(crate) slow: Duration,
+    pub(crate) slow_names: BTreeSet<String>,
 }
 
 /// What the builder configured: every stage of the pipeline reads it.
 pub(crate) struct Policy {
-    pub(super) guest_modules: Option<Vec<String>>,
-    pub(super) allow_lists: AllowLists,
-    pub(super) timeouts: Timeouts,
-    pub(crate) gate: Option<Arc<dyn Gate>>,
-    pub(crate) gate_timeout: Duration,
-    pub(crate) rate_limits: Arc<dyn RateLimitStore>,
-    pub(crate) approvals: Arc<dyn ApprovalStore>,
-    /// The application's approval key; without one, the store's, or else `own_approval_key`.
-    pub(crate) approval_key: Option<ApprovalKey>,
-    pub(crate) own_approval_key: OnceLock<ApprovalKey>,
-    pub(crate) approval_ttl: Duration,
+    pub(crate) guest_modules: Option<Vec<String>>,
+    pub(crate) allow_lists: AllowLists,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) gates: Gates,
     pub(crate) audit: Arc<dyn AuditSink>,
     pub(crate) log_annotations: bool,
     pub(crate) max_concurrency: usize,
@@ -55,7 +48,7 @@ pub(crate) struct Policy {
 }
 
 impl Timeouts {
-    pub(super) fn of(&self, tool: &Tool) -> Duration {
+    pub(crate) fn of(&self, tool: &Tool) -> Duration {
         tool.timeout().unwrap_or_else(|| {
             let name = tool.name();
             if self.slow_names.contains(name) || self.slow_names.contains(module_of(name)) {

@@ -1,0 +1,226 @@
+//! What the registry gives each provider, for the tools a scope may see: the tool lists of
+//! requests, the tag prompt block, the messages that carry results back. How each is written
+//! and kept is [`format`](crate::format)'s.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Registry;
+use crate::call::{ToolCall, ToolResult};
+use crate::catalog::Catalog;
+use crate::def::Tool;
+use crate::format::{self, Extra, Provider, ProviderTools, StrictError};
+use crate::scope::Scope;
+
+impl Registry {
+    /// The `tools` of a request to `provider` for the tools `scope` may see, in name order:
+    /// an array of tool objects (for Gemini, one `{"functionDeclarations": [...]}` object). Names
+    /// are the provider's wire names ([`Provider::wire_name`]), which the registry resolves back
+    /// wherever a call comes in.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Registry, Scope};
+    /// # use tool_registry::format::Provider;
+    /// /// Create a document.
+    /// #[tool(name = "files.create")]
+    /// fn create(path: String) -> String { path }
+    ///
+    /// let registry = Registry::global();
+    /// let tools = registry.tools_for(Provider::Anthropic, &Scope::trusted());
+    /// assert_eq!(tools[0]["name"], "files__create");
+    /// assert!(registry.get("files__create").is_some());
+    /// ```
+    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ProviderTools {
+        self.tools_for_where(provider, scope, |_| true)
+    }
+
+    /// [`tools_for`](Self::tools_for) for the tools `scope` may see and `keep` accepts.
+    pub fn tools_for_where(
+        &self,
+        provider: Provider,
+        scope: &Scope,
+        keep: impl FnMut(&Tool) -> bool,
+    ) -> ProviderTools {
+        self.provider_list(provider, false, scope, keep)
+            .expect("a plain list always builds")
+    }
+
+    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in the provider's
+    /// strict subset and `"strict": true`, for OpenAI Chat Completions and Responses (every
+    /// property required, optional ones admitting `null`, no other keys) and for Anthropic
+    /// (no other keys, `required` as declared, constraints it does not check moved into the
+    /// descriptions, no recursive schemas); Gemini and MCP have no strict mode and get their
+    /// plain list. A tool whose schema strict mode cannot express is an error naming the tool, the
+    /// place in its schema and the construct.
+    pub fn tools_for_strict(
+        &self,
+        provider: Provider,
+        scope: &Scope,
+    ) -> Result<ProviderTools, StrictError> {
+        self.provider_list(provider, true, scope, |_| true)
+    }
+
+    /// The list of the tools `scope` may see and `keep` accepts, with what
+    /// [`discovery`](crate::discovery) adds for deferred tools, built once per snapshot,
+    /// provider, mode and set of tools.
+    fn provider_list(
+        &self,
+        provider: Provider,
+        strict: bool,
+        scope: &Scope,
+        mut keep: impl FnMut(&Tool) -> bool,
+    ) -> Result<ProviderTools, StrictError> {
+        let snapshot = self.current();
+        let extra = self.extra(&snapshot, provider, scope);
+        let members: Box<[u32]> = match extra {
+            // Deferred tools are in the list, flagged for the provider's own search.
+            Extra::Native => (snapshot.tools.iter().enumerate())
+                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && keep(tool))
+                .map(|(i, _)| i as u32)
+                .collect(),
+            _ => self
+                .listed(&snapshot, scope)
+                .filter(|(_, tool)| keep(tool))
+                .map(|(i, _)| i as u32)
+                .collect(),
+        };
+        let metas: Vec<&'static Tool> = match extra {
+            Extra::MetaTools => self.meta_tools_of(&snapshot).filter(|t| keep(t)).collect(),
+            _ => Vec::new(),
+        };
+        let mut meta_bits = 0;
+        for (bit, meta) in self.meta_tools_of(&snapshot).enumerate() {
+            if metas.iter().any(|m| m.same(meta)) {
+                meta_bits |= 1 << bit;
+            }
+        }
+        let tools = &snapshot.tools;
+        format::list(
+            &snapshot.lists,
+            tools,
+            provider,
+            strict,
+            extra,
+            members,
+            &metas,
+            meta_bits,
+        )
+    }
+
+    /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
+    /// (`tools_for(Provider::OpenAi, scope)`).
+    pub fn openai_tools(&self, scope: &Scope) -> ProviderTools {
+        self.tools_for(Provider::OpenAi, scope)
+    }
+
+    /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
+    pub fn openai_tools_where(
+        &self,
+        scope: &Scope,
+        keep: impl FnMut(&Tool) -> bool,
+    ) -> ProviderTools {
+        self.tools_for_where(Provider::OpenAi, scope, keep)
+    }
+
+    /// The OpenAI `tools` array of every tool, whatever the scope, built once per set of tools
+    /// and reused.
+    pub fn openai_tools_all(&self) -> Arc<Value> {
+        let snapshot = self.current();
+        Arc::clone(
+            (snapshot.openai_all)
+                .get_or_init(|| Arc::new(format::every(&snapshot.tools, Provider::OpenAi))),
+        )
+    }
+
+    /// The instruction section of a prompt that teaches a model the response tags of every
+    /// tool that declares one (the knowledge-base bot's `prompt_block`). Empty when no tool
+    /// has a tag.
+    ///
+    /// ```
+    /// # use tool_registry::tool;
+    /// /// Search the knowledge base for notes on a topic.
+    /// #[tool(tag = "RESEARCH", example = "RESEARCH: [search query]")]
+    /// fn research(query: String) -> String { query }
+    ///
+    /// let block = tool_registry::Registry::global().prompt_block();
+    /// assert!(block.contains("- `RESEARCH: [search query]`: Search the knowledge base for notes on a topic."));
+    /// ```
+    pub fn prompt_block(&self) -> String {
+        self.prompt_block_where(|_| true)
+    }
+
+    /// [`Registry::prompt_block`] for the tools `scope` may see and run.
+    pub fn prompt_block_for(&self, scope: &Scope) -> String {
+        let snapshot = self.current();
+        let visible: Vec<&str> = (snapshot.tools.iter().enumerate())
+            .filter(|(i, _)| self.visible(&snapshot, *i, scope))
+            .map(|(_, tool)| tool.name())
+            .collect();
+        self.prompt_block_where(|tool| visible.contains(&tool.name()))
+    }
+
+    /// [`Registry::prompt_block`] for the tools `keep` accepts.
+    pub fn prompt_block_where(&self, keep: impl Fn(&Tool) -> bool) -> String {
+        let tools: Vec<Tool> = self
+            .all_tools()
+            .filter(|tool| tool.tag().is_some() && keep(tool))
+            .collect();
+        format::prompt_block(&tools)
+    }
+
+    /// `result`, the answer to `call`, as the message (or content block, or part) `provider`
+    /// expects back. The call's id and name are echoed as the model wrote them.
+    ///
+    /// ```
+    /// # use serde_json::json;
+    /// # use tool_registry::{Registry, ToolCall, ToolResult};
+    /// # use tool_registry::format::Provider;
+    /// let mut call = ToolCall::new("search", json!({"query": "rust"}));
+    /// call.id = Some("toolu_01".into());
+    /// let message = Registry::global().result_message(Provider::Anthropic, &call, &ToolResult::ok("3 notes"));
+    /// assert_eq!(message, json!({
+    ///     "type": "tool_result", "tool_use_id": "toolu_01", "content": "3 notes", "is_error": false
+    /// }));
+    /// ```
+    pub fn result_message(
+        &self,
+        provider: Provider,
+        call: &ToolCall,
+        result: &ToolResult,
+    ) -> Value {
+        let declares_output = provider == Provider::Mcp
+            && self
+                .get(&call.name)
+                .is_some_and(|tool| tool.output_schema().is_some());
+        format::result_message(provider, declares_output, call, result)
+    }
+}
+
+impl Registry {
+    /// The documentation of every tool in this registry.
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog::new(self.all_tools().collect())
+    }
+
+    /// The documentation of the tools `scope` may see and run (deferred ones included): a tool
+    /// outside the scope is left out, as if it did not exist.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Registry, Scope};
+    /// /// Restart the service.
+    /// #[tool(name = "ops.restart", permission = "admin")]
+    /// fn restart() -> &'static str { "ok" }
+    ///
+    /// let registry = Registry::global();
+    /// assert!(registry.catalog().markdown().contains("ops.restart"));
+    /// assert!(!registry.catalog_for(&Scope::guest()).markdown().contains("ops.restart"));
+    /// ```
+    pub fn catalog_for<'r>(&'r self, scope: &'r Scope) -> Catalog<'r> {
+        let snapshot = self.current();
+        let visible = (snapshot.tools.iter().enumerate())
+            .filter(|(i, _)| self.visible(&snapshot, *i, scope))
+            .map(|(_, tool)| tool.clone());
+        Catalog::new(visible.collect())
+    }
+}
