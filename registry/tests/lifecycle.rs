@@ -673,7 +673,14 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     let mul = &openai[1]["function"];
     assert_eq!(mul["description"], "Multiply two numbers. Exactly.");
     assert_eq!(mul["parameters"]["required"], json!(["a", "b"]));
-    assert_eq!(registry.openai_tools_all().as_array().unwrap().len(), 3);
+    assert_eq!(
+        registry
+            .openai_tools(tool_registry::registry::Listing::every())
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 
     let catalog = registry.catalog().json();
     let docs = catalog["tools"].as_array().unwrap();

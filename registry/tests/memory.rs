@@ -66,7 +66,7 @@ fn cycle(registry: &Registry, i: usize) {
         .unwrap();
     // Used the way an application uses a tool: looked up, listed, formatted, called.
     assert!(registry.get(&name).is_some());
-    let _ = registry.openai_tools_all();
+    let _ = registry.openai_tools(tool_registry::registry::Listing::every());
     let _ = registration.tool.input_schema();
     if i.is_multiple_of(100) {
         let ctx = Ctx::new();

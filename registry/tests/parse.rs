@@ -14,6 +14,7 @@ use tool_registry::parse::{
     self, AnyTool, Options, Parsed, StreamDelta, StreamEvent, StreamParser, Thinking, ToolList,
     ToolSet,
 };
+use tool_registry::registry::Listing;
 use tool_registry::{Registry, tool};
 
 // ---------------------------------------------------------------------------------------------
@@ -1240,7 +1241,7 @@ fn tag_errors_say_how_to_write_the_tag() {
 
 #[test]
 fn prompt_block_lists_the_tag_tools() {
-    let block = registry().prompt_block();
+    let block = registry().prompt_block(Listing::every());
     assert_eq!(
         block,
         "## Tools\n\n\
@@ -1253,13 +1254,17 @@ fn prompt_block_lists_the_tag_tools() {
          - `RESEARCH: [search query]`: Search the knowledge base for notes on a topic.\n\
          - `SOURCE: [description]`: Archive source material contributed by a user.\n"
     );
-    let hidden_only =
-        registry().prompt_block_where(|def| def.strip_from_display() && def.name() != "rate");
+    let hidden_only = registry().prompt_block(
+        Listing::every().keep(&|def| def.strip_from_display() && def.name() != "rate"),
+    );
     assert!(hidden_only.contains("The user does not see these lines."));
     assert!(!hidden_only.contains("NOTE") && !hidden_only.contains("RATE"));
-    assert_eq!(registry().prompt_block_where(|_| false), "");
     assert_eq!(
-        registry().prompt_block_for(&tool_registry::Scope::trusted()),
+        registry().prompt_block(Listing::every().keep(&|_| false)),
+        ""
+    );
+    assert_eq!(
+        registry().prompt_block(&tool_registry::Scope::trusted()),
         block
     );
 }

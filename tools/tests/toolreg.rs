@@ -166,7 +166,10 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
     assert_eq!(names, expected);
 
     let tools = stdout_json(&toolreg(dir.path(), &["tools", "--format", "openai"]));
-    assert_eq!(&tools, &*registry.openai_tools_all());
+    assert_eq!(
+        &tools,
+        &*registry.openai_tools(tool_registry::registry::Listing::every())
+    );
     for provider in tool_registry::format::Provider::ALL {
         let tools = stdout_json(&toolreg(
             dir.path(),

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::store::StoreError;
+
 /// Why a tool call failed. Every variant has a stable [`code`](ToolError::code) and a message
 /// phrased so that a model reading it can correct its next call.
 ///
@@ -535,5 +537,13 @@ impl ToolError {
                 .or_else(|| text("message"))
                 .unwrap_or_else(|| "the tool failed and said nothing more".to_owned()),
         })
+    }
+}
+
+/// A tool that keeps its state in a [`JsonFile`](crate::store::JsonFile) can pass the store's error on with `?`: it
+/// becomes the tool's handler error, whose message names the file and what to do.
+impl From<StoreError> for ToolError {
+    fn from(error: StoreError) -> Self {
+        ToolError::failed(error.to_string())
     }
 }

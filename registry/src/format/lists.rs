@@ -74,16 +74,6 @@ pub(crate) fn list(
     }
 }
 
-/// Every tool's definition for `provider`, as one array.
-pub(crate) fn every(tools: &[Tool], provider: Provider) -> Value {
-    Value::Array(
-        tools
-            .iter()
-            .map(|tool| cached(tool, provider).clone())
-            .collect(),
-    )
-}
-
 /// The provider's own search tool, for [`Extra::Native`].
 fn native_search_tool(provider: Provider) -> Value {
     match provider {

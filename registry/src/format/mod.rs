@@ -23,7 +23,7 @@ mod targets;
 
 pub(crate) use definitions::parameters;
 pub use lists::ProviderTools;
-pub(crate) use lists::{Extra, ListCache, every, list};
+pub(crate) use lists::{Extra, ListCache, list};
 pub(crate) use prompt::prompt_block;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};

@@ -2,11 +2,9 @@
 //! requests, the tag prompt block, the messages that carry results back. How each is written
 //! and kept is [`format`](crate::format)'s.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
-use super::Registry;
+use super::{Listing, Registry};
 use crate::call::{ToolCall, ToolResult};
 use crate::catalog::Catalog;
 use crate::def::Tool;
@@ -14,7 +12,7 @@ use crate::format::{self, Extra, Provider, ProviderTools, StrictError};
 use crate::scope::Scope;
 
 impl Registry {
-    /// The `tools` of a request to `provider` for the tools `scope` may see, in name order:
+    /// The `tools` of a request to `provider` for the tools `listing` holds, in name order:
     /// an array of tool objects (for Gemini, one `{"functionDeclarations": [...]}` object). Names
     /// are the provider's wire names ([`Provider::wire_name`]), which the registry resolves back
     /// wherever a call comes in.
@@ -31,18 +29,16 @@ impl Registry {
     /// assert_eq!(tools[0]["name"], "files__create");
     /// assert!(registry.get("files__create").is_some());
     /// ```
-    pub fn tools_for(&self, provider: Provider, scope: &Scope) -> ProviderTools {
-        self.tools_for_where(provider, scope, |_| true)
-    }
-
-    /// [`tools_for`](Self::tools_for) for the tools `scope` may see and `keep` accepts.
-    pub fn tools_for_where(
+    ///
+    /// `listing` says which tools: a `&Scope` for what it may see (tools marked
+    /// `defer_loading` are left out, and what [`discovery`](crate::discovery) adds for them is
+    /// in), or a [`Listing`] narrowed by a filter or of every tool.
+    pub fn tools_for<'a>(
         &self,
         provider: Provider,
-        scope: &Scope,
-        keep: impl FnMut(&Tool) -> bool,
+        listing: impl Into<Listing<'a>>,
     ) -> ProviderTools {
-        self.provider_list(provider, false, scope, keep)
+        self.provider_list(provider, false, listing.into())
             .expect("a plain list always builds")
     }
 
@@ -53,40 +49,64 @@ impl Registry {
     /// descriptions, no recursive schemas); Gemini and MCP have no strict mode and get their
     /// plain list. A tool whose schema strict mode cannot express is an error naming the tool, the
     /// place in its schema and the construct.
-    pub fn tools_for_strict(
+    pub fn tools_for_strict<'a>(
         &self,
         provider: Provider,
-        scope: &Scope,
+        listing: impl Into<Listing<'a>>,
     ) -> Result<ProviderTools, StrictError> {
-        self.provider_list(provider, true, scope, |_| true)
+        self.provider_list(provider, true, listing.into())
     }
 
-    /// The list of the tools `scope` may see and `keep` accepts, with what
-    /// [`discovery`](crate::discovery) adds for deferred tools, built once per snapshot,
-    /// provider, mode and set of tools.
+    /// The OpenAI Chat Completions `tools` array of the tools `listing` holds, in name order:
+    /// `tools_for(Provider::OpenAi, listing)`.
+    pub fn openai_tools<'a>(&self, listing: impl Into<Listing<'a>>) -> ProviderTools {
+        self.tools_for(Provider::OpenAi, listing)
+    }
+
+    /// The list of the tools `listing` holds, with what [`discovery`](crate::discovery) adds
+    /// for deferred tools a scope may see, built once per snapshot, provider, mode and set of
+    /// tools.
     fn provider_list(
         &self,
         provider: Provider,
         strict: bool,
-        scope: &Scope,
-        mut keep: impl FnMut(&Tool) -> bool,
+        listing: Listing<'_>,
     ) -> Result<ProviderTools, StrictError> {
         let snapshot = self.current();
+        let Some(scope) = listing.scope else {
+            let members = (snapshot.tools.iter().enumerate())
+                .filter(|(_, tool)| listing.keeps(tool))
+                .map(|(i, _)| i as u32)
+                .collect();
+            let (tools, extra) = (&snapshot.tools, Extra::Nothing);
+            return format::list(
+                &snapshot.lists,
+                tools,
+                provider,
+                strict,
+                extra,
+                members,
+                &[],
+                0,
+            );
+        };
         let extra = self.extra(&snapshot, provider, scope);
         let members: Box<[u32]> = match extra {
             // Deferred tools are in the list, flagged for the provider's own search.
             Extra::Native => (snapshot.tools.iter().enumerate())
-                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && keep(tool))
+                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && listing.keeps(tool))
                 .map(|(i, _)| i as u32)
                 .collect(),
             _ => self
                 .listed(&snapshot, scope)
-                .filter(|(_, tool)| keep(tool))
+                .filter(|(_, tool)| listing.keeps(tool))
                 .map(|(i, _)| i as u32)
                 .collect(),
         };
         let metas: Vec<&'static Tool> = match extra {
-            Extra::MetaTools => self.meta_tools_of(&snapshot).filter(|t| keep(t)).collect(),
+            Extra::MetaTools => (self.meta_tools_of(&snapshot))
+                .filter(|tool| listing.keeps(tool))
+                .collect(),
             _ => Vec::new(),
         };
         let mut meta_bits = 0;
@@ -108,63 +128,34 @@ impl Registry {
         )
     }
 
-    /// The OpenAI Chat Completions `tools` array of the tools `scope` may see, in name order
-    /// (`tools_for(Provider::OpenAi, scope)`).
-    pub fn openai_tools(&self, scope: &Scope) -> ProviderTools {
-        self.tools_for(Provider::OpenAi, scope)
-    }
-
-    /// The OpenAI `tools` array of the tools `scope` may see and `keep` accepts, in name order.
-    pub fn openai_tools_where(
-        &self,
-        scope: &Scope,
-        keep: impl FnMut(&Tool) -> bool,
-    ) -> ProviderTools {
-        self.tools_for_where(Provider::OpenAi, scope, keep)
-    }
-
-    /// The OpenAI `tools` array of every tool, whatever the scope, built once per set of tools
-    /// and reused.
-    pub fn openai_tools_all(&self) -> Arc<Value> {
-        let snapshot = self.current();
-        Arc::clone(
-            (snapshot.openai_all)
-                .get_or_init(|| Arc::new(format::every(&snapshot.tools, Provider::OpenAi))),
-        )
-    }
-
-    /// The instruction section of a prompt that teaches a model the response tags of every
-    /// tool that declares one (the knowledge-base bot's `prompt_block`). Empty when no tool
-    /// has a tag.
+    /// The instruction section of a prompt that teaches a model the response tags of the tools
+    /// `listing` holds that declare one (the knowledge-base bot's `prompt_block`): every such
+    /// tool with [`Listing::every`], those a scope may see and run (deferred ones included)
+    /// with a `&Scope`. Empty when no tool has a tag.
     ///
     /// ```
     /// # use tool_registry::tool;
+    /// use tool_registry::registry::Listing;
+    ///
     /// /// Search the knowledge base for notes on a topic.
     /// #[tool(tag = "RESEARCH", example = "RESEARCH: [search query]")]
     /// fn research(query: String) -> String { query }
     ///
-    /// let block = tool_registry::Registry::global().prompt_block();
+    /// let block = tool_registry::Registry::global().prompt_block(Listing::every());
     /// assert!(block.contains("- `RESEARCH: [search query]`: Search the knowledge base for notes on a topic."));
     /// ```
-    pub fn prompt_block(&self) -> String {
-        self.prompt_block_where(|_| true)
-    }
-
-    /// [`Registry::prompt_block`] for the tools `scope` may see and run.
-    pub fn prompt_block_for(&self, scope: &Scope) -> String {
+    pub fn prompt_block<'a>(&self, listing: impl Into<Listing<'a>>) -> String {
+        let listing = listing.into();
         let snapshot = self.current();
-        let visible: Vec<&str> = (snapshot.tools.iter().enumerate())
-            .filter(|(i, _)| self.visible(&snapshot, *i, scope))
-            .map(|(_, tool)| tool.name())
-            .collect();
-        self.prompt_block_where(|tool| visible.contains(&tool.name()))
-    }
-
-    /// [`Registry::prompt_block`] for the tools `keep` accepts.
-    pub fn prompt_block_where(&self, keep: impl Fn(&Tool) -> bool) -> String {
-        let tools: Vec<Tool> = self
-            .all_tools()
-            .filter(|tool| tool.tag().is_some() && keep(tool))
+        let tools: Vec<Tool> = (snapshot.tools.iter().enumerate())
+            .filter(|(i, tool)| {
+                tool.tag().is_some()
+                    && listing.keeps(tool)
+                    && listing
+                        .scope
+                        .is_none_or(|scope| self.visible(&snapshot, *i, scope))
+            })
+            .map(|(_, tool)| tool.clone())
             .collect();
         format::prompt_block(&tools)
     }

@@ -39,6 +39,7 @@ mod discovery;
 mod formats;
 mod lifecycle;
 mod linked;
+mod listing;
 mod scoped;
 mod shared;
 mod snapshot;
@@ -52,6 +53,7 @@ pub use crate::exec::{
 pub use builder::{BuildError, RegistryBuilder};
 pub use lifecycle::Registration;
 pub use linked::{Clash, DuplicateToolError};
+pub use listing::Listing;
 pub use scoped::Scoped;
 pub use shared::Shared;
 pub(crate) use snapshot::Snapshot;

@@ -3,11 +3,10 @@
 //! it; a change builds the next one.
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 
 use super::{Policy, Writer};
 use crate::def::Tool;
@@ -25,7 +24,6 @@ pub(crate) struct Snapshot {
     /// Resolved allow-lists: one byte per tool, whose bit `local + 2 * embedding` says whether
     /// the list holds the tool in that mode.
     pub(crate) allow_sets: FxHashMap<String, Box<[u8]>>,
-    pub(crate) openai_all: OnceLock<Arc<Value>>,
     /// The tool lists built from this snapshot, per provider and set of tools.
     pub(crate) lists: crate::format::ListCache,
     /// Some tool is marked `defer_loading`: the meta-tools of discovery answer.
@@ -101,7 +99,6 @@ impl Snapshot {
             by_name,
             slots,
             allow_sets: FxHashMap::default(),
-            openai_all: OnceLock::new(),
             lists: Default::default(),
             search: OnceLock::new(),
         };

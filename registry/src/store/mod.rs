@@ -140,13 +140,6 @@ pub enum StoreError {
     },
 }
 
-/// A tool that keeps its state in a [`JsonFile`] can pass the store's error on with `?`: it
-/// becomes the tool's handler error, whose message names the file and what to do.
-impl From<StoreError> for crate::ToolError {
-    fn from(error: StoreError) -> Self {
-        crate::ToolError::failed(error.to_string())
-    }
-}
 
 /// One JSON document in a file, shared by processes. See the [module documentation](self).
 #[derive(Debug, Clone)]

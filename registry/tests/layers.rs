@@ -1,0 +1,631 @@
+//! The workspace's layers, checked against its source.
+//!
+//! - The top-level modules of `registry/src` depend one way, in the order of the picture in
+//!   ARCHITECTURE.md (the block after `<!-- layers -->`): a module names only modules drawn on
+//!   rows below its own. A new module must be drawn; a new upward `use` fails here, naming the
+//!   file and the path.
+//! - No circle runs between the files of `registry/src` or of `registry-macros/src`.
+//!
+//! A file depends on another when it names an item defined there: through a `use`, or a path in
+//! its code (`crate::call::dispose(..)`, `super::Entry`), with re-exports followed to the file
+//! that defines the item. `mod` declarations are not dependencies; a re-export (`pub use`) is one
+//! between modules, but not between files, since it only passes a name on. Test code
+//! (`#[cfg(test)]`) is left out: a test may reach anywhere. Paths inside macro calls are read
+//! from their tokens; a method call names no path, so what it reaches is not seen here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Item, UseTree, Visibility};
+
+/// One module of a crate: where it is written, what it declares and what it names.
+struct Module {
+    /// The path from the crate root (`["exec", "future"]`; empty for the root).
+    path: Vec<String>,
+    /// The file it is written in, relative to the crate's `src`.
+    file: PathBuf,
+    parent: Option<usize>,
+    children: BTreeMap<String, usize>,
+    /// Names brought in by `use` (`name` -> the path written), and whether each is re-exported.
+    uses: BTreeMap<String, (Vec<String>, bool)>,
+    /// `use path::*`.
+    globs: Vec<(Vec<String>, bool)>,
+    /// Names of the items defined here.
+    items: BTreeSet<String>,
+    /// Paths named in the module's code, outside `use` items.
+    refs: Vec<Vec<String>>,
+}
+
+/// A crate's modules, read from its source.
+struct Crate {
+    src: PathBuf,
+    modules: Vec<Module>,
+}
+
+/// What a path names: a module, or an item defined in a module.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Module(usize),
+    Item(usize),
+}
+
+impl Crate {
+    fn read(src: &Path, root: &str) -> Self {
+        let mut krate = Self {
+            src: src.to_owned(),
+            modules: Vec::new(),
+        };
+        let file = PathBuf::from(root);
+        let items = krate.parse(&file);
+        krate.module(Vec::new(), file, None, items);
+        krate
+    }
+
+    fn parse(&self, file: &Path) -> Vec<Item> {
+        let path = self.src.join(file);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        syn::parse_file(&text)
+            .unwrap_or_else(|e| panic!("cannot parse {}: {e}", path.display()))
+            .items
+    }
+
+    /// Adds the module written as `items` in `file`, and its children.
+    fn module(
+        &mut self,
+        path: Vec<String>,
+        file: PathBuf,
+        parent: Option<usize>,
+        items: Vec<Item>,
+    ) -> usize {
+        let index = self.modules.len();
+        self.modules.push(Module {
+            path: path.clone(),
+            file: file.clone(),
+            parent,
+            children: BTreeMap::new(),
+            uses: BTreeMap::new(),
+            globs: Vec::new(),
+            items: BTreeSet::new(),
+            refs: Vec::new(),
+        });
+        let mut refs = Paths::default();
+        for mut item in items {
+            if is_test(attributes(&item)) {
+                continue;
+            }
+            match &mut item {
+                Item::Mod(module) => {
+                    let name = module.ident.to_string();
+                    let mut child_path = path.clone();
+                    child_path.push(name.clone());
+                    let child = match module.content.take() {
+                        Some((_, inline)) => {
+                            self.module(child_path, file.clone(), Some(index), inline)
+                        }
+                        None => {
+                            let child_file = self.child_file(&file, &name);
+                            let inner = self.parse(&child_file);
+                            self.module(child_path, child_file, Some(index), inner)
+                        }
+                    };
+                    self.modules[index].children.insert(name, child);
+                }
+                Item::Use(item_use) => {
+                    let reexport = !matches!(item_use.vis, Visibility::Inherited);
+                    let mut flat = Vec::new();
+                    flatten(&item_use.tree, &mut Vec::new(), &mut flat);
+                    let module = &mut self.modules[index];
+                    for (name, path) in flat {
+                        match name {
+                            Some(name) => {
+                                module.uses.insert(name, (path, reexport));
+                            }
+                            None => module.globs.push((path, reexport)),
+                        }
+                    }
+                }
+                other => {
+                    if let Some(name) = item_name(other) {
+                        self.modules[index].items.insert(name);
+                    }
+                    refs.visit_item_mut(other);
+                }
+            }
+        }
+        self.modules[index].refs = refs.0;
+        index
+    }
+
+    /// The file of `mod name;` declared in `file`.
+    fn child_file(&self, file: &Path, name: &str) -> PathBuf {
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let dir = match stem {
+            "lib" | "main" | "mod" => file.parent().map(Path::to_owned).unwrap_or_default(),
+            _ => file.with_extension(""),
+        };
+        let flat = dir.join(format!("{name}.rs"));
+        if self.src.join(&flat).exists() {
+            flat
+        } else {
+            dir.join(name).join("mod.rs")
+        }
+    }
+
+    /// What `path`, written in module `from`, names inside this crate; `None` for what lies
+    /// outside it (the standard library, other crates, local names).
+    fn resolve(&self, from: usize, path: &[String], depth: usize) -> Option<Target> {
+        if depth > 32 {
+            return None;
+        }
+        let (first, rest) = path.split_first()?;
+        match first.as_str() {
+            "crate" => self.walk(0, rest, depth),
+            "self" => self.walk(from, rest, depth),
+            "super" => {
+                let mut at = self.modules[from].parent?;
+                let mut rest = rest;
+                while rest.first().is_some_and(|s| s == "super") {
+                    at = self.modules[at].parent?;
+                    rest = &rest[1..];
+                }
+                self.walk(at, rest, depth)
+            }
+            name => {
+                let module = &self.modules[from];
+                if let Some(&child) = module.children.get(name) {
+                    return self.walk(child, rest, depth);
+                }
+                let (bound, _) = module.uses.get(name)?;
+                let mut full = bound.clone();
+                full.extend_from_slice(rest);
+                // `use serde;` binds a name to itself: outside the crate.
+                if full.first() == Some(&first.clone()) && bound.len() == 1 {
+                    return None;
+                }
+                self.resolve(from, &full, depth + 1)
+            }
+        }
+    }
+
+    /// What `rest` names, from module `at`.
+    fn walk(&self, at: usize, rest: &[String], depth: usize) -> Option<Target> {
+        let Some((name, after)) = rest.split_first() else {
+            return Some(Target::Module(at));
+        };
+        let module = &self.modules[at];
+        if let Some(&child) = module.children.get(name) {
+            return self.walk(child, after, depth);
+        }
+        if module.items.contains(name) {
+            return Some(Target::Item(at));
+        }
+        if let Some((bound, _)) = module.uses.get(name) {
+            let mut full = bound.clone();
+            full.extend_from_slice(after);
+            return self.resolve(at, &full, depth + 1);
+        }
+        for (glob, _) in &module.globs {
+            let mut full = glob.clone();
+            full.extend_from_slice(rest);
+            if let Some(found) = self.resolve(at, &full, depth + 1) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// Every dependency of a module on another: `(from, to, what names it)`. With
+    /// `reexports`, a `pub use` counts too.
+    fn dependencies(&self, reexports: bool) -> Vec<(usize, usize, String)> {
+        let mut found = Vec::new();
+        for (index, module) in self.modules.iter().enumerate() {
+            let uses = (module.uses.values())
+                .filter(|(_, reexport)| reexports || !reexport)
+                .map(|(path, _)| path);
+            let globs = (module.globs.iter())
+                .filter(|(_, reexport)| reexports || !reexport)
+                .map(|(path, _)| path);
+            for path in uses.chain(&module.refs) {
+                if let Some(Target::Item(to)) = self.resolve(index, path, 0) {
+                    found.push((index, to, path.join("::")));
+                }
+            }
+            for path in globs {
+                if let Some(Target::Module(to) | Target::Item(to)) = self.resolve(index, path, 0) {
+                    found.push((index, to, format!("{}::*", path.join("::"))));
+                }
+            }
+        }
+        found
+    }
+
+    /// The circles between files: each a list of files that reach one another.
+    fn file_circles(&self) -> Vec<Vec<String>> {
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for module in &self.modules {
+            edges.entry(show(&module.file)).or_default();
+        }
+        for (from, to, _) in self.dependencies(false) {
+            let (from, to) = (show(&self.modules[from].file), show(&self.modules[to].file));
+            if from != to {
+                edges.entry(from).or_default().insert(to);
+            }
+        }
+        strongly_connected(&edges)
+            .into_iter()
+            .filter(|group| group.len() > 1)
+            .collect()
+    }
+}
+
+fn show(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// The paths a piece of code names, outside `use` items and test code.
+#[derive(Default)]
+struct Paths(Vec<Vec<String>>);
+
+impl VisitMut for Paths {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        self.0.push(
+            (path.segments.iter())
+                .map(|segment| segment.ident.to_string())
+                .collect(),
+        );
+        visit_mut::visit_path_mut(self, path);
+    }
+
+    fn visit_item_use_mut(&mut self, item: &mut syn::ItemUse) {
+        // A `use` inside a function: what it brings in is named there.
+        let mut flat = Vec::new();
+        flatten(&item.tree, &mut Vec::new(), &mut flat);
+        self.0.extend(flat.into_iter().map(|(_, path)| path));
+    }
+
+    fn visit_item_mut(&mut self, item: &mut Item) {
+        if !is_test(attributes(item)) {
+            visit_mut::visit_item_mut(self, item);
+        }
+    }
+
+    fn visit_impl_item_fn_mut(&mut self, item: &mut syn::ImplItemFn) {
+        if !is_test(&item.attrs) {
+            visit_mut::visit_impl_item_fn_mut(self, item);
+        }
+    }
+
+    fn visit_attribute_mut(&mut self, _: &mut Attribute) {}
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        visit_mut::visit_macro_mut(self, mac);
+        tokens_paths(mac.tokens.clone(), &mut self.0);
+    }
+}
+
+/// The paths that start with `crate`, `self` or `super` in a macro's tokens.
+fn tokens_paths(tokens: TokenStream, out: &mut Vec<Vec<String>>) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        if let TokenTree::Group(group) = &tokens[i] {
+            tokens_paths(group.stream(), out);
+        }
+        let starts = matches!(&tokens[i], TokenTree::Ident(id) if id == "crate" || id == "super" || id == "self");
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut path = vec![tokens[i].to_string()];
+        let mut j = i + 1;
+        while j + 2 < tokens.len() {
+            let colons = matches!((&tokens[j], &tokens[j + 1]), (TokenTree::Punct(a), TokenTree::Punct(b)) if a.as_char() == ':' && b.as_char() == ':');
+            match (&tokens[j + 2], colons) {
+                (TokenTree::Ident(id), true) => {
+                    path.push(id.to_string());
+                    j += 3;
+                }
+                _ => break,
+            }
+        }
+        if path.len() > 1 {
+            out.push(path);
+        }
+        i = j.max(i + 1);
+    }
+}
+
+/// Each name a `use` tree binds (`None` for a glob) with the path it binds.
+fn flatten(tree: &UseTree, prefix: &mut Vec<String>, out: &mut Vec<(Option<String>, Vec<String>)>) {
+    match tree {
+        UseTree::Path(path) => {
+            prefix.push(path.ident.to_string());
+            flatten(&path.tree, prefix, out);
+            prefix.pop();
+        }
+        UseTree::Name(name) => {
+            let mut path = prefix.clone();
+            let ident = name.ident.to_string();
+            if ident == "self" {
+                out.push((prefix.last().cloned(), path));
+            } else {
+                path.push(ident.clone());
+                out.push((Some(ident), path));
+            }
+        }
+        UseTree::Rename(rename) => {
+            let mut path = prefix.clone();
+            path.push(rename.ident.to_string());
+            let name = rename.rename.to_string();
+            // `use x as _;` brings a trait in, under no name.
+            out.push((Some(name), path));
+        }
+        UseTree::Glob(_) => out.push((None, prefix.clone())),
+        UseTree::Group(group) => {
+            for tree in &group.items {
+                flatten(tree, prefix, out);
+            }
+        }
+    }
+}
+
+fn attributes(item: &Item) -> &[Attribute] {
+    match item {
+        Item::Const(i) => &i.attrs,
+        Item::Enum(i) => &i.attrs,
+        Item::ExternCrate(i) => &i.attrs,
+        Item::Fn(i) => &i.attrs,
+        Item::ForeignMod(i) => &i.attrs,
+        Item::Impl(i) => &i.attrs,
+        Item::Macro(i) => &i.attrs,
+        Item::Mod(i) => &i.attrs,
+        Item::Static(i) => &i.attrs,
+        Item::Struct(i) => &i.attrs,
+        Item::Trait(i) => &i.attrs,
+        Item::TraitAlias(i) => &i.attrs,
+        Item::Type(i) => &i.attrs,
+        Item::Union(i) => &i.attrs,
+        Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+fn item_name(item: &Item) -> Option<String> {
+    let ident = match item {
+        Item::Const(i) => &i.ident,
+        Item::Enum(i) => &i.ident,
+        Item::Fn(i) => &i.sig.ident,
+        Item::Static(i) => &i.ident,
+        Item::Struct(i) => &i.ident,
+        Item::Trait(i) => &i.ident,
+        Item::TraitAlias(i) => &i.ident,
+        Item::Type(i) => &i.ident,
+        Item::Union(i) => &i.ident,
+        Item::Macro(i) => i.ident.as_ref()?,
+        _ => return None,
+    };
+    Some(ident.to_string())
+}
+
+/// `#[cfg(test)]`.
+fn is_test(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && attr
+                .parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
+/// Tarjan's strongly connected components of a graph given as adjacency sets.
+fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'g> {
+        edges: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on_stack: BTreeSet<&'g str>,
+        groups: Vec<Vec<String>>,
+    }
+    fn visit<'g>(state: &mut State<'g>, node: &'g str) {
+        let n = state.index.len();
+        state.index.insert(node, n);
+        state.low.insert(node, n);
+        state.stack.push(node);
+        state.on_stack.insert(node);
+        for next in state.edges.get(node).into_iter().flatten() {
+            let next = next.as_str();
+            if !state.index.contains_key(next) {
+                visit(state, next);
+                let low = state.low[node].min(state.low[next]);
+                state.low.insert(node, low);
+            } else if state.on_stack.contains(next) {
+                let low = state.low[node].min(state.index[next]);
+                state.low.insert(node, low);
+            }
+        }
+        if state.low[node] == state.index[node] {
+            let mut group = Vec::new();
+            while let Some(top) = state.stack.pop() {
+                state.on_stack.remove(top);
+                group.push(top.to_owned());
+                if top == node {
+                    break;
+                }
+            }
+            group.sort();
+            state.groups.push(group);
+        }
+    }
+    let mut state = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        groups: Vec::new(),
+    };
+    for node in edges.keys() {
+        if !state.index.contains_key(node.as_str()) {
+            visit(&mut state, node);
+        }
+    }
+    state.groups
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate sits in the workspace")
+        .to_owned()
+}
+
+/// The rows of the picture in ARCHITECTURE.md, top (the front ends) first: each row's modules.
+fn layers() -> Vec<Vec<String>> {
+    let path = workspace().join("ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path).expect("ARCHITECTURE.md");
+    let start = text
+        .find("<!-- layers -->")
+        .expect("ARCHITECTURE.md draws the layers after a `<!-- layers -->` line");
+    let block = &text[start..];
+    let open = block.find("```").expect("the picture is a fenced block");
+    let body = &block[open + 3..];
+    let body = &body[body.find('\n').expect("a fence line") + 1..];
+    let body = &body[..body.find("```").expect("the picture's block ends")];
+    body.lines()
+        .filter_map(|line| line.split_once('│').map(|(_, modules)| modules))
+        .map(|modules| modules.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
+    let krate = Crate::read(&workspace().join("registry/src"), "lib.rs");
+    let rows = layers();
+    let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for (row, modules) in rows.iter().enumerate() {
+        for module in modules {
+            assert!(
+                row_of.insert(module, row).is_none(),
+                "ARCHITECTURE.md draws `{module}` twice"
+            );
+        }
+    }
+    let top: BTreeSet<&str> = krate.modules[0]
+        .children
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for module in &top {
+        assert!(
+            row_of.contains_key(module),
+            "the module `{module}` is not in the picture of the layers in ARCHITECTURE.md: draw it on the row of what it is for"
+        );
+    }
+    for module in row_of.keys() {
+        assert!(
+            top.contains(module),
+            "ARCHITECTURE.md draws `{module}`, which is not a top-level module of registry/src"
+        );
+    }
+    let mut upward = Vec::new();
+    for (from, to, named) in krate.dependencies(true) {
+        let (Some(a), Some(b)) = (
+            krate.modules[from].path.first(),
+            krate.modules[to].path.first(),
+        ) else {
+            continue;
+        };
+        if a == b {
+            continue;
+        }
+        // Rows are listed top first: a lower layer has a greater row.
+        if row_of[a.as_str()] >= row_of[b.as_str()] {
+            upward.push(format!(
+                "{} names `{named}`: `{a}` may only use the modules drawn below it, and `{b}` is not",
+                show(&krate.modules[from].file)
+            ));
+        }
+    }
+    upward.sort();
+    upward.dedup();
+    assert!(
+        upward.is_empty(),
+        "dependencies against the layers of ARCHITECTURE.md:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_circle_runs_between_the_files_of_the_runtime() {
+    let krate = Crate::read(&workspace().join("registry/src"), "lib.rs");
+    let circles = krate.file_circles();
+    assert!(
+        circles.is_empty(),
+        "files of registry/src that depend on one another in a circle:\n{}",
+        circles
+            .iter()
+            .map(|c| c.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn no_circle_runs_between_the_files_of_the_macro_crate() {
+    let krate = Crate::read(&workspace().join("registry-macros/src"), "lib.rs");
+    let circles = krate.file_circles();
+    assert!(
+        circles.is_empty(),
+        "files of registry-macros/src that depend on one another in a circle:\n{}",
+        circles
+            .iter()
+            .map(|c| c.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The check itself: a circle and an upward use, written as source, are found.
+#[test]
+fn the_check_finds_a_circle_and_follows_reexports() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |file: &str, text: &str| {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "mod a;\nmod b;\npub use a::A;\n");
+    write(
+        "a/mod.rs",
+        "mod inner;\npub use inner::A;\npub(crate) fn helper() {}\n",
+    );
+    write("a/inner.rs", "pub struct A;\nfn f() { crate::b::g(); }\n");
+    write(
+        "b.rs",
+        "use crate::A;\npub(crate) fn g() { let _ = A; }\n#[cfg(test)]\nmod tests { fn t() { crate::a::helper(); } }\n",
+    );
+    let krate = Crate::read(dir.path(), "lib.rs");
+    assert_eq!(
+        krate.file_circles(),
+        vec![vec!["a/inner.rs".to_owned(), "b.rs".to_owned()]]
+    );
+    let named: BTreeSet<(String, String)> = (krate.dependencies(false).into_iter())
+        .map(|(from, to, _)| {
+            (
+                show(&krate.modules[from].file),
+                show(&krate.modules[to].file),
+            )
+        })
+        .collect();
+    assert!(
+        !named.contains(&("b.rs".to_owned(), "a/mod.rs".to_owned())),
+        "test code is left out"
+    );
+}
