@@ -11,6 +11,7 @@ use crate::attr::{Sp, Text, ToolAttr};
 use crate::check::{self, Resolved, TagForm};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::targets;
 
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut item: ItemFn = match syn::parse2(item.clone()) {
@@ -412,7 +413,7 @@ fn parts(
     if let Some(output_schema) = output_schema {
         field("output_schema", output_schema);
     }
-    let targets = crate::targets::bits(&attr.targets);
+    let targets = targets::bits(attr.target_names());
     if targets != 0 {
         field("targets", quote!(#targets));
     }
