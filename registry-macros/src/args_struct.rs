@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, LitStr, Type};
 
-use crate::ast::ToolFn;
+use crate::ast::{ToolFn, last_segment_is};
 use crate::attr::ArgAttr;
 
 /// How the model's arguments are parsed: into the user's `#[args]` struct, or into a generated
@@ -134,6 +134,9 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
             .desc
             .as_ref()
             .map_or_else(String::new, LitStr::value);
+        // Only standard types reach here, so an `Option` is one as written, and is what
+        // `#[derive(JsonSchema)]` would leave out of `required`.
+        let is_option = last_segment_is(ty, "Option");
         let max_len = match &arg.attr.max_len {
             Some(max) => {
                 let max = max.value as u64;
@@ -145,7 +148,7 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
             #p::ArgSchema {
                 name: #name,
                 schema: #p::schemars::SchemaGenerator::subschema_for::<#ty>,
-                is_option: <#ty as #p::schemars::JsonSchema>::_schemars_private_is_option,
+                is_option: #is_option,
                 description: #description,
                 max_len: #max_len,
                 default: #default_json,

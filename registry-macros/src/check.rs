@@ -6,6 +6,7 @@ use syn::LitStr;
 use crate::ast::ToolFn;
 use crate::attr::{Sp, Text, ToolAttr};
 use crate::ctxt::Ctxt;
+use crate::targets;
 
 /// The most characters a tool name may have (OpenAI's and Anthropic's limit).
 const MAX_NAME_LEN: usize = 64;
@@ -45,7 +46,12 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
         }
     }
 
-    crate::targets::check(cx, &attr.targets, func);
+    let types = func
+        .args_struct()
+        .map(|(_, ty)| ty)
+        .into_iter()
+        .chain(func.model_args().map(|arg| &*arg.ty));
+    targets::check(cx, attr.target_names(), types);
 
     if let Some(flag) = attr.output_schema.as_ref().filter(|f| f.value) {
         check_output_schema(cx, flag.span, func);

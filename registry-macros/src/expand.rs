@@ -11,6 +11,7 @@ use crate::attr::{Sp, Text, ToolAttr};
 use crate::check::{self, Resolved, TagForm};
 use crate::ctxt::Ctxt;
 use crate::fallback;
+use crate::targets;
 
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut item: ItemFn = match syn::parse2(item.clone()) {
@@ -91,32 +92,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     );
     let uniqueness = unique_names(attr, resolved);
 
-    // Argument types that may fall short are checked one by one, and the whole argument type
-    // goes through the probe, which reports nothing a second time; standard types need neither.
-    let (probes, schema, parse) = if checks.is_empty() {
-        (
-            TokenStream::new(),
-            args_schema.unwrap_or_else(|| quote!(#p::schema_for::<#parsed>())),
-            quote!(#p::parse_args::<#parsed>(__tool_registry_raw)),
-        )
-    } else {
-        (
-            quote! {
-                #[allow(unused_imports)]
-                use #p::probe::{
-                    Both as _, DeserializeOnly as _, JsonSchemaOnly as _, Neither as _, Typed as _,
-                    Untyped as _,
-                };
-
-                #[allow(dead_code)]
-                fn __tool_registry_check() {
-                    #(#checks)*
-                }
-            },
-            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()),
-            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)),
-        )
-    };
+    let (probes, schema, parse) = reading(&p, &parsed, &checks, args_schema);
     quote! {
         #uniqueness
         const _: () = {
@@ -143,6 +119,42 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
             #[linkme(crate = #p::linkme)]
             static __TOOL_REGISTRY_DEF: #p::ToolDef = #p::ToolDef::__new(#parts);
         };
+    }
+}
+
+/// How the call shim parses the arguments and how the input schema is made, with the items
+/// that takes. Argument types that may fall short are checked one by one (`checks`), and the
+/// whole argument type goes through the probe, which reports nothing a second time; standard
+/// types need neither.
+fn reading(
+    p: &TokenStream,
+    parsed: &TokenStream,
+    checks: &[TokenStream],
+    args_schema: Option<TokenStream>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    if checks.is_empty() {
+        (
+            TokenStream::new(),
+            args_schema.unwrap_or_else(|| quote!(#p::schema_for::<#parsed>())),
+            quote!(#p::parse_args::<#parsed>(__tool_registry_raw)),
+        )
+    } else {
+        (
+            quote! {
+                #[allow(unused_imports)]
+                use #p::probe::{
+                    Both as _, DeserializeOnly as _, JsonSchemaOnly as _, Neither as _, Typed as _,
+                    Untyped as _,
+                };
+
+                #[allow(dead_code)]
+                fn __tool_registry_check() {
+                    #(#checks)*
+                }
+            },
+            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()),
+            quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)),
+        )
     }
 }
 
@@ -324,6 +336,9 @@ fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<Toke
 
 /// The tool's `ToolParts`: the fields every tool has, the others only when the tool sets them
 /// to something else than `ToolParts::DEFAULT` has, so that rustc has less to check per tool.
+///
+/// It stays one function: one short step per `#[tool]` key, in the order of `ToolParts`, so that
+/// what a key becomes is found by reading down one list.
 fn parts(
     attr: &ToolAttr,
     resolved: &Resolved,
@@ -412,7 +427,7 @@ fn parts(
     if let Some(output_schema) = output_schema {
         field("output_schema", output_schema);
     }
-    let targets = crate::targets::bits(&attr.targets);
+    let targets = targets::bits(attr.target_names());
     if targets != 0 {
         field("targets", quote!(#targets));
     }

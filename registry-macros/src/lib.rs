@@ -1,5 +1,21 @@
 //! The `#[tool]` attribute of [`tool-registry`](https://docs.rs/tool-registry). Use it through
 //! `tool_registry::tool`; this crate is an implementation detail.
+//!
+//! One file per job, each using only files above it in this list:
+//!
+//! - `ctxt.rs` collects the errors of one expansion, so that all are reported at once.
+//! - `targets.rs` knows the formats `targets(...)` names and the types strict mode cannot say.
+//! - `attr/key.rs` is one key of `#[tool(...)]` or `#[arg(...)]` as it is read, and the errors
+//!   about keys themselves (unknown, repeated).
+//! - `attr/values.rs` reads what a key is given, each value with the error a mistake deserves.
+//! - `attr/mod.rs` reads `#[tool(...)]` and `#[arg(...)]`, key by key, into `ToolAttr` and
+//!   `ArgAttr`.
+//! - `ast.rs` is our model of the annotated function: name, docs, inputs, output.
+//! - `args_struct.rs` makes the struct the model's arguments are parsed into, and its schema.
+//! - `check.rs` holds the checks that span several attributes and the signature.
+//! - `fallback.rs` is what is emitted when there are errors: the function as written.
+//! - `expand.rs` generates the `ToolDef` and the call shim beside the user's function.
+//! - `files.rs` is `tool_files!`: one module per file of a folder.
 
 mod args_struct;
 mod ast;

@@ -6,8 +6,6 @@
 use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, Type};
 
-use crate::ast::ToolFn;
-use crate::attr::Sp;
 use crate::ctxt::Ctxt;
 
 /// Every target `targets(...)` accepts, with the bit the runtime reads.
@@ -15,25 +13,24 @@ pub(crate) const TARGETS: &[(&str, u8)] =
     &[("openai_strict", 1), ("anthropic_strict", 2), ("gemini", 4)];
 
 /// The bit set of the named targets (the names were checked when read).
-pub(crate) fn bits(targets: &[Sp<String>]) -> u8 {
-    (targets.iter())
-        .filter_map(|t| TARGETS.iter().find(|(name, _)| *name == t.value))
+pub(crate) fn bits<'a>(targets: impl IntoIterator<Item = &'a str>) -> u8 {
+    (targets.into_iter())
+        .filter_map(|t| TARGETS.iter().find(|(name, _)| *name == t))
         .fold(0, |bits, (_, bit)| bits | bit)
 }
 
-/// Checks each argument type the signature shows against the strict targets.
-pub(crate) fn check(cx: &mut Ctxt, targets: &[Sp<String>], func: &ToolFn) {
-    let Some(strict) = targets
-        .iter()
-        .find(|t| t.value == "openai_strict" || t.value == "anthropic_strict")
+/// Checks each argument type the signature shows (`types`) against the strict targets among
+/// `targets`.
+pub(crate) fn check<'a>(
+    cx: &mut Ctxt,
+    targets: impl IntoIterator<Item = &'a str>,
+    types: impl IntoIterator<Item = &'a Type>,
+) {
+    let Some(strict) =
+        (targets.into_iter()).find(|t| *t == "openai_strict" || *t == "anthropic_strict")
     else {
         return;
     };
-    let types = func
-        .args_struct()
-        .map(|(_, ty)| ty)
-        .into_iter()
-        .chain(func.model_args().map(|arg| &*arg.ty));
     for ty in types {
         if let Some((at, construct)) = inexpressible(ty) {
             let shown = at.to_token_stream().to_string().replace(' ', "");
@@ -41,7 +38,7 @@ pub(crate) fn check(cx: &mut Ctxt, targets: &[Sp<String>], func: &ToolFn) {
                 at,
                 format!(
                     "`{shown}` cannot be given in strict mode (`{}` in `targets`): {construct}; take a struct with named fields, or leave `{}` out of `targets`",
-                    strict.value, strict.value
+                    strict, strict
                 ),
             );
         }

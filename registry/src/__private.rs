@@ -27,8 +27,8 @@ pub struct ArgSchema {
     pub name: &'static str,
     /// `SchemaGenerator::subschema_for::<T>` of the argument's type.
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    /// `<T as JsonSchema>::_schemars_private_is_option` of the argument's type.
-    pub is_option: fn() -> bool,
+    /// Whether the argument's type is an `Option`, which the model may leave out.
+    pub is_option: bool,
     /// `#[arg(desc)]`, or empty.
     pub description: &'static str,
     /// `#[arg(max_len)]`.
@@ -42,9 +42,6 @@ pub struct ArgSchema {
 /// argument that `#[derive(JsonSchema)]` would write, built by one function in this crate
 /// instead of a derived impl and a generic root per tool.
 pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
-    use schemars::_private::{
-        insert_metadata_property_if_nonempty, insert_object_property, insert_validation_property,
-    };
     use serde_json::{Map, Value};
 
     let mut generator = schemars::SchemaGenerator::default();
@@ -53,20 +50,20 @@ pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
     object.insert("additionalProperties".into(), Value::Bool(false));
     let mut schema = schemars::Schema::from(object);
     for arg in args {
-        let optional = match arg.default {
-            Some(_) => generator.contract().is_deserialize(),
-            None => generator.contract().is_deserialize() && (arg.is_option)(),
-        };
+        let optional =
+            generator.contract().is_deserialize() && (arg.default.is_some() || arg.is_option);
         let mut field = (arg.schema)(&mut generator);
-        insert_metadata_property_if_nonempty(&mut field, "description", arg.description);
+        if !arg.description.is_empty() {
+            field.insert("description".into(), arg.description.into());
+        }
         if let Some(max) = arg.max_len {
-            insert_validation_property(&mut field, "string", "maxLength", max);
-            insert_validation_property(&mut field, "array", "maxItems", max);
+            insert_for_type(&mut field, "string", "maxLength", max);
+            insert_for_type(&mut field, "array", "maxItems", max);
         }
         if let Some(value) = arg.default.and_then(|default| default()) {
             field.insert("default".into(), value);
         }
-        insert_object_property(&mut schema, arg.name, optional, field);
+        insert_property(&mut schema, arg.name, optional, field);
     }
     // What `into_root_schema_for` adds, but the title, which `schema_for` drops. Standard
     // types have no definitions.
@@ -78,6 +75,47 @@ pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
         transform.transform(&mut schema);
     }
     schema
+}
+
+/// Sets `key` on `schema` when its `type` is `ty` or a list holding `ty`, as
+/// `#[schemars(length(max = ..))]` does: a bound on strings means nothing to a number.
+fn insert_for_type(schema: &mut schemars::Schema, ty: &str, key: &str, value: u64) {
+    let has_type = match schema.get("type") {
+        Some(serde_json::Value::String(t)) => t == ty,
+        Some(serde_json::Value::Array(types)) => types.iter().any(|t| t.as_str() == Some(ty)),
+        _ => false,
+    };
+    if has_type {
+        schema.insert(key.into(), value.into());
+    }
+}
+
+/// Adds `field` to the `properties` of the object `schema`, and to its `required` unless
+/// `optional`, each created on first use, in the order `#[derive(JsonSchema)]` writes them.
+fn insert_property(
+    schema: &mut schemars::Schema,
+    name: &str,
+    optional: bool,
+    field: schemars::Schema,
+) {
+    use serde_json::{Map, Value};
+
+    let object = schema.ensure_object();
+    if let Some(properties) = object
+        .entry("properties")
+        .or_insert(Value::Object(Map::new()))
+        .as_object_mut()
+    {
+        properties.insert(name.into(), field.into());
+    }
+    if !optional
+        && let Some(required) = object
+            .entry("required")
+            .or_insert(Value::Array(Vec::new()))
+            .as_array_mut()
+    {
+        required.push(name.into());
+    }
 }
 
 /// A return type whose JSON Schema is a tool's output schema (`#[tool(output_schema)]`).

@@ -1,38 +1,21 @@
-//! Parses `#[tool(...)]` and `#[arg(...)]`.
+//! Parses `#[tool(...)]` and `#[arg(...)]`: each key is read into its slot, which catches a
+//! repeated key; `key` holds what is said about keys, `values` reads what they are given.
 
-use proc_macro2::{Span, TokenStream};
-use syn::ext::IdentExt;
-use syn::meta::ParseNestedMeta;
-use syn::parse::{ParseStream, Parser};
-use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, Ident, Lit, LitBool, LitInt, LitStr, Path, Token};
+use proc_macro2::TokenStream;
+use syn::parse::Parser;
+use syn::{Expr, LitStr, Path};
 
 use crate::ctxt::Ctxt;
 
+mod key;
 mod values;
 
-use values::*;
-
-/// A value with the span of the token it came from.
-#[derive(Clone)]
-pub(crate) struct Spanned_<T> {
-    pub(crate) value: T,
-    pub(crate) span: Span,
-}
-
-pub(crate) type Sp<T> = Spanned_<T>;
-
-fn sp<T>(value: T, span: Span) -> Sp<T> {
-    Spanned_ { value, span }
-}
-
-/// A string given either as a literal or as a macro such as `include_str!("doc.md")`.
-#[derive(Clone)]
-pub(crate) enum Text {
-    Literal(String),
-    Macro(Expr),
-}
+use key::{Key, skip_value};
+pub(crate) use values::{Sp, Text};
+use values::{
+    choice, crate_path, daily_limit, duration, flag, groups, names, positive, predicate, string,
+    targets, text, version,
+};
 
 /// `#[tool(...)]`, read.
 pub(crate) struct ToolAttr {
@@ -129,6 +112,11 @@ impl ToolAttr {
             cx.push(error);
         }
         slots.into_attr()
+    }
+
+    /// The names given in `targets(...)`.
+    pub(crate) fn target_names(&self) -> impl Iterator<Item = &str> {
+        self.targets.iter().map(|t| t.value.as_str())
     }
 }
 
@@ -355,49 +343,6 @@ impl ArgSlots {
     }
 }
 
-/// One key of `#[tool(...)]` or `#[arg(...)]` as it is read, with what follows it.
-struct Key<'a, 'm> {
-    /// `tool` or `arg`.
-    kind: &'static str,
-    /// The key's own name: `desc` where `description` was written.
-    name: &'a str,
-    meta: &'a ParseNestedMeta<'m>,
-}
-
-impl<'a, 'm> Key<'a, 'm> {
-    fn new(kind: &'static str, name: &'a str, meta: &'a ParseNestedMeta<'m>) -> Self {
-        Self { kind, name, meta }
-    }
-
-    /// Reports this key as written a second time in the same attribute.
-    fn duplicate(&self, cx: &mut Ctxt) {
-        let written = self
-            .meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let same = if written == self.name {
-            String::new()
-        } else {
-            format!(" (the same as `{}`)", self.name)
-        };
-        cx.error_spanned(
-            &self.meta.path,
-            format!(
-                "duplicate {} attribute `{written}`{same}; keep one of them",
-                self.kind
-            ),
-        );
-    }
-
-    /// Reports a key that is none of `known`, then steps over its value so parsing goes on.
-    fn unknown(&self, cx: &mut Ctxt, known: &[&str]) -> syn::Result<()> {
-        cx.error_spanned(&self.meta.path, unknown_key(self.kind, self.name, known));
-        skip_value(self.meta)
-    }
-}
-
 /// The slot of one key: what was read for it, and whether it was written at all.
 struct Attr<T> {
     /// Set even when the value was rejected, so that writing the key again is still a duplicate.
@@ -450,42 +395,6 @@ impl BoolAttr {
     fn get(self) -> Option<Sp<bool>> {
         self.0.get()
     }
-}
-
-fn unknown_key(kind: &str, unknown: &str, known: &[&str]) -> String {
-    match suggest(unknown, known) {
-        Some(best) => format!("unknown {kind} attribute `{unknown}`; did you mean `{best}`?"),
-        None => format!(
-            "unknown {kind} attribute `{unknown}`; expected one of: {}",
-            known.join(", ")
-        ),
-    }
-}
-
-fn expects(key: &str, what: &str, example: &str) -> String {
-    format!("`{key}` expects {what}, e.g. `{key} = {example}`")
-}
-
-/// Consumes `= value` or `(...)` after an unknown or duplicate key so parsing goes on.
-fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
-    if meta.input.peek(Token![=]) {
-        meta.value()?.parse::<Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let content;
-        syn::parenthesized!(content in meta.input);
-        content.parse::<TokenStream>()?;
-    }
-    Ok(())
-}
-
-/// The closest known key, when one is close enough to be a typo.
-fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (strsim::jaro_winkler(unknown, k), *k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
 }
 
 #[cfg(test)]

@@ -1,7 +1,37 @@
 //! The values `#[tool(...)]` and `#[arg(...)]` keys take: strings, versions, text, paths, choices,
-//! flags, numbers, durations and lists, each read with the error a mistaken value deserves.
+//! flags, numbers, durations and lists, each read with the error a mistaken value deserves, and
+//! kept with the span it was written at ([`Sp`]).
 
-use super::*;
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitBool, LitInt, LitStr, Path, Token};
+
+use super::key::{Key, expects, skip_value};
+use crate::ctxt::Ctxt;
+use crate::targets::TARGETS;
+
+/// A value with the span of the token it came from.
+#[derive(Clone)]
+pub(crate) struct Spanned_<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
+}
+
+pub(crate) type Sp<T> = Spanned_<T>;
+
+fn sp<T>(value: T, span: Span) -> Sp<T> {
+    Spanned_ { value, span }
+}
+
+/// A string given either as a literal or as a macro such as `include_str!("doc.md")`.
+#[derive(Clone)]
+pub(crate) enum Text {
+    Literal(String),
+    Macro(Expr),
+}
 
 pub(super) fn string(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
     let meta = key.meta;
@@ -243,9 +273,9 @@ pub(super) fn groups(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<Vec<Sp<S
     Ok(Some(sp(list(cx, key)?, span)))
 }
 
-/// `targets(openai_strict, gemini)`: names of [`crate::targets::TARGETS`].
+/// `targets(openai_strict, gemini)`: names of [`TARGETS`].
 pub(super) fn targets(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Vec<Sp<String>>>> {
-    let known = crate::targets::TARGETS;
+    let known = TARGETS;
     let mut targets = Vec::new();
     for item in list(cx, key)? {
         if known.iter().any(|(name, _)| *name == item.value) {

@@ -336,6 +336,8 @@ impl ToolError {
 }
 
 impl Serialize for ToolError {
+    // One arm per variant, as in `from_json`, which reads back what each writes: kept whole so
+    // that the two can be read side by side.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("code", self.code())?;
@@ -441,6 +443,8 @@ impl ToolError {
     /// (the caller's name for it). A code this version does not know, or fields that do not fit
     /// it, give a [`ToolError::Handler`] with the message as written.
     pub fn from_json(value: &serde_json::Value, tool: &str) -> Self {
+        // One arm per code, as in `serialize`, which writes what each reads: kept whole so that
+        // the two can be read side by side.
         let text = |key: &str| {
             value
                 .get(key)

@@ -415,49 +415,19 @@ fn command_on(
         Command::Tools {
             format,
             strict: true,
-        } => match registry.tools_for_strict(format.into(), &scope) {
-            Ok(tools) => print_json(out, &tools),
-            Err(error) => {
-                let _ = writeln!(err, "error: {error}");
-                return EXIT_TOOL_ERROR;
-            }
-        },
+        } => return strict_tools(out, err, registry, &scope, format),
         Command::Call {
             name,
             args,
             message,
-        } => {
-            let mut ctx = Ctx::for_scope(scope);
-            if let Some(message) = message {
-                ctx = ctx.with_user_message(message);
-            }
-            let outcome = block_on(err, registry.call_for_model(&name, args.as_str(), &ctx));
-            return finish(out, err, outcome.map(Ok));
-        }
+        } => return call(out, err, registry, scope, &name, &args, message),
         Command::Approve { token } => {
             let ctx = Ctx::for_scope(scope);
             let outcome = block_on(err, registry.approve(&token, &ctx));
             return finish(out, err, outcome);
         }
-        Command::Deny { token, reason } => {
-            let ctx = Ctx::for_scope(scope);
-            return match block_on(err, registry.deny(&token, &reason, &ctx)) {
-                None => EXIT_TOOL_ERROR,
-                // The denial itself succeeded; the result is what goes back to the model.
-                Some(Ok(result)) => {
-                    let _ = print_json(out, &result);
-                    EXIT_OK
-                }
-                Some(Err(error)) => finish(out, err, Some(Err(error))),
-            };
-        }
-        Command::Snapshot => {
-            let mut snapshot = registry.snapshot();
-            snapshot
-                .tools
-                .retain(|entry| registry.get_for(entry.spec.tool_name(), &scope).is_some());
-            print_json(out, &snapshot)
-        }
+        Command::Deny { token, reason } => return deny(out, err, registry, scope, &token, &reason),
+        Command::Snapshot => snapshot(out, registry, &scope),
         Command::Parse(args) => return parse::parse(args, registry, &scope, out, err),
         Command::Run(args) => return parse::run(args, registry, Ctx::for_scope(scope), out, err),
         #[cfg(feature = "http")]
@@ -469,6 +439,11 @@ fn command_on(
         Command::Disable(args) => return switches::switch(&edges, &args, true, out, err),
         Command::Enable(args) => return switches::switch(&edges, &args, false, out, err),
     };
+    exit_code(err, written)
+}
+
+/// The exit code of a command that wrote its answer: a failed write is the error.
+fn exit_code(err: &mut dyn Write, written: std::io::Result<()>) -> i32 {
     match written {
         Ok(()) => EXIT_OK,
         Err(error) => {
@@ -476,6 +451,73 @@ fn command_on(
             EXIT_TOOL_ERROR
         }
     }
+}
+
+/// `toolreg tools --strict`: the definitions in a provider's strict form, or why a tool has none.
+fn strict_tools(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    format: ProviderFormat,
+) -> i32 {
+    let written = match registry.tools_for_strict(format.into(), scope) {
+        Ok(tools) => print_json(out, &tools),
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            return EXIT_TOOL_ERROR;
+        }
+    };
+    exit_code(err, written)
+}
+
+/// `toolreg call NAME ARGS`: one call as the model would make it, with the user's message when
+/// given.
+fn call(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: Scope,
+    name: &str,
+    args: &str,
+    message: Option<String>,
+) -> i32 {
+    let mut ctx = Ctx::for_scope(scope);
+    if let Some(message) = message {
+        ctx = ctx.with_user_message(message);
+    }
+    let outcome = block_on(err, registry.call_for_model(name, args, &ctx));
+    finish(out, err, outcome.map(Ok))
+}
+
+/// `toolreg deny TOKEN REASON`: refuses a call waiting for approval.
+fn deny(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: Scope,
+    token: &str,
+    reason: &str,
+) -> i32 {
+    let ctx = Ctx::for_scope(scope);
+    match block_on(err, registry.deny(token, reason, &ctx)) {
+        None => EXIT_TOOL_ERROR,
+        // The denial itself succeeded; the result is what goes back to the model.
+        Some(Ok(result)) => {
+            let _ = print_json(out, &result);
+            EXIT_OK
+        }
+        Some(Err(error)) => finish(out, err, Some(Err(error))),
+    }
+}
+
+/// `toolreg snapshot`: the registry's snapshot, without the tools `scope` cannot see.
+fn snapshot(out: &mut dyn Write, registry: &Registry, scope: &Scope) -> std::io::Result<()> {
+    let mut snapshot = registry.snapshot();
+    snapshot
+        .tools
+        .retain(|entry| registry.get_for(entry.spec.tool_name(), scope).is_some());
+    print_json(out, &snapshot)
 }
 
 /// The registry `builder` makes, with the command line's shared stores: approvals and rate

@@ -79,7 +79,17 @@ const DESCRIBED: &[(&str, &str)] = &[
     ("uniqueItems", "unique items:"),
 ];
 
+/// What one schema is transformed into while its keywords are read: the output, and what
+/// reaches Gemini only as words in the description or as `nullable`.
+#[derive(Default)]
+struct Written {
+    out: Map<String, Value>,
+    notes: Vec<String>,
+    nullable: bool,
+}
+
 impl<'r> Transform<'r> {
+    /// The Gemini form of `schema`, found at `path`, `depth` levels down.
     fn schema(
         &mut self,
         schema: &'r Value,
@@ -105,106 +115,17 @@ impl<'r> Transform<'r> {
         self.walk
             .visit()
             .map_err(|why| Inexpressible::at(path, why))?;
-        let mut out = Map::new();
-        let mut notes = Vec::new();
-        let mut nullable = false;
-        match map.get("type") {
-            Some(Value::String(ty)) => {
-                out.insert("type".into(), ty.clone().into());
-            }
-            Some(Value::Array(types)) => {
-                let mut others = types.iter().filter(|t| *t != "null");
-                nullable = types.iter().any(|t| t == "null");
-                if let (Some(only), None) = (others.next(), others.next()) {
-                    out.insert("type".into(), only.clone());
-                } else {
-                    let options: Vec<Value> = types
-                        .iter()
-                        .filter(|t| *t != "null")
-                        .map(|t| json!({ "type": t }))
-                        .collect();
-                    out.insert("anyOf".into(), options.into());
-                }
-            }
-            _ => {}
-        }
+        let mut written = Written::default();
+        write_type(map.get("type"), &mut written);
         for (key, value) in map {
             let here = format!("{path}/{key}");
-            match key.as_str() {
-                "type" | "$schema" | "$defs" | "additionalProperties" => {}
-                "properties" => {
-                    let mut members = Map::new();
-                    for (name, member) in value.as_object().into_iter().flatten() {
-                        members.insert(
-                            name.clone(),
-                            self.schema(member, &format!("{here}/{name}"), depth + 1)?,
-                        );
-                    }
-                    out.insert(key.clone(), Value::Object(members));
-                }
-                "items" => {
-                    out.insert(key.clone(), self.schema(value, &here, depth + 1)?);
-                }
-                "anyOf" | "oneOf" => {
-                    let options: Vec<&Value> = value.as_array().into_iter().flatten().collect();
-                    let non_null: Vec<&&Value> = options
-                        .iter()
-                        .filter(|o| o.get("type") != Some(&Value::from("null")))
-                        .collect();
-                    nullable |= non_null.len() < options.len();
-                    if let [only] = non_null.as_slice() {
-                        // `X or null`: X, nullable.
-                        if let Value::Object(inner) = self.schema(only, &here, depth + 1)? {
-                            for (k, v) in inner {
-                                out.entry(k).or_insert(v);
-                            }
-                        }
-                    } else {
-                        let options = non_null
-                            .iter()
-                            .enumerate()
-                            .map(|(i, o)| self.schema(o, &format!("{here}/{i}"), depth + 1))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        out.insert("anyOf".into(), options.into());
-                    }
-                }
-                "const" => match value {
-                    Value::String(_) => {
-                        out.insert("enum".into(), json!([value]));
-                    }
-                    other => notes.push(format!("always {other}")),
-                },
-                "enum" => {
-                    let values: Vec<&Value> = value.as_array().into_iter().flatten().collect();
-                    nullable |= values.iter().any(|v| v.is_null());
-                    let strings: Vec<&Value> =
-                        values.iter().copied().filter(|v| v.is_string()).collect();
-                    if strings.len() == values.iter().filter(|v| !v.is_null()).count() {
-                        out.insert("enum".into(), json!(strings));
-                    } else {
-                        let shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-                        notes.push(format!("one of {}", shown.join(", ")));
-                    }
-                }
-                "format" => {
-                    // Gemini knows a few formats; a number's storage format says nothing.
-                    if matches!(
-                        value.as_str(),
-                        Some("date-time" | "enum" | "float" | "double" | "int32" | "int64")
-                    ) {
-                        out.insert(key.clone(), value.clone());
-                    }
-                }
-                k if KEPT.contains(&k) => {
-                    out.insert(key.clone(), value.clone());
-                }
-                k => {
-                    if let Some((_, words)) = DESCRIBED.iter().find(|(name, _)| *name == k) {
-                        notes.push(format!("{words} {value}"));
-                    }
-                }
-            }
+            self.keyword(key, value, &here, depth, &mut written)?;
         }
+        let Written {
+            mut out,
+            notes,
+            nullable,
+        } = written;
         if out.contains_key("enum") && !out.contains_key("type") {
             out.insert("type".into(), "string".into());
         }
@@ -213,6 +134,91 @@ impl<'r> Transform<'r> {
         }
         super::describe(&mut out, &notes);
         Ok(Value::Object(out))
+    }
+
+    /// Writes what keyword `key` of a schema says, found at `here`, into `written`.
+    fn keyword(
+        &mut self,
+        key: &str,
+        value: &'r Value,
+        here: &str,
+        depth: usize,
+        written: &mut Written,
+    ) -> Result<(), Inexpressible> {
+        let out = &mut written.out;
+        match key {
+            "type" | "$schema" | "$defs" | "additionalProperties" => {}
+            "properties" => {
+                let mut members = Map::new();
+                for (name, member) in value.as_object().into_iter().flatten() {
+                    members.insert(
+                        name.clone(),
+                        self.schema(member, &format!("{here}/{name}"), depth + 1)?,
+                    );
+                }
+                out.insert(key.to_owned(), Value::Object(members));
+            }
+            "items" => {
+                out.insert(key.to_owned(), self.schema(value, here, depth + 1)?);
+            }
+            "anyOf" | "oneOf" => self.any_of(value, here, depth, written)?,
+            "const" => match value {
+                Value::String(_) => {
+                    out.insert("enum".into(), json!([value]));
+                }
+                other => written.notes.push(format!("always {other}")),
+            },
+            "enum" => write_enum(value, written),
+            "format" => {
+                // Gemini knows a few formats; a number's storage format says nothing.
+                if matches!(
+                    value.as_str(),
+                    Some("date-time" | "enum" | "float" | "double" | "int32" | "int64")
+                ) {
+                    out.insert(key.to_owned(), value.clone());
+                }
+            }
+            k if KEPT.contains(&k) => {
+                out.insert(key.to_owned(), value.clone());
+            }
+            k => {
+                if let Some((_, words)) = DESCRIBED.iter().find(|(name, _)| *name == k) {
+                    written.notes.push(format!("{words} {value}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `anyOf` or `oneOf` at `here`: `X or null` is `X`, nullable; other options are `anyOf`.
+    fn any_of(
+        &mut self,
+        value: &'r Value,
+        here: &str,
+        depth: usize,
+        written: &mut Written,
+    ) -> Result<(), Inexpressible> {
+        let options: Vec<&Value> = value.as_array().into_iter().flatten().collect();
+        let non_null: Vec<&&Value> = options
+            .iter()
+            .filter(|o| o.get("type") != Some(&Value::from("null")))
+            .collect();
+        written.nullable |= non_null.len() < options.len();
+        if let [only] = non_null.as_slice() {
+            if let Value::Object(inner) = self.schema(only, here, depth + 1)? {
+                for (k, v) in inner {
+                    written.out.entry(k).or_insert(v);
+                }
+            }
+        } else {
+            let options = non_null
+                .iter()
+                .enumerate()
+                .map(|(i, o)| self.schema(o, &format!("{here}/{i}"), depth + 1))
+                .collect::<Result<Vec<_>, _>>()?;
+            written.out.insert("anyOf".into(), options.into());
+        }
+        Ok(())
     }
 
     /// The transformed form of the `$ref` target `reference`: worked out once, then copied,
@@ -245,6 +251,45 @@ impl<'r> Transform<'r> {
                 Ok(inlined)
             }
         }
+    }
+}
+
+/// `type`: one type as it is; a list with `"null"` is the other type, nullable; a list of
+/// several types is an `anyOf` of them.
+fn write_type(ty: Option<&Value>, written: &mut Written) {
+    match ty {
+        Some(Value::String(ty)) => {
+            written.out.insert("type".into(), ty.clone().into());
+        }
+        Some(Value::Array(types)) => {
+            let mut others = types.iter().filter(|t| *t != "null");
+            written.nullable = types.iter().any(|t| t == "null");
+            if let (Some(only), None) = (others.next(), others.next()) {
+                written.out.insert("type".into(), only.clone());
+            } else {
+                let options: Vec<Value> = types
+                    .iter()
+                    .filter(|t| *t != "null")
+                    .map(|t| json!({ "type": t }))
+                    .collect();
+                written.out.insert("anyOf".into(), options.into());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `enum`: Gemini's takes strings only, so other values are named in the description; a
+/// `null` among them makes the schema nullable.
+fn write_enum(value: &Value, written: &mut Written) {
+    let values: Vec<&Value> = value.as_array().into_iter().flatten().collect();
+    written.nullable |= values.iter().any(|v| v.is_null());
+    let strings: Vec<&Value> = values.iter().copied().filter(|v| v.is_string()).collect();
+    if strings.len() == values.iter().filter(|v| !v.is_null()).count() {
+        written.out.insert("enum".into(), json!(strings));
+    } else {
+        let shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        written.notes.push(format!("one of {}", shown.join(", ")));
     }
 }
 
