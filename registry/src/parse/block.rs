@@ -2,12 +2,12 @@
 //! a block, the calls and errors in it. A leaf: the readers and the scanner depend on it, it on
 //! none of them.
 
+use std::borrow::Cow;
 use std::fmt::Display;
 use std::ops::Range;
 
 use serde_json::Value;
 
-use super::tools::ToolSet;
 use super::vocab::{ErrorKind, Format, Formats, ParseError};
 
 /// One call read from JSON or Python syntax, before the tool set is consulted.
@@ -27,9 +27,21 @@ pub(crate) enum NotCall {
     Arguments { name: String, message: String },
 }
 
+/// What a reader asks of the tools: whether a name is a tool, and its arguments' schema. Every
+/// [`ToolSet`](super::ToolSet) answers it (in `tools.rs`); the readers see only this, so they
+/// stand below the tool sets, their compiled tags and the marker table.
+pub(crate) trait ToolLookup {
+    /// [`ToolSet::contains`](super::ToolSet::contains).
+    fn is_tool(&self, name: &str) -> bool;
+    /// [`ToolSet::schema`](super::ToolSet::schema).
+    fn tool_schema(&self, name: &str) -> Option<Cow<'_, Value>>;
+    /// [`ToolSet::types_by_json`](super::ToolSet::types_by_json).
+    fn json_typed(&self) -> bool;
+}
+
 /// What the block readers see of the parse.
 pub(crate) struct Env<'a> {
-    pub(crate) tools: &'a dyn ToolSet,
+    pub(crate) tools: &'a dyn ToolLookup,
     pub(crate) formats: Formats,
 }
 

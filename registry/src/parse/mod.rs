@@ -132,7 +132,7 @@ pub fn text<T: ToolSet + ?Sized>(text: &str, tools: &T) -> Parsed {
 
 /// [`text`] with [`Options`].
 pub fn text_with<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
-    machine::parse_text(text, &tools, options)
+    machine::parse_text(text, tools, options)
 }
 
 /// Reads only response tags (`TAG: argument` lines) out of a model's text.
@@ -180,7 +180,9 @@ pub fn any<T: ToolSet + ?Sized>(text: &str, tools: &T) -> Parsed {
 /// [`any`] with [`Options`].
 pub fn any_with<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
     if options.formats.contains(Format::Native)
-        && let Some(parsed) = formats::native::parse(text, &tools, options)
+        && let Some(parsed) = formats::native::parse(text, &tools, options, |content| {
+            text_with(content, tools, options)
+        })
     {
         return parsed;
     }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::block::ToolLookup;
 use super::tag_set::TagSet;
-use super::typing::{Kinds, schema_arg_kinds};
 use crate::{Registry, Scope};
 
 /// The tools a model may call, as the parser sees them.
@@ -320,11 +320,15 @@ impl ToolSet for ToolList {
     }
 }
 
-/// The kinds of argument `arg` of tool `tool`, from the tool set's schema.
-pub(crate) fn arg_kinds(tools: &dyn ToolSet, tool: &str, arg: &str) -> Kinds {
-    match tools.schema(tool) {
-        Some(schema) => schema_arg_kinds(&schema, arg),
-        None if tools.types_by_json() => Kinds::JSON,
-        None => Kinds::default(),
+/// What the readers ask of a tool set, answered by it.
+impl<T: ToolSet + ?Sized> ToolLookup for T {
+    fn is_tool(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+    fn tool_schema(&self, name: &str) -> Option<Cow<'_, Value>> {
+        self.schema(name)
+    }
+    fn json_typed(&self) -> bool {
+        self.types_by_json()
     }
 }

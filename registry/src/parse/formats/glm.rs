@@ -9,8 +9,7 @@ use super::markup::{MAX_NAME, TOOL_CALL_END};
 use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, Prefix};
-use crate::parse::tools::arg_kinds;
-use crate::parse::typing::typed_value;
+use crate::parse::typing::{arg_kinds, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// GLM's `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>…</tool_call>`, or

@@ -14,10 +14,10 @@
 //! object follows it.
 
 use crate::parse::block::{Env, Item, Outcome, Step};
-use crate::parse::markers::{EndToken, end_token_at};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::Format;
 
+use super::end_tokens::{EndToken, end_token_at};
 use super::json::arguments_item;
 
 /// What the template writes before each further call.
@@ -97,7 +97,7 @@ impl Glm4Block {
                         _ => return not_a_call,
                     };
                     let name = input.str(at..after);
-                    if len == 0 || len > MAX_NAME || !env.tools.contains(name) {
+                    if len == 0 || len > MAX_NAME || !env.tools.is_tool(name) {
                         return not_a_call;
                     }
                     let body = input.skip_ws(newline);

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 use crate::call::unique;
 use crate::parse::block::Env;
 use crate::parse::scan::{Input, Prefix};
-use crate::parse::tools::arg_kinds;
-use crate::parse::typing::typed_value;
+use crate::parse::typing::{arg_kinds, typed_value};
 
 const TOOL_CALL_END: &str = "</tool_call>";
 const FUNCTION: &str = "<function=";
@@ -253,7 +252,7 @@ fn still_to_come(env: &Env<'_>, tool: &str, given: &Map<String, Value>, key: &st
     if given.contains_key(key) {
         return false;
     }
-    match env.tools.schema(tool) {
+    match env.tools.tool_schema(tool) {
         Some(schema) => schema.get("properties").and_then(|p| p.get(key)).is_some(),
         None => true,
     }

@@ -86,7 +86,7 @@ impl ReactBlock {
                         && name
                             .bytes()
                             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-                    if !word || !env.tools.contains(name) {
+                    if !word || !env.tools.is_tool(name) {
                         return not_a_call;
                     }
                     if line_end == input.end() {

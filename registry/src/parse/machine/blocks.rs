@@ -55,7 +55,12 @@ impl Block {
         }
     }
 
-    pub(super) fn step(&mut self, input: &Input<'_>, env: &Env<'_>, tags: Option<&TagSet>) -> Step {
+    pub(super) fn step(
+        &mut self,
+        input: &Input<'_>,
+        env: &Env<'_>,
+        tags: Option<&TagRules>,
+    ) -> Step {
         match self {
             Block::ToolCall(b) => b.step(input, env),
             Block::Function(b) => b.step(input, env),
@@ -210,7 +215,7 @@ impl Machine {
             return false;
         };
         let start = block.start();
-        let step = block.step(input, env, self.tags.as_deref());
+        let step = block.step(input, env, self.tags.as_deref().map(TagSet::rules));
         let hint = match &step {
             Step::NeedMore if self.sink.streaming && self.announced.is_none() && !self.hint_off => {
                 block.name_hint(input)
@@ -296,11 +301,11 @@ impl Machine {
                     } = call;
                     // Llama 3.1's built-in tools are called as `brave_search.call(query=...)`.
                     if let Some(stripped) = name.strip_suffix(".call")
-                        && !env.tools.contains(&name)
+                        && !env.tools.is_tool(&name)
                     {
                         name = stripped.to_owned();
                     }
-                    let known = env.tools.contains(&name);
+                    let known = env.tools.is_tool(&name);
                     if !self
                         .sink
                         .keep(if known { List::Calls } else { List::Unknown })

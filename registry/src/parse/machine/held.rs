@@ -173,7 +173,10 @@ impl Machine {
         };
         if let Some(line) = line {
             let partial = input.bytes_from(line);
-            let tag = self.tags.as_ref().is_some_and(|t| t.could_start(partial));
+            let tag = self
+                .tags
+                .as_ref()
+                .is_some_and(|t| t.rules().could_start(partial));
             let action = self.options.formats.contains(Format::React)
                 && !partial.is_empty()
                 && react::could_start(partial);

@@ -22,10 +22,11 @@ pub(crate) use held::{Plain, Ready};
 
 use blocks::Block;
 
-use super::block::{Env, Item, Outcome, RawCall, Step};
+use super::block::{Env, Item, Outcome, RawCall, Step, Thought, ToolLookup};
 use super::event::StreamEvent;
 use super::formats::deepseek::{self, DeepSeekBlock};
 use super::formats::end_tokens::EndTokenBlock;
+use super::formats::end_tokens::trailing_end_tokens;
 use super::formats::gemma::GemmaBlock;
 use super::formats::glm4::Glm4Block;
 use super::formats::harmony::HarmonyBlock;
@@ -36,10 +37,9 @@ use super::formats::markup::{FunctionBlock, ToolCallBlock};
 use super::formats::mistral::MistralBlock;
 use super::formats::react::{self, ReactBlock};
 use super::formats::sections::SectionBlock;
-use super::formats::tags::TagLine;
+use super::formats::tags::{TagLine, TagRules};
 use super::markers::{
-    ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, is_marker_prefix,
-    may_begin_marker, trailing_end_tokens,
+    ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, is_marker_prefix, may_begin_marker,
 };
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
@@ -114,9 +114,10 @@ pub(crate) struct Machine {
 }
 
 /// The whole-text parse: the machine fed one chunk with the end known.
-pub(crate) fn parse_text(text: &str, tools: &dyn ToolSet, options: Options) -> Parsed {
-    let mut machine = Machine::new(tools, options, false);
-    machine.run(&Input::whole(text), tools);
+pub(crate) fn parse_text<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
+    let lookup: &dyn ToolLookup = &tools;
+    let mut machine = Machine::new(&tools, options, false);
+    machine.run(&Input::whole(text), lookup);
     machine.finish();
     machine.into_parsed()
 }
@@ -183,7 +184,7 @@ impl Machine {
     /// everything is read). The modes' steps are kept out of line (`#[inline(never)]`): a
     /// stream enters here at every push it scans, and with every step inlined the loop sets up
     /// a large frame each time.
-    pub(crate) fn run(&mut self, input: &Input<'_>, tools: &dyn ToolSet) {
+    pub(crate) fn run(&mut self, input: &Input<'_>, tools: &dyn ToolLookup) {
         let env = Env {
             tools,
             formats: self.options.formats,
@@ -495,7 +496,7 @@ impl Machine {
         if let Some(tags) = &self.tags
             && self.pos == self.text_from
             && (self.pos == 0 || self.pos == self.line_start_at)
-            && tags.starts_tag(input.bytes_from(self.pos))
+            && tags.rules().starts_tag(input.bytes_from(self.pos))
         {
             let line = self.pos;
             self.enter_block(
