@@ -10,6 +10,9 @@ use serde_json::Value;
 
 use super::vocab::{ErrorKind, Format, Formats, ParseError};
 
+/// The longest tool name a reader reads: past it, what looked like a name is prose.
+pub(crate) const MAX_NAME: usize = 256;
+
 /// One call read from JSON or Python syntax, before the tool set is consulted.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RawCall {

@@ -1,6 +1,8 @@
 //! End-of-turn tokens (`<|eot_id|>`, `<|im_end|>`, …) at the end of the output: removed when
 //! nothing but whitespace (and more of them) follows, or when the next Harmony message's
-//! `<|start|>` does (gpt-oss ends each message with `<|end|>`).
+//! `<|start|>` does (gpt-oss ends each message with `<|end|>`). The list of the tokens is
+//! here; the marker table scans for the ones that matter before the end, and the readers that
+//! end where an end-of-turn token may follow ask [`end_token_at`].
 
 use crate::parse::block::{Outcome, Step};
 use crate::parse::scan::{Input, Prefix, is_ws};

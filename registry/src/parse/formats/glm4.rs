@@ -13,7 +13,7 @@
 //! is a tool of the set (any name, for a set that accepts every name) and nothing but one JSON
 //! object follows it.
 
-use crate::parse::block::{Env, Item, Outcome, Step};
+use crate::parse::block::{Env, Item, MAX_NAME, Outcome, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::Format;
 
@@ -22,9 +22,6 @@ use super::json::arguments_item;
 
 /// What the template writes before each further call.
 const NEXT_CALL: &str = "<|assistant|>";
-
-/// The longest tool name read.
-const MAX_NAME: usize = 256;
 
 /// A whole message of `NAME\n{json}` calls.
 #[derive(Debug)]

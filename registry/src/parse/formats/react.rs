@@ -15,7 +15,7 @@
 //! `Thought:` lines stay in the content as written: a ReAct transcript shows its thoughts, and
 //! a stream could not take back a thought it already showed once no action follows it.
 
-use crate::parse::block::{Env, Outcome, Step};
+use crate::parse::block::{Env, MAX_NAME, Outcome, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -24,9 +24,6 @@ use super::json::arguments_item;
 /// What starts the line that names the tool.
 pub(crate) const ACTION: &str = "Action:";
 const ACTION_INPUT: &str = "Action Input:";
-
-/// The longest tool name read.
-const MAX_NAME: usize = 256;
 
 /// An `Action:` line and its `Action Input:`.
 #[derive(Debug)]
