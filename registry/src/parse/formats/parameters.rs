@@ -132,6 +132,10 @@ enum ValueEnd {
     },
 }
 
+/// Where the value being read ends, by the rules [`params_step`] lists.
+///
+/// Long: one loop over the `<` of the value with each element's rule beside the others, so that
+/// each byte is looked at once and the loop stays in one frame.
 fn value_end(
     input: &Input<'_>,
     env: &Env<'_>,

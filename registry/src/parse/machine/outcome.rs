@@ -2,6 +2,8 @@
 //! unknown), the errors, a thought that follows, the block's text kept or cut out, and the
 //! stream's `CallStarted` and `CallArgsDelta` events while it is read.
 
+use std::ops::Range;
+
 use super::blocks::Block;
 use super::{HINT_WINDOW, Machine, Mode};
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
@@ -9,7 +11,7 @@ use crate::parse::event::StreamEvent;
 use crate::parse::scan::{Finder, Input};
 use crate::parse::sink::{List, Region};
 use crate::parse::tag_set::TagSet;
-use crate::parse::vocab::ParsedCall;
+use crate::parse::vocab::{Format, ParseError, ParsedCall};
 
 impl Machine {
     #[inline(never)]
@@ -97,51 +99,7 @@ impl Machine {
         for item in outcome.items {
             match item {
                 Item::Found { call, format, span } => {
-                    let RawCall {
-                        mut name,
-                        arguments,
-                        id,
-                    } = call;
-                    // Llama 3.1's built-in tools are called as `brave_search.call(query=...)`.
-                    if let Some(stripped) = name.strip_suffix(".call")
-                        && !env.tools.is_tool(&name)
-                    {
-                        name = stripped.to_owned();
-                    }
-                    let known = env.tools.is_tool(&name);
-                    if !self
-                        .sink
-                        .keep(if known { List::Calls } else { List::Unknown })
-                    {
-                        crate::call::dispose(arguments);
-                        continue;
-                    }
-                    if announced.take().as_deref() != Some(name.as_str()) {
-                        self.sink
-                            .event(StreamEvent::CallStarted { name: name.clone() });
-                    }
-                    let call = ParsedCall {
-                        name,
-                        arguments,
-                        id,
-                        format,
-                        span,
-                    };
-                    if known {
-                        if self.sink.events_only {
-                            self.sink.event(StreamEvent::Call(call));
-                        } else {
-                            self.sink.event(StreamEvent::Call(call.clone()));
-                            self.sink.calls.push(call);
-                        }
-                    } else {
-                        if self.sink.events_only {
-                            self.sink.event(StreamEvent::Unknown(call));
-                        } else {
-                            self.sink.event(StreamEvent::Unknown(call.clone()));
-                            self.sink.unknown.push(call);
-                        }
-                    }
+                    self.found_call(env, call, format, span, &mut announced);
                 }
                 Item::Thought(thought) => {
                     if self.region == Region::Content {
@@ -149,21 +107,81 @@ impl Machine {
                         return;
                     }
                 }
-                Item::Error(error) => {
-                    if !self.sink.keep(List::Errors) {
-                        continue;
-                    }
-                    if self.sink.events_only {
-                        self.sink.event(StreamEvent::Error(error));
-                    } else {
-                        self.sink.event(StreamEvent::Error(error.clone()));
-                        self.sink.errors.push(error);
-                    }
-                }
+                Item::Error(error) => self.found_error(error),
             }
         }
         self.pos = end;
         self.text_from = end;
         self.mode = self.text_mode();
+    }
+
+    /// A call the block read: a call or an unknown one, or dropped past the cap; its
+    /// `CallStarted` goes out first unless the stream announced it already (`announced`).
+    fn found_call(
+        &mut self,
+        env: &Env<'_>,
+        call: RawCall,
+        format: Format,
+        span: Range<usize>,
+        announced: &mut Option<String>,
+    ) {
+        let RawCall {
+            mut name,
+            arguments,
+            id,
+        } = call;
+        // Llama 3.1's built-in tools are called as `brave_search.call(query=...)`.
+        if let Some(stripped) = name.strip_suffix(".call")
+            && !env.tools.is_tool(&name)
+        {
+            name = stripped.to_owned();
+        }
+        let known = env.tools.is_tool(&name);
+        if !self
+            .sink
+            .keep(if known { List::Calls } else { List::Unknown })
+        {
+            crate::call::dispose(arguments);
+            return;
+        }
+        if announced.take().as_deref() != Some(name.as_str()) {
+            self.sink
+                .event(StreamEvent::CallStarted { name: name.clone() });
+        }
+        let call = ParsedCall {
+            name,
+            arguments,
+            id,
+            format,
+            span,
+        };
+        if known {
+            if self.sink.events_only {
+                self.sink.event(StreamEvent::Call(call));
+            } else {
+                self.sink.event(StreamEvent::Call(call.clone()));
+                self.sink.calls.push(call);
+            }
+        } else {
+            if self.sink.events_only {
+                self.sink.event(StreamEvent::Unknown(call));
+            } else {
+                self.sink.event(StreamEvent::Unknown(call.clone()));
+                self.sink.unknown.push(call);
+            }
+        }
+    }
+
+    /// An error the block read, unless past the cap.
+    fn found_error(&mut self, error: ParseError) {
+        if !self.sink.keep(List::Errors) {
+            return;
+        }
+        if self.sink.events_only {
+            self.sink.event(StreamEvent::Error(error));
+        } else {
+            self.sink.event(StreamEvent::Error(error.clone()));
+            self.sink.errors.push(error);
+        }
     }
 }

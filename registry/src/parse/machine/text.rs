@@ -137,17 +137,18 @@ impl Machine {
             && (self.pos == 0 || self.pos == self.line_start_at)
             && tags.rules().starts_tag(input.bytes_from(self.pos))
         {
-            let line = self.pos;
-            self.enter_block(
-                input,
-                Block::TagLine(TagLine {
-                    start: line,
-                    scanned: line,
-                }),
-            );
+            self.enter_tag_line(input, self.pos);
             return true;
         }
         false
+    }
+
+    fn enter_tag_line(&mut self, input: &Input<'_>, line: usize) {
+        let block = TagLine {
+            start: line,
+            scanned: line,
+        };
+        self.enter_block(input, Block::TagLine(block));
     }
 
     /// A ReAct `Action:` line right at the start of the output or after a removed block.
@@ -167,6 +168,9 @@ impl Machine {
     }
 
     /// The text up to the next marker or tag line the automaton finds, and that block entered.
+    ///
+    /// Long: the hot loop of the parse, one match over what the automaton can hit, each hit's
+    /// rule beside the others and the loop in one frame.
     pub(super) fn scan_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
         let scanner = match &self.tags {
             Some(tags) => tags.scanner(),
@@ -186,13 +190,7 @@ impl Machine {
                         continue;
                     }
                     self.commit(input, line);
-                    self.enter_block(
-                        input,
-                        Block::TagLine(TagLine {
-                            start: line,
-                            scanned: line,
-                        }),
-                    );
+                    self.enter_tag_line(input, line);
                     return true;
                 }
                 Hit::React => {
