@@ -1,6 +1,6 @@
 //! What the block readers and the scanner say to each other: a reader's step, the outcome of
-//! a block, the calls and errors in it. A leaf: the readers and the scanner depend on it, it on
-//! none of them.
+//! a block, the calls and errors in it, the thoughts, and what a reader asks of the tools
+//! ([`ToolLookup`]). The readers and the scanner depend on it; it depends only on `vocab.rs`.
 
 use std::borrow::Cow;
 use std::fmt::Display;

@@ -1,5 +1,7 @@
-//! The one marker table: every token that opens a call block, thinking or a fence, the
-//! end-of-turn tokens, and the automaton that finds them (and `\nTAG:` lines) in one pass.
+//! The one marker table: every token that opens a call block, thinking or a fence, and the
+//! automaton that finds them (and `\nTAG:` lines, and the end-of-turn tokens `end_tokens.rs`
+//! lists) in one pass. It stands above the readers: its rows name their kinds ([`Dialect`],
+//! [`Section`], [`ACTION`]), and no reader imports it.
 
 use std::sync::{LazyLock, OnceLock};
 

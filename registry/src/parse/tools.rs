@@ -1,5 +1,7 @@
 //! What the parser needs to know about the tools: which names exist, and the types of their
-//! arguments, so that values written as text become numbers, booleans or objects.
+//! arguments, so that values written as text become numbers, booleans or objects. Every
+//! [`ToolSet`] answers the readers' [`ToolLookup`]; since a set hands out its compiled
+//! [`TagSet`], which holds the marker table's automaton, the sets stand above the readers.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -4,9 +4,8 @@
 //! The whole-text parse and [`StreamParser`](super::StreamParser) are the same machine: the
 //! whole text is one chunk with the end of input known. A stream feeds chunks; the machine
 //! stops where it needs more input and resumes there, keeping only the suffix that could still
-//! start a call. Every search is forward-only ([`Finder`](super::scan::Finder),
-//! [`HitCache`](super::markers::HitCache)), so the total work is linear in the output however it
-//! is split.
+//! start a call. Every search is forward-only ([`Finder`], [`HitCache`]), so the total work is
+//! linear in the output however it is split.
 //!
 //! Each file adds the methods of one job to [`Machine`]; they call one another as methods, and
 //! import only what this file and `blocks.rs` define, never each other's items, so no circle
