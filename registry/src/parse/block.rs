@@ -1,14 +1,17 @@
 //! What the block readers and the scanner say to each other: a reader's step, the outcome of
-//! a block, the calls and errors in it. A leaf: the readers and the scanner depend on it, it on
-//! none of them.
+//! a block, the calls and errors in it, the thoughts, and what a reader asks of the tools
+//! ([`ToolLookup`]). The readers and the scanner depend on it; it depends only on `vocab.rs`.
 
+use std::borrow::Cow;
 use std::fmt::Display;
 use std::ops::Range;
 
 use serde_json::Value;
 
-use super::tools::ToolSet;
 use super::vocab::{ErrorKind, Format, Formats, ParseError};
+
+/// The longest tool name a reader reads: past it, what looked like a name is prose.
+pub(crate) const MAX_NAME: usize = 256;
 
 /// One call read from JSON or Python syntax, before the tool set is consulted.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,9 +30,21 @@ pub(crate) enum NotCall {
     Arguments { name: String, message: String },
 }
 
+/// What a reader asks of the tools: whether a name is a tool, and its arguments' schema. Every
+/// [`ToolSet`](super::ToolSet) answers it (in `tools.rs`); the readers see only this, so they
+/// stand below the tool sets, their compiled tags and the marker table.
+pub(crate) trait ToolLookup {
+    /// [`ToolSet::contains`](super::ToolSet::contains).
+    fn is_tool(&self, name: &str) -> bool;
+    /// [`ToolSet::schema`](super::ToolSet::schema).
+    fn tool_schema(&self, name: &str) -> Option<Cow<'_, Value>>;
+    /// [`ToolSet::types_by_json`](super::ToolSet::types_by_json).
+    fn json_typed(&self) -> bool;
+}
+
 /// What the block readers see of the parse.
 pub(crate) struct Env<'a> {
-    pub(crate) tools: &'a dyn ToolSet,
+    pub(crate) tools: &'a dyn ToolLookup,
     pub(crate) formats: Formats,
 }
 

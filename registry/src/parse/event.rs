@@ -1,4 +1,5 @@
-//! What a stream parser reports: a leaf the scanner writes and the stream hands out.
+//! What a stream parser reports, which the scanner writes and the stream hands out; it imports
+//! only `vocab.rs`.
 
 use super::vocab::{ParseError, ParsedCall};
 

@@ -1,16 +1,19 @@
-//! The one marker table: every token that opens a call block, thinking or a fence, the
-//! end-of-turn tokens, and the automaton that finds them (and `\nTAG:` lines) in one pass.
+//! The one marker table: every token that opens a call block, thinking or a fence, and the
+//! automaton that finds them (and `\nTAG:` lines, and the end-of-turn tokens `end_tokens.rs`
+//! lists) in one pass. It stands above the readers: its rows name their kinds ([`Dialect`],
+//! [`Section`], [`ACTION`]), and no reader imports it.
 
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap;
 
-pub(crate) use super::block::Thought;
+use super::block::Thought;
+use super::formats::end_tokens::END_TOKENS;
 use super::formats::gemma::Dialect;
 use super::formats::react::ACTION;
 use super::formats::sections::Section;
-use super::scan::{Input, Prefix};
+use super::scan::Input;
 use super::vocab::Format;
 
 /// The markers that open something, by first byte.
@@ -68,32 +71,6 @@ pub(crate) enum Marker {
     /// `<|eot_id|>`, `<|im_end|>`, … at the end of raw output.
     EndToken,
 }
-
-/// End-of-turn tokens that raw output (special tokens not skipped) ends with. At the very end
-/// of the output they are removed; anywhere else they are text.
-pub(crate) const END_TOKENS: &[&str] = &[
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|im_end|>",
-    "<|end|>",
-    "</s>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<|return|>",
-    "<|python_end|>",
-    "<｜end▁of▁sentence｜>",
-    "<|end▁of▁sentence|>",
-    "<|call|>",
-    "[e~[",
-    "<|END_OF_TURN_TOKEN|>",
-    "<end_of_turn>",
-    "<|user|>",
-    "<|observation|>",
-    "<turn|>",
-    "<start_function_response>",
-    "<|tool_response>",
-    "<seed:eos>",
-];
 
 /// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
 const MARKERS: &[(&str, Marker)] = &[
@@ -185,34 +162,8 @@ const LINE_VALUES: &[&str] = &["\n{\"", "\n{\n", "\n[{", "\n[\n"];
 /// The end-of-turn tokens the automaton looks for: the ones that matter before the end of the
 /// output (Harmony ends each message with `<|end|>`, which also closes its analysis channel).
 /// The others matter only at the end of the output, where they are looked for there
-/// ([`trailing_end_tokens`]): fewer patterns keep the automaton on its fastest search.
+/// ([`trailing_end_tokens`](super::formats::end_tokens::trailing_end_tokens)): fewer patterns keep the automaton on its fastest search.
 const SCANNED_END_TOKENS: &[&str] = &["<|end|>"];
-
-/// Where the end-of-turn tokens that end `text` (with whitespace between and after them)
-/// begin; `text.len()` when it does not end with one.
-pub(crate) fn trailing_end_tokens(text: &[u8]) -> usize {
-    let trim = |end: usize| {
-        end - text[..end]
-            .iter()
-            .rev()
-            .take_while(|b| super::scan::is_ws(**b))
-            .count()
-    };
-    let mut cut = text.len();
-    loop {
-        let end = trim(cut);
-        if !matches!(text[..end].last(), Some(b'>' | b'[')) {
-            return cut;
-        }
-        match END_TOKENS
-            .iter()
-            .find(|token| text[..end].ends_with(token.as_bytes()))
-        {
-            Some(token) => cut = end - token.len(),
-            None => return cut,
-        }
-    }
-}
 
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -520,33 +471,6 @@ impl HitCache {
             }
         }
         self.found
-    }
-}
-
-/// What stands at a position, as far as end-of-turn tokens go.
-pub(crate) enum EndToken {
-    /// A whole token of this many bytes.
-    Whole(usize),
-    /// The start of one, cut off by the end of the input so far.
-    Partial,
-    /// None.
-    No,
-}
-
-/// The end-of-turn token at `at`, if any.
-pub(crate) fn end_token_at(input: &Input<'_>, at: usize) -> EndToken {
-    let mut partial = false;
-    for token in END_TOKENS {
-        match input.prefix(at, token.as_bytes()) {
-            Prefix::Yes => return EndToken::Whole(token.len()),
-            Prefix::Partial => partial = true,
-            Prefix::No => {}
-        }
-    }
-    if partial {
-        EndToken::Partial
-    } else {
-        EndToken::No
     }
 }
 

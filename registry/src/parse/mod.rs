@@ -85,6 +85,29 @@
 //! once, and a broken block ends where its reader stopped, so time is linear in the output, also
 //! on adversarial input. Tag patterns are compiled once per set
 //! of tools into one regex. docs/PERFORMANCE.md has the figures.
+//!
+//! # Files
+//!
+//! Bottom to top: a file imports only files listed before it (re-exports aside), so no circle
+//! runs between them; the one exception, `typing.rs` reading Python literals with
+//! `formats/pythonic.rs`, goes to a leaf.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `vocab.rs` | a leaf: the results and settings ([`Parsed`], [`ParsedCall`], [`ParseError`], [`Format`], [`Formats`], [`Options`], [`Thinking`], [`LeftOut`]) |
+//! | `scan.rs` | a leaf: the input window, forward-only searches, where a value ends |
+//! | `block.rs` | what the readers and the machine say to each other (a reader's step, a block's outcome, its calls and errors, the thoughts) and what a reader asks of the tools; imports only `vocab.rs` |
+//! | `event.rs` | [`StreamEvent`], and [`StreamDelta`], the borrowed form `push_with` hands out |
+//! | `content.rs` | display text and its joints |
+//! | `typing.rs` | a value written as text, typed by the kinds of its argument's schema |
+//! | `formats/` | one reader per family, each importing only the files above (its `mod.rs` lists them) |
+//! | `markers.rs` | the marker table: which token opens which reader's block, and the automaton that finds them |
+//! | `tag_set.rs` | [`TagSet`]: a tool set's tag patterns with the automaton that finds their lines |
+//! | `tools.rs` | [`ToolSet`] and the sets ([`AnyTool`], [`ToolList`]; the registry's, [`Scoped`](crate::registry::Scoped), is the registry's own), which answer the readers' questions |
+//! | `sink.rs` | where a parse's results go |
+//! | `machine/` | the one-pass scanner whole text and streams share (its `mod.rs` lists its files) |
+//! | `stream.rs` | [`StreamParser`] |
+//! | `mod.rs` | the entry points: [`text`], [`text_with`], [`tags`], [`any`], [`any_with`] |
 
 mod block;
 mod content;
@@ -133,7 +156,7 @@ pub fn text<T: ToolSet + ?Sized>(text: &str, tools: &T) -> Parsed {
 
 /// [`text`] with [`Options`].
 pub fn text_with<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
-    machine::parse_text(text, &tools, options)
+    machine::parse_text(text, tools, options)
 }
 
 /// Reads only response tags (`TAG: argument` lines) out of a model's text.
@@ -181,7 +204,9 @@ pub fn any<T: ToolSet + ?Sized>(text: &str, tools: &T) -> Parsed {
 /// [`any`] with [`Options`].
 pub fn any_with<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
     if options.formats.contains(Format::Native)
-        && let Some(parsed) = formats::native::parse(text, &tools, options)
+        && let Some(parsed) = formats::native::parse(text, &tools, options, |content| {
+            text_with(content, tools, options)
+        })
     {
         return parsed;
     }

@@ -1,5 +1,6 @@
 //! Parsing a token stream as it arrives.
 
+use super::block::ToolLookup;
 use super::event::{StreamDelta, StreamEvent};
 use super::machine::{Machine, Plain};
 use super::scan::Input;
@@ -107,7 +108,7 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
         if self.finished {
             return;
         }
-        let tools: &dyn ToolSet = &self.tools;
+        let tools: &dyn ToolLookup = &self.tools;
         match advance(
             &mut self.machine,
             &mut self.buf,
@@ -153,7 +154,7 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
 
     fn run(&mut self, eof: bool) {
         let input = Input::window(&self.buf, self.base, eof);
-        let tools: &dyn ToolSet = &self.tools;
+        let tools: &dyn ToolLookup = &self.tools;
         self.machine.run(&input, tools);
     }
 }
@@ -184,7 +185,7 @@ fn advance(
     machine: &mut Machine,
     buf: &mut String,
     base: &mut usize,
-    tools: &dyn ToolSet,
+    tools: &dyn ToolLookup,
     chunk: &str,
 ) -> Plain {
     if buf.len() + chunk.len() > buf.capacity() {
@@ -201,7 +202,7 @@ fn advance(
 
 /// The chunk at the end of `input` read by the scan (or, inside a call block, left for the next
 /// chunk: [`Machine::block_waits`]), out of the way of the plain path.
-fn scan(machine: &mut Machine, input: &Input<'_>, tools: &dyn ToolSet, chunk: &str) -> Plain {
+fn scan(machine: &mut Machine, input: &Input<'_>, tools: &dyn ToolLookup, chunk: &str) -> Plain {
     if machine.block_waits(chunk.as_bytes()) {
         return Plain::Wait;
     }

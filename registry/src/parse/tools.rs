@@ -1,5 +1,7 @@
 //! What the parser needs to know about the tools: which names exist, and the types of their
-//! arguments, so that values written as text become numbers, booleans or objects.
+//! arguments, so that values written as text become numbers, booleans or objects. Every
+//! [`ToolSet`] answers the readers' [`ToolLookup`]; since a set hands out its compiled
+//! [`TagSet`], which holds the marker table's automaton, the sets stand above the readers.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,12 +10,12 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::block::ToolLookup;
 use super::tag_set::TagSet;
-use super::typing::{Kinds, schema_arg_kinds};
 
 /// The tools a model may call, as the parser sees them.
 ///
-/// Implemented by [`Registry`] (every tool, with its input schema and tag form), by
+/// Implemented by [`Registry`](crate::Registry) (every tool, with its input schema and tag form), by
 /// [`ToolList`] (an OpenAI-format tool list, e.g. the `tools` of a request), and by slices and
 /// arrays of names (known names, no schemas).
 pub trait ToolSet {
@@ -22,12 +24,12 @@ pub trait ToolSet {
 
     /// The JSON Schema of the tool's arguments, if known. Values written as text are typed by
     /// its `properties`; without it they stay strings. Borrowed when the set holds it (a copy
-    /// only for a run-time tool read through [`Registry`] itself, whose schema may be replaced
-    /// meanwhile; [`Registry::scoped`] holds one snapshot and borrows from it).
+    /// only for a run-time tool read through [`Registry`](crate::Registry) itself, whose schema may be replaced
+    /// meanwhile; [`Registry::scoped`](crate::Registry::scoped) holds one snapshot and borrows from it).
     fn schema(&self, name: &str) -> Option<Cow<'_, Value>>;
 
     /// The compiled response-tag patterns of the tools that declare a tag. Only a
-    /// [`Registry`] has tag forms; the default is none.
+    /// [`Registry`](crate::Registry) has tag forms; the default is none.
     fn tags(&self) -> Option<Arc<TagSet>> {
         None
     }
@@ -232,11 +234,15 @@ impl ToolSet for ToolList {
     }
 }
 
-/// The kinds of argument `arg` of tool `tool`, from the tool set's schema.
-pub(crate) fn arg_kinds(tools: &dyn ToolSet, tool: &str, arg: &str) -> Kinds {
-    match tools.schema(tool) {
-        Some(schema) => schema_arg_kinds(&schema, arg),
-        None if tools.types_by_json() => Kinds::JSON,
-        None => Kinds::default(),
+/// What the readers ask of a tool set, answered by it.
+impl<T: ToolSet + ?Sized> ToolLookup for T {
+    fn is_tool(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+    fn tool_schema(&self, name: &str) -> Option<Cow<'_, Value>> {
+        self.schema(name)
+    }
+    fn json_typed(&self) -> bool {
+        self.types_by_json()
     }
 }

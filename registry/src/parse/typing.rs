@@ -3,8 +3,18 @@
 
 use serde_json::Value;
 
+use super::block::ToolLookup;
 pub(crate) use crate::schema::kinds::Kinds;
 use crate::schema::kinds::Typing;
+
+/// The kinds of argument `arg` of tool `tool`, from the tool set's schema.
+pub(crate) fn arg_kinds(tools: &dyn ToolLookup, tool: &str, arg: &str) -> Kinds {
+    match tools.tool_schema(tool) {
+        Some(schema) => schema_arg_kinds(&schema, arg),
+        None if tools.json_typed() => Kinds::JSON,
+        None => Kinds::default(),
+    }
+}
 
 /// The kinds of property `arg` of an object schema (found in its `anyOf`/`oneOf`/`allOf`
 /// options too), by the one schema walk and its budget.

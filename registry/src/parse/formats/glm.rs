@@ -1,17 +1,20 @@
-//! GLM-4.5 and later inside a `<tool_call>` element: `NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…`
-//! or `NAME {json}`, values typed by the tool's schema. The element itself is `markup.rs`'s,
-//! which hands the block over here once it has found a name.
+//! GLM-4.5 and later ([`Format::Glm`]) inside a `<tool_call>` element:
+//! `NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…` or `NAME {json}`, values typed by
+//! the tool's schema. The element itself is `hermes.rs`'s, which hands the block over here once
+//! it has found a name. GLM-4-0414's whole-message `NAME\n{json}` ([`Format::Glm4`]) is
+//! `glm4.rs`'s.
 
 use serde_json::{Map, Value};
 
 use super::json;
-use super::markup::{MAX_NAME, TOOL_CALL_END};
 use crate::call::unique;
-use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
+use crate::parse::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, Prefix};
-use crate::parse::tools::arg_kinds;
-use crate::parse::typing::typed_value;
+use crate::parse::typing::{arg_kinds, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
+
+/// The end of the `<tool_call>` element, which GLM's call reads to.
+const TOOL_CALL_END: &str = "</tool_call>";
 
 /// GLM's `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>…</tool_call>`, or
 /// `<tool_call>NAME {json}</tool_call>`.

@@ -13,18 +13,17 @@
 //! is a tool of the set (any name, for a set that accepts every name) and nothing but one JSON
 //! object follows it.
 
-use crate::parse::block::{Env, Item, Outcome, Step};
-use crate::parse::markers::{EndToken, end_token_at};
+use std::ops::ControlFlow;
+
+use crate::parse::block::{Env, Item, MAX_NAME, Outcome, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::Format;
 
+use super::end_tokens::{EndToken, end_token_at};
 use super::json::arguments_item;
 
 /// What the template writes before each further call.
 const NEXT_CALL: &str = "<|assistant|>";
-
-/// The longest tool name read.
-const MAX_NAME: usize = 256;
 
 /// A whole message of `NAME\n{json}` calls.
 #[derive(Debug)]
@@ -75,42 +74,10 @@ impl Glm4Block {
             match &mut self.state {
                 State::Name { at } => {
                     let at = *at;
-                    let bytes = input.bytes_from(at);
-                    let len = bytes
-                        .iter()
-                        .take(MAX_NAME + 1)
-                        .take_while(|b| {
-                            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
-                        })
-                        .count();
-                    let after = at + len;
-                    let newline = match input.prefix(after, b"\n") {
-                        Prefix::Yes => after + 1,
-                        _ if input.prefix(after, b"\r\n") == Prefix::Yes => after + 2,
-                        _ if after == input.end() && !input.eof() => return Step::NeedMore,
-                        _ if input.byte(after) == Some(b'\r')
-                            && after + 1 == input.end()
-                            && !input.eof() =>
-                        {
-                            return Step::NeedMore;
-                        }
-                        _ => return not_a_call,
-                    };
-                    let name = input.str(at..after);
-                    if len == 0 || len > MAX_NAME || !env.tools.contains(name) {
-                        return not_a_call;
+                    match self.name_line(input, env, at) {
+                        ControlFlow::Continue(state) => self.state = state,
+                        ControlFlow::Break(step) => return step,
                     }
-                    let body = input.skip_ws(newline);
-                    match input.byte(body) {
-                        None if !input.eof() => return Step::NeedMore,
-                        Some(b'{') => {}
-                        _ => return not_a_call,
-                    }
-                    self.state = State::Arguments {
-                        name: name.to_owned(),
-                        at,
-                        values: Values::new(body, false, false),
-                    };
                 }
                 State::Arguments { name, at, values } => match values.scan(input) {
                     SeqEnd::NeedMore => return Step::NeedMore,
@@ -169,5 +136,42 @@ impl Glm4Block {
                 }
             }
         }
+    }
+
+    /// The tool's name on a line of its own at `at`, and the `{` that opens its arguments on
+    /// the next: a call starts here, or the message is prose.
+    fn name_line(&self, input: &Input<'_>, env: &Env<'_>, at: usize) -> ControlFlow<Step, State> {
+        let not_a_call = Step::NotACall { resume: self.start };
+        let bytes = input.bytes_from(at);
+        let len = bytes
+            .iter()
+            .take(MAX_NAME + 1)
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            .count();
+        let after = at + len;
+        let newline = match input.prefix(after, b"\n") {
+            Prefix::Yes => after + 1,
+            _ if input.prefix(after, b"\r\n") == Prefix::Yes => after + 2,
+            _ if after == input.end() && !input.eof() => return ControlFlow::Break(Step::NeedMore),
+            _ if input.byte(after) == Some(b'\r') && after + 1 == input.end() && !input.eof() => {
+                return ControlFlow::Break(Step::NeedMore);
+            }
+            _ => return ControlFlow::Break(not_a_call),
+        };
+        let name = input.str(at..after);
+        if len == 0 || len > MAX_NAME || !env.tools.is_tool(name) {
+            return ControlFlow::Break(not_a_call);
+        }
+        let body = input.skip_ws(newline);
+        match input.byte(body) {
+            None if !input.eof() => return ControlFlow::Break(Step::NeedMore),
+            Some(b'{') => {}
+            _ => return ControlFlow::Break(not_a_call),
+        }
+        ControlFlow::Continue(State::Arguments {
+            name: name.to_owned(),
+            at,
+            values: Values::new(body, false, false),
+        })
     }
 }

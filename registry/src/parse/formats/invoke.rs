@@ -35,8 +35,7 @@ use super::json;
 use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, delimited};
-use crate::parse::tools::arg_kinds;
-use crate::parse::typing::typed_value;
+use crate::parse::typing::{arg_kinds, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// One spelling of the markup.

@@ -5,10 +5,10 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::end_tokens::{EndToken, end_token_at};
 use super::json::{Shape, calls, sniff_name, value, value_items};
 use super::pythonic;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
-use crate::parse::markers::{EndToken, end_token_at};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format, Formats};
 
@@ -256,11 +256,11 @@ fn known_calls(input: &Input<'_>, spans: &[Range<usize>], env: &Env<'_>) -> Opti
     let mut known = false;
     for span in spans {
         for (call, format) in bare_calls(input.str(span.clone()), env.formats).ok()? {
-            known |= env.tools.contains(&call.name)
+            known |= env.tools.is_tool(&call.name)
                 || call
                     .name
                     .strip_suffix(".call")
-                    .is_some_and(|n| env.tools.contains(n));
+                    .is_some_and(|n| env.tools.is_tool(n));
             items.push(Item::found(call, format, span.clone()));
         }
     }
@@ -276,7 +276,7 @@ fn truncated_known(
 ) -> Option<Outcome> {
     let text = input.str(start..input.end());
     let name = sniff_name(text, 4096).or_else(|| sniff_python_name(text))?;
-    env.tools.contains(name).then(|| {
+    env.tools.is_tool(name).then(|| {
         Outcome::cut_off(
             start..input.end(),
             format,

@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use super::json::value_items;
 use super::json::{self, sniff_name};
-use crate::parse::block::{Item, Outcome, RawCall, Step};
+use crate::parse::block::{Item, MAX_NAME, Outcome, RawCall, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -27,8 +27,6 @@ pub(crate) struct MistralBlock {
     state: State,
 }
 
-/// The longest tool name read after `[TOOL_CALLS]`.
-const MAX_NAME: usize = 256;
 /// The longest call id read after `[CALL_ID]`.
 const MAX_ID: usize = 64;
 

@@ -1,14 +1,20 @@
 //! One reader per family of call syntax. Each reads one block the scanner found, in steps that
-//! can stop for more input and resume, and speaks only the shared vocabulary (`vocab.rs`,
-//! `block.rs`, `scan.rs`); none knows the scanner or another family's reader, except that the
-//! JSON family's value reading (`json.rs`) and the Python literal reader (`pythonic.rs`) serve
-//! the readers that meet JSON or Python values inside their blocks.
+//! can stop for more input and resume, and speaks only the shared vocabulary below it
+//! (`vocab.rs`, `block.rs`, `scan.rs`, `typing.rs`); none knows the scanner, the marker table or
+//! the tool sets, which all stand above this folder. A reader imports another only to share
+//! its values or hand over a block: the value readers `json.rs` and `pythonic.rs` (a leaf),
+//! `parameters.rs` for `function.rs`, `end_tokens.rs` for the readers that look for an
+//! end-of-turn token, and `hermes.rs`, whose `<tool_call>` element holds `function.rs`'s and
+//! `glm.rs`'s calls too. No circle runs between these files.
 //!
 //! | file | reads |
 //! | --- | --- |
-//! | `tags.rs` | response-tag lines, `TAG: argument` |
-//! | `markup.rs` | XML-like markup: `<tool_call>` elements (Hermes JSON, GLM `<arg_key>`) and `<function=…>` elements with `<parameter=…>` |
+//! | `tags.rs` | response-tag lines, `TAG: argument`, by the tag patterns it compiles (`TagRules`) |
+//! | `hermes.rs` | the `<tool_call>` element: Hermes JSON inside it, or the hand-over to `function.rs` or `glm.rs` |
+//! | `function.rs` | `<function=NAME>` elements (Qwen3-Coder, Functionary, Llama 3.1), `<function name="…">` |
 //! | `parameters.rs` | `<parameter=KEY>VALUE</parameter>` elements, where each value ends |
+//! | `glm.rs` | GLM-4.5 and later ([`Format::Glm`](crate::parse::Format::Glm)): `NAME<arg_key>…</arg_key><arg_value>…</arg_value>` inside a `<tool_call>` element |
+//! | `glm4.rs` | GLM-4-0414 ([`Format::Glm4`](crate::parse::Format::Glm4)): the whole-message `NAME\n{json}` |
 //! | `json.rs` | JSON values as calls (`{"name", "arguments"}` and its variants) |
 //! | `json_blocks.rs` | a wrapper followed by JSON values (`<|python_tag|>`, `<|tool_call|>`, `functools`), a bare whole-message value, fenced blocks |
 //! | `mistral.rs` | `[TOOL_CALLS]` in its forms |
@@ -18,24 +24,23 @@
 //! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
 //! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
 //! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
-//! | `glm.rs` | GLM-4.5 and later: `NAME<arg_key>…</arg_key><arg_value>…</arg_value>` inside a `<tool_call>` element |
-//! | `glm4.rs` | GLM-4-0414's whole-message `NAME\n{json}` |
 //! | `react.rs` | ReAct's `Action:` / `Action Input:` lines |
 //! | `harmony.rs` | gpt-oss's Harmony message headers: calls, the analysis channel |
-//! | `end_tokens.rs` | end-of-turn tokens at the end of the output |
-//! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks) |
+//! | `end_tokens.rs` | the end-of-turn tokens, removed at the end of the output |
+//! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks); the message text is handed back to the whole-text parse |
 
 pub(crate) mod deepseek;
 pub(crate) mod end_tokens;
+pub(crate) mod function;
 pub(crate) mod gemma;
 pub(crate) mod glm;
 pub(crate) mod glm4;
 pub(crate) mod harmony;
+pub(crate) mod hermes;
 pub(crate) mod invoke;
 pub(crate) mod json;
 pub(crate) mod json_blocks;
 pub(crate) mod kimi;
-pub(crate) mod markup;
 pub(crate) mod mistral;
 pub(crate) mod native;
 pub(crate) mod parameters;

@@ -10,12 +10,17 @@ use serde_json::Value;
 
 use super::json;
 use crate::call::unique;
-use crate::parse::machine::parse_text;
-use crate::parse::tools::ToolSet;
+use crate::parse::block::ToolLookup;
 use crate::parse::vocab::{ErrorKind, Format, Options, ParseError, Parsed, ParsedCall};
 
-/// `Some` when `text` is one of the native shapes.
-pub(crate) fn parse(text: &str, tools: &dyn ToolSet, options: Options) -> Option<Parsed> {
+/// `Some` when `text` is one of the native shapes. The message text is read by `parse_text`, the
+/// whole-text parse, which stands above the readers.
+pub(crate) fn parse(
+    text: &str,
+    tools: &dyn ToolLookup,
+    options: Options,
+    parse_text: impl FnOnce(&str) -> Parsed,
+) -> Option<Parsed> {
     let trimmed = text.trim();
     if !matches!(trimmed.as_bytes().first(), Some(b'{' | b'[')) {
         return None;
@@ -32,7 +37,8 @@ pub(crate) fn parse(text: &str, tools: &dyn ToolSet, options: Options) -> Option
         Err(_) => return None,
     };
     let native = Native::read(&value)?;
-    Some(native.into_parsed(tools, options, 0..text.len()))
+    let parsed = parse_text(&native.text);
+    Some(native.into_parsed(parsed, tools, options, 0..text.len()))
 }
 
 /// A native shape that writes a key twice: which of the two values was meant cannot be known,
@@ -121,10 +127,16 @@ impl Native {
         Some(native)
     }
 
-    /// The calls read natively, then what parsing the message text finds; reasoning first.
-    fn into_parsed(self, tools: &dyn ToolSet, options: Options, span: Range<usize>) -> Parsed {
+    /// The calls read natively, then what parsing the message text found (`parsed`);
+    /// reasoning first.
+    fn into_parsed(
+        self,
+        mut parsed: Parsed,
+        tools: &dyn ToolLookup,
+        options: Options,
+        span: Range<usize>,
+    ) -> Parsed {
         let native = self;
-        let mut parsed = parse_text(&native.text, tools, options);
         let mut calls = Vec::new();
         let mut unknown = Vec::new();
         let mut errors = Vec::new();
@@ -138,7 +150,7 @@ impl Native {
                         format: Format::Native,
                         span: span.clone(),
                     };
-                    if tools.contains(&call.name) {
+                    if tools.is_tool(&call.name) {
                         calls.push(call)
                     } else {
                         unknown.push(call)

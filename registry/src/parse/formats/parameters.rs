@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 use crate::call::unique;
 use crate::parse::block::Env;
 use crate::parse::scan::{Input, Prefix};
-use crate::parse::tools::arg_kinds;
-use crate::parse::typing::typed_value;
+use crate::parse::typing::{arg_kinds, typed_value};
 
 const TOOL_CALL_END: &str = "</tool_call>";
 const FUNCTION: &str = "<function=";
@@ -133,6 +132,10 @@ enum ValueEnd {
     },
 }
 
+/// Where the value being read ends, by the rules [`params_step`] lists.
+///
+/// Long: one loop over the `<` of the value with each element's rule beside the others, so that
+/// each byte is looked at once and the loop stays in one frame.
 fn value_end(
     input: &Input<'_>,
     env: &Env<'_>,
@@ -253,7 +256,7 @@ fn still_to_come(env: &Env<'_>, tool: &str, given: &Map<String, Value>, key: &st
     if given.contains_key(key) {
         return false;
     }
-    match env.tools.schema(tool) {
+    match env.tools.tool_schema(tool) {
         Some(schema) => schema.get("properties").and_then(|p| p.get(key)).is_some(),
         None => true,
     }

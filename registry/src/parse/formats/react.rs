@@ -15,7 +15,9 @@
 //! `Thought:` lines stay in the content as written: a ReAct transcript shows its thoughts, and
 //! a stream could not take back a thought it already showed once no action follows it.
 
-use crate::parse::block::{Env, Outcome, Step};
+use std::ops::ControlFlow;
+
+use crate::parse::block::{Env, MAX_NAME, Outcome, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -24,9 +26,6 @@ use super::json::arguments_item;
 /// What starts the line that names the tool.
 pub(crate) const ACTION: &str = "Action:";
 const ACTION_INPUT: &str = "Action Input:";
-
-/// The longest tool name read.
-const MAX_NAME: usize = 256;
 
 /// An `Action:` line and its `Action Input:`.
 #[derive(Debug)]
@@ -86,7 +85,7 @@ impl ReactBlock {
                         && name
                             .bytes()
                             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-                    if !word || !env.tools.contains(name) {
+                    if !word || !env.tools.is_tool(name) {
                         return not_a_call;
                     }
                     if line_end == input.end() {
@@ -98,39 +97,10 @@ impl ReactBlock {
                     };
                 }
                 State::Input { name, cursor } => {
-                    let at = input.skip_ws(*cursor);
-                    *cursor = at;
-                    match input.prefix(at, ACTION_INPUT.as_bytes()) {
-                        Prefix::Yes => {}
-                        Prefix::Partial => return Step::NeedMore,
-                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
-                        Prefix::No if at == input.end() => {
-                            return Step::Done(truncated(self.start, input, name));
-                        }
-                        Prefix::No => return not_a_call,
+                    match Self::action_input(self.start, input, name, cursor) {
+                        ControlFlow::Continue(state) => self.state = state,
+                        ControlFlow::Break(step) => return step,
                     }
-                    let value = at + ACTION_INPUT.len();
-                    let first = input.skip_ws(value);
-                    match input.byte(first) {
-                        None if !input.eof() => return Step::NeedMore,
-                        None => return Step::Done(truncated(self.start, input, name)),
-                        Some(b'{') => {}
-                        Some(_) => {
-                            return Step::Done(Outcome::error(
-                                self.start..first,
-                                Format::React,
-                                ErrorKind::Malformed,
-                                format!(
-                                    "the Action Input of `{name}` is not a JSON object; write it as Action Input: {{\"key\": value}}"
-                                ),
-                            ));
-                        }
-                    }
-                    let name = std::mem::take(name);
-                    self.state = State::Arguments {
-                        name,
-                        values: Values::new(first, false, false),
-                    };
                 }
                 State::Arguments { name, values } => {
                     return match values.scan(input) {
@@ -155,6 +125,49 @@ impl ReactBlock {
                 }
             }
         }
+    }
+
+    /// The `Action Input:` line after the action of `name`, up to the `{` its JSON opens with.
+    fn action_input(
+        start: usize,
+        input: &Input<'_>,
+        name: &mut String,
+        cursor: &mut usize,
+    ) -> ControlFlow<Step, State> {
+        let at = input.skip_ws(*cursor);
+        *cursor = at;
+        match input.prefix(at, ACTION_INPUT.as_bytes()) {
+            Prefix::Yes => {}
+            Prefix::Partial => return ControlFlow::Break(Step::NeedMore),
+            Prefix::No if at == input.end() && !input.eof() => {
+                return ControlFlow::Break(Step::NeedMore);
+            }
+            Prefix::No if at == input.end() => {
+                return ControlFlow::Break(Step::Done(truncated(start, input, name)));
+            }
+            Prefix::No => return ControlFlow::Break(Step::NotACall { resume: start + 1 }),
+        }
+        let value = at + ACTION_INPUT.len();
+        let first = input.skip_ws(value);
+        match input.byte(first) {
+            None if !input.eof() => return ControlFlow::Break(Step::NeedMore),
+            None => return ControlFlow::Break(Step::Done(truncated(start, input, name))),
+            Some(b'{') => {}
+            Some(_) => {
+                return ControlFlow::Break(Step::Done(Outcome::error(
+                    start..first,
+                    Format::React,
+                    ErrorKind::Malformed,
+                    format!(
+                        "the Action Input of `{name}` is not a JSON object; write it as Action Input: {{\"key\": value}}"
+                    ),
+                )));
+            }
+        }
+        ControlFlow::Continue(State::Arguments {
+            name: std::mem::take(name),
+            values: Values::new(first, false, false),
+        })
     }
 }
 

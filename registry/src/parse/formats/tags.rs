@@ -1,11 +1,15 @@
 //! Response tags (the knowledge-base bot spec): a line `TAG: argument` is a call of the tool
-//! declared with `#[tool(tag = "TAG")]`; the tool's pattern (compiled in the tool set's
-//! [`TagSet`]) splits the argument into its groups. The prompt block that teaches a model the
-//! tags is [`format`](crate::format)'s.
+//! declared with `#[tool(tag = "TAG")]`; the tool's pattern (compiled into [`TagRules`], which a
+//! tool set's [`TagSet`](crate::parse::TagSet) holds) splits the argument into its groups. The
+//! prompt block that teaches a model the tags is [`format`](crate::format)'s.
 
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use crate::def::ToolDef;
 use crate::parse::block::{Item, Outcome, RawCall, Step};
 use crate::parse::scan::Input;
-use crate::parse::tag_set::TagSet;
+use crate::parse::typing::{Kinds, schema_arg_kinds, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// A `TAG: argument` line.
@@ -16,7 +20,7 @@ pub(crate) struct TagLine {
 }
 
 impl TagLine {
-    pub(crate) fn step(&mut self, input: &Input<'_>, tags: Option<&TagSet>) -> Step {
+    pub(crate) fn step(&mut self, input: &Input<'_>, tags: Option<&TagRules>) -> Step {
         let line_end = match memchr::memchr(b'\n', input.bytes_from(self.scanned)) {
             Some(i) => self.scanned + i,
             None if input.eof() => input.end(),
@@ -51,6 +55,206 @@ impl TagLine {
                 ErrorKind::TagMismatch,
                 message,
             ),
+        })
+    }
+}
+
+/// The response-tag patterns of a set of tools, compiled into one anchored regex.
+pub(crate) struct TagRules {
+    rules: Vec<Rule>,
+    /// Each distinct `PREFIX`, with the byte the scanner looks for after it (`:`).
+    pub(crate) prefixes: Vec<String>,
+    combined: Option<Regex>,
+    /// The index of each rule's wrapping group in `combined`.
+    wrappers: Vec<usize>,
+    /// Per rule, when the combined regex could not be built (two patterns with the same group
+    /// name): `\A(?:PREFIX):\s+(?:pattern)\z`.
+    singles: Vec<Regex>,
+}
+
+struct Rule {
+    tool: String,
+    prefix: String,
+    pattern: String,
+    example: String,
+    groups: Vec<String>,
+    kinds: Vec<Kinds>,
+    strip: bool,
+    captures: usize,
+}
+
+impl Rule {
+    /// The rule of a tool's tag form; `None` without one, or when its pattern does not compile
+    /// (the tag is then ignored, with a warning).
+    fn of(def: &'static ToolDef, schema: Option<&Value>) -> Option<Self> {
+        let tag = def.tag()?;
+        let captures = match Regex::new(tag.pattern) {
+            Ok(regex) => regex.captures_len() - 1,
+            Err(error) => {
+                tracing::warn!(tool = def.name(), %error, "the tag pattern does not compile; the tag is ignored");
+                return None;
+            }
+        };
+        let kinds = tag
+            .groups
+            .iter()
+            .map(|g| schema.map(|s| schema_arg_kinds(s, g)).unwrap_or_default())
+            .collect();
+        Some(Rule {
+            tool: def.name().to_owned(),
+            prefix: tag.prefix.to_owned(),
+            pattern: tag.pattern.to_owned(),
+            example: tag.example.to_owned(),
+            groups: tag.groups.iter().map(|g| (*g).to_owned()).collect(),
+            kinds,
+            strip: def.strip_from_display(),
+            captures,
+        })
+    }
+}
+
+/// Every rule's `PREFIX:\s+pattern` as one alternative of one anchored regex, and the index of
+/// each rule's wrapping group; `None` when the patterns cannot share one regex (two use the
+/// same group name).
+fn combined_regex(rules: &[Rule]) -> (Option<Regex>, Vec<usize>) {
+    let mut alternatives = Vec::new();
+    let mut wrappers = Vec::new();
+    let mut next_group = 1;
+    for rule in rules {
+        alternatives.push(format!(
+            r"({}:\s+(?:{}))",
+            regex::escape(&rule.prefix),
+            rule.pattern
+        ));
+        wrappers.push(next_group);
+        next_group += 1 + rule.captures;
+    }
+    let combined = Regex::new(&format!(r"\A(?:{})\z", alternatives.join("|"))).ok();
+    (combined, wrappers)
+}
+
+/// A tag line read: the tool, its arguments, and whether the line leaves the display.
+pub(crate) struct TagCall {
+    pub(crate) tool: String,
+    pub(crate) arguments: Value,
+    pub(crate) strip: bool,
+}
+
+impl TagRules {
+    /// The rules of the tools that declare a tag; `None` when none does.
+    pub(crate) fn build(
+        defs: impl IntoIterator<Item = &'static ToolDef>,
+        schema: impl Fn(&'static ToolDef) -> Option<Value>,
+    ) -> Option<Self> {
+        let rules: Vec<Rule> = defs
+            .into_iter()
+            .filter_map(|def| Rule::of(def, schema(def).as_ref()))
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        let mut prefixes: Vec<String> = rules.iter().map(|r| r.prefix.clone()).collect();
+        prefixes.sort();
+        prefixes.dedup();
+        let (combined, wrappers) = combined_regex(&rules);
+        let singles = if combined.is_some() {
+            Vec::new()
+        } else {
+            rules
+                .iter()
+                .filter_map(|r| {
+                    Regex::new(&format!(
+                        r"\A(?:{}):\s+(?:{})\z",
+                        regex::escape(&r.prefix),
+                        r.pattern
+                    ))
+                    .ok()
+                })
+                .collect()
+        };
+        Some(TagRules {
+            rules,
+            prefixes,
+            combined,
+            wrappers,
+            singles,
+        })
+    }
+
+    /// Whether `line` (a whole line or the start of one) begins with `TAG:` for a known tag.
+    pub(crate) fn starts_tag(&self, line: &[u8]) -> bool {
+        self.prefixes
+            .iter()
+            .any(|p| line.starts_with(p.as_bytes()) && line.get(p.len()) == Some(&b':'))
+    }
+
+    /// Whether `partial`, the start of a line seen so far, could still become `TAG:`.
+    pub(crate) fn could_start(&self, partial: &[u8]) -> bool {
+        self.prefixes.iter().any(|p| {
+            let tag = p.as_bytes();
+            if partial.len() <= tag.len() {
+                tag.starts_with(partial)
+            } else {
+                partial.starts_with(tag) && partial[tag.len()] == b':'
+            }
+        })
+    }
+
+    /// Reads a line that starts with a known `TAG:` (trailing whitespace already trimmed).
+    /// `Err` carries the message for a line that does not fit its tag's pattern.
+    pub(crate) fn read_line(&self, line: &str) -> Result<TagCall, String> {
+        let found =
+            match &self.combined {
+                Some(regex) => regex.captures(line).and_then(|caps| {
+                    let i = self.wrappers.iter().position(|&w| caps.get(w).is_some())?;
+                    let first = self.wrappers[i] + 1;
+                    Some((
+                        i,
+                        (0..self.rules[i].captures)
+                            .map(|k| caps.get(first + k).map(|m| m.as_str()))
+                            .collect::<Vec<_>>(),
+                    ))
+                }),
+                None => self.rules.iter().zip(&self.singles).enumerate().find_map(
+                    |(i, (rule, regex))| {
+                        let caps = regex.captures(line)?;
+                        Some((
+                            i,
+                            (0..rule.captures)
+                                .map(|k| caps.get(1 + k).map(|m| m.as_str()))
+                                .collect(),
+                        ))
+                    },
+                ),
+            };
+        let Some((i, values)) = found else {
+            let rule = self
+                .rules
+                .iter()
+                .find(|r| {
+                    line.starts_with(&r.prefix)
+                        && line.as_bytes().get(r.prefix.len()) == Some(&b':')
+                })
+                .or(self.rules.first());
+            return Err(match rule {
+                Some(rule) => format!(
+                    "the line starts with `{}:` but does not fit the tag `{}` (pattern `{}`); write it as `{}` on a line of its own",
+                    rule.prefix, rule.tool, rule.pattern, rule.example
+                ),
+                None => "the line does not fit any tag".to_owned(),
+            });
+        };
+        let rule = &self.rules[i];
+        let mut arguments = Map::new();
+        for ((group, kinds), value) in rule.groups.iter().zip(&rule.kinds).zip(values) {
+            if let Some(value) = value {
+                arguments.insert(group.clone(), typed_value(value, *kinds));
+            }
+        }
+        Ok(TagCall {
+            tool: rule.tool.clone(),
+            arguments: Value::Object(arguments),
+            strip: rule.strip,
         })
     }
 }

@@ -2,7 +2,16 @@
 //! marker, a line that may be a tag, an action or a call list, end-of-turn tokens), a last call
 //! list, and plain chunks handed on without the scan.
 
-use super::*;
+use super::blocks::Block;
+use super::{Machine, Mode, Plain, Ready};
+use crate::parse::block::Env;
+use crate::parse::formats::end_tokens::trailing_end_tokens;
+use crate::parse::formats::json_blocks::BareBlock;
+use crate::parse::formats::react;
+use crate::parse::markers::{ALL_MARKERS, MAX_MARKER, Scanner, is_marker_prefix, may_begin_marker};
+use crate::parse::scan::Input;
+use crate::parse::sink::Region;
+use crate::parse::vocab::Format;
 
 impl Machine {
     /// A stream's chunk of plain text, from `from` to the end of the input, after text that is
@@ -173,7 +182,10 @@ impl Machine {
         };
         if let Some(line) = line {
             let partial = input.bytes_from(line);
-            let tag = self.tags.as_ref().is_some_and(|t| t.could_start(partial));
+            let tag = self
+                .tags
+                .as_ref()
+                .is_some_and(|t| t.rules().could_start(partial));
             let action = self.options.formats.contains(Format::React)
                 && !partial.is_empty()
                 && react::could_start(partial);
@@ -213,33 +225,6 @@ impl Machine {
             })
             .map_or(end, |(i, _)| from + i)
     }
-}
-
-/// Whether a stream's next chunk may be read without the scan: see [`Machine::readiness`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ready {
-    No,
-    /// In text where calls count: when no byte of the chunk can begin a pattern.
-    Text,
-    /// In a thought: when the chunk holds no `<`.
-    Thought,
-}
-
-/// What a stream did with a chunk.
-#[derive(Debug)]
-pub(crate) enum Plain {
-    /// Read by the scan: what it completes is pending.
-    Scan,
-    /// Nothing read now (a call block waits for more, see [`Machine::block_waits`]); nothing
-    /// pending.
-    Wait,
-    /// Read: this stretch of the input (the whitespace that waited before the chunk and the
-    /// chunk up to its last visible byte; empty when the chunk is all whitespace) is the next
-    /// delta of this region's text, and nothing else is pending.
-    Span(Region, Range<usize>),
-    /// Read: what the chunk adds to this region's text is all there is to report, in its
-    /// assembler.
-    Assembled(Region),
 }
 
 /// How many bytes of a call block a stream leaves unread at most: see

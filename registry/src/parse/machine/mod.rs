@@ -7,45 +7,39 @@
 //! start a call. Every search is forward-only ([`Finder`], [`HitCache`]), so the total work is
 //! linear in the output however it is split.
 //!
+//! Each file adds the methods of one job to [`Machine`]; they call one another as methods, and
+//! import only what this file and `blocks.rs` define, never each other's items, so no circle
+//! runs between the files.
+//!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | the machine, its modes, thinking, the scan of text |
-//! | `blocks.rs` | the call blocks: entering, stepping and finishing one |
+//! | `mod.rs` | the machine's state, its modes, the loop that runs them, what a stream is told ([`Ready`], [`Plain`]) |
+//! | `blocks.rs` | the call blocks, one per reader, stepped through one enum (a leaf: readers only) |
+//! | `text.rs` | the scan of text where calls count: markers, tag and action lines, a whole-message value, fenced code |
+//! | `thinking.rs` | thoughts: whether the output starts in one, reading one to its close, restarting a tentative read |
+//! | `enter.rs` | which marker is enabled and counts where it stands, and the block or token it opens |
+//! | `outcome.rs` | a block stepped, and what its outcome leaves in the parse: calls, errors, a thought, text |
 //! | `held.rs` | the end of the available input: what a stream holds back, a last call list, plain chunks |
 
 use std::ops::Range;
 use std::sync::Arc;
 
 mod blocks;
+mod enter;
 mod held;
-pub(crate) use held::{Plain, Ready};
+mod outcome;
+mod text;
+mod thinking;
 
 use blocks::Block;
 
-use super::block::{Env, Item, Outcome, RawCall, Step};
-use super::event::StreamEvent;
-use super::formats::deepseek::{self, DeepSeekBlock};
-use super::formats::end_tokens::EndTokenBlock;
-use super::formats::gemma::GemmaBlock;
-use super::formats::glm4::Glm4Block;
-use super::formats::harmony::HarmonyBlock;
-use super::formats::invoke::{self, InvokeBlock};
-use super::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, WrapperBlock};
-use super::formats::kimi::KimiBlock;
-use super::formats::markup::{FunctionBlock, ToolCallBlock};
-use super::formats::mistral::MistralBlock;
-use super::formats::react::{self, ReactBlock};
-use super::formats::sections::SectionBlock;
-use super::formats::tags::TagLine;
-use super::markers::{
-    ALL_MARKERS, Hit, HitCache, MAX_MARKER, Marker, Scanner, Thought, is_marker_prefix,
-    may_begin_marker, trailing_end_tokens,
-};
+use super::block::{Env, Thought, ToolLookup};
+use super::markers::HitCache;
 use super::scan::{Finder, Input};
 use super::sink::{Region, Sink};
 use super::tag_set::TagSet;
 use super::tools::ToolSet;
-use super::vocab::{Format, Formats, Options, Parsed, ParsedCall, Thinking};
+use super::vocab::{Format, Options, Parsed, Thinking};
 
 /// Bytes kept before the earliest position still needed, for the look-behinds (line starts,
 /// a backtick before a marker, `functools` before `[`).
@@ -114,9 +108,10 @@ pub(crate) struct Machine {
 }
 
 /// The whole-text parse: the machine fed one chunk with the end known.
-pub(crate) fn parse_text(text: &str, tools: &dyn ToolSet, options: Options) -> Parsed {
-    let mut machine = Machine::new(tools, options, false);
-    machine.run(&Input::whole(text), tools);
+pub(crate) fn parse_text<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
+    let lookup: &dyn ToolLookup = &tools;
+    let mut machine = Machine::new(&tools, options, false);
+    machine.run(&Input::whole(text), lookup);
     machine.finish();
     machine.into_parsed()
 }
@@ -183,7 +178,7 @@ impl Machine {
     /// everything is read). The modes' steps are kept out of line (`#[inline(never)]`): a
     /// stream enters here at every push it scans, and with every step inlined the loop sets up
     /// a large frame each time.
-    pub(crate) fn run(&mut self, input: &Input<'_>, tools: &dyn ToolSet) {
+    pub(crate) fn run(&mut self, input: &Input<'_>, tools: &dyn ToolLookup) {
         let env = Env {
             tools,
             formats: self.options.formats,
@@ -251,373 +246,31 @@ impl Machine {
             self.text_from = upto;
         }
     }
+}
 
-    fn is_line_start(&self, input: &Input<'_>, at: usize) -> bool {
-        at == 0 || at == self.line_start_at || input.byte(at - 1) == Some(b'\n')
-    }
+/// Whether a stream's next chunk may be read without the scan: see [`Machine::readiness`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ready {
+    No,
+    /// In text where calls count: when no byte of the chunk can begin a pattern.
+    Text,
+    /// In a thought: when the chunk holds no `<`.
+    Thought,
+}
 
-    fn backtick_before(input: &Input<'_>, at: usize) -> bool {
-        at > 0 && input.byte(at - 1) == Some(b'`')
-    }
-
-    /// The first match of `finder` at or after `from` that is not written in backticks.
-    fn find_unquoted(finder: &mut Finder, input: &Input<'_>, mut from: usize) -> Option<usize> {
-        loop {
-            let at = finder.find(input, from)?;
-            if !Self::backtick_before(input, at) {
-                return Some(at);
-            }
-            from = at + 1;
-        }
-    }
-
-    /// Looks for the `<think>` markers in text a block or code block read, which the scanner did
-    /// not see: during a tentative read, the first `<think>` settles it as content and a first
-    /// `</think>` restarts it as reasoning. Returns whether it restarted.
-    fn check_hidden_text(&mut self, input: &Input<'_>, range: Range<usize>) -> bool {
-        if !self.tentative {
-            return false;
-        }
-        let text = &input.bytes_from(range.start)[..range.end - range.start];
-        let unquoted = |i: &usize| !Self::backtick_before(input, range.start + i);
-        let open = memchr::memmem::find_iter(text, b"<think>").find(unquoted);
-        let close = memchr::memmem::find_iter(text, b"</think>").find(unquoted);
-        match (open, close) {
-            (_, None) => {
-                if open.is_some() {
-                    self.tentative = false;
-                }
-                false
-            }
-            (Some(open), Some(close)) if open < close => {
-                self.tentative = false;
-                false
-            }
-            (_, Some(_)) => {
-                self.restart_in_reasoning();
-                true
-            }
-        }
-    }
-
-    /// Starts the whole text again as reasoning (only a whole text is read tentatively, so
-    /// nothing has been sent).
-    fn restart_in_reasoning(&mut self) {
-        self.tentative = false;
-        self.sink = Sink {
-            max: self.options.max_calls,
-            ..Sink::default()
-        };
-        self.region = Region::Reasoning;
-        self.pos = 0;
-        self.text_from = 0;
-        self.bare_off = false;
-        self.name_line_off = false;
-        self.list_checked = 0;
-        self.line_start_at = 0;
-        self.hits = HitCache::default();
-        self.think_end = Thought::Think;
-        self.think_close = Finder::new("</think>");
-        self.mode = self.text_mode();
-    }
-
-    /// Starts reading a thought whose text begins at `from`.
-    fn start_think(&mut self, from: usize, thought: Thought) {
-        // Only `<think>` settles a tentative read, as only it settles a stream's undecided
-        // start; a `</think>` in another family's thought is looked for when it ends.
-        if thought == Thought::Think {
-            self.tentative = false;
-        }
-        self.sink.cut(Region::Content, false);
-        self.region = Region::Reasoning;
-        if self.think_end != thought {
-            self.think_end = thought;
-            self.think_close = Finder::new(thought.close());
-        }
-        self.text_from = from;
-        self.pos = self.text_from;
-        self.mode = self.text_mode();
-    }
-
-    /// Removes a token that only wraps the answer; the text around it joins as around a block.
-    fn drop_token(&mut self, at: usize, len: usize) {
-        self.sink.cut(self.region, false);
-        self.text_from = at + len;
-        self.pos = self.text_from;
-        self.line_start_at = self.pos;
-    }
-
-    fn end_think(&mut self, at: usize) {
-        self.sink.cut(Region::Reasoning, true);
-        self.region = Region::Content;
-        self.text_from = at + self.think_end.close().len();
-        self.pos = self.text_from;
-        self.line_start_at = self.pos;
-        self.mode = Mode::Text;
-    }
-
-    // ---- modes -------------------------------------------------------------------------------
-
-    #[inline(never)]
-    fn step_undecided(&mut self, input: &Input<'_>) -> bool {
-        let close = Self::find_unquoted(&mut self.think_close, input, 0);
-        let open = if input.eof() {
-            // The whole text is here: only a `<think>` before the first `</think>` matters,
-            // so prose without thinking is searched once.
-            close.and_then(|close| {
-                memchr::memmem::find_iter(&input.bytes_from(0)[..close], b"<think>")
-                    .find(|&at| !Self::backtick_before(input, at))
-            })
-        } else {
-            Self::find_unquoted(&mut self.think_open, input, 0)
-        };
-        self.region = match (open, close) {
-            (Some(open), Some(close)) if close < open => Region::Reasoning,
-            (None, Some(_)) => Region::Reasoning,
-            (Some(_), _) => Region::Content,
-            (None, None) if input.eof() => Region::Content,
-            (None, None) => return false,
-        };
-        self.mode = self.text_mode();
-        true
-    }
-
-    #[inline(never)]
-    fn step_think(&mut self, input: &Input<'_>) -> bool {
-        if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
-            if self.check_hidden_text(input, self.text_from..at) {
-                return true;
-            }
-            self.commit(input, at);
-            self.end_think(at);
-            return true;
-        }
-        if input.eof() {
-            if self.check_hidden_text(input, self.text_from..input.end()) {
-                return true;
-            }
-            self.commit(input, input.end());
-            self.pos = input.end();
-            return false;
-        }
-        let hold = self.held_suffix(input, &[self.think_end.close()]);
-        self.commit(input, hold);
-        self.pos = self.pos.max(hold);
-        false
-    }
-
-    #[inline(never)]
-    fn step_fence_text(&mut self, input: &Input<'_>) -> bool {
-        loop {
-            match self.fence_close.find(input, self.pos) {
-                Some(at) if self.fence_at_line_start(input, at) => {
-                    if self.check_hidden_text(input, self.fence_from..at + 3) {
-                        return true;
-                    }
-                    self.commit(input, at + 3);
-                    self.pos = at + 3;
-                    self.mode = self.text_mode();
-                    return true;
-                }
-                Some(at) => self.pos = at + 1,
-                None if input.eof() => {
-                    if self.check_hidden_text(input, self.fence_from..input.end()) {
-                        return true;
-                    }
-                    self.commit(input, input.end());
-                    self.pos = input.end();
-                    return false;
-                }
-                None => {
-                    let hold = self.held_suffix(input, &["```"]);
-                    self.commit(input, hold);
-                    self.pos = self.pos.max(hold);
-                    return false;
-                }
-            }
-        }
-    }
-
-    #[inline(never)]
-    fn step_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
-        if let Some(progress) = self.whole_message_value(input, env) {
-            return progress;
-        }
-        if self.tag_line_at_start(input) || self.action_at_start(input, env) {
-            return true;
-        }
-        self.scan_text(input, env)
-    }
-
-    /// A bare JSON or pythonic call must be the whole message: decides it at the first visible
-    /// byte. `Some` when the step ends here (with whether it made progress).
-    fn whole_message_value(&mut self, input: &Input<'_>, env: &Env<'_>) -> Option<bool> {
-        if self.region == Region::Content && !self.bare_off && !self.sink.content.started() {
-            let first = input.skip_ws(self.text_from);
-            if first < self.pos {
-                self.bare_off = true;
-            } else if first == input.end() {
-                if !input.eof() {
-                    // Only whitespace so far: hand it on, so that it is skipped once.
-                    self.commit(input, first);
-                    self.pos = first;
-                    return Some(false);
-                }
-            } else {
-                let b = input.byte(first).unwrap_or(b'<');
-                if (b.is_ascii_alphabetic() || b == b'_')
-                    && env.formats.contains(Format::Glm4)
-                    && !self.name_line_off
-                {
-                    self.commit(input, first);
-                    self.enter_block(input, Block::Glm4(Glm4Block::new(first)));
-                    return Some(true);
-                }
-                if b != b'<' {
-                    let json = env.formats.contains(Format::Json) && matches!(b, b'[' | b'{');
-                    let python = env.formats.contains(Format::Pythonic)
-                        && (b == b'[' || b.is_ascii_alphabetic() || b == b'_');
-                    if json || python {
-                        self.commit(input, first);
-                        self.enter_block(input, Block::Bare(BareBlock::new(first)));
-                        return Some(true);
-                    }
-                    self.bare_off = true;
-                }
-            }
-        }
-        None
-    }
-
-    /// A tag line right at the start of the output or after a removed block (elsewhere a line
-    /// starts after `\n`, which the automaton finds).
-    fn tag_line_at_start(&mut self, input: &Input<'_>) -> bool {
-        if let Some(tags) = &self.tags
-            && self.pos == self.text_from
-            && (self.pos == 0 || self.pos == self.line_start_at)
-            && tags.starts_tag(input.bytes_from(self.pos))
-        {
-            let line = self.pos;
-            self.enter_block(
-                input,
-                Block::TagLine(TagLine {
-                    start: line,
-                    scanned: line,
-                }),
-            );
-            return true;
-        }
-        false
-    }
-
-    /// A ReAct `Action:` line right at the start of the output or after a removed block.
-    fn action_at_start(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
-        if env.formats.contains(Format::React)
-            && self.pos == self.text_from
-            && (self.pos == 0 || self.pos == self.line_start_at)
-            && input
-                .bytes_from(self.pos)
-                .starts_with(react::ACTION.as_bytes())
-        {
-            let line = self.pos;
-            self.enter_block(input, Block::React(ReactBlock::new(line)));
-            return true;
-        }
-        false
-    }
-
-    /// The text up to the next marker or tag line the automaton finds, and that block entered.
-    fn scan_text(&mut self, input: &Input<'_>, env: &Env<'_>) -> bool {
-        let scanner = match &self.tags {
-            Some(tags) => tags.scanner(),
-            None => Scanner::base(),
-        };
-        // From one byte back: the `\n` of a tag line may already be handed on.
-        let mut from = self.pos.saturating_sub(1);
-        loop {
-            let Some((at, hit)) = self.hits.find(scanner, input, from) else {
-                return self.text_out_of_input(input);
-            };
-            from = at + 1;
-            match hit {
-                Hit::Tag => {
-                    let line = at;
-                    if line < self.text_from || !self.is_line_start(input, line) {
-                        continue;
-                    }
-                    self.commit(input, line);
-                    self.enter_block(
-                        input,
-                        Block::TagLine(TagLine {
-                            start: line,
-                            scanned: line,
-                        }),
-                    );
-                    return true;
-                }
-                Hit::React => {
-                    let line = at + 1;
-                    if line < self.text_from || !env.formats.contains(Format::React) {
-                        continue;
-                    }
-                    self.commit(input, line);
-                    self.enter_block(input, Block::React(ReactBlock::new(line)));
-                    return true;
-                }
-                Hit::ListEnd => {
-                    if let Some(line) = self.call_list_line(input, at, env) {
-                        self.commit(input, line);
-                        let block = BareBlock::list_ending(line, at + 2);
-                        self.enter_block(input, Block::Bare(block));
-                        return true;
-                    }
-                }
-                Hit::Marker(_) if at < self.pos => {}
-                Hit::Marker(Marker::ThinkEnd)
-                    if self.tentative && !Self::backtick_before(input, at) =>
-                {
-                    // `</think>` before any `<think>`: the template opened the thought.
-                    self.restart_in_reasoning();
-                    return true;
-                }
-                Hit::Marker(Marker::Think(Thought::Think))
-                    if self.tentative
-                        && self.region == Region::Reasoning
-                        && !Self::backtick_before(input, at) =>
-                {
-                    // `<think>` inside another family's thought: the output opens its
-                    // thoughts, so a later `</think>` does not make the start one.
-                    self.tentative = false;
-                    self.pos = at + 1;
-                }
-                Hit::Marker(Marker::ThinkEnd | Marker::ThoughtEnd | Marker::EndToken)
-                    if self.region == Region::Reasoning
-                        && input
-                            .bytes_from(at)
-                            .starts_with(self.think_end.close().as_bytes())
-                        && !Self::backtick_before(input, at) =>
-                {
-                    self.commit(input, at);
-                    self.end_think(at);
-                    return true;
-                }
-                Hit::Marker(marker) => {
-                    if self.marker_counts(input, at, marker, env) {
-                        self.commit(input, at);
-                        self.enter(input, marker, at);
-                        return true;
-                    }
-                    self.pos = at + 1;
-                }
-            }
-        }
-    }
-
-    fn fence_at_line_start(&self, input: &Input<'_>, at: usize) -> bool {
-        let mut start = at;
-        while at - start < 3 && start > 0 && input.byte(start - 1) == Some(b' ') {
-            start -= 1;
-        }
-        self.is_line_start(input, start)
-    }
+/// What a stream did with a chunk.
+#[derive(Debug)]
+pub(crate) enum Plain {
+    /// Read by the scan: what it completes is pending.
+    Scan,
+    /// Nothing read now (a call block waits for more, see [`Machine::block_waits`]); nothing
+    /// pending.
+    Wait,
+    /// Read: this stretch of the input (the whitespace that waited before the chunk and the
+    /// chunk up to its last visible byte; empty when the chunk is all whitespace) is the next
+    /// delta of this region's text, and nothing else is pending.
+    Span(Region, Range<usize>),
+    /// Read: what the chunk adds to this region's text is all there is to report, in its
+    /// assembler.
+    Assembled(Region),
 }
