@@ -245,23 +245,50 @@ impl Crate {
         found
     }
 
-    /// The circles between files: each a list of files that reach one another.
-    fn file_circles(&self) -> Vec<Vec<String>> {
+    /// The circles between files: each a list of files that reach one another, with what
+    /// each of them names in the others.
+    fn file_circles(&self) -> Vec<(Vec<String>, Vec<String>)> {
         let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut named: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         for module in &self.modules {
             edges.entry(show(&module.file)).or_default();
         }
-        for (from, to, _) in self.dependencies(false) {
+        for (from, to, path) in self.dependencies(false) {
             let (from, to) = (show(&self.modules[from].file), show(&self.modules[to].file));
             if from != to {
-                edges.entry(from).or_default().insert(to);
+                edges.entry(from.clone()).or_default().insert(to.clone());
+                named.entry((from, to)).or_default().insert(path);
             }
         }
         strongly_connected(&edges)
             .into_iter()
             .filter(|group| group.len() > 1)
+            .map(|group| {
+                let mut why = Vec::new();
+                for ((from, to), paths) in &named {
+                    if group.contains(from) && group.contains(to) {
+                        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                        why.push(format!("  {from} -> {to}: {}", paths.join(", ")));
+                    }
+                }
+                (group, why)
+            })
             .collect()
     }
+}
+
+/// The circles as a failure message: each circle, then what each file names in another.
+fn circles_message(circles: &[(Vec<String>, Vec<String>)]) -> String {
+    let mut out = String::new();
+    for (group, why) in circles {
+        out.push_str(&group.join(" <-> "));
+        out.push('\n');
+        for line in why {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn show(path: &Path) -> String {
@@ -569,11 +596,7 @@ fn no_circle_runs_between_the_files_of_the_runtime() {
     assert!(
         circles.is_empty(),
         "files of registry/src that depend on one another in a circle:\n{}",
-        circles
-            .iter()
-            .map(|c| c.join(" <-> "))
-            .collect::<Vec<_>>()
-            .join("\n")
+        circles_message(&circles)
     );
 }
 
@@ -584,11 +607,7 @@ fn no_circle_runs_between_the_files_of_the_macro_crate() {
     assert!(
         circles.is_empty(),
         "files of registry-macros/src that depend on one another in a circle:\n{}",
-        circles
-            .iter()
-            .map(|c| c.join(" <-> "))
-            .collect::<Vec<_>>()
-            .join("\n")
+        circles_message(&circles)
     );
 }
 
@@ -612,10 +631,10 @@ fn the_check_finds_a_circle_and_follows_reexports() {
         "use crate::A;\npub(crate) fn g() { let _ = A; }\n#[cfg(test)]\nmod tests { fn t() { crate::a::helper(); } }\n",
     );
     let krate = Crate::read(dir.path(), "lib.rs");
-    assert_eq!(
-        krate.file_circles(),
-        vec![vec!["a/inner.rs".to_owned(), "b.rs".to_owned()]]
-    );
+    let circles: Vec<Vec<String>> = (krate.file_circles().into_iter())
+        .map(|(group, _)| group)
+        .collect();
+    assert_eq!(circles, vec![vec!["a/inner.rs".to_owned(), "b.rs".to_owned()]]);
     let named: BTreeSet<(String, String)> = (krate.dependencies(false).into_iter())
         .map(|(from, to, _)| {
             (
