@@ -634,7 +634,10 @@ fn the_check_finds_a_circle_and_follows_reexports() {
     let circles: Vec<Vec<String>> = (krate.file_circles().into_iter())
         .map(|(group, _)| group)
         .collect();
-    assert_eq!(circles, vec![vec!["a/inner.rs".to_owned(), "b.rs".to_owned()]]);
+    assert_eq!(
+        circles,
+        vec![vec!["a/inner.rs".to_owned(), "b.rs".to_owned()]]
+    );
     let named: BTreeSet<(String, String)> = (krate.dependencies(false).into_iter())
         .map(|(from, to, _)| {
             (

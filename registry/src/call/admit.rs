@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::depth::{dispose, nests_deeper, too_deep};
 use super::{MAX_ARGS_DEPTH, ToolArgs, ToolError};
 
 /// The checks made on arguments before anything reads them: the tool's size limit and
@@ -41,14 +42,6 @@ fn too_large(limit: usize) -> ToolError {
     }
 }
 
-#[cold]
-pub(super) fn too_deep() -> ToolError {
-    ToolError::ArgumentsTooDeep {
-        tool: String::new(),
-        limit: MAX_ARGS_DEPTH,
-    }
-}
-
 /// A writer that only counts, and fails once more than `left` bytes come.
 struct Budget {
     left: usize,
@@ -65,58 +58,6 @@ impl std::io::Write for Budget {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// Whether arrays and objects nest more than `limit` levels deep in `value`, found with an
-/// explicit stack of at most `limit` levels.
-pub(crate) fn nests_deeper(value: &Value, limit: usize) -> bool {
-    enum Children<'v> {
-        Array(std::slice::Iter<'v, Value>),
-        Object(serde_json::map::Values<'v>),
-    }
-    let mut stack: Vec<Children<'_>> = Vec::new();
-    let mut current = value;
-    loop {
-        let children = match current {
-            Value::Array(items) => Some(Children::Array(items.iter())),
-            Value::Object(map) => Some(Children::Object(map.values())),
-            _ => None,
-        };
-        if let Some(children) = children {
-            if stack.len() == limit {
-                return true;
-            }
-            stack.push(children);
-        }
-        current = loop {
-            let Some(top) = stack.last_mut() else {
-                return false;
-            };
-            let next = match top {
-                Children::Array(items) => items.next(),
-                Children::Object(values) => values.next(),
-            };
-            match next {
-                Some(next) => break next,
-                None => {
-                    stack.pop();
-                }
-            }
-        };
-    }
-}
-
-/// Drops `value` without recursion: each array and object is emptied onto a heap stack before
-/// it is dropped, so no drop goes deeper than one level.
-pub(crate) fn dispose(value: Value) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.into_iter().map(|(_, value)| value)),
-            _ => {}
-        }
     }
 }
 

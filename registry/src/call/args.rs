@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ToolError;
-use super::admit::{dispose, nests_deeper, too_deep};
+use super::depth::{MAX_ARGS_DEPTH, dispose, nests_deeper, too_deep};
 use super::unique::UniqueValue;
 
 /// The arguments of one call, as the model wrote them.
@@ -44,11 +44,6 @@ impl From<Value> for ToolArgs<'_> {
 /// `#[tool(max_args_bytes = N)]`: 1 MiB. Text is measured as given; a [`Value`] as the compact
 /// JSON it serializes to.
 pub const MAX_ARGS_BYTES: usize = 1 << 20;
-
-/// How deep arrays and objects may nest in the arguments of any tool: 127 levels, the most that
-/// `serde_json` reads from text (its recursion limit is 128), so text and [`Value`] arguments
-/// meet the same limit.
-pub const MAX_ARGS_DEPTH: usize = crate::schema::MAX_VALUE_DEPTH;
 
 /// Deserializes the arguments into `T`, naming the path of the first bad field.
 ///

@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value};
 
-use super::args::MAX_ARGS_DEPTH;
+use super::MAX_ARGS_DEPTH;
 use crate::schema::MAX_SCHEMA_NODES;
 use crate::schema::kinds::{Kinds, Typing};
 

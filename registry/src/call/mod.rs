@@ -17,6 +17,7 @@
 mod admit;
 pub(crate) mod args;
 mod ctx;
+mod depth;
 mod error;
 mod events;
 pub(crate) mod fields;
@@ -28,11 +29,13 @@ mod state;
 mod tool_call;
 pub(crate) mod unique;
 
-pub(crate) use admit::{admit_args, dispose, dispose_args, nests_deeper};
+pub(crate) use admit::{admit_args, dispose_args};
 pub(crate) use args::args_value;
-pub use args::{MAX_ARGS_BYTES, MAX_ARGS_DEPTH, ToolArgs};
+pub use args::{MAX_ARGS_BYTES, ToolArgs};
 pub use ctx::Ctx;
 pub(crate) use ctx::EventSink;
+pub use depth::MAX_ARGS_DEPTH;
+pub(crate) use depth::{dispose, nests_deeper};
 pub use error::ToolError;
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};

@@ -1,4 +1,4 @@
-//! What a [`Tool`] handle points at: the tool (a linked definition or a run-time spec) with
+//! What a [`Tool`](super::Tool) handle points at: the tool (a linked definition or a run-time spec) with
 //! what the registry derives from it once, and the two ways one is made.
 
 use std::any::Any;
@@ -9,7 +9,6 @@ use rustc_hash::FxHashMap;
 use schemars::Schema;
 use serde_json::Value;
 
-use super::tool::{Handle, Tool};
 use super::{Annotations, Permission, Risk, ToolDef};
 use crate::call::{BoxFuture, CallEnv, Ctx, ToolArgs, ToolError, ToolResult};
 use crate::scope::Scope;
@@ -98,7 +97,7 @@ impl Entry {
         entry
     }
 
-    /// The annotations that apply (see [`Tool::effective_annotations`]).
+    /// The annotations that apply (see [`Tool::effective_annotations`](super::Tool::effective_annotations)).
     pub(crate) fn effective_annotations(&self) -> Annotations {
         crate::meta::effective(self.name(), self.category(), self.annotations())
     }
@@ -129,49 +128,46 @@ impl Entry {
 
 /// The interned entry of a linked definition: one per `ToolDef` for the life of the program,
 /// like the definition itself, shared by every registry that holds it.
-pub(crate) fn linked(def: &'static ToolDef) -> Tool {
+pub(super) fn interned(def: &'static ToolDef) -> &'static Entry {
     type Interned = Mutex<FxHashMap<usize, &'static Entry>>;
     static INTERNED: OnceLock<Interned> = OnceLock::new();
     let mut interned = INTERNED
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let entry = *interned
+    *interned
         .entry(std::ptr::from_ref(def) as usize)
         // One allocation per static definition, never per registration: bounded by the
         // number of `ToolDef`s, which are themselves static.
-        .or_insert_with(|| Box::leak(Box::new(Entry::new(Kind::Linked(def)))));
-    Tool(Handle::Linked(entry))
+        .or_insert_with(|| Box::leak(Box::new(Entry::new(Kind::Linked(def)))))
 }
 
-/// A run-time tool, built from a checked spec.
-pub(crate) fn owned(
+/// The entry of a run-time tool, built from a checked spec.
+pub(super) fn owned(
     spec: ToolSpec,
     handler: Option<ToolHandler>,
     created_at: SystemTime,
-) -> Result<Tool, SpecError> {
+) -> Result<Arc<Entry>, SpecError> {
     let validator = spec.validator()?;
-    Ok(Tool(Handle::Owned(Arc::new(Entry::new(Kind::Owned(
-        Owned {
-            spec,
-            handler,
-            created_at,
-            validator,
-            meta: None,
-        },
-    ))))))
+    Ok(Arc::new(Entry::new(Kind::Owned(Owned {
+        spec,
+        handler,
+        created_at,
+        validator,
+        meta: None,
+    }))))
 }
 
-/// One of the registry's meta-tools (see [`discovery`](crate::discovery)).
-pub(crate) fn meta(spec: ToolSpec, meta: Meta) -> Tool {
+/// The entry of one of the registry's meta-tools (see [`discovery`](crate::discovery)).
+pub(super) fn meta(spec: ToolSpec, meta: Meta) -> Arc<Entry> {
     let validator = spec.validator().expect("a built spec has a validator");
-    Tool(Handle::Owned(Arc::new(Entry::new(Kind::Owned(Owned {
+    Arc::new(Entry::new(Kind::Owned(Owned {
         spec,
         handler: None,
         created_at: SystemTime::UNIX_EPOCH,
         validator,
         meta: Some(meta),
-    })))))
+    })))
 }
 
 impl Entry {

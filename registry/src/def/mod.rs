@@ -16,6 +16,7 @@ pub(crate) mod tool_def;
 
 pub use crate::meta::{Annotations, Risk};
 pub use crate::meta::{ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
-pub(crate) use entry::{Entry, Meta, linked, owned};
+pub(crate) use entry::{Entry, Meta};
 pub use tool::Tool;
+pub(crate) use tool::{linked, meta, owned};
 pub use tool_def::ToolDef;

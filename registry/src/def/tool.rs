@@ -287,3 +287,23 @@ fn declared_fields(def: &ToolDef, input_schema: &Schema) -> crate::spec::Fields 
         defer_loading: def.defer_loading(),
     }
 }
+
+/// The handle of a linked definition: its entry is interned, one per `ToolDef` for the life of
+/// the program.
+pub(crate) fn linked(def: &'static ToolDef) -> Tool {
+    Tool(Handle::Linked(super::entry::interned(def)))
+}
+
+/// A run-time tool, built from a checked spec.
+pub(crate) fn owned(
+    spec: ToolSpec,
+    handler: Option<crate::spec::ToolHandler>,
+    created_at: SystemTime,
+) -> Result<Tool, crate::spec::SpecError> {
+    super::entry::owned(spec, handler, created_at).map(|entry| Tool(Handle::Owned(entry)))
+}
+
+/// One of the registry's meta-tools (see [`discovery`](crate::discovery)).
+pub(crate) fn meta(spec: ToolSpec, meta: super::Meta) -> Tool {
+    Tool(Handle::Owned(super::entry::meta(spec, meta)))
+}

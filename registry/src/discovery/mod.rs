@@ -85,7 +85,7 @@ pub(crate) fn meta_tools() -> &'static [Tool; 3] {
                 .expect("the meta-tools' specs are valid")
         };
         [
-            crate::def::entry::meta(
+            crate::def::meta(
                 spec(
                     SEARCH_TOOLS,
                     "Search the tools you may use that are not listed here, by what they do. \
@@ -109,7 +109,7 @@ pub(crate) fn meta_tools() -> &'static [Tool; 3] {
                 ),
                 Meta::Search,
             ),
-            crate::def::entry::meta(
+            crate::def::meta(
                 spec(
                     DESCRIBE_TOOL,
                     "Describe one tool found with `search_tools`: what it does in full and the \
@@ -125,7 +125,7 @@ pub(crate) fn meta_tools() -> &'static [Tool; 3] {
                 ),
                 Meta::Describe,
             ),
-            crate::def::entry::meta(
+            crate::def::meta(
                 spec(
                     EXECUTE_TOOL,
                     "Run one tool found with `search_tools`, with arguments that fit the schema \

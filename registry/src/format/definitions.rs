@@ -172,3 +172,8 @@ mod tests {
         assert_eq!(title("a.web-search"), "Web search");
     }
 }
+
+/// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
+pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
+    definition(tool, Provider::OpenAi)
+}

@@ -132,7 +132,7 @@ impl<'r> Transform<'r> {
         if nullable {
             out.insert("nullable".into(), true.into());
         }
-        super::describe(&mut out, &notes);
+        super::describe::describe(&mut out, &notes);
         Ok(Value::Object(out))
     }
 

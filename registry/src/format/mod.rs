@@ -13,6 +13,7 @@
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 
 mod definitions;
+mod describe;
 pub(crate) mod gemini;
 mod lists;
 mod prompt;
@@ -21,6 +22,7 @@ mod results;
 pub(crate) mod strict;
 mod targets;
 
+pub use definitions::openai_function;
 pub(crate) use definitions::parameters;
 pub use lists::ProviderTools;
 pub(crate) use lists::{Extra, ListCache, list};
@@ -31,26 +33,3 @@ pub(crate) use results::result_message;
 pub use strict::StrictError;
 pub(crate) use targets::check_all as check_targets;
 pub use targets::{Target, TargetError};
-
-/// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
-pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
-    definitions::definition(tool, Provider::OpenAi)
-}
-
-/// Adds what a target cannot say as keywords to a schema's description, in brackets after the
-/// description it has: `What to look for (at most 1000 characters)`. What the transforms of
-/// strict mode and Gemini share.
-fn describe(schema: &mut serde_json::Map<String, serde_json::Value>, notes: &[String]) {
-    if notes.is_empty() {
-        return;
-    }
-    let notes = notes.join("; ");
-    let description = match schema
-        .get("description")
-        .and_then(serde_json::Value::as_str)
-    {
-        Some(description) => format!("{description} ({notes})"),
-        None => format!("({notes})"),
-    };
-    schema.insert("description".into(), description.into());
-}

@@ -248,7 +248,7 @@ impl Transform<'_> {
             }
             close_object(&mut out);
         }
-        super::describe(&mut out, &notes);
+        super::describe::describe(&mut out, &notes);
         Ok(Value::Object(out))
     }
 

@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use hmac::{KeyInit, Mac};
 
-use super::PendingCall;
-use super::approval::expiry_millis;
+use super::pending::{PendingCall, expiry_millis};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 

@@ -22,44 +22,32 @@
 //! file), `approval.rs` (calls waiting for approval) and `approval_key.rs` (the key that signs
 //! them).
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
-
 use crate::def::Entry;
 
 mod approval;
 mod approval_key;
 mod confirm;
+mod decision;
 mod eval;
+mod gates;
 mod limits;
 mod limits_file;
+mod pending;
 mod rate_limit;
 
-pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals, PendingCall};
-pub(crate) use approval::{canonical_args, to_millis};
+pub use approval::{ApprovalStore, InMemoryApprovals, JsonFileApprovals};
 pub use approval_key::ApprovalKey;
 pub(crate) use approval_key::new_token;
 /// `#[async_trait]`, to implement [`Gate`] and the stores' traits.
 pub use async_trait::async_trait;
-pub use eval::{Decision, Gate};
+pub use decision::{Decision, Gate};
+pub(crate) use gates::Gates;
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 #[cfg(feature = "redis")]
 pub(crate) use limits::{cooldown_refusal, daily_refusal, utc_day};
 pub use limits_file::JsonFileRateLimits;
-
-/// What the waiting stages read, as the registry's builder configured it: the evaluation gate,
-/// the rate-limit store, the approval store and the key pending calls are signed with.
-pub(crate) struct Gates {
-    pub(crate) gate: Option<Arc<dyn Gate>>,
-    pub(crate) gate_timeout: Duration,
-    pub(crate) rate_limits: Arc<dyn RateLimitStore>,
-    pub(crate) approvals: Arc<dyn ApprovalStore>,
-    /// The application's key, if it gave one.
-    pub(crate) approval_key: Option<ApprovalKey>,
-    /// A key drawn for this registry, when neither the application nor the store has one.
-    pub(crate) own_approval_key: OnceLock<ApprovalKey>,
-    pub(crate) approval_ttl: Duration,
-}
+pub use pending::PendingCall;
+pub(crate) use pending::{canonical_args, to_millis};
 
 /// One stage of a call. [`STAGES`] lists them in the order every call takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

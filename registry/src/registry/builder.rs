@@ -9,9 +9,11 @@ use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
 use super::linked::{DuplicateToolError, checked, linked_tools};
+use super::switches::Switches;
+use super::writer::Writer;
 use super::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Registry,
-    SLOW_TIMEOUT, Snapshot, Switches, Writer,
+    SLOW_TIMEOUT, Snapshot,
 };
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
@@ -29,6 +31,30 @@ use crate::spec::ToolHandler;
 const CHANGES_CAPACITY: usize = 1024;
 
 impl Registry {
+    /// Every `#[tool]` in every crate linked into the binary, with default policies. Built on
+    /// first use.
+    ///
+    /// # Panics
+    ///
+    /// When two linked crates define a tool of the same name (the message names both source
+    /// locations), or a tool's arguments do not fit a target it declares. Use
+    /// [`Registry::try_global`] to handle these as errors.
+    pub fn global() -> &'static Registry {
+        match Self::try_global() {
+            Ok(registry) => registry,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
+    /// Like [`Registry::global`], but reports what stops it as an error.
+    pub fn try_global() -> Result<&'static Registry, BuildError> {
+        static GLOBAL: OnceLock<Result<Registry, BuildError>> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| Self::builder().build())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// A builder starting from every linked `#[tool]`.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder {

@@ -1,16 +1,7 @@
 //! What subscribers hear: every change to the tools, from one snapshot to the next.
 
-use super::{Registry, Snapshot};
+use super::Snapshot;
 use crate::spec::RegistryChange;
-
-impl Registry {
-    /// Every later change to the tools: registered, replaced, switched on or off (by name, tag
-    /// or category), removed. A subscriber that falls more than 1,024 changes behind misses the
-    /// oldest ([`tokio::sync::broadcast`]).
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
-        self.changes.subscribe()
-    }
-}
 
 /// What changed from one snapshot to the next, in name order; switches in one event each way.
 pub(super) fn changes(before: &Snapshot, after: &Snapshot) -> Vec<RegistryChange> {

@@ -10,7 +10,9 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Registry, Snapshot, Writer};
+use super::switches::Switches;
+use super::writer::Writer;
+use super::{Registry, Snapshot};
 use crate::format::wire_aliases;
 use crate::spec::{Origin, RegisterError, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec};
 use crate::{Ctx, Tool};
@@ -286,9 +288,9 @@ impl Registry {
         }
         writer.owned = owned;
         writer.owned_claims = claimed;
-        writer.switches = super::Switches {
+        writer.switches = Switches {
             names: off,
-            ..super::Switches::default()
+            ..Switches::default()
         };
         self.publish(&writer);
         Ok(())

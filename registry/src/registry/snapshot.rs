@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use rustc_hash::FxHashMap;
 
-use super::{Policy, Writer};
+use super::writer::Writer;
 use crate::def::Tool;
+use crate::exec::Policy;
 use crate::format::wire_aliases;
 use crate::scope::AllowLists;
 

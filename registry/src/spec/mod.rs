@@ -217,29 +217,6 @@ pub enum SpecError {
 }
 
 impl ToolSpec {
-    /// A builder for the tool `tool_name` (segments of `[A-Za-z0-9_-]` joined by `.`, at most
-    /// 64 characters, as for `#[tool]`). Its input schema is `{"type": "object"}` until set.
-    pub fn builder(tool_name: impl Into<String>) -> ToolSpecBuilder {
-        ToolSpecBuilder {
-            fields: Fields {
-                tool_name: tool_name.into(),
-                version: None,
-                description: String::new(),
-                input_schema: serde_json::json!({ "type": "object" }),
-                output_schema: None,
-                tags: Vec::new(),
-                permission: Permission::Guest,
-                category: None,
-                annotations: Annotations::default(),
-                cooldown: None,
-                daily_limit: None,
-                timeout: None,
-                requires_gate: false,
-                defer_loading: false,
-            },
-        }
-    }
-
     /// The spec of these fields, before its input schema is compiled: what a compiled tool's
     /// declaration amounts to.
     pub(crate) fn of_fields(fields: Fields) -> Self {

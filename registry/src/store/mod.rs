@@ -140,7 +140,6 @@ pub enum StoreError {
     },
 }
 
-
 /// One JSON document in a file, shared by processes. See the [module documentation](self).
 #[derive(Debug, Clone)]
 pub struct JsonFile {
