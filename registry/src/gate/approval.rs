@@ -222,9 +222,12 @@ impl ApprovalStore for JsonFileApprovals {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, SystemTime};
+
     use serde_json::json;
 
     use super::*;
+    use crate::gate::pending::{canonical, to_millis};
 
     /// The store's answer, waited for here: the file stores do their work when polled.
     fn now<T>(work: impl std::future::Future<Output = T>) -> T {
