@@ -99,12 +99,12 @@ enum State<'a, H> {
         ctx: &'a Ctx,
         confirmation: Confirmation,
     },
-    /// 7. the handler of a tool with nothing to check before it.
+    /// Stage 6, handler, of a tool with nothing to wait for before it.
     Direct {
         guarded: Guarded<'a>,
         audit: Finish<'a, H>,
     },
-    /// 3.-7. through the stages that await stores, gates or approvals.
+    /// Stages 2 to 6, through the stages that await stores, gates or approvals.
     Staged {
         stages: Handler<'a>,
         audit: Finish<'a, H>,
@@ -112,7 +112,7 @@ enum State<'a, H> {
     Done,
 }
 
-/// What stage 8 (audit) needs once the call has an outcome.
+/// What stage 7 (audit) needs once the call has an outcome.
 struct Finish<'a, H> {
     registry: &'a H,
     tool: Tool,
@@ -144,7 +144,7 @@ impl<H: Host> Finish<'_, H> {
 }
 
 impl<'a, H: Host> State<'a, H> {
-    /// Stages 1-3 (resolve, scope, validate), then the state that runs the rest; `Err` when the
+    /// Stage 1 (scope) and, on the direct path, stage 2 (validate); then the state that runs the rest; `Err` when the
     /// call ends here. Opens the call's `span` once the name is resolved, and runs the rest
     /// inside it.
     fn start<A: Answer>(
@@ -156,7 +156,7 @@ impl<'a, H: Host> State<'a, H> {
         span: &mut CallSpan,
     ) -> Result<Self, A::Output> {
         let started = Tick::now();
-        // 1. resolve, 2. scope
+        // Stage 1, scope: the name resolved as the caller's scope sees it.
         let Some((tool, limit)) = registry.resolve(name, ctx.scope()) else {
             let span = CallSpan::asked(name, ctx);
             let _in = span.enter();
@@ -206,8 +206,8 @@ impl<'a, H: Host> State<'a, H> {
             ));
             return Ok(Self::Staged { stages, audit });
         }
-        // A tool without limits, gate or confirmation: stages 4 to 6 have nothing to do.
-        // 3. validate
+        // A tool without limits, gate or confirmation: stages 3 to 5 have nothing to do.
+        // Stage 2, validate.
         match validate_by(registry, &audit.tool, args, ctx, started, limit) {
             Ok(handler) => Ok(Self::Direct {
                 guarded: Guarded::new(handler, started, limit),

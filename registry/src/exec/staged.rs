@@ -87,7 +87,7 @@ pub(super) async fn staged<H: Host>(
     unreachable!("validation always precedes the handler stage, which ends the call")
 }
 
-/// Stage 2, validation: the shim (or, for a run-time tool, its schema) reads the arguments
+/// Stage 2, validate: the shim (or, for a run-time tool, its schema) reads the arguments
 /// and returns the handler, not yet started. A panic in it is an error like any other.
 pub(crate) fn validate<'a, H: Host>(
     host: &'a H,

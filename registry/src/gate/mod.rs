@@ -140,4 +140,95 @@ mod tests {
         let names: Vec<&str> = STAGES.iter().map(|stage| stage.name()).collect();
         assert_eq!(listed, names);
     }
+
+    /// Every mention of a stage by number in the crate's source names the stage that
+    /// [`STAGES`] has at that place: `Stage 4, eval gate`, `stage 7 (audit)`, `stages 2 to 6`.
+    #[test]
+    fn every_stage_named_by_number_is_the_stage_at_that_place() {
+        let names: Vec<&str> = STAGES.iter().map(|stage| stage.name()).collect();
+        let mut wrong = Vec::new();
+        let mut files = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        let mut seen = 0;
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(
+                    std::fs::read_dir(&path)
+                        .unwrap()
+                        .map(|entry| entry.unwrap().path()),
+                );
+                continue;
+            }
+            if path.extension().is_none_or(|ext| ext != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (at, _) in text.match_indices("tage") {
+                let before = &text[..at];
+                if !(before.ends_with('s') || before.ends_with('S')) {
+                    continue;
+                }
+                let rest = &text[at + 4..];
+                let (plural, rest) = match rest.strip_prefix("s ") {
+                    Some(rest) => (true, rest),
+                    None => (false, rest.strip_prefix(' ').unwrap_or("")),
+                };
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let Ok(number) = digits.parse::<usize>() else {
+                    continue;
+                };
+                seen += 1;
+                let after = &rest[digits.len()..];
+                let place = format!(
+                    "{}: stage{} {number}",
+                    path.display(),
+                    if plural { "s" } else { "" }
+                );
+                if !(1..=names.len()).contains(&number) {
+                    wrong.push(format!("{place}: there are {} stages", names.len()));
+                    continue;
+                }
+                let expected = names[number - 1];
+                let named = after
+                    .strip_prefix(", ")
+                    .or_else(|| after.strip_prefix(" ("))
+                    .filter(|_| !plural);
+                if let Some(named) = named {
+                    if !named.starts_with(expected) {
+                        let shown: String = named.chars().take(20).collect();
+                        wrong.push(format!("{place} is `{expected}`, not `{shown}`"));
+                    }
+                } else if plural {
+                    let Some(last) = after
+                        .strip_prefix(" to ")
+                        .or_else(|| after.strip_prefix(" and "))
+                    else {
+                        wrong.push(format!("{place}: write a range as `stages N to M`"));
+                        continue;
+                    };
+                    let last: String = last.chars().take_while(char::is_ascii_digit).collect();
+                    if last
+                        .parse::<usize>()
+                        .is_ok_and(|last| last > names.len() || last <= number)
+                    {
+                        wrong.push(format!(
+                            "{place} to {last}: not a range of the {} stages",
+                            names.len()
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            seen > 10,
+            "the source names stages by number ({seen} found)"
+        );
+        assert!(
+            wrong.is_empty(),
+            "stages named against STAGES:\n{}",
+            wrong.join("\n")
+        );
+    }
 }
