@@ -651,3 +651,106 @@ fn the_check_finds_a_circle_and_follows_reexports() {
         "test code is left out"
     );
 }
+
+/// The `.rs` files a module doc names: each `` `name.rs` `` (or `` `dir/name.rs` ``) in its `//!`
+/// lines.
+fn files_named(doc: &str) -> BTreeSet<String> {
+    doc.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+        .flat_map(|line| line.split('`').skip(1).step_by(2))
+        .filter(|name| name.ends_with(".rs") && !name.contains(' '))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each folder's `mod.rs` says what its files do: it names every file of the folder, and every
+/// file it names without a folder is one of them.
+#[test]
+fn each_folder_map_names_its_files_and_only_them() {
+    let mut wrong = Vec::new();
+    for root in ["registry/src", "registry-macros/src"] {
+        let mut dirs = vec![workspace().join(root)];
+        while let Some(dir) = dirs.pop() {
+            let mut files = BTreeSet::new();
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|ext| ext == "rs") {
+                    files.insert(path.file_name().unwrap().to_string_lossy().into_owned());
+                }
+            }
+            let map = ["mod.rs", "lib.rs"]
+                .into_iter()
+                .find(|f| files.contains(*f));
+            let Some(map) = map else { continue };
+            let doc = std::fs::read_to_string(dir.join(map)).unwrap();
+            let named = files_named(&doc);
+            let mut mapped = named.clone();
+            if doc.contains("include_str!(\"../README.md\")") {
+                // A crate root whose documentation is its README: ARCHITECTURE.md maps it.
+                let architecture =
+                    std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+                let lines: String = architecture.lines().map(|l| format!("//! {l}\n")).collect();
+                mapped.extend(files_named(&lines));
+            }
+            let shown = show(dir.strip_prefix(workspace()).unwrap());
+            for file in &files {
+                // The map itself, and the test modules of a folder, need no line.
+                if file == map || file == "tests.rs" || mapped.contains(file) {
+                    continue;
+                }
+                wrong.push(format!("{shown}/{map} does not say what `{file}` does"));
+            }
+            for name in named.iter().filter(|name| !name.contains('/')) {
+                if !files.contains(name) && !dir.join(name.trim_end_matches(".rs")).is_dir() {
+                    wrong.push(format!(
+                        "{shown}/{map} names `{name}`, which is not in the folder"
+                    ));
+                }
+            }
+        }
+    }
+    wrong.sort();
+    assert!(
+        wrong.is_empty(),
+        "folder maps out of date:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Every file ARCHITECTURE.md names by its path is there: under `registry/src`, the macro
+/// crate's or the tools' `src`, or the workspace.
+#[test]
+fn every_file_the_architecture_names_exists() {
+    let text = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    let roots = [
+        "registry/src",
+        "registry-macros/src",
+        "tools/src",
+        "tools",
+        "tests",
+        "",
+    ];
+    let mut missing = Vec::new();
+    for name in text.split('`').skip(1).step_by(2) {
+        if !(name.ends_with(".rs") && name.contains('/'))
+            || name.contains(' ')
+            || name.contains('*')
+        {
+            continue;
+        }
+        if !roots
+            .iter()
+            .any(|root| workspace().join(root).join(name).exists())
+        {
+            missing.push(name.to_owned());
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names files that are not there: {missing:?}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Parses `#[tool(...)]` and `#[arg(...)]`: each key is read into its slot, which catches a
-//! repeated key; `key` holds what is said about keys, `values` reads what they are given.
+//! repeated key; `key.rs` holds what is said about keys, `values.rs` reads what they are given.
 
 use proc_macro2::TokenStream;
 use syn::parse::Parser;

@@ -4,14 +4,19 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`], [`MAX_ARGS_DEPTH`]; arguments read into a tool's type, errors naming the JSON path |
-//! | `admit.rs` | arguments measured before anything reads them; deep values dropped without recursion |
+//! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`]; arguments read into a tool's type, errors naming the JSON path |
+//! | `depth.rs` | [`MAX_ARGS_DEPTH`]: values of any depth measured and dropped without recursion |
+//! | `admit.rs` | arguments measured before anything reads them |
 //! | `unique.rs` | JSON read from a model with each object's keys written once: the one rule for a repeated key |
 //! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
+//! | `lenient.rs` | what models send read as meant: objects as JSON strings, numeric strings, `"true"`, `null` for an optional argument |
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
 //! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code |
+//! | `tool_call.rs` | [`ToolCall`]: one call a model asked for |
+//! | `events.rs` | [`ToolEvent`]: what a batch of calls reports as it runs |
+//! | `guard.rs` | the handler under its deadline, with panics caught (stage 6's guard) |
 //! | `shim/` | what `#[tool]`'s generated code calls (`__private`): shim types, argument-type probes, `max_len`, blocking handlers, return values |
 
 mod admit;

@@ -5,10 +5,12 @@
 //! | file | what |
 //! | --- | --- |
 //! | `tool_def.rs` | [`ToolDef`] and the parts `#[tool]` fills in |
-//! | `meta.rs` | [`Tier`], [`Cost`], [`Permission`], [`TagForm`], [`SourceLocation`], [`ArgInfo`] |
-//! | `annotations.rs` | [`Annotations`] as declared and as they apply, and the [`Risk`] they imply |
-//! | `tool.rs` | [`Tool`]: the handle, and every field read from a definition or a spec |
 //! | `entry.rs` | what a handle points at: the tool with what the registry derives from it once |
+//! | `tool.rs` | [`Tool`]: the handle, every field read from a definition or a spec, and the handles' constructors |
+//!
+//! The metadata types ([`Tier`], [`Cost`], [`Permission`], [`TagForm`], [`SourceLocation`],
+//! [`ArgInfo`], [`Annotations`], [`Risk`]) are the crate's vocabulary, below both a definition
+//! and a spec; they are re-exported here, where a declaration's reader looks for them.
 
 pub(crate) mod entry;
 mod tool;

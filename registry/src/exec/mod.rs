@@ -20,13 +20,17 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | [`Registry::call`], [`Registry::call_for_model`] |
+//! | `mod.rs` | `Host`: what a call asks of the registry that runs it |
+//! | `policy.rs` | `Policy`: what the builder configured and every stage reads; the defaults ([`DEFAULT_TIMEOUT`], ...) |
 //! | `future.rs` | the call future: scope and validation on the first poll, then the direct or the staged path, then the audit |
 //! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
-//! | `guard.rs` | stage 6's guard: the deadline and the panic catcher around the handler |
-//! | `approve.rs` | the calls that waited: [`Registry::approve`], [`Registry::call_approved`], [`Registry::deny`] |
-//! | `batch.rs` | [`Registry::execute_all`]: many calls under a cap, `sequential` tools alone, [`ToolCall`] |
-//! | `events.rs` | [`ToolEvent`], what a batch reports |
+//! | `stamp.rs` | stage 7, audit: one clock reading stamps the result and fills the record |
+//! | `span.rs` | the call's `execute_tool` span, fielded as OpenTelemetry's generative-AI conventions ask |
+//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`], [`Registry::call_approved`], [`Registry::deny`]) |
+//! | `batch.rs` | many calls under a cap, `sequential` tools alone (for [`Registry::execute_all`]) |
+//!
+//! The registry's methods that call tools ([`Registry::call`], [`Registry::call_for_model`],
+//! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`.
 //!
 //! # Spans
 //!

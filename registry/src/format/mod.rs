@@ -6,7 +6,8 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
-//! | `lists.rs` | a request's tool list for a scope: `Registry::tools_for` |
+//! | `lists.rs` | a request's tool list, built once per set of tools and kept (`Registry::tools_for` picks the tools) |
+//! | `describe.rs` | what strict mode and Gemini cannot say as keywords, said in the description |
 //! | `strict.rs` | the strict-mode form of an argument schema, in OpenAI's or Anthropic's subset |
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
 //! | `results.rs` | a call's result as the message each provider expects back |

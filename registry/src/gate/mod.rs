@@ -7,20 +7,19 @@
 //! place, without boxing the stages. That is decided once per tool, from this list; nothing else
 //! says which tools are direct.
 //!
-//! | stage | applies to | its step |
-//! | --- | --- | --- |
-//! | `Stage::Scope` | every call | `Registry::resolve` in `registry/visibility.rs` |
-//! | `Stage::Validate` | every call | `exec/staged.rs` (`validate`), the tool's shim or schema |
-//! | `Stage::RateLimit` | tools with `cooldown` or `daily_limit` | `gate/rate_limit.rs` |
-//! | `Stage::EvalGate` | `requires_gate` tools | `gate/eval.rs` |
-//! | `Stage::Confirmation` | tools that need a person's approval | `gate/confirm.rs` |
-//! | `Stage::Handler` | every call | `exec/guard.rs`: timeout and panic guard |
-//! | `Stage::Audit` | every call | `audit/stamp.rs` |
-//!
-//! The stores the gates keep their state in are here too: `limits.rs` (rate-limit counts in
-//! memory, and the admission rule every store applies), `limits_file.rs` (counts in a shared
-//! file), `approval.rs` (calls waiting for approval) and `approval_key.rs` (the key that signs
-//! them).
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | `STAGES`, `Stage`, `direct` |
+//! | `gates.rs` | `Gates`: the gate, the stores and the key the waiting stages read |
+//! | `rate_limit.rs` | stage 3 (rate limit): a call counted against `cooldown` and `daily_limit` |
+//! | `decision.rs` | [`Gate`], the outside policy an application writes, and its [`Decision`] |
+//! | `eval.rs` | stage 4 (eval gate): the gate asked under its timeout |
+//! | `confirm.rs` | stage 5 (confirmation): the call kept, signed, under a fresh token |
+//! | `limits.rs` | [`RateLimitStore`], the admission rule every store applies, the counts in memory |
+//! | `limits_file.rs` | [`JsonFileRateLimits`]: the counts in a file shared by processes |
+//! | `pending.rs` | [`PendingCall`]: a call waiting for a person, and its arguments in canonical form |
+//! | `approval.rs` | [`ApprovalStore`]: pending calls in memory or in a shared file |
+//! | `approval_key.rs` | [`ApprovalKey`]: the key pending calls are signed with, and their tokens |
 
 use crate::def::Entry;
 

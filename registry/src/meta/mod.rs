@@ -1,5 +1,14 @@
 //! What a declaration says about a tool besides its code: tier, cost, permission level,
-//! the response-tag form, where it was declared and its arguments as written.
+//! the response-tag form, where it was declared and its arguments as written; its behavioural
+//! annotations and the risk they imply; the formats it promises to fit. The crate's vocabulary:
+//! a compiled definition and a run-time spec both speak it, and it uses nothing else of the
+//! crate. Re-exported from [`def`](crate::def) (and [`Target`] from [`format`](crate::format)).
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`TagForm`], [`SourceLocation`], [`ArgInfo`] |
+//! | `annotations.rs` | [`Annotations`] as declared and as they apply, and the [`Risk`] they imply |
+//! | `target.rs` | [`Target`]: a format a tool can promise to fit |
 
 mod annotations;
 mod target;

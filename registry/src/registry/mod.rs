@@ -7,17 +7,26 @@
 //! with the tool it started with. Writers take one lock, change the write side (`Writer`) and
 //! publish a new snapshot (`Registry::publish`), announcing the difference to subscribers.
 //!
+//! Every public method of [`Registry`] is defined in this folder; the layers below take what
+//! they need (a tool, a scope, a list of tools, the policy) as arguments.
+//!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | [`Registry`]: the global registry, lookup and listing, the write side |
-//! | `snapshot.rs` | the immutable index: sorted tools, names and aliases, resolved allow-lists |
-//! | `linked.rs` | the linked tools, checked once; duplicate names with both source locations |
-//! | `visibility.rs` | the one predicate of listing and execution, resolve, "did you mean" |
-//! | `switches.rs` | [`Selector`]: switching tools off and on by name, tag or category; [`SwitchSet`], the switches a shared store keeps |
-//! | `policy.rs` | what every stage reads (gate, stores, sink, timeouts, batch limits) and the defaults |
-//! | `builder.rs` | [`RegistryBuilder`], [`BuildError`] |
-//! | `lifecycle.rs` | run-time tools: register, replace, remove, snapshot, restore |
+//! | `index.rs` | [`Registry`]: the published snapshot, lookup and listing, the writer's lock, [`Registry::subscribe`] |
+//! | `writer.rs` | the write side: what each change starts from |
+//! | `snapshot.rs` | the immutable index: sorted tools, names, aliases and wire names, resolved allow-lists |
 //! | `changes.rs` | what changed between two snapshots, for subscribers |
+//! | `linked.rs` | the linked tools, checked once; duplicate names with both source locations |
+//! | `builder.rs` | [`RegistryBuilder`], [`BuildError`], [`Registry::global`] |
+//! | `visibility.rs` | the one predicate of listing and execution, resolve, "did you mean" |
+//! | `switches.rs` | [`Selector`], [`SwitchSet`]: which tools are switched off |
+//! | `switching.rs` | [`Registry::disable`], [`Registry::enable`], [`SwitchSet::apply`] |
+//! | `lifecycle.rs` | run-time tools: register, replace, remove, snapshot, restore; [`Registration`] |
+//! | `calls.rs` | calling tools ([`Registry::call`], batches, approvals), through the pipeline of [`exec`](crate::exec) |
+//! | `listing.rs` | [`Listing`]: which tools a list or a prompt block holds |
+//! | `formats.rs` | what each provider is given: tool lists, the prompt block, result messages, the catalog |
+//! | `discovery.rs` | the meta-tools a snapshot answers, and their answers |
+//! | `scoped.rs` | the registry as the parser reads it: [`Scoped`] |
 //! | `shared.rs` | [`Shared`]: a registry kept by a server or a gateway |
 
 mod builder;

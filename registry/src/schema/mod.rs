@@ -19,6 +19,13 @@
 //! A run-time spec is measured once, when it is built ([`measure`]): a schema whose document has
 //! more than [`MAX_SCHEMA_NODES`] schemas, or that nests more than [`MAX_WALK_DEPTH`] levels once
 //! its `$ref`s are followed, is refused then, so no listing or call ever meets its budget.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | [`Walk`], [`Memo`], [`Stop`], the budget, the applicator keywords and [`children`] |
+//! | `kinds.rs` | the JSON types a schema admits, through `$ref`s and `anyOf`/`oneOf`/`allOf` |
+//! | `cost.rs` | what validating one value against a schema can cost |
+//! | `measure.rs` | [`measure`]: the check a run-time spec's schema passes when it is built |
 
 mod cost;
 pub(crate) mod kinds;

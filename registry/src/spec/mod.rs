@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `mod.rs` | [`ToolSpec`]: its fields as JSON, the name rule, the schema checks; [`SpecError`] |
 //! | `depth.rs` | [`MAX_SCHEMA_DEPTH`]: how deep schemas may nest |
-//! | `builder.rs` | [`ToolSpecBuilder`] |
+//! | `builder.rs` | [`ToolSpecBuilder`], and [`ToolSpec::builder`] that starts one |
 //! | `handler.rs` | [`ToolHandler`]: an `async` closure over JSON arguments and the call's context |
 //! | `registration.rs` | [`RegisterError`], [`RegistryChange`], [`RegistrySnapshot`] |
 //!

@@ -1,6 +1,6 @@
 //! One reader per family of call syntax. Each reads one block the scanner found, in steps that
 //! can stop for more input and resume, and speaks only the shared vocabulary below it
-//! (`vocab.rs`, `block.rs`, `scan.rs`, `typing.rs`); none knows the scanner, the marker table or
+//! (`parse/vocab.rs`, `parse/block.rs`, `parse/scan.rs`, `parse/typing.rs`); none knows the scanner, the marker table or
 //! the tool sets, which all stand above this folder. A reader imports another only to share
 //! its values or hand over a block: the value readers `json.rs` and `pythonic.rs` (a leaf),
 //! `parameters.rs` for `function.rs`, `end_tokens.rs` for the readers that look for an
