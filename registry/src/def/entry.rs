@@ -135,7 +135,7 @@ pub(super) fn interned(def: &'static ToolDef) -> &'static Entry {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    *interned
+    interned
         .entry(std::ptr::from_ref(def) as usize)
         // One allocation per static definition, never per registration: bounded by the
         // number of `ToolDef`s, which are themselves static.

@@ -113,8 +113,11 @@ pub use policy::{
 };
 pub(crate) use policy::{Policy, Timeouts};
 pub(crate) use span::CallSpan;
+#[cfg(feature = "bench-internals")]
 pub(crate) use staged::validate;
-pub(crate) use stamp::{Stamp, tool_name};
+#[cfg(feature = "bench-internals")]
+pub(crate) use stamp::Stamp;
+pub(crate) use stamp::tool_name;
 
 /// Whether the confirmation stage already happened for this call.
 #[derive(Clone, Copy, PartialEq, Eq)]

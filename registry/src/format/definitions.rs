@@ -161,6 +161,11 @@ fn title(name: &str) -> String {
     }
 }
 
+/// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
+pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
+    definition(tool, Provider::OpenAi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::title;
@@ -171,9 +176,4 @@ mod tests {
         assert_eq!(title("research"), "Research");
         assert_eq!(title("a.web-search"), "Web search");
     }
-}
-
-/// The OpenAI Chat Completions `{"type": "function", "function": {...}}` object of one tool.
-pub fn openai_function(tool: &crate::def::Tool) -> serde_json::Value {
-    definition(tool, Provider::OpenAi)
 }

@@ -6,6 +6,10 @@
 //!
 //! The folders default to `TOOLREG_KB`, `TOOLREG_INBOX`, `TOOLREG_SANDBOX` and
 //! `TOOLREG_SCHEDULE`, then to `./kb`, `./kb/inbox`, `./sandbox` and `./scheduler.json`.
+//!
+//! The command line is `tool_registry::cli`, which a library user does not build unless asked:
+//! this crate turns on the `cli` feature (and `http`, `mcp`, `redis` for `serve`, `mcp` and
+//! `--redis`) in its `Cargo.toml`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
