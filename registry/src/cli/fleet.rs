@@ -4,6 +4,9 @@
 
 use std::io::Write;
 
+use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, shown};
+use super::runtime::block_on;
+use super::switches::SwitchArgs;
 use crate::redis::{DEFAULT_PREFIX, Fleet};
 
 /// The Redis a fleet shares when `--redis` is not given.
@@ -37,7 +40,7 @@ impl FleetArgs {
             Ok(fleet) => Ok(Some(fleet.prefix(self.redis_prefix.clone()))),
             Err(error) => {
                 let _ = writeln!(err, "error: {error}");
-                Err(super::EXIT_USAGE)
+                Err(EXIT_USAGE)
             }
         }
     }
@@ -51,7 +54,7 @@ pub(super) fn join(
     serves: bool,
     err: &mut dyn Write,
 ) -> Option<crate::redis::Following> {
-    let joined = super::block_on(err, async {
+    let joined = block_on(err, async {
         if serves {
             fleet.join(registry.clone()).await.map(Some)
         } else {
@@ -75,7 +78,7 @@ pub(super) fn join(
 /// `disable` (`off`) and `enable` across the fleet.
 pub(super) fn switch(
     fleet: &Fleet,
-    args: &super::switches::SwitchArgs,
+    args: &SwitchArgs,
     off: bool,
     registry: &crate::Registry,
     out: &mut dyn Write,
@@ -83,9 +86,9 @@ pub(super) fn switch(
 ) -> i32 {
     let selector = args.selector(registry);
     let stored = if off {
-        super::block_on(err, fleet.disable(&selector))
+        block_on(err, fleet.disable(&selector))
     } else {
-        super::block_on(err, fleet.enable(&selector))
+        block_on(err, fleet.enable(&selector))
     };
     match stored {
         Some(Ok(())) => {
@@ -96,15 +99,15 @@ pub(super) fn switch(
             let _ = writeln!(
                 out,
                 "{verb} {} across the fleet at {}",
-                super::shown(value),
+                shown(value),
                 fleet.address()
             );
-            super::EXIT_OK
+            EXIT_OK
         }
         Some(Err(error)) => {
             let _ = writeln!(err, "error: {error}");
-            super::EXIT_TOOL_ERROR
+            EXIT_TOOL_ERROR
         }
-        None => super::EXIT_TOOL_ERROR,
+        None => EXIT_TOOL_ERROR,
     }
 }

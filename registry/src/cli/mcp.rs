@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on};
+use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
+use super::runtime::block_on;
 use crate::{Registry, Scope};
 
 /// `mcp`'s flags.

@@ -21,6 +21,20 @@
 //! the server's listing and calls within a second (and its MCP clients hear `list_changed`).
 //!
 //! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error.
+//!
+//! The files are listed from the bottom layer up: each imports only files listed before it, so no
+//! circle runs between them.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`]), JSON as every command prints it, text made safe for a terminal |
+//! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
+//! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
+//! | `parse.rs` | `parse` and `run`: the calls in a model's output, printed or run |
+//! | `modules.rs` | `serve`, `modules` and `--module-map` (feature `http`) |
+//! | `mcp.rs` | `mcp`: the tools over MCP, on stdio or streamable HTTP (feature `mcp`) |
+//! | `fleet.rs` | `--redis`: the stores and switches of a fleet, `disable` and `enable` across it (feature `redis`) |
+//! | `mod.rs` | the flags and the commands, the registry they run on; the commands on the registry alone (`list`, `catalog`, `schema`, `tools`, `call`, `approve`, `deny`, `snapshot`), the others handed to their files |
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -37,23 +51,18 @@ mod fleet;
 mod mcp;
 #[cfg(feature = "http")]
 mod modules;
+mod output;
 mod parse;
 mod runtime;
 mod switches;
 
-use runtime::RuntimeGuard;
-pub(crate) use runtime::block_on;
+use output::{print_json, shown};
+use runtime::{RuntimeGuard, block_on};
 
 #[cfg(feature = "redis")]
 pub use fleet::REDIS_ENV;
+pub use output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
 pub use switches::SWITCHES_ENV;
-
-/// Exit code of a successful command.
-pub const EXIT_OK: i32 = 0;
-/// Exit code when the called tool failed (unknown tool, bad arguments, handler error, panic).
-pub const EXIT_TOOL_ERROR: i32 = 1;
-/// Exit code of a usage error (bad flags, unknown subcommand, unknown tool for `schema`).
-pub const EXIT_USAGE: i32 = 2;
 
 /// The file pending approvals are kept in, so that `approve` can run in another process.
 pub const APPROVALS_ENV: &str = "TOOLREG_APPROVALS";
@@ -436,10 +445,32 @@ fn command_on(
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => return mcp::mcp(args, edges.registry, scope, out, err),
-        Command::Disable(args) => return switches::switch(&edges, &args, true, out, err),
-        Command::Enable(args) => return switches::switch(&edges, &args, false, out, err),
+        Command::Disable(args) => return switch(&edges, &args, true, out, err),
+        Command::Enable(args) => return switch(&edges, &args, false, out, err),
     };
     exit_code(err, written)
+}
+
+/// `disable` (`off`) and `enable`: in the fleet's Redis with `--redis`, else in the switch
+/// file.
+fn switch(
+    edges: &Edges<'_>,
+    args: &switches::SwitchArgs,
+    off: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    #[cfg(feature = "redis")]
+    if let Some(fleet) = edges.fleet {
+        return fleet::switch(fleet, args, off, edges.registry, out, err);
+    }
+    match edges.switches.switch(args, off, edges.registry, out) {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_TOOL_ERROR
+        }
+    }
 }
 
 /// The exit code of a command that wrote its answer: a failed write is the error.
@@ -666,23 +697,6 @@ impl Command {
     }
 }
 
-/// `text` as it may go to a terminal: control characters (escape sequences, carriage returns,
-/// bells) are written as escapes, everything else as it is.
-pub(crate) fn shown(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// Prints a call's result (an error as an unsuccessful result) and gives its exit code.
 fn finish(
     out: &mut dyn Write,
@@ -701,9 +715,4 @@ fn finish(
     } else {
         EXIT_TOOL_ERROR
     }
-}
-
-fn print_json(out: &mut dyn Write, value: &impl serde::Serialize) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    writeln!(out)
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on, print_json};
+use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
+use super::runtime::block_on;
 use crate::http::{Gateway, ModuleMap, Server, shutdown_signal};
 use crate::{Registry, Scope};
 
@@ -101,7 +102,7 @@ pub(super) fn attach(
             let _ = writeln!(
                 err,
                 "warning: module `{}` left out: {error}",
-                super::shown(&status.name)
+                shown(&status.name)
             );
         }
     }

@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, block_on, print_json};
+use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json};
+use super::runtime::block_on;
 use crate::parse::{self, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
 use crate::{Ctx, Registry, Scope, ToolResult};
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::output::shown;
 use crate::Registry;
 use crate::registry::{Selector, SwitchSet};
 use crate::store::{JsonFile, StoreError};
@@ -95,7 +96,7 @@ impl SwitchFileArgs {
         let _ = writeln!(
             out,
             "{verb} {} ({covered} tool{} here)",
-            super::shown(&value),
+            shown(&value),
             if covered == 1 { "" } else { "s" }
         );
         Ok(())
@@ -150,27 +151,5 @@ impl Applied {
             })
             .map(drop)
             .unwrap_or_else(|error| tracing::warn!(%error, "cannot follow the switch file"));
-    }
-}
-
-/// `disable` (`off`) and `enable`: in the fleet's Redis with `--redis`, else in the switch
-/// file.
-pub(super) fn switch(
-    edges: &super::Edges<'_>,
-    args: &SwitchArgs,
-    off: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    #[cfg(feature = "redis")]
-    if let Some(fleet) = edges.fleet {
-        return super::fleet::switch(fleet, args, off, edges.registry, out, err);
-    }
-    match edges.switches.switch(args, off, edges.registry, out) {
-        Ok(()) => super::EXIT_OK,
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            super::EXIT_TOOL_ERROR
-        }
     }
 }

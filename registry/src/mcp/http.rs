@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 
-use super::McpServer;
+use super::server::{Caller, McpServer};
 use crate::http::auth::Secret;
 use crate::registry::Shared;
 use crate::{Permission, Scope};
@@ -130,10 +130,6 @@ impl Callers {
         found
     }
 }
-
-/// The scope the bearer check found for a request, for the handler to read.
-#[derive(Clone)]
-pub(super) struct Caller(pub(super) Scope);
 
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.

@@ -2,12 +2,15 @@
 //! (`rmcp`) for the protocol and its transports; the tools, their schemas and every gate come
 //! from the registry.
 //!
+//! The files are listed from the bottom layer up: each imports only files listed before it, so no
+//! circle runs between them.
+//!
 //! | file | what |
 //! | --- | --- |
-//! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope); [`serve_stdio`] |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed |
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
+//! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed (imports none of the others) |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {

@@ -32,6 +32,11 @@ pub struct McpServer {
     page_size: usize,
 }
 
+/// The scope the bearer check of the HTTP transport found for a request: the caller served
+/// instead of the server's own scope.
+#[derive(Clone)]
+pub(super) struct Caller(pub(super) Scope);
+
 impl McpServer {
     /// Serves `registry` (a `&'static Registry` or an `Arc<Registry>`) to a caller with
     /// `scope`.
@@ -68,7 +73,7 @@ impl McpServer {
     fn caller(&self, extensions: &rmcp::model::Extensions) -> Self {
         let found = extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<super::http::Caller>());
+            .and_then(|parts| parts.extensions.get::<Caller>());
         match found {
             Some(caller) => Self {
                 registry: self.registry.clone(),

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use redis::AsyncCommands;
 
-use super::Fleet;
+use super::connection::Connection;
 use crate::gate::{ApprovalKey, ApprovalStore, PendingCall};
 
 /// Pending approvals in Redis, shared by every instance of a fleet: a call kept on one
@@ -21,20 +21,20 @@ use crate::gate::{ApprovalKey, ApprovalStore, PendingCall};
 /// protects against a changed call only from those who can read nothing there: give the key
 /// from the application's own secrets to keep Redis out of what a call may run.
 pub struct RedisApprovals {
-    fleet: Fleet,
+    redis: Connection,
     key: OnceLock<ApprovalKey>,
 }
 
 impl RedisApprovals {
-    pub(super) fn new(fleet: Fleet) -> Self {
+    pub(super) fn new(redis: Connection) -> Self {
         Self {
-            fleet,
+            redis,
             key: OnceLock::new(),
         }
     }
 
     fn slot(&self, token: &str) -> String {
-        self.fleet.key(&["approval", token])
+        self.redis.key(&["approval", token])
     }
 }
 
@@ -54,7 +54,7 @@ impl ApprovalStore for RedisApprovals {
         let ttl = u64::try_from(left).unwrap_or(u64::MAX);
         let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
         let slot = self.slot(token);
-        self.fleet
+        self.redis
             .run(|mut connection| async move {
                 connection.pset_ex::<_, _, ()>(slot, text, ttl).await
             })
@@ -65,7 +65,7 @@ impl ApprovalStore for RedisApprovals {
     async fn get(&self, token: &str) -> Result<Option<PendingCall>, String> {
         let slot = self.slot(token);
         let text: Option<String> = self
-            .fleet
+            .redis
             .run(|mut connection| async move { connection.get(slot).await })
             .await
             .map_err(|e| e.to_string())?;
@@ -76,7 +76,7 @@ impl ApprovalStore for RedisApprovals {
     async fn take(&self, token: &str) -> Result<Option<PendingCall>, String> {
         let slot = self.slot(token);
         let text: Option<String> = self
-            .fleet
+            .redis
             .run(|mut connection| async move { connection.get_del(slot).await })
             .await
             .map_err(|e| e.to_string())?;
@@ -92,10 +92,10 @@ impl ApprovalStore for RedisApprovals {
         getrandom::fill(&mut fresh)
             .map_err(|e| format!("no randomness for an approval key: {e}"))?;
         let fresh: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
-        let slot = self.fleet.key(&["approval-key"]);
+        let slot = self.redis.key(&["approval-key"]);
         // The first instance's key wins; every other reads it.
         let kept: String = self
-            .fleet
+            .redis
             .run(|mut connection| async move {
                 let _: bool = connection.set_nx(&slot, &fresh).await?;
                 connection.get(&slot).await

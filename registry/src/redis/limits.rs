@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 
-use super::Fleet;
+use super::connection::Connection;
 use crate::gate::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 
 /// KEYS: the day's count, the cooldown. ARGV: now (ms), cooldown (ms, 0 = none), the daily
@@ -76,21 +76,22 @@ const LENT_FOR: Duration = Duration::from_secs(300);
 /// concurrent calls on any number of instances, exactly as many as the limit allows are
 /// admitted. While Redis is unreachable a call is refused with
 /// [`Refusal::Unavailable`] (the typed `store_unavailable`), or, with
-/// [`Fleet::fallback_in_memory`], counted on this instance alone.
+/// [`Fleet::fallback_in_memory`](super::Fleet::fallback_in_memory), counted on this instance
+/// alone.
 ///
 /// The times compared are the instances' clocks: keep them synchronized (NTP) and a cooldown
 /// holds across the fleet to within their difference.
 pub struct RedisRateLimits {
-    fleet: Fleet,
+    redis: Connection,
     fallback: InMemoryRateLimits,
     /// The permits the fallback gave, so that each is given back where it was taken.
     lent: Mutex<Vec<Permit>>,
 }
 
 impl RedisRateLimits {
-    pub(super) fn new(fleet: Fleet) -> Self {
+    pub(super) fn new(redis: Connection) -> Self {
         Self {
-            fleet,
+            redis,
             fallback: InMemoryRateLimits::new(),
             lent: Mutex::new(Vec::new()),
         }
@@ -98,8 +99,8 @@ impl RedisRateLimits {
 
     fn keys(&self, tool: &str, user: &str, day: u64) -> (String, String) {
         (
-            self.fleet.key(&["limit", tool, user, &day.to_string()]),
-            self.fleet.key(&["cooldown", tool, user]),
+            self.redis.key(&["limit", tool, user, &day.to_string()]),
+            self.redis.key(&["cooldown", tool, user]),
         )
     }
 }
@@ -133,7 +134,7 @@ impl RateLimitStore for RedisRateLimits {
         let ttl = i64::try_from((until_midnight + Duration::from_secs(24 * 60 * 60)).as_millis())
             .unwrap_or(i64::MAX);
         let answer: Result<(i64, i64), _> = self
-            .fleet
+            .redis
             .run(|mut connection| async move {
                 ACQUIRE
                     .key(&count_key)
@@ -162,7 +163,7 @@ impl RateLimitStore for RedisRateLimits {
                 limits.daily_limit.unwrap_or(0),
                 until_midnight,
             )),
-            Err(error) if self.fleet.falls_back() => {
+            Err(error) if self.redis.falls_back() => {
                 tracing::warn!(%error, tool, "Redis is unavailable; counting this call on this instance");
                 let permit = self.fallback.acquire(user, tool, limits, now).await?;
                 let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
@@ -191,7 +192,7 @@ impl RateLimitStore for RedisRateLimits {
         let (count_key, cooldown_key) = self.keys(&permit.tool, &permit.user, permit.day);
         let previous = permit.previous.map_or(-1, millis);
         let released = self
-            .fleet
+            .redis
             .run(|mut connection| async move {
                 RELEASE
                     .key(&count_key)

@@ -3,19 +3,19 @@
 
 use redis::AsyncCommands;
 
-use super::Fleet;
+use super::connection::Connection;
 use crate::http::{CachedManifest, ManifestCache};
 use crate::store::StoreError;
 
 /// Module manifests in Redis: written on every fetch, read at start, so that an instance that
 /// starts lists every module without asking any of them.
 pub struct RedisManifestCache {
-    fleet: Fleet,
+    redis: Connection,
 }
 
 impl RedisManifestCache {
-    pub(super) fn new(fleet: Fleet) -> Self {
-        Self { fleet }
+    pub(super) fn new(redis: Connection) -> Self {
+        Self { redis }
     }
 }
 
@@ -29,9 +29,9 @@ fn unavailable(error: impl std::fmt::Display) -> StoreError {
 #[async_trait::async_trait]
 impl ManifestCache for RedisManifestCache {
     async fn load(&self, module: &str) -> Result<Option<CachedManifest>, StoreError> {
-        let slot = self.fleet.key(&["module_manifest", module]);
+        let slot = self.redis.key(&["module_manifest", module]);
         let text: Option<String> = self
-            .fleet
+            .redis
             .run(|mut connection| async move { connection.get(slot).await })
             .await
             .map_err(unavailable)?;
@@ -40,14 +40,14 @@ impl ManifestCache for RedisManifestCache {
     }
 
     async fn store(&self, module: &str, entry: &CachedManifest) -> Result<(), StoreError> {
-        let slot = self.fleet.key(&["module_manifest", module]);
+        let slot = self.redis.key(&["module_manifest", module]);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
         let ttl = entry.expires_at.saturating_sub(now).max(1);
         let text = serde_json::to_string(entry).map_err(unavailable)?;
-        self.fleet
+        self.redis
             .run(|mut connection| async move { connection.set_ex::<_, _, ()>(slot, text, ttl).await })
             .await
             .map_err(unavailable)

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use super::{Fleet, FleetError};
+use super::Fleet;
+use super::connection::FleetError;
 use crate::registry::{Selector, Shared, SwitchSet};
 
 /// How long a follower waits before it connects again after losing Redis.
@@ -31,14 +32,14 @@ impl Drop for Following {
 impl Fleet {
     fn switch_keys(&self) -> [String; 3] {
         [
-            self.key(&["switches", "names"]),
-            self.key(&["switches", "tags"]),
-            self.key(&["switches", "categories"]),
+            self.redis.key(&["switches", "names"]),
+            self.redis.key(&["switches", "tags"]),
+            self.redis.key(&["switches", "categories"]),
         ]
     }
 
     fn channel(&self) -> String {
-        self.key(&["switches"])
+        self.redis.key(&["switches"])
     }
 
     /// Switches tools off across the fleet: stored, then announced; every joined instance
@@ -61,37 +62,39 @@ impl Fleet {
             Selector::Category(category) => (categories, category.clone()),
         };
         let channel = self.channel();
-        self.run(|mut connection| async move {
-            let mut pipe = redis::pipe();
-            pipe.atomic();
-            if off {
-                pipe.sadd(&key, &value).ignore();
-            } else {
-                pipe.srem(&key, &value).ignore();
-            }
-            pipe.publish(&channel, "changed").ignore();
-            pipe.query_async::<()>(&mut connection).await
-        })
-        .await
+        self.redis
+            .run(|mut connection| async move {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                if off {
+                    pipe.sadd(&key, &value).ignore();
+                } else {
+                    pipe.srem(&key, &value).ignore();
+                }
+                pipe.publish(&channel, "changed").ignore();
+                pipe.query_async::<()>(&mut connection).await
+            })
+            .await
     }
 
     /// The switches stored now.
     pub async fn switches(&self) -> Result<SwitchSet, FleetError> {
         let [names, tags, categories] = self.switch_keys();
-        self.run(|mut connection| async move {
-            let (names, tags, categories) = redis::pipe()
-                .smembers(&names)
-                .smembers(&tags)
-                .smembers(&categories)
-                .query_async(&mut connection)
-                .await?;
-            Ok(SwitchSet {
-                names,
-                tags,
-                categories,
+        self.redis
+            .run(|mut connection| async move {
+                let (names, tags, categories) = redis::pipe()
+                    .smembers(&names)
+                    .smembers(&tags)
+                    .smembers(&categories)
+                    .query_async(&mut connection)
+                    .await?;
+                Ok(SwitchSet {
+                    names,
+                    tags,
+                    categories,
+                })
             })
-        })
-        .await
+            .await
     }
 
     /// Makes `registry` a member of the fleet: applies the stored switches now (an error if
@@ -133,15 +136,16 @@ impl Fleet {
         registry: &Shared,
         applied: &mut SwitchSet,
     ) -> Result<(), FleetError> {
-        let timeout = self.op_timeout();
-        let mut subscription = tokio::time::timeout(timeout, self.client().get_async_pubsub())
-            .await
-            .map_err(|_| self.unavailable("no subscription connection in time"))?
-            .map_err(|error| self.unavailable(error))?;
+        let timeout = self.redis.timeout();
+        let mut subscription =
+            tokio::time::timeout(timeout, self.redis.client().get_async_pubsub())
+                .await
+                .map_err(|_| self.redis.unavailable("no subscription connection in time"))?
+                .map_err(|error| self.redis.unavailable(error))?;
         tokio::time::timeout(timeout, subscription.subscribe(self.channel()))
             .await
-            .map_err(|_| self.unavailable("no subscription in time"))?
-            .map_err(|error| self.unavailable(error))?;
+            .map_err(|_| self.redis.unavailable("no subscription in time"))?
+            .map_err(|error| self.redis.unavailable(error))?;
         // Subscribed first, read second: a change between the two is read or heard.
         let now = self.switches().await?;
         applied.apply(&now, registry);
@@ -152,7 +156,7 @@ impl Fleet {
             // without closing.
             tokio::select! {
                 message = messages.next() => if message.is_none() {
-                    return Err(self.unavailable("the subscription ended"));
+                    return Err(self.redis.unavailable("the subscription ended"));
                 },
                 () = tokio::time::sleep(RESYNC_EVERY) => {}
             }
