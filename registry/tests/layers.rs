@@ -652,15 +652,21 @@ fn the_check_finds_a_circle_and_follows_reexports() {
     );
 }
 
-/// The `.rs` files a module doc names: each `` `name.rs` `` (or `` `dir/name.rs` ``) in its `//!`
-/// lines.
-fn files_named(doc: &str) -> BTreeSet<String> {
-    doc.lines()
-        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+/// The `.rs` files a text names, each as `` `name.rs` `` or `` `dir/name.rs` `` within a line.
+fn files_named(text: &str) -> BTreeSet<String> {
+    (text.lines())
         .flat_map(|line| line.split('`').skip(1).step_by(2))
         .filter(|name| name.ends_with(".rs") && !name.contains(' '))
         .map(str::to_owned)
         .collect()
+}
+
+/// A module's own documentation: its `//!` lines.
+fn module_doc(source: &str) -> String {
+    (source.lines())
+        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Each folder's `mod.rs` says what its files do: it names every file of the folder, and every
@@ -684,15 +690,14 @@ fn each_folder_map_names_its_files_and_only_them() {
                 .into_iter()
                 .find(|f| files.contains(*f));
             let Some(map) = map else { continue };
-            let doc = std::fs::read_to_string(dir.join(map)).unwrap();
-            let named = files_named(&doc);
+            let source = std::fs::read_to_string(dir.join(map)).unwrap();
+            let named = files_named(&module_doc(&source));
             let mut mapped = named.clone();
-            if doc.contains("include_str!(\"../README.md\")") {
+            if source.contains("include_str!(\"../README.md\")") {
                 // A crate root whose documentation is its README: ARCHITECTURE.md maps it.
                 let architecture =
                     std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
-                let lines: String = architecture.lines().map(|l| format!("//! {l}\n")).collect();
-                mapped.extend(files_named(&lines));
+                mapped.extend(files_named(&architecture));
             }
             let shown = show(dir.strip_prefix(workspace()).unwrap());
             for file in &files {
@@ -733,22 +738,17 @@ fn every_file_the_architecture_names_exists() {
         "",
     ];
     let mut missing = Vec::new();
-    for name in text.split('`').skip(1).step_by(2) {
-        if !(name.ends_with(".rs") && name.contains('/'))
-            || name.contains(' ')
-            || name.contains('*')
-        {
+    for name in files_named(&text) {
+        if !name.contains('/') || name.contains('*') {
             continue;
         }
         if !roots
             .iter()
-            .any(|root| workspace().join(root).join(name).exists())
+            .any(|root| workspace().join(root).join(&name).exists())
         {
-            missing.push(name.to_owned());
+            missing.push(name);
         }
     }
-    missing.sort();
-    missing.dedup();
     assert!(
         missing.is_empty(),
         "ARCHITECTURE.md names files that are not there: {missing:?}"

@@ -6,7 +6,6 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_registry::registry::Listing;
 use tool_registry::{Ctx, Registry, State, ToolError, ToolResult, tool};
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -456,15 +455,18 @@ fn schemas_are_2020_12_with_descriptions_defaults_and_required() {
 #[test]
 fn openai_tools_cover_every_tool_and_are_built_once() {
     let registry = registry();
-    let all = registry.openai_tools(Listing::every());
+    let all = registry.openai_tools(tool_registry::registry::Listing::every());
     assert!(std::ptr::eq(
         all.json(),
-        registry.openai_tools(Listing::every()).json()
+        registry
+            .openai_tools(tool_registry::registry::Listing::every())
+            .json()
     ));
     assert_eq!(all.as_array().unwrap().len(), registry.len());
     let trusted = tool_registry::Scope::trusted();
     let read_only = |t: &tool_registry::Tool| t.annotations().read_only == Some(true);
-    let only_read_only = registry.openai_tools(Listing::of(&trusted).keep(&read_only));
+    let only_read_only =
+        registry.openai_tools(tool_registry::registry::Listing::of(&trusted).keep(&read_only));
     insta::assert_json_snapshot!("openai_read_only", only_read_only);
     for entry in all.as_array().unwrap() {
         assert_eq!(entry["type"], "function");
