@@ -22,6 +22,10 @@ pub(crate) enum Meta {
     Execute,
 }
 
+/// How many providers a tool is defined for: the length of
+/// [`Provider::ALL`](crate::format::Provider::ALL), which format checks at compile time.
+pub(crate) const PROVIDERS: usize = 5;
+
 /// A tool with what the registry derives from it once: the risk level, whether calls wait for
 /// approval, whether they take the direct path, and the cached schema and provider format.
 pub(crate) struct Entry {
@@ -44,9 +48,13 @@ pub(crate) struct Entry {
     /// The input schema has an object whose unknown keys [`crate::call::fields`] refuses.
     open_objects: OnceLock<bool>,
     output_schema: OnceLock<Option<Value>>,
-    /// What [`format`](crate::format) builds from the tool once (each provider's definition),
-    /// kept with it; only format knows its type.
-    pub(crate) formats: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The tool's definition for each provider, in the order of
+    /// [`Provider::ALL`](crate::format::Provider::ALL), built on first use by
+    /// [`format`](crate::format).
+    pub(crate) formats: [OnceLock<Value>; PROVIDERS],
+    /// The same in strict mode, or why the tool cannot be listed so: an error of format's own
+    /// type, which only format reads back.
+    pub(crate) strict_formats: [OnceLock<Result<Value, Arc<dyn Any + Send + Sync>>>; PROVIDERS],
 }
 
 /// Where a tool comes from: `#[tool]` or a spec registered at run time.
@@ -83,7 +91,8 @@ impl Entry {
             input_schema: OnceLock::new(),
             open_objects: OnceLock::new(),
             output_schema: OnceLock::new(),
-            formats: OnceLock::new(),
+            formats: Default::default(),
+            strict_formats: Default::default(),
         };
         entry.permission = entry.permission();
         entry.predicate = match &entry.kind {

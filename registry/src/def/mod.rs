@@ -18,7 +18,7 @@ pub(crate) mod tool_def;
 
 pub use crate::meta::{Annotations, Risk};
 pub use crate::meta::{ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier};
-pub(crate) use entry::{Entry, Meta};
+pub(crate) use entry::{Entry, Meta, PROVIDERS};
 pub use tool::Tool;
 pub(crate) use tool::{linked, meta, owned};
 pub use tool_def::ToolDef;

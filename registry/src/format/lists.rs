@@ -2,9 +2,10 @@
 //! reused, and each whole list (with its JSON text) built once per set of tools and kept with
 //! the registry's snapshot. Which tools a caller may see is the registry's to say.
 
+use std::any::Any;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
@@ -52,7 +53,7 @@ pub(crate) fn list(
                 true => match strict_cached(tool, provider) {
                     Ok(definition) => definition.clone(),
                     Err(error) => {
-                        failed = Some(error.clone());
+                        failed = Some(error);
                         return None;
                     }
                 },
@@ -85,34 +86,28 @@ fn native_search_tool(provider: Provider) -> Value {
     }
 }
 
-/// A tool's definition for each provider, in [`Provider::ALL`] order, and the same in strict
-/// mode (or why the tool cannot be listed so), each built on first use: kept in the tool's
-/// entry, for as long as the tool.
-#[derive(Default)]
-struct Definitions {
-    plain: [OnceLock<Value>; 5],
-    strict: [OnceLock<Result<Value, StrictError>>; 5],
-}
+// A tool's entry keeps one definition per provider, in `Provider::ALL` order.
+const _: () = assert!(Provider::ALL.len() == crate::def::PROVIDERS);
 
-/// The definitions kept with `tool`.
-fn definitions(tool: &Tool) -> &Definitions {
-    let slot = tool
-        .entry()
-        .formats
-        .get_or_init(|| Box::<Definitions>::default());
-    slot.downcast_ref()
-        .expect("only this module fills a tool's format slot")
-}
-
-/// One tool's definition for `provider`, built on first use.
+/// One tool's definition for `provider`, built on first use and kept in the tool's entry.
 fn cached(tool: &Tool, provider: Provider) -> &Value {
-    definitions(tool).plain[provider.index()].get_or_init(|| definition(tool, provider))
+    tool.entry().formats[provider.index()].get_or_init(|| definition(tool, provider))
 }
 
-/// One tool's strict definition for `provider`, built on first use.
-fn strict_cached(tool: &Tool, provider: Provider) -> &Result<Value, StrictError> {
-    definitions(tool).strict[provider.index()]
-        .get_or_init(|| super::definitions::strict_definition(tool, provider))
+/// One tool's strict definition for `provider`, or why strict mode cannot list it; built on
+/// first use and kept in the tool's entry.
+fn strict_cached(tool: &Tool, provider: Provider) -> Result<&Value, StrictError> {
+    let kept = tool.entry().strict_formats[provider.index()].get_or_init(|| {
+        super::definitions::strict_definition(tool, provider)
+            .map_err(|error| Arc::new(error) as Arc<dyn Any + Send + Sync>)
+    });
+    match kept {
+        Ok(definition) => Ok(definition),
+        Err(error) => Err(error
+            .downcast_ref::<StrictError>()
+            .expect("a tool's strict definitions are written by this module alone")
+            .clone()),
+    }
 }
 
 /// The list as the provider's request takes it.
