@@ -30,21 +30,22 @@
 //! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`]), JSON as every command prints it, text made safe for a terminal |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
+//! | `commands.rs` | the commands on the registry alone (`list`, `schema`, `tools --strict`, `call`, `deny`, `snapshot`), the formats they print in |
 //! | `parse.rs` | `parse` and `run`: the calls in a model's output, printed or run |
 //! | `modules.rs` | `serve`, `modules` and `--module-map` (feature `http`) |
 //! | `mcp.rs` | `mcp`: the tools over MCP, on stdio or streamable HTTP (feature `mcp`) |
 //! | `fleet.rs` | `--redis`: the stores and switches of a fleet, `disable` and `enable` across it (feature `redis`) |
-//! | `mod.rs` | the flags and the commands, the registry they run on; the commands on the registry alone (`list`, `catalog`, `schema`, `tools`, `call`, `approve`, `deny`, `snapshot`), the others handed to their files |
+//! | `mod.rs` | the flags and the commands, the registry they run on, each command handed to its file |
 
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
-use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
-use crate::{Ctx, Registry, RegistryBuilder, Scope, ToolResult};
+use crate::{Ctx, Registry, RegistryBuilder, Scope};
 
+mod commands;
 #[cfg(feature = "redis")]
 mod fleet;
 #[cfg(feature = "mcp")]
@@ -56,6 +57,10 @@ mod parse;
 mod runtime;
 mod switches;
 
+use commands::{
+    CatalogFormat, ListFormat, ProviderFormat, call, deny, exit_code, finish, list, schema,
+    snapshot, strict_tools,
+};
 use output::{print_json, shown};
 use runtime::{RuntimeGuard, block_on};
 
@@ -233,45 +238,6 @@ enum Command {
     Disable(switches::SwitchArgs),
     /// Switch tools back on (undoes `disable` with the same selector).
     Enable(switches::SwitchArgs),
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ListFormat {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum CatalogFormat {
-    Md,
-    Json,
-    Html,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ProviderFormat {
-    /// OpenAI Chat Completions.
-    Openai,
-    /// OpenAI Responses.
-    Responses,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Gemini function declarations.
-    Gemini,
-    /// MCP `tools/list`.
-    Mcp,
-}
-
-impl From<ProviderFormat> for Provider {
-    fn from(format: ProviderFormat) -> Self {
-        match format {
-            ProviderFormat::Openai => Provider::OpenAi,
-            ProviderFormat::Responses => Provider::Responses,
-            ProviderFormat::Anthropic => Provider::Anthropic,
-            ProviderFormat::Gemini => Provider::Gemini,
-            ProviderFormat::Mcp => Provider::Mcp,
-        }
-    }
 }
 
 /// Runs the command line over every linked tool and exits with its code.
@@ -473,84 +439,6 @@ fn switch(
     }
 }
 
-/// The exit code of a command that wrote its answer: a failed write is the error.
-fn exit_code(err: &mut dyn Write, written: std::io::Result<()>) -> i32 {
-    match written {
-        Ok(()) => EXIT_OK,
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            EXIT_TOOL_ERROR
-        }
-    }
-}
-
-/// `toolreg tools --strict`: the definitions in a provider's strict form, or why a tool has none.
-fn strict_tools(
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    registry: &Registry,
-    scope: &Scope,
-    format: ProviderFormat,
-) -> i32 {
-    let written = match registry.tools_for_strict(format.into(), scope) {
-        Ok(tools) => print_json(out, &tools),
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            return EXIT_TOOL_ERROR;
-        }
-    };
-    exit_code(err, written)
-}
-
-/// `toolreg call NAME ARGS`: one call as the model would make it, with the user's message when
-/// given.
-fn call(
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    registry: &Registry,
-    scope: Scope,
-    name: &str,
-    args: &str,
-    message: Option<String>,
-) -> i32 {
-    let mut ctx = Ctx::for_scope(scope);
-    if let Some(message) = message {
-        ctx = ctx.with_user_message(message);
-    }
-    let outcome = block_on(err, registry.call_for_model(name, args, &ctx));
-    finish(out, err, outcome.map(Ok))
-}
-
-/// `toolreg deny TOKEN REASON`: refuses a call waiting for approval.
-fn deny(
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    registry: &Registry,
-    scope: Scope,
-    token: &str,
-    reason: &str,
-) -> i32 {
-    let ctx = Ctx::for_scope(scope);
-    match block_on(err, registry.deny(token, reason, &ctx)) {
-        None => EXIT_TOOL_ERROR,
-        // The denial itself succeeded; the result is what goes back to the model.
-        Some(Ok(result)) => {
-            let _ = print_json(out, &result);
-            EXIT_OK
-        }
-        Some(Err(error)) => finish(out, err, Some(Err(error))),
-    }
-}
-
-/// `toolreg snapshot`: the registry's snapshot, without the tools `scope` cannot see.
-fn snapshot(out: &mut dyn Write, registry: &Registry, scope: &Scope) -> std::io::Result<()> {
-    let mut snapshot = registry.snapshot();
-    snapshot
-        .tools
-        .retain(|entry| registry.get_for(entry.spec.tool_name(), scope).is_some());
-    print_json(out, &snapshot)
-}
-
 /// The registry `builder` makes, with the command line's shared stores: approvals and rate
 /// limits in files (from the flags, the environment, or the defaults).
 fn build(cli: &Cli, builder: RegistryBuilder) -> Result<Registry, crate::registry::BuildError> {
@@ -591,83 +479,6 @@ fn check_allow_list(registry: &Registry, scope: &Scope) -> Result<(), String> {
     ))
 }
 
-/// `list`: the tools `scope` may see, a line each or as JSON; with `verbose`, where each is
-/// declared.
-fn list(
-    out: &mut dyn Write,
-    registry: &Registry,
-    scope: &Scope,
-    format: ListFormat,
-    verbose: bool,
-) -> std::io::Result<()> {
-    let tools = registry.tools(scope);
-    if let ListFormat::Json = format {
-        let list: Vec<_> = tools
-            .iter()
-            .map(|t| {
-                let mut entry =
-                    serde_json::json!({ "name": t.name(), "description": t.short_description() });
-                if verbose {
-                    entry["source"] = serde_json::json!(t.source());
-                }
-                entry
-            })
-            .collect();
-        return print_json(out, &list);
-    }
-    let width = tools
-        .iter()
-        .map(|t| shown(t.name()).len())
-        .max()
-        .unwrap_or(0);
-    tools.iter().try_for_each(|tool| {
-        write!(
-            out,
-            "{:width$}  {}",
-            shown(tool.name()),
-            shown(tool.short_description())
-        )?;
-        if verbose {
-            match tool.source() {
-                Some(at) => write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?,
-                None => write!(out, "  (registered at run time)")?,
-            }
-        }
-        writeln!(out)
-    })
-}
-
-/// `schema NAME`: the tool's argument schema, or a usage error with a suggestion from the
-/// names `scope` may see.
-fn schema(
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    registry: &Registry,
-    scope: &Scope,
-    name: &str,
-) -> i32 {
-    let found = registry.get_for(name, scope);
-    let Some(tool) = found else {
-        let hint = match registry.suggest(name, scope) {
-            Some(close) => format!("did you mean `{close}`? "),
-            None => String::new(),
-        };
-        let _ = writeln!(
-            err,
-            "error: no tool is named {}; {hint}`list` shows the tools",
-            shown(name)
-        );
-        return EXIT_USAGE;
-    };
-    match print_json(out, tool.input_schema()) {
-        Ok(()) => EXIT_OK,
-        Err(error) => {
-            let _ = writeln!(err, "error: {error}");
-            EXIT_TOOL_ERROR
-        }
-    }
-}
-
 /// What every command says when no tool is linked into the program.
 const EMPTY_REGISTRY: &str = "\
 error: no tools are linked into this program.
@@ -694,25 +505,5 @@ impl Command {
 
     fn reads_own_tool_list(&self) -> bool {
         matches!(self, Command::Parse(args) if args.has_tool_list())
-    }
-}
-
-/// Prints a call's result (an error as an unsuccessful result) and gives its exit code.
-fn finish(
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    outcome: Option<Result<ToolResult, crate::ToolError>>,
-) -> i32 {
-    let Some(outcome) = outcome else {
-        return EXIT_TOOL_ERROR;
-    };
-    let result = outcome.unwrap_or_else(ToolResult::from);
-    if let Err(error) = print_json(out, &result) {
-        let _ = writeln!(err, "error: {error}");
-    }
-    if result.success {
-        EXIT_OK
-    } else {
-        EXIT_TOOL_ERROR
     }
 }
