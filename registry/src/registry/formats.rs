@@ -73,31 +73,23 @@ impl Registry {
         listing: Listing<'_>,
     ) -> Result<ProviderTools, StrictError> {
         let snapshot = self.current();
-        let Some(scope) = listing.scope else {
-            let members = (snapshot.tools.iter().enumerate())
-                .filter(|(_, tool)| listing.keeps(tool))
-                .map(|(i, _)| i as u32)
-                .collect();
-            let (tools, extra) = (&snapshot.tools, Extra::Nothing);
-            return format::list(
-                &snapshot.lists,
-                tools,
-                provider,
-                strict,
-                extra,
-                members,
-                &[],
-                0,
-            );
+        let visible = |i: usize| {
+            listing
+                .scope
+                .is_none_or(|scope| self.visible(&snapshot, i, scope))
         };
-        let extra = self.extra(&snapshot, provider, scope);
-        let members: Box<[u32]> = match extra {
-            // Deferred tools are in the list, flagged for the provider's own search.
-            Extra::Native => (snapshot.tools.iter().enumerate())
-                .filter(|(i, tool)| self.visible(&snapshot, *i, scope) && listing.keeps(tool))
+        let extra = match listing.scope {
+            Some(scope) => self.extra(&snapshot, provider, scope),
+            None => Extra::Nothing,
+        };
+        let members: Box<[u32]> = match (extra, listing.scope) {
+            // Deferred tools are in the list, flagged for the provider's own search; every
+            // tool, whatever the scope and switches, for `Listing::every`.
+            (Extra::Native, _) | (_, None) => (snapshot.tools.iter().enumerate())
+                .filter(|(i, tool)| visible(*i) && listing.keeps(tool))
                 .map(|(i, _)| i as u32)
                 .collect(),
-            _ => self
+            (_, Some(scope)) => self
                 .listed(&snapshot, scope)
                 .filter(|(_, tool)| listing.keeps(tool))
                 .map(|(i, _)| i as u32)
@@ -116,15 +108,9 @@ impl Registry {
             }
         }
         let tools = &snapshot.tools;
+        let (lists, metas) = (&snapshot.lists, &metas[..]);
         format::list(
-            &snapshot.lists,
-            tools,
-            provider,
-            strict,
-            extra,
-            members,
-            &metas,
-            meta_bits,
+            lists, tools, provider, strict, extra, members, metas, meta_bits,
         )
     }
 
