@@ -172,9 +172,7 @@ impl Registry {
                 .is_some_and(|tool| tool.output_schema().is_some());
         format::result_message(provider, declares_output, call, result)
     }
-}
 
-impl Registry {
     /// The documentation of every tool in this registry.
     pub fn catalog(&self) -> Catalog<'_> {
         Catalog::new(self.all_tools().collect())
