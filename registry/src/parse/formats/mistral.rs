@@ -140,7 +140,7 @@ fn list(start: usize, values: &mut Values, input: &Input<'_>) -> Step {
                 input.str(span.clone()),
                 span.clone(),
                 Format::Mistral,
-                false,
+                None,
             );
             Step::Done(Outcome::new(span.end, items))
         }
@@ -278,6 +278,7 @@ fn args(
                         name: std::mem::take(name),
                         arguments,
                         id: id.take(),
+                        typed: false,
                     },
                     Format::Mistral,
                     start..span.end,
