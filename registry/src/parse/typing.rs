@@ -194,7 +194,11 @@ impl TypeArgs for ByTools<'_> {
     }
 
     fn value(&mut self, key: &str, written: Written<'_>) -> Value {
-        let kinds = self.types.as_ref().map(|t| t.kinds(key)).unwrap_or_default();
+        let kinds = self
+            .types
+            .as_ref()
+            .map(|t| t.kinds(key))
+            .unwrap_or_default();
         typed_written(written, kinds)
     }
 
@@ -342,7 +346,10 @@ mod tests {
         assert_eq!(quoted("twenty", Kinds::INTEGER), json!("twenty"));
         assert_eq!(quoted(" 0.5", Kinds::NUMBER), json!(0.5));
         assert_eq!(quoted("false", Kinds::BOOLEAN), json!(false));
-        assert_eq!(quoted("25", Kinds::STRING.union(Kinds::INTEGER)), json!("25"));
+        assert_eq!(
+            quoted("25", Kinds::STRING.union(Kinds::INTEGER)),
+            json!("25")
+        );
         assert_eq!(quoted("{'k': None}", Kinds::OBJECT), json!({"k": null}));
         assert_eq!(quoted("\"[1]\"", Kinds::ARRAY), json!([1]));
         assert_eq!(quoted("25", Kinds::JSON), json!("25"));
@@ -351,7 +358,10 @@ mod tests {
             typed_written(Written::Bare { text, literal }, kinds)
         };
         assert_eq!(bare("5", Some(json!(5)), Kinds::STRING), json!("5"));
-        assert_eq!(bare("True", Some(json!(true)), Kinds::STRING), json!("True"));
+        assert_eq!(
+            bare("True", Some(json!(true)), Kinds::STRING),
+            json!("True")
+        );
         assert_eq!(
             bare("None", Some(json!(null)), Kinds::STRING.union(Kinds::NULL)),
             json!(null)

@@ -311,7 +311,9 @@ impl<'a> Reader<'a> {
     /// `false`, `null` and numbers as in JSON, any other word as written.
     fn bare(&mut self) -> Result<Written<'a>, String> {
         let rest = self.rest();
-        let len = rest.find(|c: char| "{}[],".contains(c)).unwrap_or(rest.len());
+        let len = rest
+            .find(|c: char| "{}[],".contains(c))
+            .unwrap_or(rest.len());
         let word = rest[..len].trim();
         if word.is_empty() || word.contains(self.quote) {
             return Err(self.expected("a value"));

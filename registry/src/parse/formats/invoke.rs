@@ -209,11 +209,12 @@ impl InvokeBlock {
         let mut arguments = Map::new();
         let mut rest = inner;
         while let Some(open) = rest.find(s.parameter) {
-            let read = start_tag(&rest[open + s.parameter.len()..]).and_then(|(attributes, after)| {
-                let key = attribute(&attributes, "name")?;
-                let (end, next) = value_end(after, s, key, &types, &arguments, &mut by_names)?;
-                Some((key, attributes, &after[..end], &after[next..]))
-            });
+            let read =
+                start_tag(&rest[open + s.parameter.len()..]).and_then(|(attributes, after)| {
+                    let key = attribute(&attributes, "name")?;
+                    let (end, next) = value_end(after, s, key, &types, &arguments, &mut by_names)?;
+                    Some((key, attributes, &after[..end], &after[next..]))
+                });
             let Some((key, attributes, raw, after)) = read else {
                 return Err((
                     ErrorKind::Malformed,
