@@ -19,6 +19,10 @@ pub(crate) struct RawCall {
     pub(crate) name: String,
     pub(crate) arguments: Value,
     pub(crate) id: Option<String>,
+    /// Whether the values were typed by the tool's schema as they were read (values written
+    /// as text, pythonic and Gemma values); otherwise they are JSON as the model wrote it, and
+    /// the scanner types them as it takes the call (`typing::type_json_arguments`).
+    pub(crate) typed: bool,
 }
 
 /// Why a value is not a call.

@@ -71,6 +71,23 @@
 //!   JSON as the whole message, and ReAct's `Action: NAME` line followed by `Action Input:`. A
 //!   set that accepts every name makes any such call a call.
 //!
+//! # Types
+//!
+//! One rule, in `typing.rs`, that every reader uses. With a schema the declared type decides:
+//! a declared string keeps the text as written (`count=5`, `True`, `None` in a pythonic or
+//! Gemma call stay text); a declared number, integer or boolean is read from a quoted value
+//! when it parses as one (`'25'`, `<|"|>158348<|"|>`, a JSON `"12"`); an object or array is
+//! read from JSON, from JSON encoded twice, or from a Python literal. A value that fits none of
+//! the declared types stays as written, for validation to report. Without a schema each
+//! syntax's own typing stands: with [`AnyTool`] a value written as text is the JSON it spells
+//! (or the Python literal), else the text; a quoted value is a string; JSON is as written.
+//!
+//! In the `<parameter=…>`-style families ([`Format::Function`], [`Format::Glm`],
+//! [`Format::MiniMax`], [`Format::Dsml`]) a schema also decides where a value ends: a
+//! parameter whose name the tool does not declare, written inside a value, belongs to that
+//! value (vLLM's Qwen3-Coder rule), while a declared one still to come starts the next
+//! parameter. Without one, the markup alone decides, as each family's reader describes.
+//!
 //! # Streaming
 //!
 //! [`StreamParser`] reads the same formats from a token stream and reports text, reasoning and
@@ -89,8 +106,8 @@
 //! # Files
 //!
 //! Bottom to top: a file imports only files listed before it (re-exports aside), so no circle
-//! runs between them; the one exception, `typing.rs` reading Python literals with
-//! `formats/pythonic.rs`, goes to a leaf.
+//! runs between them; the one exception, `typing.rs` reading Python literals and the
+//! written forms of values with `formats/pythonic.rs`, goes to a leaf.
 //!
 //! | file | what |
 //! | --- | --- |
@@ -99,7 +116,7 @@
 //! | `block.rs` | what the readers and the machine say to each other (a reader's step, a block's outcome, its calls and errors, the thoughts) and what a reader asks of the tools; imports only `vocab.rs` |
 //! | `event.rs` | [`StreamEvent`], and [`StreamDelta`], the borrowed form `push_with` hands out |
 //! | `content.rs` | display text and its joints |
-//! | `typing.rs` | a value written as text, typed by the kinds of its argument's schema |
+//! | `typing.rs` | the one rule for types: a value as written (text, quoted, JSON), typed by the kinds its argument's schema declares |
 //! | `formats/` | one reader per family, each importing only the files above (its `mod.rs` lists them) |
 //! | `markers.rs` | the marker table: which token opens which reader's block, and the automaton that finds them |
 //! | `tag_set.rs` | [`TagSet`]: a tool set's tag patterns with the automaton that finds their lines |

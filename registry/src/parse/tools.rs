@@ -22,8 +22,9 @@ pub trait ToolSet {
     /// Whether a tool of this name (or alias) exists.
     fn contains(&self, name: &str) -> bool;
 
-    /// The JSON Schema of the tool's arguments, if known. Values written as text are typed by
-    /// its `properties`; without it they stay strings. Borrowed when the set holds it (a copy
+    /// The JSON Schema of the tool's arguments, if known. Values are typed by the types its
+    /// `properties` declare (see [the rule](super#types)); without it, values written as text
+    /// stay strings, and other values are as their syntax writes them. Borrowed when the set holds it (a copy
     /// only for a run-time tool read through [`Registry`](crate::Registry) itself, whose schema may be replaced
     /// meanwhile; [`Registry::scoped`](crate::Registry::scoped) holds one snapshot and borrows from it).
     fn schema(&self, name: &str) -> Option<Cow<'_, Value>>;

@@ -150,6 +150,7 @@ fn call(text: &str, at: usize, complete: bool, t: &Tokens) -> Item {
                 name: name.to_owned(),
                 arguments,
                 id: None,
+                typed: false,
             },
             Format::DeepSeek,
             span,

@@ -136,6 +136,7 @@ impl FunctionBlock {
                             name: std::mem::take(name),
                             arguments: Value::Object(std::mem::take(arguments)),
                             id: None,
+                            typed: true,
                         };
                         return Step::Done(Outcome::new(
                             end,
@@ -275,6 +276,7 @@ impl FunctionBlock {
                         name,
                         arguments: Value::Object(Map::new()),
                         id: None,
+                        typed: true,
                     };
                     let end = p + FUNCTION_END.len();
                     ControlFlow::Break(Step::Done(Outcome::new(
@@ -333,6 +335,7 @@ fn json_arguments(
                         name: std::mem::take(name),
                         arguments,
                         id: None,
+                        typed: false,
                     };
                     Item::found(call, Format::Function, start..span.end)
                 }

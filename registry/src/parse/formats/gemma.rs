@@ -7,13 +7,16 @@
 //!
 //! Inside the braces keys are bare, strings are enclosed in the escape token (`<escape>` or
 //! `<|"|>`), and numbers, `true`, `false`, `null`, lists `[…]` and objects `{…}` are written as in
-//! JSON.
+//! JSON. A value may also be written bare, without the escape tokens (`city:London`), as
+//! FunctionGemma models do: the word, or what it reads as in JSON when there is no schema. The
+//! arguments are typed by the tool's schema (`typing.rs`).
 
 use serde_json::{Map, Number, Value};
 
 use crate::call::unique;
-use crate::parse::block::{Item, Outcome, RawCall, Step};
+use crate::parse::block::{Env, Item, Outcome, RawCall, Step, ToolLookup};
 use crate::parse::scan::{Finder, Input, Prefix};
+use crate::parse::typing::{ToolTypes, Written, typed_written};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// The deepest nesting read.
@@ -75,7 +78,7 @@ impl GemmaBlock {
         self.start
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let body = self.start + self.dialect.open().len();
         if !self.checked {
             match input.prefix(input.skip_ws(body), CALL.as_bytes()) {
@@ -97,12 +100,13 @@ impl GemmaBlock {
         let span = self.start..end;
         let text = input.str(body..body_end).trim();
         let text = &text[CALL.len()..];
-        let item = match read_call(text, self.dialect.quote()) {
+        let item = match read_call(text, self.dialect.quote(), env.tools) {
             Ok((name, arguments)) => Item::found(
                 RawCall {
                     name,
                     arguments: Value::Object(arguments),
                     id: None,
+                    typed: true,
                 },
                 Format::Gemma,
                 span,
@@ -126,8 +130,12 @@ impl GemmaBlock {
     }
 }
 
-/// `NAME{…}` after `call:`.
-fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Value>), String> {
+/// `NAME{…}` after `call:`, the arguments typed by the tool's schema.
+fn read_call(
+    text: &str,
+    quote: &'static str,
+    tools: &dyn ToolLookup,
+) -> Result<(String, Map<String, Value>), String> {
     let brace = text
         .find('{')
         .ok_or_else(|| "the name is not followed by `{`".to_owned())?;
@@ -141,13 +149,11 @@ fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Val
     }
     let mut reader = Reader {
         text,
-        pos: brace,
+        pos: brace + 1,
         quote,
-        depth: 0,
+        depth: 1,
     };
-    let Value::Object(arguments) = reader.value()? else {
-        return Err("the arguments are not an object".into());
-    };
+    let arguments = reader.object(Some(&ToolTypes::of(tools, name)))?;
     reader.ws();
     if reader.pos != text.len() {
         return Err(format!(
@@ -165,8 +171,8 @@ struct Reader<'a> {
     depth: u32,
 }
 
-impl Reader<'_> {
-    fn rest(&self) -> &str {
+impl<'a> Reader<'a> {
+    fn rest(&self) -> &'a str {
         &self.text[self.pos..]
     }
 
@@ -221,40 +227,7 @@ impl Reader<'_> {
             return Ok(Value::String(string));
         }
         if self.eat('{') {
-            let mut object = Map::new();
-            if self.eat('}') {
-                return Ok(Value::Object(object));
-            }
-            loop {
-                self.ws();
-                let key = match self.string()? {
-                    Some(key) => key,
-                    None => {
-                        let len = self
-                            .rest()
-                            .find(|c: char| c == ':' || c.is_whitespace() || "{}[],".contains(c))
-                            .unwrap_or(self.rest().len());
-                        if len == 0 {
-                            return Err(self.expected("a key"));
-                        }
-                        let key = self.rest()[..len].to_owned();
-                        self.pos += len;
-                        key
-                    }
-                };
-                if !self.eat(':') {
-                    return Err(self.expected("`:` after a key"));
-                }
-                let value = self.value()?;
-                unique::insert(&mut object, key, value)?;
-                if self.eat(',') {
-                    continue;
-                }
-                if self.eat('}') {
-                    return Ok(Value::Object(object));
-                }
-                return Err(self.expected("`,` or `}`"));
-            }
+            return self.object(None).map(Value::Object);
         }
         if self.eat('[') {
             let mut items = Vec::new();
@@ -272,22 +245,90 @@ impl Reader<'_> {
                 return Err(self.expected("`,` or `]`"));
             }
         }
-        let len = self
-            .rest()
+        match self.bare()? {
+            Written::Bare { text, literal } => {
+                Ok(literal.unwrap_or_else(|| Value::String(text.to_owned())))
+            }
+            _ => Err(self.expected("a value")),
+        }
+    }
+
+    /// The members of an object after its `{`; with the tool's types, the call's arguments,
+    /// each typed by its declared kinds.
+    fn object(&mut self, types: Option<&ToolTypes<'_>>) -> Result<Map<String, Value>, String> {
+        let mut object = Map::new();
+        if self.eat('}') {
+            return Ok(object);
+        }
+        loop {
+            self.ws();
+            let key = match self.string()? {
+                Some(key) => key,
+                None => {
+                    let len = self
+                        .rest()
+                        .find(|c: char| c == ':' || c.is_whitespace() || "{}[],".contains(c))
+                        .unwrap_or(self.rest().len());
+                    if len == 0 {
+                        return Err(self.expected("a key"));
+                    }
+                    let key = self.rest()[..len].to_owned();
+                    self.pos += len;
+                    key
+                }
+            };
+            if !self.eat(':') {
+                return Err(self.expected("`:` after a key"));
+            }
+            let value = match types {
+                Some(types) => typed_written(self.written()?, types.kinds(&key)),
+                None => self.value()?,
+            };
+            unique::insert(&mut object, key, value)?;
+            if self.eat(',') {
+                continue;
+            }
+            if self.eat('}') {
+                return Ok(object);
+            }
+            return Err(self.expected("`,` or `}`"));
+        }
+    }
+
+    /// An argument's value as written.
+    fn written(&mut self) -> Result<Written<'a>, String> {
+        self.ws();
+        if let Some(string) = self.string()? {
+            return Ok(Written::Quoted(string));
+        }
+        if self.rest().starts_with(['{', '[']) {
+            return self.value().map(Written::Nested);
+        }
+        self.bare()
+    }
+
+    /// A value without the escape tokens, up to the next `,`, bracket or brace: `true`,
+    /// `false`, `null` and numbers as in JSON, any other word as written.
+    fn bare(&mut self) -> Result<Written<'a>, String> {
+        let rest = self.rest();
+        let len = rest
             .find(|c: char| "{}[],".contains(c))
-            .unwrap_or(self.rest().len());
-        let word = self.rest()[..len].trim();
-        let value = match word {
-            "true" => Value::Bool(true),
-            "false" => Value::Bool(false),
-            "null" => Value::Null,
-            _ => match serde_json::from_str::<Number>(word) {
-                Ok(number) => Value::Number(number),
-                Err(_) => return Err(self.expected("a value")),
-            },
+            .unwrap_or(rest.len());
+        let word = rest[..len].trim();
+        if word.is_empty() || word.contains(self.quote) {
+            return Err(self.expected("a value"));
+        }
+        let literal = match word {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            "null" => Some(Value::Null),
+            _ => serde_json::from_str::<Number>(word).ok().map(Value::Number),
         };
         self.pos += len;
-        Ok(value)
+        Ok(Written::Bare {
+            text: word,
+            literal,
+        })
     }
 }
 
@@ -296,6 +337,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Value>), String> {
+        super::read_call(text, quote, &crate::parse::AnyTool)
+    }
 
     #[test]
     fn reads_nested_values_with_either_quote() {
@@ -311,7 +356,12 @@ mod tests {
         );
         let (_, args) = read_call("g{s:<|\"|>hi<|\"|>}", "<|\"|>").unwrap();
         assert_eq!(Value::Object(args), json!({"s": "hi"}));
-        assert!(read_call("g{s:hi}", "<escape>").is_err());
+        let (_, args) = read_call("g{s:hi there,n:007,m:[a,2]}", "<escape>").unwrap();
+        assert_eq!(
+            Value::Object(args),
+            json!({"s": "hi there", "n": "007", "m": ["a", 2]})
+        );
         assert!(read_call("g{s:<escape>open}", "<escape>").is_err());
+        assert!(read_call("g{s:}", "<escape>").is_err());
     }
 }

@@ -7,10 +7,11 @@
 use serde_json::{Map, Value};
 
 use super::json;
+use super::parameters::end_by_names;
 use crate::call::unique;
 use crate::parse::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, Prefix};
-use crate::parse::typing::{arg_kinds, typed_value};
+use crate::parse::typing::{ToolTypes, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// The end of the `<tool_call>` element, which GLM's call reads to.
@@ -61,7 +62,8 @@ impl GlmBlock {
         };
         let end = close + TOOL_CALL_END.len();
         let body = input.str(self.body..close).trim();
-        let arguments = if body.starts_with('{') {
+        let typed = !body.starts_with('{');
+        let arguments = if !typed {
             match json::value(body).map(json::arguments_object) {
                 Ok(Ok(arguments)) => Ok(arguments),
                 _ => Err((
@@ -87,6 +89,7 @@ impl GlmBlock {
                     name: name.to_owned(),
                     arguments,
                     id: None,
+                    typed,
                 },
                 Format::Glm,
                 self.start..end,
@@ -141,32 +144,116 @@ impl GlmBlock {
     }
 }
 
+const ARG_KEY: &str = "<arg_key>";
+const ARG_KEY_END: &str = "</arg_key>";
+const ARG_VALUE: &str = "<arg_value>";
+const ARG_VALUE_END: &str = "</arg_value>";
+
 /// The `<arg_key>`/`<arg_value>` pairs as an object; a key given twice is refused.
 fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Result<Value, String> {
+    let types = ToolTypes::of(env.tools, tool);
+    let mut by_names = types.has_schema();
     let mut arguments = Map::new();
     let mut i = 0;
-    while let Some(found) = body[i..].find("<arg_key>") {
-        let key_start = i + found + "<arg_key>".len();
-        let Some(key_len) = body[key_start..].find("</arg_key>") else {
+    while let Some(found) = body[i..].find(ARG_KEY) {
+        let key_start = i + found + ARG_KEY.len();
+        let Some(key_len) = body[key_start..].find(ARG_KEY_END) else {
             break;
         };
         let key = body[key_start..key_start + key_len].trim();
-        let after_key = key_start + key_len + "</arg_key>".len();
-        let Some(open) = body[after_key..].find("<arg_value>") else {
+        let after_key = key_start + key_len + ARG_KEY_END.len();
+        let Some(open) = body[after_key..].find(ARG_VALUE) else {
             break;
         };
-        let value_start = after_key + open + "<arg_value>".len();
-        let (value_len, next) = match body[value_start..].find("</arg_value>") {
-            Some(close) => (close, close + "</arg_value>".len()),
-            None => (body.len() - value_start, body.len() - value_start),
-        };
+        let value_start = after_key + open + ARG_VALUE.len();
+        let (value_len, next) =
+            value_end(&body[value_start..], key, &types, &arguments, &mut by_names);
         let raw = &body[value_start..value_start + value_len];
         unique::insert(
             &mut arguments,
             key.to_owned(),
-            typed_value(raw, arg_kinds(env.tools, tool, key)),
+            typed_value(raw, types.kinds(key)),
         )?;
         i = value_start + next;
     }
     Ok(Value::Object(arguments))
+}
+
+/// Where the value of `key` (the text after its `<arg_value>`) ends, and where reading goes
+/// on. Without a schema, at its first `</arg_value>`. With one (`by_names`), by the tool's
+/// declared names: an `<arg_key>` naming a parameter still to come ends it (its
+/// `</arg_value>` left out), and an `<arg_value>` inside it opens one that the next
+/// `</arg_value>` closes, so that a value may hold the markup of a parameter the tool does not
+/// declare. When that finds no end, the first `</arg_value>` ends it after all, and so for the
+/// rest of the call (`by_names` turned off), so that the call is read in linear time. The rest
+/// of the call when no `</arg_value>` comes.
+fn value_end(
+    rest: &str,
+    key: &str,
+    types: &ToolTypes<'_>,
+    given: &Map<String, Value>,
+    by_names: &mut bool,
+) -> (usize, usize) {
+    let first = || match rest.find(ARG_VALUE_END) {
+        Some(close) => (close, close + ARG_VALUE_END.len()),
+        None => (rest.len(), rest.len()),
+    };
+    if !*by_names {
+        return first();
+    }
+    let found = end_by_names(rest, ARG_VALUE_END, ARG_VALUE, arg_key, |name| {
+        types.starts_next(name, key, given)
+    });
+    if let Some(end) = found {
+        return end;
+    }
+    *by_names = false;
+    first()
+}
+
+/// The name of the `<arg_key>NAME</arg_key>` that `tail` starts with, looked for within
+/// [`MAX_NAME`] bytes.
+fn arg_key(tail: &str) -> Option<&str> {
+    let after = tail.strip_prefix(ARG_KEY)?;
+    let window = &after.as_bytes()[..after.len().min(MAX_NAME + ARG_KEY_END.len())];
+    let len = memchr::memmem::find(window, ARG_KEY_END.as_bytes())?;
+    Some(after[..len].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::parse::{self, AnyTool, ToolList};
+
+    fn tools() -> ToolList {
+        ToolList::from_json_str(
+            r#"[{"name": "edit", "parameters": {"type": "object", "properties": {
+                "path": {"type": "string"}, "new_string": {"type": "string"}}}}]"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_undeclared_key_inside_a_value_belongs_to_it() {
+        let output = "<tool_call>edit\n<arg_key>new_string</arg_key>\n<arg_value>a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb</arg_value>\n<arg_key>path</arg_key>\n<arg_value>f.txt</arg_value>\n</tool_call>";
+        assert_eq!(
+            parse::text(output, &tools()).calls[0].arguments,
+            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb", "path": "f.txt"})
+        );
+        // Without a list, the first `</arg_value>` ends the value.
+        assert_eq!(
+            parse::text(output, &AnyTool).calls[0].arguments,
+            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x", "path": "f.txt"})
+        );
+    }
+
+    #[test]
+    fn a_declared_key_still_to_come_ends_a_value_left_open() {
+        let output = "<tool_call>edit\n<arg_key>new_string</arg_key>\n<arg_value>a\n<arg_key>path</arg_key>\n<arg_value>f.txt</arg_value>\n</tool_call>";
+        assert_eq!(
+            parse::text(output, &tools()).calls[0].arguments,
+            json!({"new_string": "a", "path": "f.txt"})
+        );
+    }
 }

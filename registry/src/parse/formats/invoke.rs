@@ -32,10 +32,11 @@
 use serde_json::{Map, Value};
 
 use super::json;
+use super::parameters::end_by_names;
 use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Finder, Input, delimited};
-use crate::parse::typing::{arg_kinds, typed_value};
+use crate::parse::typing::{Kinds, ToolTypes, typed_json, typed_string, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// One spelling of the markup.
@@ -178,61 +179,82 @@ impl InvokeBlock {
                 format!("the call has no name; write {}name=\"...\">", s.invoke),
             );
         };
-        let mut arguments = Map::new();
-        for (param, _, whole) in delimited(inner, s.parameter, s.parameter_end) {
-            let read = whole
-                .then(|| start_tag(param))
-                .flatten()
-                .and_then(|(attributes, raw)| {
-                    Some((attribute(&attributes, "name")?, attributes, raw))
-                });
-            let Some((key, attributes, raw)) = read else {
-                return error(
-                    ErrorKind::Malformed,
-                    format!(
-                        "an argument of `{name}` is not written as {}name=\"...\">VALUE{}",
-                        s.parameter, s.parameter_end
-                    ),
-                );
-            };
-            let value = match attribute(&attributes, "string") {
-                Some("true") => Value::String(raw.to_owned()),
-                Some(_) => match json::value(raw.trim()) {
-                    Ok(value) => value,
-                    Err(message) => {
-                        return error(
-                            ErrorKind::Malformed,
-                            format!("argument `{key}` of `{name}` is not valid JSON: {message}"),
-                        );
-                    }
-                },
-                None => untagged_value(raw, env, name, key),
-            };
-            if let Err(repeated) = unique::insert(&mut arguments, key.to_owned(), value) {
-                return error(
-                    ErrorKind::Arguments,
-                    format!(
-                        "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
-                    ),
-                );
-            }
-        }
+        let arguments = match self.arguments(inner, name, env) {
+            Ok(arguments) => arguments,
+            Err((kind, message)) => return error(kind, message),
+        };
         Item::found(
             RawCall {
                 name: name.to_owned(),
                 arguments: Value::Object(arguments),
                 id: None,
+                typed: true,
             },
             s.format,
             span,
         )
     }
+
+    /// The `<parameter name="…">` elements of a call of `name`, typed by the tool's schema; the
+    /// error's kind and message when one is not well written or a key comes twice.
+    fn arguments(
+        &self,
+        inner: &str,
+        name: &str,
+        env: &Env<'_>,
+    ) -> Result<Map<String, Value>, (ErrorKind, String)> {
+        let s = self.spelling;
+        let types = ToolTypes::of(env.tools, name);
+        let mut by_names = types.has_schema();
+        let mut arguments = Map::new();
+        let mut rest = inner;
+        while let Some(open) = rest.find(s.parameter) {
+            let read =
+                start_tag(&rest[open + s.parameter.len()..]).and_then(|(attributes, after)| {
+                    let key = attribute(&attributes, "name")?;
+                    let (end, next) = value_end(after, s, key, &types, &arguments, &mut by_names)?;
+                    Some((key, attributes, &after[..end], &after[next..]))
+                });
+            let Some((key, attributes, raw, after)) = read else {
+                return Err((
+                    ErrorKind::Malformed,
+                    format!(
+                        "an argument of `{name}` is not written as {}name=\"...\">VALUE{}",
+                        s.parameter, s.parameter_end
+                    ),
+                ));
+            };
+            rest = after;
+            let kinds = types.kinds(key);
+            let value = match attribute(&attributes, "string") {
+                Some("true") => typed_string(raw.to_owned(), kinds),
+                Some(_) => match json::value(raw.trim()) {
+                    Ok(value) => typed_json(value, kinds),
+                    Err(message) => {
+                        return Err((
+                            ErrorKind::Malformed,
+                            format!("argument `{key}` of `{name}` is not valid JSON: {message}"),
+                        ));
+                    }
+                },
+                None => untagged_value(raw, kinds),
+            };
+            unique::insert(&mut arguments, key.to_owned(), value).map_err(|repeated| {
+                (
+                    ErrorKind::Arguments,
+                    format!(
+                        "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
+                    ),
+                )
+            })?;
+        }
+        Ok(arguments)
+    }
 }
 
 /// A value without a `string` attribute: typed by the tool's schema, or else JSON when it reads
 /// as JSON, else the text.
-fn untagged_value(raw: &str, env: &Env<'_>, tool: &str, key: &str) -> Value {
-    let kinds = arg_kinds(env.tools, tool, key);
+fn untagged_value(raw: &str, kinds: Kinds) -> Value {
     if kinds.is_unknown()
         && let Ok(value) = unique::from_str(raw.trim())
     {
@@ -240,6 +262,51 @@ fn untagged_value(raw: &str, env: &Env<'_>, tool: &str, key: &str) -> Value {
     }
     typed_value(raw, kinds)
 }
+
+/// Where the value of `key` (the text after its start tag) ends, and where reading goes on,
+/// by `glm.rs`'s rule with this spelling's tags: without a schema (`by_names` off), at its
+/// first end tag; with one, a start tag naming a parameter still to come ends it (its end tag
+/// left out), and any other start tag inside it opens an element that the next end tag closes,
+/// so that a value may hold the markup of a parameter the tool does not declare. `None` when
+/// no end tag comes.
+fn value_end(
+    rest: &str,
+    s: &Spelling,
+    key: &str,
+    types: &ToolTypes<'_>,
+    given: &Map<String, Value>,
+    by_names: &mut bool,
+) -> Option<(usize, usize)> {
+    let first = || {
+        let close = rest.find(s.parameter_end)?;
+        Some((close, close + s.parameter_end.len()))
+    };
+    if !*by_names {
+        return first();
+    }
+    let next_name = |tail| parameter_name(str::strip_prefix(tail, s.parameter)?);
+    let found = end_by_names(rest, s.parameter_end, s.parameter, next_name, |name| {
+        types.starts_next(name, key, given)
+    });
+    if found.is_some() {
+        return found;
+    }
+    // Unbalanced: the first end tag, for this value and the rest of the call, which keeps the
+    // reading linear.
+    *by_names = false;
+    first()
+}
+
+/// The `name` attribute of the start tag `after` begins, looked for within [`MAX_TAG`] bytes.
+fn parameter_name(after: &str) -> Option<&str> {
+    let window = &after.as_bytes()[..after.len().min(MAX_TAG)];
+    let close = memchr::memchr(b'>', window)?;
+    let (attributes, _) = start_tag(&after[..=close])?;
+    attribute(&attributes, "name")
+}
+
+/// The longest start tag looked into inside a value.
+const MAX_TAG: usize = 512;
 
 /// The attributes of a start tag whose name is already read, and the text after its `>`:
 /// `name="x" string="true">rest`.
@@ -282,6 +349,32 @@ mod tests {
             json!({"n": 7, "on": true, "tags": ["a"], "city": "Paris"})
         );
         assert_eq!(parsed.calls[0].format, Format::MiniMax);
+    }
+
+    #[test]
+    fn with_a_list_an_undeclared_parameter_inside_a_value_belongs_to_it() {
+        let tools = parse::ToolList::from_json_str(
+            r#"[{"name": "edit", "parameters": {"type": "object", "properties": {
+                "path": {"type": "string"}, "new_string": {"type": "string"}, "n": {"type": "integer"}}}}]"#,
+        )
+        .unwrap();
+        let output = "<minimax:tool_call>\n<invoke name=\"edit\">\n<parameter name=\"new_string\">a\n<parameter name=\"old_string\">x</parameter>\nb</parameter>\n<parameter name=\"path\">f.txt</parameter>\n</invoke>\n</minimax:tool_call>";
+        assert_eq!(
+            parse::text(output, &tools).calls[0].arguments,
+            json!({"new_string": "a\n<parameter name=\"old_string\">x</parameter>\nb", "path": "f.txt"})
+        );
+        // Without a list, the first `</parameter>` ends the value.
+        assert_eq!(
+            parse::text(output, &parse::AnyTool).calls[0].arguments,
+            json!({"new_string": "a\n<parameter name=\"old_string\">x", "path": "f.txt"})
+        );
+        // A declared parameter still to come ends a value left open; a quoted number is read
+        // for a declared integer.
+        let open = "<minimax:tool_call><invoke name=\"edit\"><parameter name=\"new_string\">a\n<parameter name=\"n\">\"4\"</parameter></invoke></minimax:tool_call>";
+        assert_eq!(
+            parse::text(open, &tools).calls[0].arguments,
+            json!({"new_string": "a", "n": 4})
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::pythonic;
 use crate::call::unique;
-use crate::parse::block::{Item, NotCall, RawCall};
+use crate::parse::block::{Item, NotCall, RawCall, ToolLookup};
+use crate::parse::typing::ByTools;
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// Reads a value as JSON, falling back to Python literal syntax (`{'a': True}`), which models
@@ -94,6 +95,7 @@ pub(crate) fn call(value: Value, shape: Shape) -> Result<RawCall, NotCall> {
         name,
         arguments,
         id,
+        typed: false,
     })
 }
 
@@ -233,6 +235,7 @@ pub(crate) fn arguments_item(
                 name: name.to_owned(),
                 arguments,
                 id,
+                typed: false,
             },
             format,
             span,
@@ -252,23 +255,26 @@ pub(crate) fn arguments_item(
     }
 }
 
-/// The calls in one value written in JSON or Python syntax, for readers of wrapped values.
+/// The calls in one value written in JSON, or also in Python syntax when `python` gives the
+/// tools its values are typed by.
 pub(crate) fn value_items(
     text: &str,
     span: Range<usize>,
     format: Format,
-    python: bool,
+    python: Option<&dyn ToolLookup>,
 ) -> Vec<Item> {
     let first = text.as_bytes().first().copied().unwrap_or(b' ');
-    if python && (first.is_ascii_alphabetic() || first == b'_') {
-        return pythonic_items(text, span, format);
-    }
-    if python && first == b'[' {
-        // A JSON list of calls, or else a Python one.
-        return match value(text).map(|value| calls(value, Shape::Wrapped)) {
-            Ok(Ok(calls)) => found_items(calls, format, &span),
-            _ => pythonic_items(text, span, format),
-        };
+    if let Some(tools) = python {
+        if first.is_ascii_alphabetic() || first == b'_' {
+            return pythonic_items(text, span, format, tools);
+        }
+        if first == b'[' {
+            // A JSON list of calls, or else a Python one.
+            return match value(text).map(|value| calls(value, Shape::Wrapped)) {
+                Ok(Ok(calls)) => found_items(calls, format, &span),
+                _ => pythonic_items(text, span, format, tools),
+            };
+        }
     }
     json_item(text, span, format, Shape::Wrapped)
 }
@@ -298,8 +304,13 @@ fn found_items(calls: Vec<RawCall>, format: Format, span: &Range<usize>) -> Vec<
         .collect()
 }
 
-fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
-    match pythonic::calls(text) {
+fn pythonic_items(
+    text: &str,
+    span: Range<usize>,
+    format: Format,
+    tools: &dyn ToolLookup,
+) -> Vec<Item> {
+    match pythonic::calls(text, &mut ByTools::new(tools)) {
         Ok(calls) => calls
             .into_iter()
             .map(|c| {
@@ -308,6 +319,7 @@ fn pythonic_items(text: &str, span: Range<usize>, format: Format) -> Vec<Item> {
                         name: c.name,
                         arguments: serde_json::Value::Object(c.arguments),
                         id: None,
+                        typed: true,
                     },
                     format,
                     span.clone(),

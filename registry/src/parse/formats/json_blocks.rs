@@ -10,7 +10,8 @@ use super::json::{Shape, calls, sniff_name, value, value_items};
 use super::pythonic;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
-use crate::parse::vocab::{ErrorKind, Format, Formats};
+use crate::parse::typing::ByTools;
+use crate::parse::vocab::{ErrorKind, Format};
 
 /// The wrappers that introduce one or more values: `<|python_tag|>` (Llama 3.1),
 /// `<|python_start|>` (Llama 4), `<|tool_call|>` (Granite 3) and `functools[` (Phi-4-mini).
@@ -159,7 +160,7 @@ impl WrapperBlock {
                 if self.wrapper.lenient()
                     && (self.values.spans.is_empty()
                         || (self.values.spans.iter())
-                            .any(|span| bare_calls(input.str(span.clone()), env.formats).is_err()))
+                            .any(|span| bare_calls(input.str(span.clone()), env).is_err()))
                 {
                     return Some(Step::NotACall {
                         resume: self.start + 1,
@@ -188,7 +189,7 @@ impl WrapperBlock {
                         input.str(span.clone()),
                         span.clone(),
                         format,
-                        self.wrapper.python(),
+                        self.wrapper.python().then_some(env.tools),
                     ));
                 }
                 self.closing = Some((at, Outcome::new(last_end, items)));
@@ -222,11 +223,12 @@ impl WrapperBlock {
 }
 
 /// The calls a bare value stands for, if it is entirely calls: `Err` when any part is not.
-fn bare_calls(text: &str, formats: Formats) -> Result<Vec<(RawCall, Format)>, ()> {
+fn bare_calls(text: &str, env: &Env<'_>) -> Result<Vec<(RawCall, Format)>, ()> {
+    let formats = env.formats;
     let first = text.as_bytes().first().copied().unwrap_or(b' ');
     if first != b'{'
         && formats.contains(Format::Pythonic)
-        && let Ok(calls) = pythonic::calls(text)
+        && let Ok(calls) = pythonic::calls(text, &mut ByTools::new(env.tools))
     {
         return Ok(calls
             .into_iter()
@@ -236,6 +238,7 @@ fn bare_calls(text: &str, formats: Formats) -> Result<Vec<(RawCall, Format)>, ()
                         name: c.name,
                         arguments: Value::Object(c.arguments),
                         id: None,
+                        typed: true,
                     },
                     Format::Pythonic,
                 )
@@ -255,7 +258,7 @@ fn known_calls(input: &Input<'_>, spans: &[Range<usize>], env: &Env<'_>) -> Opti
     let mut items = Vec::new();
     let mut known = false;
     for span in spans {
-        for (call, format) in bare_calls(input.str(span.clone()), env.formats).ok()? {
+        for (call, format) in bare_calls(input.str(span.clone()), env).ok()? {
             known |= env.tools.is_tool(&call.name)
                 || call
                     .name

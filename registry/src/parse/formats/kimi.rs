@@ -97,6 +97,7 @@ fn call(text: &str, at: usize, complete: bool) -> Item {
                 name: name.to_owned(),
                 arguments,
                 id: Some(id.to_owned()),
+                typed: false,
             },
             Format::Kimi,
             span,

@@ -136,12 +136,7 @@ fn list(start: usize, values: &mut Values, input: &Input<'_>) -> Step {
             let Some(span) = values.spans.first().cloned() else {
                 return truncated(start, input);
             };
-            let items = value_items(
-                input.str(span.clone()),
-                span.clone(),
-                Format::Mistral,
-                false,
-            );
+            let items = value_items(input.str(span.clone()), span.clone(), Format::Mistral, None);
             Step::Done(Outcome::new(span.end, items))
         }
     }
@@ -278,6 +273,7 @@ fn args(
                         name: std::mem::take(name),
                         arguments,
                         id: id.take(),
+                        typed: false,
                     },
                     Format::Mistral,
                     start..span.end,

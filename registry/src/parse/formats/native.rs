@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::json;
 use crate::call::unique;
 use crate::parse::block::ToolLookup;
+use crate::parse::typing::type_json_arguments;
 use crate::parse::vocab::{ErrorKind, Format, Options, ParseError, Parsed, ParsedCall};
 
 /// `Some` when `text` is one of the native shapes. The message text is read by `parse_text`, the
@@ -142,7 +143,11 @@ impl Native {
         let mut errors = Vec::new();
         for (name, arguments, id) in native.calls {
             match json::arguments_object(arguments) {
-                Ok(arguments) => {
+                Ok(mut arguments) => {
+                    let known = tools.is_tool(&name);
+                    if known {
+                        type_json_arguments(&mut arguments, tools, &name);
+                    }
                     let call = ParsedCall {
                         name,
                         arguments,
@@ -150,10 +155,9 @@ impl Native {
                         format: Format::Native,
                         span: span.clone(),
                     };
-                    if tools.is_tool(&call.name) {
-                        calls.push(call)
-                    } else {
-                        unknown.push(call)
+                    match known {
+                        true => calls.push(call),
+                        false => unknown.push(call),
                     }
                 }
                 Err(message) => errors.push(ParseError {

@@ -1,12 +1,14 @@
 //! `<parameter=KEY>VALUE</parameter>` elements inside `<function=NAME>` (Qwen3-Coder), read
-//! one by one as the input comes, with where each value ends decided by the structure.
+//! one by one as the input comes, with where each value ends decided by the structure; and
+//! where a value ends by the tool's declared names in the other parameter markups (GLM's
+//! `<arg_value>`, MiniMax's `<parameter name=…>`), [`end_by_names`].
 
 use serde_json::{Map, Value};
 
 use crate::call::unique;
 use crate::parse::block::Env;
 use crate::parse::scan::{Input, Prefix};
-use crate::parse::typing::{arg_kinds, typed_value};
+use crate::parse::typing::{ToolTypes, arg_kinds, typed_value};
 
 const TOOL_CALL_END: &str = "</tool_call>";
 const FUNCTION: &str = "<function=";
@@ -43,8 +45,9 @@ pub(crate) enum ParamsStep {
 ///   follows it (whitespace between), outside any `<function=` element opened in the value (an
 ///   element starts a line; `'<function=x>'` in a line of code is text);
 /// - a `<parameter=NAME>` at the start of a line ends it too (its `</parameter>` left out) when
-///   `NAME` is a parameter still to come: one of the tool's schema, or any not yet given when
-///   the tool set has no schema;
+///   `NAME` is a parameter still to come: one the tool's schema declares, or any not yet given
+///   when the tool set has no schema. With a schema, a line naming a parameter the tool does
+///   not declare belongs to the value it appears in (vLLM's Qwen3-Coder rule);
 /// - so does a `</function>` at the start of a line followed by `</tool_call>` or the end of
 ///   the output, outside any `<function=` element opened in the value.
 ///
@@ -207,7 +210,7 @@ fn value_end(
             match bytes[..limit].iter().position(|b| *b == b'>') {
                 Some(len) => {
                     let key = input.str(key_start..key_start + len).trim();
-                    if key != scan.key && still_to_come(env, tool, given, key) {
+                    if starts_next(env, tool, given, &scan.key, key) {
                         return ValueEnd::At { end: p, next: p };
                     }
                 }
@@ -250,14 +253,55 @@ fn followed(input: &Input<'_>, at: usize, markers: &[&str]) -> Follow {
     }
 }
 
-/// Whether `key` names a parameter the call has still to give: one of the tool's schema, or,
-/// without a schema, any not given yet.
-fn still_to_come(env: &Env<'_>, tool: &str, given: &Map<String, Value>, key: &str) -> bool {
-    if given.contains_key(key) {
-        return false;
+/// Whether `key`, met at the start of a line inside the value of `current`, starts the next
+/// parameter: with a schema, one it declares that is still to come ([`ToolTypes::starts_next`]);
+/// without one, any not given yet.
+fn starts_next(
+    env: &Env<'_>,
+    tool: &str,
+    given: &Map<String, Value>,
+    current: &str,
+    key: &str,
+) -> bool {
+    let types = ToolTypes::of(env.tools, tool);
+    match types.has_schema() {
+        true => types.starts_next(key, current, given),
+        false => key != current && !given.contains_key(key),
     }
-    match env.tools.tool_schema(tool) {
-        Some(schema) => schema.get("properties").and_then(|p| p.get(key)).is_some(),
-        None => true,
+}
+
+/// Where a value (`rest`, the text after its start tag) ends by the tool's declared names, in
+/// the markups whose values end at an end tag (`close`): a start tag naming a parameter still
+/// to come (`next_name` reads its name, `starts_next` judges it) ends it, its end tag left out;
+/// any other `nest` tag inside it opens an element that the next end tag closes, so that a
+/// value may hold the markup of a parameter the tool does not declare. Gives the value's
+/// length and where reading goes on; `None` when the tags never balance.
+pub(crate) fn end_by_names<'r>(
+    rest: &'r str,
+    close: &str,
+    nest: &str,
+    next_name: impl Fn(&'r str) -> Option<&'r str>,
+    starts_next: impl Fn(&str) -> bool,
+) -> Option<(usize, usize)> {
+    let mut depth = 0u32;
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'<', &rest.as_bytes()[at..]) {
+        let p = at + i;
+        let tail = &rest[p..];
+        if tail.starts_with(close) {
+            if depth == 0 {
+                return Some((p, p + close.len()));
+            }
+            depth -= 1;
+        } else {
+            if depth == 0 && next_name(tail).is_some_and(&starts_next) {
+                return Some((p, p));
+            }
+            if tail.starts_with(nest) {
+                depth += 1;
+            }
+        }
+        at = p + 1;
     }
+    None
 }

@@ -2,7 +2,10 @@
 //! literals: what models write when a JSON value comes out with single quotes, `True` or
 //! `None`.
 //!
-//! A small recursive-descent reader, depth-limited, that never evaluates anything.
+//! A small recursive-descent reader, depth-limited, that never evaluates anything. A call's
+//! values are handed to the caller as written ([`Written`]) to be typed by the tool's schema
+//! ([`TypeArgs`], in `typing.rs`); a value may also be a bare word (`mode=fast`), as mlx-lm's
+//! pythonic parser reads them.
 
 use serde_json::{Map, Number, Value};
 
@@ -16,6 +19,33 @@ const MAX_DEPTH: u32 = 128;
 pub(crate) struct PyCall {
     pub(crate) name: String,
     pub(crate) arguments: Map<String, Value>,
+}
+
+/// How a value was written, in the syntaxes that tell strings from other values (pythonic,
+/// Gemma): what the declared type decides from.
+#[derive(Debug)]
+pub(crate) enum Written<'t> {
+    /// Unquoted: a number, `True`, `None`, a bare word. `literal` is what the syntax reads it
+    /// as on its own, `None` for a bare word.
+    Bare {
+        text: &'t str,
+        literal: Option<Value>,
+    },
+    /// A quoted string, unescaped.
+    Quoted(String),
+    /// A list or a dict.
+    Nested(Value),
+}
+
+/// How the caller types the arguments of the calls read (by the tool's schema, in
+/// `typing.rs`, which stands above this reader).
+pub(crate) trait TypeArgs {
+    /// A call of `tool` starts.
+    fn call(&mut self, tool: &str);
+    /// The value of argument `key` of the current call, as written.
+    fn value(&mut self, key: &str, written: Written<'_>) -> Value;
+    /// The current call's arguments are all read.
+    fn done(&mut self, arguments: &mut Map<String, Value>);
 }
 
 /// Reads one Python literal (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts)
@@ -34,8 +64,8 @@ pub(crate) fn literal(text: &str) -> Result<Value, String> {
     Ok(value)
 }
 
-/// Reads `[f(a=1), g()]` or a single `f(a=1)`.
-pub(crate) fn calls(text: &str) -> Result<Vec<PyCall>, String> {
+/// Reads `[f(a=1), g()]` or a single `f(a=1)`, each value typed by `typing`.
+pub(crate) fn calls(text: &str, typing: &mut dyn TypeArgs) -> Result<Vec<PyCall>, String> {
     let mut p = Reader {
         bytes: text.as_bytes(),
         text,
@@ -50,7 +80,7 @@ pub(crate) fn calls(text: &str) -> Result<Vec<PyCall>, String> {
             if p.eat(b']') {
                 break;
             }
-            calls.push(p.call()?);
+            calls.push(p.call(typing)?);
             p.ws();
             if p.eat(b',') {
                 continue;
@@ -62,7 +92,7 @@ pub(crate) fn calls(text: &str) -> Result<Vec<PyCall>, String> {
             return Err("the list holds no calls".into());
         }
     } else {
-        calls.push(p.call()?);
+        calls.push(p.call(typing)?);
     }
     p.ws();
     p.end()?;
@@ -76,7 +106,7 @@ struct Reader<'a> {
     depth: u32,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -142,13 +172,14 @@ impl Reader<'_> {
         &self.text[start..self.pos]
     }
 
-    fn call(&mut self) -> Result<PyCall, String> {
+    fn call(&mut self, typing: &mut dyn TypeArgs) -> Result<PyCall, String> {
         let name = self.ident().to_owned();
         if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
             return Err(self.unexpected("a function name"));
         }
         self.ws();
         self.expect(b'(', "`(` after the function name")?;
+        typing.call(&name);
         let mut arguments = Map::new();
         loop {
             self.ws();
@@ -166,7 +197,7 @@ impl Reader<'_> {
                 ));
             }
             self.ws();
-            let value = self.value()?;
+            let value = typing.value(&key, self.written()?);
             unique::insert(&mut arguments, key, value)
                 .map_err(|error| format!("{error} in the call of `{name}`"))?;
             self.ws();
@@ -176,7 +207,50 @@ impl Reader<'_> {
             self.expect(b')', "`,` or `)` after an argument")?;
             break;
         }
+        typing.done(&mut arguments);
         Ok(PyCall { name, arguments })
+    }
+
+    /// An argument's value as written: a literal, or else a bare word up to the next `,` or
+    /// `)`.
+    fn written(&mut self) -> Result<Written<'a>, String> {
+        match self.peek() {
+            Some(b'"' | b'\'') => return self.string(false).map(Written::Quoted),
+            Some(b'[' | b'(' | b'{') => return self.value().map(Written::Nested),
+            _ => {}
+        }
+        let start = self.pos;
+        if let Ok(value) = self.value() {
+            let end = self.pos;
+            self.ws();
+            if matches!(self.peek(), Some(b',' | b')')) {
+                return Ok(match value {
+                    Value::String(s) => Written::Quoted(s),
+                    literal => Written::Bare {
+                        text: &self.text[start..end],
+                        literal: Some(literal),
+                    },
+                });
+            }
+        }
+        self.pos = start;
+        let len = self.bytes[start..]
+            .iter()
+            .position(|b| matches!(b, b',' | b')'))
+            .unwrap_or(self.bytes.len() - start);
+        // Stopped at an ASCII byte or the end: a char boundary.
+        let word = self.text[start..start + len].trim();
+        let code = |b: u8| b"'\"[]{}()=\n".contains(&b);
+        if word.is_empty() || word.bytes().any(code) {
+            return Err(self.unexpected(
+                "a value (a string, number, list, dict, True, False, None or a bare word)",
+            ));
+        }
+        self.pos = start + len;
+        Ok(Written::Bare {
+            text: word,
+            literal: None,
+        })
     }
 
     fn value(&mut self) -> Result<Value, String> {
@@ -452,6 +526,27 @@ mod tests {
         assert!(literal(&"[".repeat(200)).is_err());
     }
 
+    /// Values as the syntax reads them, without a schema.
+    struct Untyped;
+
+    impl TypeArgs for Untyped {
+        fn call(&mut self, _: &str) {}
+        fn value(&mut self, _: &str, written: Written<'_>) -> Value {
+            match written {
+                Written::Bare { text, literal } => {
+                    literal.unwrap_or_else(|| Value::String(text.to_owned()))
+                }
+                Written::Quoted(text) => Value::String(text),
+                Written::Nested(value) => value,
+            }
+        }
+        fn done(&mut self, _: &mut Map<String, Value>) {}
+    }
+
+    fn calls(text: &str) -> Result<Vec<PyCall>, String> {
+        super::calls(text, &mut Untyped)
+    }
+
     #[test]
     fn calls_with_keywords() {
         let parsed =
@@ -473,5 +568,16 @@ mod tests {
                 .contains("has no name")
         );
         assert!(calls("[]").is_err());
+    }
+
+    #[test]
+    fn bare_words_are_values() {
+        let parsed = calls("[f(mode=fast, city=New York, n=3, ok=True)]").unwrap();
+        assert_eq!(
+            Value::Object(parsed[0].arguments.clone()),
+            json!({"mode": "fast", "city": "New York", "n": 3, "ok": true})
+        );
+        assert!(calls("[f(x=os.system('x'))]").is_err());
+        assert!(calls("[f(x=)]").is_err());
     }
 }

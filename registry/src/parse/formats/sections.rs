@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use super::json::{self, Shape, value_items};
-use crate::parse::block::{Item, Outcome, Step};
+use crate::parse::block::{Env, Item, Outcome, Step};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -84,7 +84,7 @@ impl SectionBlock {
         self.start
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         if self.closing.is_none() {
             let format = self.section.format();
             match self.values.scan(input) {
@@ -108,7 +108,12 @@ impl SectionBlock {
                     let text = input.str(span.clone());
                     let items = match self.section {
                         Section::CommandR => command_r_items(text, span.clone()),
-                        section => value_items(text, span.clone(), format, section.python()),
+                        section => value_items(
+                            text,
+                            span.clone(),
+                            format,
+                            section.python().then_some(env.tools),
+                        ),
                     };
                     self.closing = Some((at, Outcome::new(span.end, items)));
                 }

@@ -43,6 +43,7 @@ impl TagLine {
                         name: call.tool,
                         arguments: call.arguments,
                         id: None,
+                        typed: true,
                     },
                     Format::Tag,
                     self.start..line_end,

@@ -11,6 +11,7 @@ use crate::parse::event::StreamEvent;
 use crate::parse::scan::{Finder, Input};
 use crate::parse::sink::{List, Region};
 use crate::parse::tag_set::TagSet;
+use crate::parse::typing::type_json_arguments;
 use crate::parse::vocab::{Format, ParseError, ParsedCall};
 
 impl Machine {
@@ -127,8 +128,9 @@ impl Machine {
     ) {
         let RawCall {
             mut name,
-            arguments,
+            mut arguments,
             id,
+            typed,
         } = call;
         // Llama 3.1's built-in tools are called as `brave_search.call(query=...)`.
         if let Some(stripped) = name.strip_suffix(".call")
@@ -143,6 +145,9 @@ impl Machine {
         {
             crate::call::dispose(arguments);
             return;
+        }
+        if known && !typed {
+            type_json_arguments(&mut arguments, env.tools, &name);
         }
         if announced.take().as_deref() != Some(name.as_str()) {
             self.sink
