@@ -62,6 +62,17 @@
 //!   its last line), or a fenced ```` ```json ```` block; and it names at least one known tool
 //!   (any name, without a tool list: [`AnyTool`]). JSON quoted in a sentence is prose. A stray
 //!   `]` after it is dropped, and an array the output ends inside gives its complete calls.
+//! - **A call the output ends inside is never a call**, in every family, in the whole text and
+//!   in a stream alike: what was written of it lands in [`Parsed::errors`] as a `truncated`
+//!   [`ParseError`] ("the call was cut off; nothing was called") and stays in the content. A
+//!   call is whole once its arguments are: its JSON, pythonic or Gemma value closed, its
+//!   parameter elements closed by the element or token that ends the call (`</function>`,
+//!   `</invoke>`, GLM's `</tool_call>`, DeepSeek's `<｜tool▁call▁end｜>`, Kimi's
+//!   `<|tool_call_end|>`). The wrapper's closing token after that (`</tool_call>` after JSON,
+//!   `<|call|>`, LFM2's `<|tool_call_end|>`, `<end_function_call>`, a section's end) may be
+//!   missing or cut, as servers cut stop tokens. A wrapper the output ends right after, or inside the token that
+//!   should follow it, is cut off too. A tag line has no closing: it is complete where the
+//!   output ends.
 //! - Wrappers some fine-tunes write, `<tools>…</tools>`, `<function_call>…</function_call>` and
 //!   `<function name="…">{…}</function>`, count when what they wrap is calls.
 //! - A marker written inside backticks (`` `<tool_call>` ``) is a mention, not a call; so is

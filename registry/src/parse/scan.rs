@@ -92,6 +92,19 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// Whether the output ends at `at`: no more input will come, and `at` is its end.
+    pub(crate) fn ends_at(&self, at: usize) -> bool {
+        self.eof && at == self.end()
+    }
+
+    /// Whether the output ends at `at` or inside `pattern` written there: no more input will
+    /// come, and what is left from `at` is a proper prefix of it (nothing, at the end). Where a
+    /// reader expects a token, the end of the output cut the call off there.
+    pub(crate) fn ends_inside(&self, at: usize, pattern: &[u8]) -> bool {
+        let available = self.bytes_from(at);
+        self.eof && available.len() < pattern.len() && pattern.starts_with(available)
+    }
+
     /// The first position at or after `at` that is not ASCII whitespace (the end if none).
     pub(crate) fn skip_ws(&self, at: usize) -> usize {
         at + self
@@ -376,6 +389,11 @@ impl Values {
         self.cursor += name_len;
         match input.byte(self.cursor) {
             None if !input.eof() => ControlFlow::Break(SeqEnd::NeedMore),
+            // A name the output ends in: a call cut off before its `(`.
+            None => ControlFlow::Break(SeqEnd::Ended {
+                at: input.end(),
+                complete: false,
+            }),
             Some(b'(') => {
                 self.state = SeqState::Value {
                     start,

@@ -177,17 +177,21 @@ impl FunctionBlock {
         let not_a_call = ControlFlow::Break(Step::NotACall {
             resume: self.start + 1,
         });
+        let placeholder = |name: &str| ["{{", "}}", "{%"].iter().any(|p| name.contains(p));
         let Some(i) = bytes[..limit]
             .iter()
             .position(|b| matches!(b, b'>' | b'<' | b'\n' | b'\r'))
         else {
-            return match limit == bytes.len() && !input.eof() {
-                true => ControlFlow::Break(Step::NeedMore),
-                false => not_a_call,
+            return match (limit == bytes.len(), input.eof()) {
+                (true, false) => ControlFlow::Break(Step::NeedMore),
+                (true, true) if !placeholder(input.str(from..input.end())) => {
+                    ControlFlow::Break(self.name_cut_off(input))
+                }
+                _ => not_a_call,
             };
         };
         let name = input.str(from..from + i).trim();
-        if name.is_empty() || name.contains("{{") || name.contains("}}") || name.contains("{%") {
+        if name.is_empty() || placeholder(name) {
             return not_a_call;
         }
         if bytes[i] == b'>' {
@@ -205,8 +209,26 @@ impl FunctionBlock {
             }),
             Prefix::Partial => ControlFlow::Break(Step::NeedMore),
             Prefix::No if p == input.end() && !input.eof() => ControlFlow::Break(Step::NeedMore),
+            Prefix::No if input.ends_inside(p, PARAMETER.as_bytes()) => {
+                ControlFlow::Break(Step::Done(truncated(self.start, input, name)))
+            }
             Prefix::No => not_a_call,
         }
+    }
+
+    /// The end of the output came before the name of `<function=` (or `<function name=`) was
+    /// read to its `>`.
+    fn name_cut_off(&self, input: &Input<'_>) -> Step {
+        let marker = if self.attribute {
+            FUNCTION_ATTRIBUTE
+        } else {
+            FUNCTION
+        };
+        Step::Done(Outcome::cut_off(
+            self.start..input.end(),
+            Format::Function,
+            format_args!("inside the name of a `{marker}` call"),
+        ))
     }
 
     /// The `"NAME">` of `<function name="NAME">`, in double or single quotes.
@@ -218,7 +240,7 @@ impl FunctionBlock {
         let bytes = input.bytes_from(from);
         let Some(&quote) = bytes.first() else {
             return match input.eof() {
-                true => not_a_call,
+                true => ControlFlow::Break(self.name_cut_off(input)),
                 false => ControlFlow::Break(Step::NeedMore),
             };
         };
@@ -227,9 +249,10 @@ impl FunctionBlock {
         }
         let limit = bytes.len().min(MAX_NAME + 2);
         let Some(len) = bytes[1..limit].iter().position(|b| *b == quote) else {
-            return match limit == bytes.len() && !input.eof() {
-                true => ControlFlow::Break(Step::NeedMore),
-                false => not_a_call,
+            return match (limit == bytes.len(), input.eof()) {
+                (true, false) => ControlFlow::Break(Step::NeedMore),
+                (true, true) => ControlFlow::Break(self.name_cut_off(input)),
+                _ => not_a_call,
             };
         };
         let name = input.str(from + 1..from + 1 + len).trim();
@@ -242,6 +265,7 @@ impl FunctionBlock {
                 })
             }
             None if !input.eof() => ControlFlow::Break(Step::NeedMore),
+            None => ControlFlow::Break(self.name_cut_off(input)),
             _ => not_a_call,
         }
     }
@@ -287,6 +311,11 @@ impl FunctionBlock {
                 (Prefix::Partial, _) | (_, Prefix::Partial) => {
                     self.state = FunctionState::Body { name, at: p };
                     ControlFlow::Break(Step::NeedMore)
+                }
+                _ if input.ends_inside(p, PARAMETER.as_bytes())
+                    || input.ends_inside(p, FUNCTION_END.as_bytes()) =>
+                {
+                    ControlFlow::Break(Step::Done(truncated(self.start, input, &name)))
                 }
                 _ => ControlFlow::Break(self.not_a_call(input, name)),
             },

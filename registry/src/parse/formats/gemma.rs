@@ -87,6 +87,13 @@ impl GemmaBlock {
                 Prefix::No if input.skip_ws(body) == input.end() && !input.eof() => {
                     return Step::NeedMore;
                 }
+                Prefix::No if input.ends_inside(input.skip_ws(body), CALL.as_bytes()) => {
+                    return Step::Done(Outcome::cut_off(
+                        self.start..input.end(),
+                        Format::Gemma,
+                        format_args!("right after `{}`", self.dialect.open()),
+                    ));
+                }
                 Prefix::No => {
                     return Step::NotACall {
                         resume: self.start + 1,
@@ -94,9 +101,14 @@ impl GemmaBlock {
                 }
             }
         }
-        let Some((body_end, end, complete)) = self.end.closing(input, body) else {
+        let Some((mut body_end, end, complete)) = self.end.closing(input, body) else {
             return Step::NeedMore;
         };
+        if !complete {
+            // The end token may be missing after a complete call (servers cut stop tokens),
+            // and so may its end.
+            body_end -= partial_end(input.str(body..body_end), self.dialect.close());
+        }
         let span = self.start..end;
         let text = input.str(body..body_end).trim();
         let text = &text[CALL.len()..];
@@ -128,6 +140,14 @@ impl GemmaBlock {
         };
         Step::Done(Outcome::new(end, vec![item]))
     }
+}
+
+/// The length of the longest end of `text` that begins `token` without being all of it.
+fn partial_end(text: &str, token: &str) -> usize {
+    (1..token.len())
+        .rev()
+        .find(|&len| text.ends_with(&token[..len]))
+        .unwrap_or(0)
 }
 
 /// `NAME{…}` after `call:`, the arguments typed by the tool's schema.

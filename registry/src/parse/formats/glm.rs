@@ -118,6 +118,16 @@ impl GlmBlock {
         }
         let after = input.skip_ws((self.name_start + len).max(self.body));
         self.body = after;
+        if input.ends_inside(after, b"<arg_key>")
+            || input.ends_inside(after, TOOL_CALL_END.as_bytes())
+        {
+            let name = input.str(self.name_start..self.name_start + len);
+            return Some(Step::Done(Outcome::cut_off(
+                self.start..input.end(),
+                Format::Glm,
+                format_args!("inside the call of `{name}` before `</tool_call>`"),
+            )));
+        }
         // Only `<arg_key>`, `</tool_call>` or a JSON object may follow the name; anything
         // else is prose that mentions `<tool_call>`.
         let decided = match input.byte(after) {

@@ -101,6 +101,13 @@ impl HarmonyBlock {
                     }
                     SeqEnd::Ended { at, complete: true } => {
                         let Some(span) = values.spans.first().cloned() else {
+                            if input.ends_at(at) {
+                                return Step::Done(Outcome::cut_off(
+                                    self.start..input.end(),
+                                    Format::Harmony,
+                                    format_args!("right after the header of the call of `{name}`"),
+                                ));
+                            }
                             return Step::Done(Outcome::error(
                                 self.start..at,
                                 Format::Harmony,

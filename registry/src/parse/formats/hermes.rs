@@ -138,6 +138,15 @@ impl ToolCallBlock {
                         )));
                     }
                     Prefix::Partial => return ControlFlow::Break(Step::NeedMore),
+                    _ if env.formats.contains(Format::Function)
+                        && input.ends_inside(at, FUNCTION.as_bytes()) =>
+                    {
+                        return ControlFlow::Break(Step::Done(Outcome::cut_off(
+                            self.start..input.end(),
+                            Format::Hermes,
+                            "inside a `<tool_call>` before its call",
+                        )));
+                    }
                     _ => {}
                 }
                 ControlFlow::Break(match input.prefix(at, TOOL_CALL_END.as_bytes()) {

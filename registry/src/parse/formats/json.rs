@@ -142,7 +142,7 @@ pub(crate) fn strip_position(error: &serde_json::Error) -> String {
 
 /// The name a partial JSON call object gives itself, if it has written it yet: the string
 /// value of the first `"name"` key at the top level of the object (or of the first object of
-/// an array). Used to announce a call before it completes, and to tell a cut-off call from
+/// an array), or in its `"function"` object (the OpenAI shape). Used to announce a call before it completes, and to tell a cut-off call from
 /// prose. Reads at most `limit` bytes.
 pub(crate) fn sniff_name(text: &str, limit: usize) -> Option<&str> {
     let bytes = &text.as_bytes()[..text.len().min(limit)];
@@ -175,6 +175,12 @@ pub(crate) fn sniff_name(text: &str, limit: usize) -> Option<&str> {
             let start = i + 1;
             string_at(bytes, &mut i)?;
             return std::str::from_utf8(&bytes[start..i - 1]).ok();
+        }
+        if key == b"function"
+            && bytes.get(i) == Some(&b'{')
+            && let Some(name) = sniff_name(&text[i..bytes.len()], limit - i)
+        {
+            return Some(name);
         }
         // Skip the value.
         let mut depth = 0u32;

@@ -172,6 +172,13 @@ impl WrapperBlock {
                             resume: self.start + "functools[".len(),
                         });
                     }
+                    if input.ends_at(at) {
+                        return Some(Step::Done(Outcome::cut_off(
+                            self.start..input.end(),
+                            format,
+                            format_args!("right after `{}`", self.wrapper.marker()),
+                        )));
+                    }
                     let end = self.start + self.wrapper.marker().len();
                     return Some(Step::Done(Outcome::error(
                         self.start..end,

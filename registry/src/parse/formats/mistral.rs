@@ -206,6 +206,11 @@ fn after_name(
         }),
         (_, _, None) if !input.eof() => ControlFlow::Break(Step::NeedMore),
         (_, _, None) => ControlFlow::Break(truncated(start, input)),
+        _ if input.ends_inside(after, ARGS.as_bytes())
+            || input.ends_inside(after, CALL_ID.as_bytes()) =>
+        {
+            ControlFlow::Break(truncated(start, input))
+        }
         _ => {
             let message = format!(
                 "`[TOOL_CALLS]{name}` is not followed by its arguments; write [TOOL_CALLS]{name}[ARGS]{{...}}"
@@ -261,6 +266,9 @@ fn args(
         } => truncated(start, input),
         SeqEnd::Ended { at, .. } => {
             let Some(span) = values.spans.first().cloned() else {
+                if input.ends_at(at) {
+                    return truncated(start, input);
+                }
                 return malformed(
                     start,
                     at,

@@ -142,7 +142,7 @@ impl ReactBlock {
             Prefix::No if at == input.end() && !input.eof() => {
                 return ControlFlow::Break(Step::NeedMore);
             }
-            Prefix::No if at == input.end() => {
+            Prefix::No if input.ends_inside(at, ACTION_INPUT.as_bytes()) => {
                 return ControlFlow::Break(Step::Done(truncated(start, input, name)));
             }
             Prefix::No => return ControlFlow::Break(Step::NotACall { resume: start + 1 }),

@@ -100,6 +100,13 @@ impl SectionBlock {
                 }
                 SeqEnd::Ended { at, complete: true } => {
                     let Some(span) = self.values.spans.first().cloned() else {
+                        if input.ends_at(at) {
+                            return Step::Done(Outcome::cut_off(
+                                self.start..input.end(),
+                                format,
+                                format_args!("right after `{}`", self.section.open()),
+                            ));
+                        }
                         // `<tool_calls>` in prose, not followed by calls.
                         return Step::NotACall {
                             resume: self.start + 1,

@@ -9,7 +9,7 @@ use crate::parse::formats::end_tokens::trailing_end_tokens;
 use crate::parse::formats::json_blocks::BareBlock;
 use crate::parse::formats::react;
 use crate::parse::markers::{ALL_MARKERS, MAX_MARKER, Scanner, is_marker_prefix, may_begin_marker};
-use crate::parse::scan::Input;
+use crate::parse::scan::{Extent, Input};
 use crate::parse::sink::Region;
 use crate::parse::vocab::Format;
 
@@ -136,21 +136,24 @@ impl Machine {
     pub(super) fn text_out_of_input(&mut self, input: &Input<'_>) -> bool {
         let end = input.end();
         if input.eof() {
-            // A call list on the last line, ending the output.
+            // A call list on the last line, ending the output, or cut off by its end.
             if end > self.list_checked {
                 self.list_checked = end;
                 let last = input.str(self.text_from..end).trim_end();
                 let env_formats = self.options.formats;
-                if last.ends_with(")]") && env_formats.contains(Format::Pythonic) {
+                if env_formats.contains(Format::Pythonic) {
                     let list_end = self.text_from + last.len();
                     let from = self.text_from;
                     let line = match memchr::memrchr(b'\n', last.as_bytes()) {
                         Some(i) => Some(from + i + 1),
                         None => self.is_line_start(input, from).then_some(from),
                     };
+                    // A list that ends the output with `)]`, or one the output ends inside
+                    // (its brackets never close), which may be a call cut off.
                     if let Some(line) = line
                         && self.region == Region::Content
                         && starts_call_list(input.bytes_from(line))
+                        && (last.ends_with(")]") || Extent::new(line).scan(input).is_none())
                     {
                         self.commit(input, line);
                         let block = BareBlock::list_ending(line, list_end);
