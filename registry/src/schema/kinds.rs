@@ -67,8 +67,72 @@ const OPTIONS: &[&str] = &["anyOf", "oneOf", "allOf"];
 fn options(schema: &Value) -> impl Iterator<Item = &Value> {
     OPTIONS
         .iter()
-        .filter_map(|key| schema.get(*key)?.as_array())
+        .filter_map(|key| keyword(schema, key)?.as_array())
         .flatten()
+}
+
+/// Up to this many keys, a schema object's keywords are found by comparing its keys: that costs
+/// less than hashing each keyword for the map's lookup, which the typing of every value a parser
+/// reads pays several times. A larger object (never a schema a tool declares) is hashed into, so
+/// that no walk pays for its size at every visit.
+const SCANNED_KEYS: usize = 8;
+
+/// The value of keyword `name` in `schema`.
+fn keyword<'r>(schema: &'r Value, name: &str) -> Option<&'r Value> {
+    let Value::Object(map) = schema else {
+        return None;
+    };
+    if map.len() > SCANNED_KEYS {
+        return map.get(name);
+    }
+    map.iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+}
+
+/// The keywords [`Typing::kinds`] reads in a schema, found in one pass over its keys (see
+/// [`SCANNED_KEYS`]).
+#[derive(Default)]
+struct KindWords<'r> {
+    reference: Option<&'r Value>,
+    types: Option<&'r Value>,
+    properties: bool,
+    /// The [`OPTIONS`], in their order.
+    options: [Option<&'r Value>; 3],
+    values: Option<&'r Value>,
+    constant: Option<&'r Value>,
+}
+
+impl<'r> KindWords<'r> {
+    fn of(schema: &'r Value) -> Self {
+        let mut words = Self::default();
+        let Value::Object(map) = schema else {
+            return words;
+        };
+        if map.len() > SCANNED_KEYS {
+            return Self {
+                reference: map.get("$ref"),
+                types: map.get("type"),
+                properties: map.contains_key("properties"),
+                options: [0, 1, 2].map(|i| map.get(OPTIONS[i])),
+                values: map.get("enum"),
+                constant: map.get("const"),
+            };
+        }
+        for (key, value) in map {
+            match key.as_str() {
+                "$ref" => words.reference = Some(value),
+                "type" => words.types = Some(value),
+                "properties" => words.properties = true,
+                "anyOf" => words.options[0] = Some(value),
+                "oneOf" => words.options[1] = Some(value),
+                "allOf" => words.options[2] = Some(value),
+                "enum" => words.values = Some(value),
+                "const" => words.constant = Some(value),
+                _ => {}
+            }
+        }
+        words
+    }
 }
 
 /// Questions about the types of values, over one schema and one budget. What a `$ref` target
@@ -127,7 +191,8 @@ impl<'r> Typing<'r> {
         if !self.enter(depth) {
             return Kinds::default();
         }
-        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let words = KindWords::of(schema);
+        if let Some(reference) = words.reference.and_then(Value::as_str) {
             let Some(target) = self.walk.target(reference) else {
                 return Kinds::default();
             };
@@ -144,7 +209,7 @@ impl<'r> Typing<'r> {
             };
         }
         let mut kinds = Kinds::default();
-        match schema.get("type") {
+        match words.types {
             Some(Value::String(t)) => kinds = Kinds::named(t),
             Some(Value::Array(types)) => {
                 for t in types.iter().filter_map(Value::as_str) {
@@ -153,18 +218,19 @@ impl<'r> Typing<'r> {
             }
             _ => {}
         }
-        if schema.get("properties").is_some() {
+        if words.properties {
             kinds = kinds.union(Kinds::OBJECT);
         }
-        for option in options(schema) {
+        let options = words.options.into_iter().flatten();
+        for option in options.filter_map(Value::as_array).flatten() {
             kinds = kinds.union(self.kinds_at(option, depth + 1));
         }
         if kinds.is_unknown() {
-            let values = schema
-                .get("enum")
+            let values = words
+                .values
                 .and_then(Value::as_array)
                 .map(Vec::as_slice)
-                .or_else(|| schema.get("const").map(std::slice::from_ref))
+                .or_else(|| words.constant.map(std::slice::from_ref))
                 .unwrap_or(&[]);
             for value in values {
                 kinds = kinds.union(Kinds::of(value));
@@ -176,14 +242,14 @@ impl<'r> Typing<'r> {
     /// The schema of property `key` of an object schema, looking into its `anyOf`/`oneOf`/
     /// `allOf` options (the first that names it).
     pub(crate) fn property(&mut self, schema: &'r Value, key: &str) -> Option<&'r Value> {
-        self.find(schema, &|s| s.get("properties")?.get(key))
+        self.find(schema, &|s| keyword(s, "properties")?.get(key))
     }
 
     /// The schema of an array schema's items (one schema, not a list of them), looking into its
     /// options.
     pub(crate) fn items(&mut self, schema: &'r Value) -> Option<&'r Value> {
         self.find(schema, &|s| {
-            s.get("items").filter(|items| items.is_object())
+            keyword(s, "items").filter(|items| items.is_object())
         })
     }
 
@@ -208,7 +274,7 @@ impl<'r> Typing<'r> {
         if !self.enter(depth) {
             return None;
         }
-        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        if let Some(reference) = keyword(schema, "$ref").and_then(Value::as_str) {
             let target = self.walk.target(reference)?;
             if seen.get(target).is_some() {
                 return None;
