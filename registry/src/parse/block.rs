@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use super::scan::{Input, Prefix};
 use super::vocab::{ErrorKind, Format, Formats, ParseError};
 
 /// The longest tool name a reader reads: past it, what looked like a name is prose.
@@ -211,4 +212,26 @@ impl Item {
             ),
         }
     }
+}
+
+/// The end of a call whose arguments are whole: its closing `token` after optional whitespace
+/// from `*after`, taken when it is there and waited for while more input may still bring it. A
+/// missing one is fine: servers cut stop tokens. `*after` keeps the position reached, so a
+/// stream does not skip the whitespace again.
+#[inline]
+pub(crate) fn close_with(
+    input: &Input<'_>,
+    after: &mut usize,
+    token: &str,
+    outcome: &mut Outcome,
+) -> Step {
+    let at = input.skip_ws(*after);
+    *after = at;
+    match input.prefix(at, token.as_bytes()) {
+        Prefix::Partial => return Step::NeedMore,
+        Prefix::Yes => outcome.end = at + token.len(),
+        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
+        Prefix::No => {}
+    }
+    Step::Done(std::mem::take(outcome))
 }

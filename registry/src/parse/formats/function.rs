@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::json;
 use super::parameters::{ParamsStep, ValueScan, params_step};
-use crate::parse::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step};
+use crate::parse::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step, close_with};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -145,15 +145,7 @@ impl FunctionBlock {
                     }
                 },
                 FunctionState::Closing { after, outcome } => {
-                    let at = input.skip_ws(*after);
-                    *after = at;
-                    match input.prefix(at, FUNCTION_END.as_bytes()) {
-                        Prefix::Partial => return Step::NeedMore,
-                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
-                        Prefix::Yes => outcome.end = at + FUNCTION_END.len(),
-                        Prefix::No => {}
-                    }
-                    return Step::Done(std::mem::take(outcome));
+                    return close_with(input, after, FUNCTION_END, outcome);
                 }
             };
             match next {

@@ -20,8 +20,8 @@
 use memchr::memmem;
 
 use super::json::arguments_item;
-use crate::parse::block::{Item, Outcome, Step, Thought};
-use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
+use crate::parse::block::{Item, Outcome, Step, Thought, close_with};
+use crate::parse::scan::{Input, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
 const START: &str = "<|start|>";
@@ -131,16 +131,8 @@ impl HarmonyBlock {
                     }
                 },
                 State::Closing { after, outcome } => {
-                    let at = input.skip_ws(*after);
-                    *after = at;
-                    match input.prefix(at, CALL.as_bytes()) {
-                        Prefix::Partial => return Step::NeedMore,
-                        Prefix::Yes => outcome.end = at + CALL.len(),
-                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
-                        // The server may have cut the `<|call|>` stop token.
-                        Prefix::No => {}
-                    }
-                    return Step::Done(std::mem::take(outcome));
+                    // The server may have cut the `<|call|>` stop token.
+                    return close_with(input, after, CALL, outcome);
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use super::function::{FUNCTION, FunctionBlock};
 use super::glm::GlmBlock;
 use super::json::{self, Shape, json_item};
-use crate::parse::block::{Env, Outcome, Step};
+use crate::parse::block::{Env, Outcome, Step, close_with};
 use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -92,17 +92,7 @@ impl ToolCallBlock {
                 // GLM reads up to and including `</tool_call>` itself.
                 ToolCallState::Glm(glm) => return glm.step(input, env),
                 ToolCallState::Closing { after, outcome } => {
-                    let at = input.skip_ws(*after);
-                    *after = at;
-                    match input.prefix(at, TOOL_CALL_END.as_bytes()) {
-                        Prefix::Partial => return Step::NeedMore,
-                        Prefix::Yes => outcome.end = at + TOOL_CALL_END.len(),
-                        // `at` is the end of the available input: wait for `</tool_call>`.
-                        Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
-                        // A missing `</tool_call>` after a complete call is fine.
-                        Prefix::No => {}
-                    }
-                    return Step::Done(std::mem::take(outcome));
+                    return close_with(input, after, TOOL_CALL_END, outcome);
                 }
             };
             match next {

@@ -13,8 +13,8 @@
 use serde_json::Value;
 
 use super::json::{self, Shape, value_items};
-use crate::parse::block::{Env, Item, Outcome, Step};
-use crate::parse::scan::{Input, Prefix, SeqEnd, Values};
+use crate::parse::block::{Env, Item, Outcome, Step, close_with};
+use crate::parse::scan::{Input, SeqEnd, Values};
 use crate::parse::vocab::{ErrorKind, Format};
 
 /// The families of this reader.
@@ -129,16 +129,7 @@ impl SectionBlock {
         let Some((cursor, outcome)) = &mut self.closing else {
             return Step::NeedMore;
         };
-        let at = input.skip_ws(*cursor);
-        *cursor = at;
-        let close = self.section.close();
-        match input.prefix(at, close.as_bytes()) {
-            Prefix::Yes => outcome.end = at + close.len(),
-            Prefix::Partial => return Step::NeedMore,
-            Prefix::No if at == input.end() && !input.eof() => return Step::NeedMore,
-            Prefix::No => {}
-        }
-        Step::Done(std::mem::take(outcome))
+        close_with(input, cursor, self.section.close(), outcome)
     }
 }
 
