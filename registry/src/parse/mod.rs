@@ -124,7 +124,7 @@
 //! | --- | --- |
 //! | `vocab.rs` | a leaf: the results and settings ([`Parsed`], [`ParsedCall`], [`ParseError`], [`Format`], [`Formats`], [`Options`], [`Thinking`], [`LeftOut`]) |
 //! | `scan.rs` | a leaf: the input window, forward-only searches, where a value ends |
-//! | `block.rs` | what the readers and the machine say to each other (a reader's step, a block's outcome, its calls and errors, the thoughts) what a reader asks of the tools, and the optional closing token every family ends a call with; imports only the leaves `vocab.rs` and `scan.rs` |
+//! | `block.rs` | what the readers and the machine say to each other (a reader's step, a block's outcome, its calls and errors, the thoughts), what a reader asks of the tools, and `close_with`, the optional closing token after a whole call; imports only the leaves `vocab.rs` and `scan.rs` |
 //! | `event.rs` | [`StreamEvent`], and [`StreamDelta`], the borrowed form `push_with` hands out |
 //! | `content.rs` | display text and its joints |
 //! | `typing.rs` | the one rule for types: a value as written (text, quoted, JSON), typed by the kinds its argument's schema declares |
