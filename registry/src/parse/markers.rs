@@ -34,9 +34,11 @@ pub(crate) enum Marker {
     Granite,
     Kimi,
     KimiSingular,
-    /// `<｜tool▁calls▁begin｜>`; `ascii`: spelled with `|`.
+    /// `<｜tool▁calls▁begin｜>` or a plain spelling of it (`<｜tool_calls_begin｜>`); `ascii`:
+    /// spelled with `|`; `len`: the token's length.
     DeepSeekCalls {
         ascii: bool,
+        len: u8,
     },
     /// `<｜tool▁call▁begin｜>`.
     DeepSeekCall {
@@ -44,6 +46,8 @@ pub(crate) enum Marker {
     },
     /// `<minimax:tool_call>`.
     MiniMax,
+    /// `]<]minimax[>[<tool_call>`: MiniMax M3's section, every tag after the namespace token.
+    MiniMaxM3,
     /// A DSML section, by its index in the reader's spellings.
     Dsml(u8),
     /// `<start_function_call>` or `<|tool_call>`.
@@ -91,20 +95,20 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<|tool_call|>", Marker::Granite),
     ("<|tool_calls_section_begin|>", Marker::Kimi),
     ("<|tool_call_section_begin|>", Marker::KimiSingular),
-    (
-        "<｜tool▁calls▁begin｜>",
-        Marker::DeepSeekCalls { ascii: false },
-    ),
+    deepseek_calls("<｜tool▁calls▁begin｜>", false),
+    // The plain spellings llama.cpp's DeepSeek parser accepts for the section's first token.
+    deepseek_calls("<｜tool_calls_begin｜>", false),
+    deepseek_calls("<｜tool calls begin｜>", false),
+    deepseek_calls("<｜tool\\_calls\\_begin｜>", false),
+    deepseek_calls("<｜tool▁calls｜>", false),
     (
         "<｜tool▁call▁begin｜>",
         Marker::DeepSeekCall { ascii: false },
     ),
-    (
-        "<|tool▁calls▁begin|>",
-        Marker::DeepSeekCalls { ascii: true },
-    ),
+    deepseek_calls("<|tool▁calls▁begin|>", true),
     ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
     ("<minimax:tool_call>", Marker::MiniMax),
+    ("]<]minimax[>[<tool_call>", Marker::MiniMaxM3),
     (
         "<start_function_call>",
         Marker::Gemma(Dialect::FunctionGemma),
@@ -147,6 +151,11 @@ const MARKERS: &[(&str, Marker)] = &[
     ("<function_call>", Marker::FunctionCall),
     ("<function name=", Marker::FunctionAttr),
 ];
+
+const fn deepseek_calls(token: &'static str, ascii: bool) -> (&'static str, Marker) {
+    let len = token.len() as u8;
+    (token, Marker::DeepSeekCalls { ascii, len })
+}
 
 const fn drop(token: &str, format: Format) -> Marker {
     Marker::Drop {

@@ -12,13 +12,13 @@
 //! | [`Format::Glm`] | `<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>` | GLM-4.5, GLM-4.6, GLM-4.7 |
 //! | [`Format::Json`] | a bare `[{"name", "arguments"}]` or `{"name", "parameters"}` standing alone (the whole message, lines of their own, a fenced block); `<\|tool_call\|>[…]`, `functools[…]`, `<tools>`, `<function_call>` | Llama 3.x JSON, xLAM, Qwen2.5-Coder, Granite 3, Phi-4-mini |
 //! | [`Format::PythonTag`] | `<\|python_tag\|>{"name": …, "parameters": …}` (several joined by `;`) | Llama 3.1 |
-//! | [`Format::Mistral`] | `[TOOL_CALLS] [{…}]`, `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}` | Mistral 7B v0.3, Mixtral, Mistral Small/Large, Magistral |
+//! | [`Format::Mistral`] | `[TOOL_CALLS] [{…}]`, `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}`, whitespace around the name | Mistral 7B v0.3, Mixtral, Mistral Small/Large, Magistral |
 //! | [`Format::Pythonic`] | `[get_weather(city="Paris"), get_time()]`, `<\|python_start\|>[…]<\|python_end\|>` | Llama 3.2, Llama 4 |
-//! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…`, also spelled with ASCII `\|` | DeepSeek V3, R1, V3.1 |
-//! | [`Format::Dsml`] | `<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>…` (`tool_calls` in V4) | DeepSeek V3.2, V4 |
+//! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…`, also spelled with ASCII `\|`, the section's token in llama.cpp's plain spellings (`<｜tool_calls_begin｜>`), the first call's begin token missing | DeepSeek V3, R1, V3.1 |
+//! | [`Format::Dsml`] | `<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>…` (`tool_calls` in V4), fullwidth and ASCII bars mixed | DeepSeek V3.2, V4 |
 //! | [`Format::Kimi`] | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.NAME:0…` | Kimi K2 |
 //! | [`Format::Harmony`] | `<\|channel\|>commentary to=functions.NAME <\|constrain\|>json<\|message\|>{…}<\|call\|>`; the `analysis` channel is reasoning | gpt-oss |
-//! | [`Format::MiniMax`] | `<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>` | MiniMax M2 |
+//! | [`Format::MiniMax`] | `<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>`; M3's `]<]minimax[>[<tool_call>` with `]<]minimax[>[` before every tag and the arguments as child elements, `<KEY>VALUE</KEY>` (`<item>` for a list's items) | MiniMax M2, M3 |
 //! | [`Format::InternLm`] | `<\|action_start\|><\|plugin\|>{"name": …, "parameters": {…}}<\|action_end\|>` | InternLM2, InternLM2.5 |
 //! | [`Format::CommandR`] | `<\|START_ACTION\|>[{"tool_call_id": "0", "tool_name": …, "parameters": {…}}]<\|END_ACTION\|>` | Command R7B, Command A |
 //! | [`Format::Hunyuan`] | `<tool_calls>[{"name": …, "arguments": {…}}]</tool_calls>` | Hunyuan A13B |

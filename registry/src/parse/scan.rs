@@ -139,6 +139,19 @@ pub(crate) fn delimited<'t>(
     })
 }
 
+/// The most punctuation bytes read as a separator between two values.
+const MAX_JUNK: usize = 2;
+
+/// A punctuation byte that may separate two values: not a quote, a bracket or `<` (which
+/// begins a token), nor a byte that begins a value.
+fn is_junk(b: u8) -> bool {
+    b.is_ascii_punctuation()
+        && !matches!(
+            b,
+            b'"' | b'\'' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>'
+        )
+}
+
 /// ASCII whitespace, the only whitespace the parser trims or collapses.
 pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
@@ -290,7 +303,8 @@ enum SeqState {
 }
 
 /// A sequence of values: JSON objects and arrays, Python literals, and (with `python`) calls
-/// `name(…)`, separated by whitespace, `;` or `,` (when `multi`).
+/// `name(…)`, separated by whitespace, `;` or `,` (when `multi`), or by up to [`MAX_JUNK`]
+/// other punctuation bytes ([`is_junk`]) before another value.
 #[derive(Debug, Clone)]
 pub(crate) struct Values {
     /// The values found so far.
@@ -435,7 +449,24 @@ impl Values {
         } else if matches!(b, b'{' | b'[') {
             self.state = SeqState::Before;
         } else {
-            return ControlFlow::Break(SeqEnd::Ended { at, complete: true });
+            // Other punctuation between two values (`} | {`), as vLLM's Llama 3 parser steps
+            // over whatever two characters follow a value: taken when a value follows it.
+            let junk = (input.bytes_from(at).iter())
+                .take(MAX_JUNK + 1)
+                .take_while(|b| is_junk(**b))
+                .count();
+            if junk == 0 || junk > MAX_JUNK {
+                return ControlFlow::Break(SeqEnd::Ended { at, complete: true });
+            }
+            let next = input.skip_ws(at + junk);
+            match input.byte(next) {
+                None if !input.eof() => return ControlFlow::Break(SeqEnd::NeedMore),
+                Some(b'{' | b'[') => {
+                    self.cursor = next;
+                    self.state = SeqState::Before;
+                }
+                _ => return ControlFlow::Break(SeqEnd::Ended { at, complete: true }),
+            }
         }
         ControlFlow::Continue(())
     }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::block::ToolLookup;
 pub(crate) use super::formats::pythonic::{TypeArgs, Written};
 pub(crate) use crate::schema::kinds::Kinds;
-use crate::schema::kinds::Typing;
+pub(crate) use crate::schema::kinds::Typing;
 
 /// What a tool set says of one tool's arguments: its schema, looked up once per call.
 pub(crate) struct ToolTypes<'t> {
@@ -45,6 +45,11 @@ impl<'t> ToolTypes<'t> {
     /// Whether the tool has a schema, whose declared names and types then decide.
     pub(crate) fn has_schema(&self) -> bool {
         self.schema.is_some()
+    }
+
+    /// The tool's schema, when it has one.
+    pub(crate) fn schema(&self) -> Option<&Value> {
+        self.schema.as_deref()
     }
 
     /// The kinds of argument `arg`: its schema's, unknown when the schema does not declare it,

@@ -211,7 +211,9 @@ pub enum Format {
     Kimi,
     /// gpt-oss's Harmony messages: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`.
     Harmony,
-    /// MiniMax M2's `<minimax:tool_call><invoke name="…"><parameter name="…">…` section.
+    /// MiniMax M2's `<minimax:tool_call><invoke name="…"><parameter name="…">…` section, and
+    /// M3's `]<]minimax[>[<tool_call>` section, whose arguments are child elements named by the
+    /// key.
     MiniMax,
     /// DeepSeek V3.2 / V4's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`.
     Dsml,

@@ -10,7 +10,11 @@
 //! V3.1 writes `<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>`.
 //! A lone `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` is read too, and every token also with the
 //! ASCII `|` for the fullwidth `｜` (`<|tool▁calls▁begin|>`), as servers that re-encode the
-//! tokens as text write them. The templates: <https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/tokenizer_config.json>,
+//! tokens as text write them. As llama.cpp's DeepSeek parser (`common/chat.cpp`) does, the
+//! section's first token is also read in its plain spellings (`<｜tool_calls_begin｜>`,
+//! `<｜tool calls begin｜>`, `<｜tool\_calls\_begin｜>`, `<｜tool▁calls｜>`), and the first call's
+//! begin token may be missing (`<｜tool▁calls▁begin｜>function<｜tool▁sep｜>…`), as it is from
+//! a stream that lost it. The templates: <https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/tokenizer_config.json>,
 //! <https://huggingface.co/deepseek-ai/DeepSeek-V3.1/blob/main/tokenizer_config.json>.
 
 use super::json;
@@ -22,16 +26,14 @@ use crate::parse::vocab::{ErrorKind, Format};
 /// One spelling of the tokens.
 #[derive(Debug)]
 pub(crate) struct Tokens {
-    calls_begin: &'static str,
     calls_end: &'static str,
-    call_begin: &'static str,
+    pub(crate) call_begin: &'static str,
     call_end: &'static str,
     sep: &'static str,
 }
 
 /// The tokens as the tokenizer defines them, with fullwidth bars.
 pub(crate) const FULLWIDTH: Tokens = Tokens {
-    calls_begin: "<｜tool▁calls▁begin｜>",
     calls_end: "<｜tool▁calls▁end｜>",
     call_begin: "<｜tool▁call▁begin｜>",
     call_end: "<｜tool▁call▁end｜>",
@@ -40,7 +42,6 @@ pub(crate) const FULLWIDTH: Tokens = Tokens {
 
 /// The same tokens with ASCII bars.
 pub(crate) const ASCII: Tokens = Tokens {
-    calls_begin: "<|tool▁calls▁begin|>",
     calls_end: "<|tool▁calls▁end|>",
     call_begin: "<|tool▁call▁begin|>",
     call_end: "<|tool▁call▁end|>",
@@ -50,15 +51,20 @@ pub(crate) const ASCII: Tokens = Tokens {
 #[derive(Debug)]
 pub(crate) struct DeepSeekBlock {
     start: usize,
+    /// The length of the opening token.
+    open: usize,
     single: bool,
     tokens: &'static Tokens,
     end: Finder,
 }
 
 impl DeepSeekBlock {
-    pub(crate) fn new(start: usize, single: bool, tokens: &'static Tokens) -> Self {
+    /// A section (or, `single`, one call) whose opening token of `open` bytes starts at
+    /// `start`.
+    pub(crate) fn new(start: usize, open: usize, single: bool, tokens: &'static Tokens) -> Self {
         Self {
             start,
+            open,
             single,
             tokens,
             end: Finder::new(if single {
@@ -75,12 +81,7 @@ impl DeepSeekBlock {
 
     pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
         let t = self.tokens;
-        let open = if self.single {
-            t.call_begin
-        } else {
-            t.calls_begin
-        };
-        let body = self.start + open.len();
+        let body = self.start + self.open;
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {
             return Step::NeedMore;
         };
@@ -89,9 +90,21 @@ impl DeepSeekBlock {
         if self.single {
             items.push(call(text, body, complete, t));
         } else {
+            // A first call whose begin token is missing (llama.cpp's parser takes it as
+            // optional): the text up to the first end token, when no begin token comes first.
+            let mut rest = (text, body);
+            let lead = text.len() - text.trim_start().len();
+            let after = &text[lead..];
+            let first_end = after.find(t.call_end);
+            let first = &after[..first_end.unwrap_or(after.len())];
+            if !first.is_empty() && !first.contains(t.call_begin) {
+                items.push(call(first, body + lead, first_end.is_some(), t));
+                let next = lead + first.len() + first_end.map_or(0, |_| t.call_end.len());
+                rest = (&text[next..], body + next);
+            }
             items.extend(
-                delimited(text, t.call_begin, t.call_end)
-                    .map(|(call_text, at, whole)| call(call_text, body + at, whole, t)),
+                delimited(rest.0, t.call_begin, t.call_end)
+                    .map(|(call_text, at, whole)| call(call_text, rest.1 + at, whole, t)),
             );
             if items.is_empty() {
                 return Step::Done(Outcome::error(

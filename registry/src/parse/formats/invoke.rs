@@ -31,75 +31,127 @@
 
 use serde_json::{Map, Value};
 
+use super::elements::Elements;
 use super::json;
 use super::parameters::end_by_names;
 use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
-use crate::parse::scan::{Finder, Input, delimited};
+use crate::parse::scan::{Finder, Input};
 use crate::parse::typing::{Kinds, ToolTypes, typed_json, typed_string, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
-/// One spelling of the markup.
+/// One spelling of the markup: the section's tokens and the tags of the calls inside it.
 #[derive(Debug)]
 pub(crate) struct Spelling {
     open: &'static str,
     close: &'static str,
+    /// The tags of a call, in each spelling a section may hold (a DSML section mixes the
+    /// fullwidth and ASCII bars); all begin with the same byte.
+    tags: &'static [Tags],
+    format: Format,
+}
+
+/// The tags of one call and its arguments.
+#[derive(Debug)]
+pub(crate) struct Tags {
     invoke: &'static str,
     invoke_end: &'static str,
     parameter: &'static str,
     parameter_end: &'static str,
-    format: Format,
+    /// What comes before the tag of each child element (`]<]minimax[>[` in M3).
+    ns: &'static str,
 }
 
 /// MiniMax M2.
 pub(crate) const MINIMAX: Spelling = Spelling {
     open: "<minimax:tool_call>",
     close: "</minimax:tool_call>",
-    invoke: "<invoke ",
-    invoke_end: "</invoke>",
-    parameter: "<parameter ",
-    parameter_end: "</parameter>",
+    tags: &[Tags {
+        invoke: "<invoke ",
+        invoke_end: "</invoke>",
+        parameter: "<parameter ",
+        parameter_end: "</parameter>",
+        ns: "",
+    }],
+    format: Format::MiniMax,
+};
+
+/// MiniMax M3: every tag follows the namespace token.
+pub(crate) const MINIMAX_M3: Spelling = Spelling {
+    open: "]<]minimax[>[<tool_call>",
+    close: "]<]minimax[>[</tool_call>",
+    tags: &[Tags {
+        invoke: "]<]minimax[>[<invoke ",
+        invoke_end: "]<]minimax[>[</invoke>",
+        parameter: "]<]minimax[>[<parameter ",
+        parameter_end: "]<]minimax[>[</parameter>",
+        ns: "]<]minimax[>[",
+    }],
     format: Format::MiniMax,
 };
 
 /// The DSML spellings: V3.2's `function_calls` and V4's `tool_calls`, each with fullwidth and
-/// ASCII bars.
+/// ASCII bars; the calls inside any of them with either.
 pub(crate) const DSML: [Spelling; 4] = [
-    dsml(
-        "<｜DSML｜function_calls>",
-        "</｜DSML｜function_calls>",
-        true,
-    ),
-    dsml("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", true),
-    dsml("<|DSML|function_calls>", "</|DSML|function_calls>", false),
-    dsml("<|DSML|tool_calls>", "</|DSML|tool_calls>", false),
+    dsml("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
+    dsml("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"),
+    dsml("<|DSML|function_calls>", "</|DSML|function_calls>"),
+    dsml("<|DSML|tool_calls>", "</|DSML|tool_calls>"),
 ];
 
-const fn dsml(open: &'static str, close: &'static str, fullwidth: bool) -> Spelling {
-    let (invoke, invoke_end, parameter, parameter_end) = if fullwidth {
-        (
-            "<｜DSML｜invoke ",
-            "</｜DSML｜invoke>",
-            "<｜DSML｜parameter ",
-            "</｜DSML｜parameter>",
-        )
-    } else {
-        (
-            "<|DSML|invoke ",
-            "</|DSML|invoke>",
-            "<|DSML|parameter ",
-            "</|DSML|parameter>",
-        )
-    };
+const DSML_TAGS: [Tags; 2] = [
+    Tags {
+        invoke: "<｜DSML｜invoke ",
+        invoke_end: "</｜DSML｜invoke>",
+        parameter: "<｜DSML｜parameter ",
+        parameter_end: "</｜DSML｜parameter>",
+        ns: "",
+    },
+    Tags {
+        invoke: "<|DSML|invoke ",
+        invoke_end: "</|DSML|invoke>",
+        parameter: "<|DSML|parameter ",
+        parameter_end: "</|DSML|parameter>",
+        ns: "",
+    },
+];
+
+const fn dsml(open: &'static str, close: &'static str) -> Spelling {
     Spelling {
         open,
         close,
-        invoke,
-        invoke_end,
-        parameter,
-        parameter_end,
+        tags: &DSML_TAGS,
         format: Format::Dsml,
     }
+}
+
+/// The calls in a section's `text`, each as its text after the start tag, where that text
+/// begins, whether its end tag came, and the tags it is written with (a call ends at the end
+/// tag of its own spelling).
+fn invokes<'t>(
+    text: &'t str,
+    tags: &'static [Tags],
+) -> impl Iterator<Item = (&'t str, usize, bool, &'static Tags)> + 't {
+    let first = tags[0].invoke.as_bytes()[0];
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        let (at, t) = memchr::memchr_iter(first, &text.as_bytes()[offset..]).find_map(|i| {
+            let tail = &text[offset + i..];
+            let t = tags.iter().find(|t| tail.starts_with(t.invoke))?;
+            Some((offset + i, t))
+        })?;
+        let start = at + t.invoke.len();
+        Some(match text[start..].find(t.invoke_end) {
+            Some(len) => {
+                offset = start + len + t.invoke_end.len();
+                (&text[start..start + len], start, true, t)
+            }
+            None => {
+                offset = text.len();
+                (&text[start..], start, false, t)
+            }
+        })
+    })
 }
 
 /// A section of `<invoke>` elements.
@@ -130,8 +182,8 @@ impl InvokeBlock {
             return Step::NeedMore;
         };
         let text = input.str(body..body_end);
-        let items: Vec<Item> = delimited(text, s.invoke, s.invoke_end)
-            .map(|(call_text, at, whole)| self.call(call_text, body + at, whole, env))
+        let items: Vec<Item> = invokes(text, s.tags)
+            .map(|(call_text, at, whole, tags)| self.call(call_text, body + at, whole, tags, env))
             .collect();
         if items.is_empty() {
             return Step::Done(Outcome::error(
@@ -144,7 +196,7 @@ impl InvokeBlock {
                 },
                 format!(
                     "the tool-call section holds no `{}name=\"...\">` call; nothing was called",
-                    s.invoke
+                    s.tags[0].invoke
                 ),
             ));
         }
@@ -153,7 +205,7 @@ impl InvokeBlock {
 
     /// One `<invoke …>` element's text after `<invoke `; `complete` is false when its end tag
     /// never came.
-    fn call(&self, text: &str, at: usize, complete: bool, env: &Env<'_>) -> Item {
+    fn call(&self, text: &str, at: usize, complete: bool, t: &Tags, env: &Env<'_>) -> Item {
         let s = self.spelling;
         let span = at..at + text.len();
         let error = |kind, message: String| Item::error(span.clone(), s.format, kind, message);
@@ -161,7 +213,7 @@ impl InvokeBlock {
             return Item::cut_off(
                 span,
                 s.format,
-                format_args!("inside a call before `{}`", s.invoke_end),
+                format_args!("inside a call before `{}`", t.invoke_end),
             );
         }
         let Some((attributes, inner)) = start_tag(text) else {
@@ -169,17 +221,17 @@ impl InvokeBlock {
                 ErrorKind::Malformed,
                 format!(
                     "the call's `{}` tag is not closed with `>`",
-                    s.invoke.trim_end()
+                    t.invoke.trim_end()
                 ),
             );
         };
         let Some(name) = attribute(&attributes, "name").filter(|n| !n.is_empty()) else {
             return error(
                 ErrorKind::Malformed,
-                format!("the call has no name; write {}name=\"...\">", s.invoke),
+                format!("the call has no name; write {}name=\"...\">", t.invoke),
             );
         };
-        let arguments = match self.arguments(inner, name, env) {
+        let arguments = match arguments(inner, name, t, env) {
             Ok(arguments) => arguments,
             Err((kind, message)) => return error(kind, message),
         };
@@ -194,62 +246,78 @@ impl InvokeBlock {
             span,
         )
     }
+}
 
-    /// The `<parameter name="…">` elements of a call of `name`, typed by the tool's schema; the
-    /// error's kind and message when one is not well written or a key comes twice.
-    fn arguments(
-        &self,
-        inner: &str,
-        name: &str,
-        env: &Env<'_>,
-    ) -> Result<Map<String, Value>, (ErrorKind, String)> {
-        let s = self.spelling;
-        let types = ToolTypes::of(env.tools, name);
-        let mut by_names = types.has_schema();
-        let mut arguments = Map::new();
-        let mut rest = inner;
-        while let Some(open) = rest.find(s.parameter) {
-            let read =
-                start_tag(&rest[open + s.parameter.len()..]).and_then(|(attributes, after)| {
-                    let key = attribute(&attributes, "name")?;
-                    let (end, next) = value_end(after, s, key, &types, &arguments, &mut by_names)?;
-                    Some((key, attributes, &after[..end], &after[next..]))
-                });
-            let Some((key, attributes, raw, after)) = read else {
-                return Err((
-                    ErrorKind::Malformed,
-                    format!(
-                        "an argument of `{name}` is not written as {}name=\"...\">VALUE{}",
-                        s.parameter, s.parameter_end
-                    ),
-                ));
-            };
-            rest = after;
-            let kinds = types.kinds(key);
-            let value = match attribute(&attributes, "string") {
-                Some("true") => typed_string(raw.to_owned(), kinds),
-                Some(_) => match json::value(raw.trim()) {
-                    Ok(value) => typed_json(value, kinds),
-                    Err(message) => {
-                        return Err((
-                            ErrorKind::Malformed,
-                            format!("argument `{key}` of `{name}` is not valid JSON: {message}"),
-                        ));
-                    }
-                },
-                None => untagged_value(raw, kinds),
-            };
-            unique::insert(&mut arguments, key.to_owned(), value).map_err(|repeated| {
+/// The arguments of a call of `name`, typed by the tool's schema: its `<parameter name="…">`
+/// elements or, when it has none and begins with an element, one child element per key
+/// (`elements.rs`); the error's kind and message when one is not well written or a key comes
+/// twice.
+fn arguments(
+    inner: &str,
+    name: &str,
+    s: &Tags,
+    env: &Env<'_>,
+) -> Result<Map<String, Value>, (ErrorKind, String)> {
+    let types = ToolTypes::of(env.tools, name);
+    if !inner.contains(s.parameter) {
+        let bare = if types.has_schema() {
+            Kinds::default()
+        } else {
+            types.kinds("")
+        };
+        let mut elements = Elements::new(s.ns, types.schema(), bare);
+        if elements.begins(inner) {
+            return elements.arguments(inner).map_err(|message| {
                 (
-                    ErrorKind::Arguments,
-                    format!(
-                        "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
-                    ),
+                    ErrorKind::Malformed,
+                    format!("the arguments of `{name}` are not well written: {message}"),
                 )
-            })?;
+            });
         }
-        Ok(arguments)
     }
+    let mut by_names = types.has_schema();
+    let mut arguments = Map::new();
+    let mut rest = inner;
+    while let Some(open) = rest.find(s.parameter) {
+        let read = start_tag(&rest[open + s.parameter.len()..]).and_then(|(attributes, after)| {
+            let key = attribute(&attributes, "name")?;
+            let (end, next) = value_end(after, s, key, &types, &arguments, &mut by_names)?;
+            Some((key, attributes, &after[..end], &after[next..]))
+        });
+        let Some((key, attributes, raw, after)) = read else {
+            return Err((
+                ErrorKind::Malformed,
+                format!(
+                    "an argument of `{name}` is not written as {}name=\"...\">VALUE{}",
+                    s.parameter, s.parameter_end
+                ),
+            ));
+        };
+        rest = after;
+        let kinds = types.kinds(key);
+        let value = match attribute(&attributes, "string") {
+            Some("true") => typed_string(raw.to_owned(), kinds),
+            Some(_) => match json::value(raw.trim()) {
+                Ok(value) => typed_json(value, kinds),
+                Err(message) => {
+                    return Err((
+                        ErrorKind::Malformed,
+                        format!("argument `{key}` of `{name}` is not valid JSON: {message}"),
+                    ));
+                }
+            },
+            None => untagged_value(raw, kinds),
+        };
+        unique::insert(&mut arguments, key.to_owned(), value).map_err(|repeated| {
+            (
+                ErrorKind::Arguments,
+                format!(
+                    "the arguments of `{name}` are wrong: {repeated}; give each parameter once"
+                ),
+            )
+        })?;
+    }
+    Ok(arguments)
 }
 
 /// A value without a `string` attribute: typed by the tool's schema, or else JSON when it reads
@@ -271,7 +339,7 @@ fn untagged_value(raw: &str, kinds: Kinds) -> Value {
 /// no end tag comes.
 fn value_end(
     rest: &str,
-    s: &Spelling,
+    s: &Tags,
     key: &str,
     types: &ToolTypes<'_>,
     given: &Map<String, Value>,

@@ -5,6 +5,9 @@
 //!   `[CALL_ID]abc123def[ARGS]` in some versions;
 //! - `[TOOL_CALLS]add{"a": 1}`: the same once a server drops the special `[ARGS]` token.
 //!
+//! Whitespace may stand around the name (`[TOOL_CALLS] add [ARGS] {"a": 1}`,
+//! `[TOOL_CALLS]add\n{"a": 1}`), as servers that re-tokenize the output write it.
+//!
 //! Each `[TOOL_CALLS]` starts a block of its own; several in a row are several calls.
 
 use std::ops::ControlFlow;
@@ -185,18 +188,18 @@ fn after_name(
     let args = input.skip_ws(*cursor);
     *cursor = args;
     match (
-        input.prefix(after, ARGS.as_bytes()),
-        input.prefix(after, CALL_ID.as_bytes()),
+        input.prefix(args, ARGS.as_bytes()),
+        input.prefix(args, CALL_ID.as_bytes()),
         input.byte(args),
     ) {
         (Prefix::Yes, _, _) => ControlFlow::Continue(State::Args {
             name: std::mem::take(name),
             id: None,
-            values: Values::new(after + ARGS.len(), false, false),
+            values: Values::new(args + ARGS.len(), false, false),
         }),
         (_, Prefix::Yes, _) => ControlFlow::Continue(State::Id {
             name: std::mem::take(name),
-            from: after + CALL_ID.len(),
+            from: args + CALL_ID.len(),
         }),
         (Prefix::Partial, _, _) | (_, Prefix::Partial, _) => ControlFlow::Break(Step::NeedMore),
         (_, _, Some(b'{')) => ControlFlow::Continue(State::Args {
@@ -206,8 +209,8 @@ fn after_name(
         }),
         (_, _, None) if !input.eof() => ControlFlow::Break(Step::NeedMore),
         (_, _, None) => ControlFlow::Break(truncated(start, input)),
-        _ if input.ends_inside(after, ARGS.as_bytes())
-            || input.ends_inside(after, CALL_ID.as_bytes()) =>
+        _ if input.ends_inside(args, ARGS.as_bytes())
+            || input.ends_inside(args, CALL_ID.as_bytes()) =>
         {
             ControlFlow::Break(truncated(start, input))
         }

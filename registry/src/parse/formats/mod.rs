@@ -21,7 +21,8 @@
 //! | `pythonic.rs` | `[f(a=1), g()]` and Python literals |
 //! | `deepseek.rs` | DeepSeek's special-token section |
 //! | `kimi.rs` | Kimi K2's special-token section |
-//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2, DeepSeek V3.2 / V4 DSML |
+//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2 and M3, DeepSeek V3.2 / V4 DSML |
+//! | `elements.rs` | arguments as child elements named by the key (MiniMax M3), for `invoke.rs` |
 //! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
 //! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
 //! | `react.rs` | ReAct's `Action:` / `Action Input:` lines |
@@ -30,6 +31,7 @@
 //! | `native.rs` | a provider's native tool calls (an OpenAI message, `tool_calls` array, Responses output, Anthropic blocks); the message text is handed back to the whole-text parse |
 
 pub(crate) mod deepseek;
+pub(crate) mod elements;
 pub(crate) mod end_tokens;
 pub(crate) mod function;
 pub(crate) mod gemma;

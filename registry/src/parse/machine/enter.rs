@@ -57,7 +57,7 @@ impl Machine {
             Marker::DeepSeekCalls { .. } | Marker::DeepSeekCall { .. } => {
                 formats.contains(Format::DeepSeek)
             }
-            Marker::MiniMax => formats.contains(Format::MiniMax),
+            Marker::MiniMax | Marker::MiniMaxM3 => formats.contains(Format::MiniMax),
             Marker::Dsml(_) => formats.contains(Format::Dsml),
             Marker::Section(section) => formats.contains(section.format()),
             Marker::Gemma(_) => formats.contains(Format::Gemma),
@@ -111,13 +111,23 @@ impl Machine {
             Marker::Functools => Block::Wrapper(WrapperBlock::new(at, Wrapper::Functools)),
             Marker::Kimi => Block::Kimi(KimiBlock::new(at, false)),
             Marker::KimiSingular => Block::Kimi(KimiBlock::new(at, true)),
-            Marker::DeepSeekCalls { ascii } => {
-                Block::DeepSeek(DeepSeekBlock::new(at, false, deepseek_tokens(ascii)))
-            }
+            Marker::DeepSeekCalls { ascii, len } => Block::DeepSeek(DeepSeekBlock::new(
+                at,
+                usize::from(len),
+                false,
+                deepseek_tokens(ascii),
+            )),
             Marker::DeepSeekCall { ascii } => {
-                Block::DeepSeek(DeepSeekBlock::new(at, true, deepseek_tokens(ascii)))
+                let tokens = deepseek_tokens(ascii);
+                Block::DeepSeek(DeepSeekBlock::new(
+                    at,
+                    tokens.call_begin.len(),
+                    true,
+                    tokens,
+                ))
             }
             Marker::MiniMax => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX)),
+            Marker::MiniMaxM3 => Block::Invoke(InvokeBlock::new(at, &invoke::MINIMAX_M3)),
             Marker::Dsml(i) => Block::Invoke(InvokeBlock::new(at, &invoke::DSML[usize::from(i)])),
             Marker::Section(section) => Block::Section(SectionBlock::new(at, section)),
             Marker::Gemma(dialect) => Block::Gemma(GemmaBlock::new(at, dialect)),
