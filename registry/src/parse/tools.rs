@@ -27,6 +27,9 @@ pub trait ToolSet {
     /// stay strings, and other values are as their syntax writes them. Borrowed when the set holds it (a copy
     /// only for a run-time tool read through [`Registry`](crate::Registry) itself, whose schema may be replaced
     /// meanwhile; [`Registry::scoped`](crate::Registry::scoped) holds one snapshot and borrows from it).
+    ///
+    /// A name the set does not [contain](Self::contains) has no schema: the parser takes a
+    /// schema found as the tool's being known, and asks `contains` only when there is none.
     fn schema(&self, name: &str) -> Option<Cow<'_, Value>>;
 
     /// The compiled response-tag patterns of the tools that declare a tag. Only a

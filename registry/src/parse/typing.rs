@@ -147,18 +147,28 @@ pub(crate) fn typed_written(written: Written<'_>, kinds: Kinds) -> Value {
 /// Types the arguments of a call read from JSON by the tool's schema: a string where the
 /// declared kinds admit none is read as them ([`typed_string`]); every other value stays as
 /// the model wrote it.
-pub(crate) fn type_json_arguments(arguments: &mut Value, tools: &dyn ToolLookup, tool: &str) {
+///
+/// Answers `Some(true)` when the tool has a schema (the set holds it, so a caller need not ask
+/// again), `Some(false)` when it has none, and `None` when the arguments hold no string and
+/// nothing was looked up.
+pub(crate) fn type_json_arguments(
+    arguments: &mut Value,
+    tools: &dyn ToolLookup,
+    tool: &str,
+) -> Option<bool> {
     let Value::Object(map) = arguments else {
-        return;
+        return None;
     };
     // Only strings can change: a call without any costs no schema lookup.
     if !map.values().any(Value::is_string) {
-        return;
+        return None;
     }
     let types = ToolTypes::of(tools, tool);
-    if types.has_schema() {
-        type_json_map(map, &types);
+    if !types.has_schema() {
+        return Some(false);
     }
+    type_json_map(map, &types);
+    Some(true)
 }
 
 fn type_json_map(map: &mut Map<String, Value>, types: &ToolTypes<'_>) {

@@ -16,7 +16,7 @@ use crate::parse::formats::json_blocks::{BareBlock, FenceBlock, Wrapper, Wrapper
 use crate::parse::formats::kimi::KimiBlock;
 use crate::parse::formats::mistral::MistralBlock;
 use crate::parse::formats::sections::SectionBlock;
-use crate::parse::markers::Marker;
+use crate::parse::markers::{MINIMAX_NS, Marker};
 use crate::parse::scan::Input;
 use crate::parse::sink::Region;
 use crate::parse::vocab::{Format, Formats};
@@ -71,6 +71,26 @@ impl Machine {
             }
             Marker::Fence | Marker::EndToken => true,
         }
+    }
+
+    /// The marker a hit at `at` stands for, with where it begins: `<tool_call>` after MiniMax
+    /// M3's namespace token (not yet handed on as text) is M3's section, from the token.
+    pub(super) fn namespaced(
+        &self,
+        input: &Input<'_>,
+        marker: Marker,
+        at: usize,
+        env: &Env<'_>,
+    ) -> (Marker, usize) {
+        if marker == Marker::ToolCall
+            && let Some(ns) = at.checked_sub(MINIMAX_NS.len())
+            && ns >= self.text_from
+            && env.formats.contains(Format::MiniMax)
+            && input.bytes_from(ns).starts_with(MINIMAX_NS.as_bytes())
+        {
+            return (Marker::MiniMaxM3, ns);
+        }
+        (marker, at)
     }
 
     /// Whether a marker the automaton found at `at` opens something here: it is enabled,

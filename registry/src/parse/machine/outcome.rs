@@ -138,16 +138,20 @@ impl Machine {
         {
             name = stripped.to_owned();
         }
-        let known = env.tools.is_tool(&name);
+        // A call read from JSON is typed by its tool's schema; a schema found also says the
+        // tool is known, so one lookup serves both.
+        let has_schema = if typed {
+            None
+        } else {
+            type_json_arguments(&mut arguments, env.tools, &name)
+        };
+        let known = has_schema == Some(true) || env.tools.is_tool(&name);
         if !self
             .sink
             .keep(if known { List::Calls } else { List::Unknown })
         {
             crate::call::dispose(arguments);
             return;
-        }
-        if known && !typed {
-            type_json_arguments(&mut arguments, env.tools, &name);
         }
         if announced.take().as_deref() != Some(name.as_str()) {
             self.sink

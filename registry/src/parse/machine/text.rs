@@ -240,6 +240,7 @@ impl Machine {
                     return true;
                 }
                 Hit::Marker(marker) => {
+                    let (marker, at) = self.namespaced(input, marker, at, env);
                     if self.marker_counts(input, at, marker, env) {
                         self.commit(input, at);
                         self.enter(input, marker, at);
