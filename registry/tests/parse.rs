@@ -1093,6 +1093,17 @@ const FRAGMENTS: &[&str] = &[
     "<｜DSML｜invoke name=\"get_time\">",
     "</｜DSML｜invoke>",
     "<|tool▁calls▁begin|>",
+    "<｜tool_calls_begin｜>",
+    "get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+    "]<]minimax[>[",
+    "]<]minimax[>[<tool_call>",
+    "]<]minimax[>[<invoke name=\"search\">",
+    "]<]minimax[>[<query>",
+    "]<]minimax[>[</query>",
+    "<item>1</item>",
+    "<|DSML|invoke name=\"get_time\">",
+    " | ",
+    "[TOOL_CALLS] get_time [ARGS] ",
     "<|START_THINKING|>",
     "<|END_THINKING|>",
     "<|START_ACTION|>",
@@ -1272,6 +1283,37 @@ fn one_megabyte_of_adversarial_input_completes() {
         (
             "glm values",
             format!("<tool_call>f{}", repeat("<arg_key>a</arg_key><arg_value>b")),
+        ),
+        (
+            "m3 elements nested deep",
+            format!(
+                "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"create_event\">{}",
+                repeat("]<]minimax[>[<reminder>")
+            ),
+        ),
+        (
+            "m3 elements that never close",
+            format!(
+                "<minimax:tool_call><invoke name=\"search\">{}</invoke></minimax:tool_call>",
+                repeat("<a><b>x</a>")
+            ),
+        ),
+        (
+            "m2 elements balanced deep",
+            format!(
+                "<minimax:tool_call><invoke name=\"create_event\">{}x{}</invoke></minimax:tool_call>",
+                "<a>".repeat(MB / 8),
+                "</a>".repeat(MB / 8)
+            ),
+        ),
+        ("m3 section tokens", repeat("]<]minimax[>[<tool_call>")),
+        (
+            "deepseek calls without begin tokens",
+            format!("<｜tool▁calls▁begin｜>{}", repeat("f<｜tool▁sep｜>{}")),
+        ),
+        (
+            "json objects and pipes",
+            repeat("{\"name\": \"get_time\"} |"),
         ),
         ("quoted markers", repeat("`<tool_call>`")),
         ("angle brackets", repeat("<")),
