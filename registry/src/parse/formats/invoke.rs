@@ -14,6 +14,12 @@
 //!   The template writes strings as they are and other values as JSON, so a value is typed by
 //!   the tool's schema when there is one, else read as JSON when it is JSON.
 //!
+//!   MiniMax M3 (<https://huggingface.co/MiniMaxAI/MiniMax-M3/blob/main/chat_template.jinja>)
+//!   writes the namespace token `]<]minimax[>[` before every tag, opens with
+//!   `]<]minimax[>[<tool_call>`, and writes the arguments as child elements named by the key
+//!   (`]<]minimax[>[<city>Paris]<]minimax[>[</city>`), read by `elements.rs`; a call without
+//!   `<parameter` tags whose inside begins with an element is read so in M2's section too.
+//!
 //! - DeepSeek V3.2's DSML (encoding: <https://huggingface.co/deepseek-ai/DeepSeek-V3.2/tree/main/encoding>),
 //!   with `function_calls` as the section's name, and V4's, with `tool_calls`:
 //!
