@@ -28,8 +28,8 @@ mod markdown;
 
 pub use doc::{ArgDoc, ToolDoc};
 
-/// The documentation of a registry's tools. Get one with [`Registry::catalog`], or
-/// [`Registry::catalog_for`] for what one caller may see.
+/// The documentation of a registry's tools. Get one with [`Registry::catalog`](crate::Registry::catalog), or
+/// [`Registry::catalog_for`](crate::Registry::catalog_for) for what one caller may see.
 pub struct Catalog<'r> {
     /// The tools documented, sorted by name.
     tools: Vec<Tool>,

@@ -26,17 +26,17 @@
 //! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
 //! | `stamp.rs` | stage 7, audit: one clock reading stamps the result and fills the record |
 //! | `span.rs` | the call's `execute_tool` span, fielded as OpenTelemetry's generative-AI conventions ask |
-//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`], [`Registry::call_approved`], [`Registry::deny`]) |
-//! | `batch.rs` | many calls under a cap, `sequential` tools alone (for [`Registry::execute_all`]) |
+//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Registry::call_approved`](crate::Registry::call_approved), [`Registry::deny`](crate::Registry::deny)) |
+//! | `batch.rs` | many calls under a cap, `sequential` tools alone (for [`Registry::execute_all`](crate::Registry::execute_all)) |
 //!
-//! The registry's methods that call tools ([`Registry::call`], [`Registry::call_for_model`],
+//! The registry's methods that call tools ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
 //! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`.
 //!
 //! # Spans
 //!
-//! Every call through the pipeline ([`Registry::call`], [`Registry::call_for_model`],
-//! [`Registry::execute_all`] and its siblings, [`Registry::approve`],
-//! [`Registry::call_approved`], the command line) is one `tracing` span, target
+//! Every call through the pipeline ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
+//! [`Registry::execute_all`](crate::Registry::execute_all) and its siblings, [`Registry::approve`](crate::Registry::approve),
+//! [`Registry::call_approved`](crate::Registry::call_approved), the command line) is one `tracing` span, target
 //! `tool_registry`, level INFO, named and fielded as OpenTelemetry's semantic conventions for
 //! generative AI describe a tool's execution, so that `tracing-opentelemetry` exports it as one:
 //!
@@ -47,7 +47,7 @@
 //! | `otel.kind` | `internal` |
 //! | `gen_ai.operation.name` | `execute_tool` |
 //! | `gen_ai.tool.name` | the tool's name; for a name no tool has, the name asked for, escaped and cut at 64 characters |
-//! | `gen_ai.tool.call.id` | [`Ctx::call_id`], when the call has one ([`ToolCall::id`] in a batch), escaped and cut at 128 characters |
+//! | `gen_ai.tool.call.id` | [`Ctx::call_id`](crate::Ctx::call_id), when the call has one ([`ToolCall::id`] in a batch), escaped and cut at 128 characters |
 //! | `gen_ai.tool.type` | `function` |
 //! | `user` | the scope's user id, when there is one |
 //! | `outcome` | the audit's outcome code: `ok`, a [`ToolError::code`], or a tool's own |
@@ -65,7 +65,7 @@
 //!
 //! Without a subscriber that wants INFO spans, the span costs one check of the level filter and
 //! a few tests of a null pointer per call. Calls that never run (those past a batch's
-//! `max_calls`, and [`Registry::deny`]) are audited without a span; a call future dropped
+//! `max_calls`, and [`Registry::deny`](crate::Registry::deny)) are audited without a span; a call future dropped
 //! before it ends closes its span without an `outcome`.
 //!
 //! # Limits

@@ -3,7 +3,7 @@
 //! run time.
 //!
 //! Readers load the current snapshot (`Registry::current`, an `arc_swap` load that never blocks
-//! and never sees half a change); a call keeps the [`Tool`] handle it resolved, so it finishes
+//! and never sees half a change); a call keeps the [`Tool`](crate::Tool) handle it resolved, so it finishes
 //! with the tool it started with. Writers take one lock, change the write side (`Writer`) and
 //! publish a new snapshot (`Registry::publish`), announcing the difference to subscribers.
 //!

@@ -12,7 +12,7 @@ pub(super) struct Switches {
     pub(super) categories: BTreeSet<String>,
 }
 
-/// Which tools a run-time switch ([`Registry::disable`], [`Registry::enable`]) applies to.
+/// Which tools a run-time switch ([`Registry::disable`](crate::Registry::disable), [`Registry::enable`](crate::Registry::enable)) applies to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Selector {
     /// One tool, by name or alias.
