@@ -451,6 +451,22 @@ mod tests {
         );
     }
 
+    /// `invokes` looks for a call's start by the first byte of the section's first spelling.
+    #[test]
+    fn the_call_tags_of_a_section_begin_with_one_byte() {
+        for spelling in [&super::MINIMAX, &super::MINIMAX_M3]
+            .into_iter()
+            .chain(&super::DSML)
+        {
+            let first = spelling.tags[0].invoke.as_bytes()[0];
+            assert!(
+                (spelling.tags.iter()).all(|t| t.invoke.as_bytes()[0] == first),
+                "{}",
+                spelling.open
+            );
+        }
+    }
+
     #[test]
     fn attributes_in_either_order_and_quote() {
         let output = "<|DSML|tool_calls><|DSML|invoke name='f'><|DSML|parameter string=\"true\" name=\"x\">1</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>";
