@@ -47,6 +47,16 @@ impl<'t> ToolTypes<'t> {
         self.schema.is_some()
     }
 
+    /// The kinds of every value when the tool has no schema: [`Kinds::JSON`] when values are
+    /// typed by JSON, unknown (kept as text) otherwise; unknown when it has one.
+    pub(crate) fn without_schema(&self) -> Kinds {
+        if self.json {
+            Kinds::JSON
+        } else {
+            Kinds::default()
+        }
+    }
+
     /// The tool's schema, when it has one.
     pub(crate) fn schema(&self) -> Option<&Value> {
         self.schema.as_deref()

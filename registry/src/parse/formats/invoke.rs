@@ -42,7 +42,7 @@ use super::json;
 use super::parameters::end_by_names;
 use crate::call::unique;
 use crate::parse::block::{Env, Item, Outcome, RawCall, Step};
-use crate::parse::scan::{Finder, Input};
+use crate::parse::scan::{Finder, Input, delimited_by};
 use crate::parse::typing::{Kinds, ToolTypes, typed_json, typed_string, typed_value};
 use crate::parse::vocab::{ErrorKind, Format};
 
@@ -139,23 +139,10 @@ fn invokes<'t>(
     tags: &'static [Tags],
 ) -> impl Iterator<Item = (&'t str, usize, bool, &'static Tags)> + 't {
     let first = tags[0].invoke.as_bytes()[0];
-    let mut offset = 0;
-    std::iter::from_fn(move || {
-        let (at, t) = memchr::memchr_iter(first, &text.as_bytes()[offset..]).find_map(|i| {
-            let tail = &text[offset + i..];
-            let t = tags.iter().find(|t| tail.starts_with(t.invoke))?;
-            Some((offset + i, t))
-        })?;
-        let start = at + t.invoke.len();
-        Some(match text[start..].find(t.invoke_end) {
-            Some(len) => {
-                offset = start + len + t.invoke_end.len();
-                (&text[start..start + len], start, true, t)
-            }
-            None => {
-                offset = text.len();
-                (&text[start..], start, false, t)
-            }
+    delimited_by(text, move |rest: &'t str| {
+        memchr::memchr_iter(first, rest.as_bytes()).find_map(|at| {
+            let t = tags.iter().find(|t| rest[at..].starts_with(t.invoke))?;
+            Some((at, t.invoke, t.invoke_end, t))
         })
     })
 }
@@ -266,12 +253,7 @@ fn arguments(
 ) -> Result<Map<String, Value>, (ErrorKind, String)> {
     let types = ToolTypes::of(env.tools, name);
     if !inner.contains(s.parameter) {
-        let bare = if types.has_schema() {
-            Kinds::default()
-        } else {
-            types.kinds("")
-        };
-        let mut elements = Elements::new(s.ns, types.schema(), bare);
+        let mut elements = Elements::new(s.ns, types.schema(), types.without_schema());
         if elements.begins(inner) {
             return elements.arguments(inner).map_err(|message| {
                 (
