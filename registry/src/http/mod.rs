@@ -4,6 +4,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `server.rs` | [`Server`], [`serve`]: `GET /manifest`, `POST /execute`, `GET /health`, and the catalog at `/` |
+//! | `listen.rs` | [`ConnectionLimits`]: the accept loop both servers share, with a connection cap, header and idle timeouts, and a stop with a deadline |
 //! | `wire.rs` | what travels: [`Manifest`], [`ExecuteRequest`], [`Health`] |
 //! | `auth.rs` | the shared secret, compared in constant time |
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
@@ -88,6 +89,7 @@
 pub(crate) mod auth;
 mod cache;
 mod gateway;
+pub(crate) mod listen;
 mod map;
 mod remote;
 mod server;
@@ -101,6 +103,7 @@ pub use gateway::{
     DEFAULT_CACHE_FILE, Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES,
     MAX_MODULE_TOOLS, ModuleStatus, Source,
 };
+pub use listen::ConnectionLimits;
 pub use map::{
     DISCOVERY_TIMEOUT, MODULE_TIMEOUT, Module, ModuleMap, ModuleMapError, SLOW_MODULE_TIMEOUT,
 };

@@ -17,6 +17,7 @@ use serde_json::Value;
 use tower_http::trace::TraceLayer;
 
 use super::Shared;
+use super::listen::ConnectionLimits;
 use super::trace::{continue_trace, request_span};
 use super::wire::{ExecuteRequest, Health};
 use crate::call::MAX_ARGS_BYTES;
@@ -58,6 +59,7 @@ pub struct Server {
     max_body: usize,
     beyond_loopback: bool,
     page: bool,
+    limits: ConnectionLimits,
 }
 
 impl Server {
@@ -76,6 +78,7 @@ impl Server {
             max_body: MAX_BODY_BYTES,
             beyond_loopback: false,
             page: true,
+            limits: ConnectionLimits::default(),
         }
     }
 
@@ -127,6 +130,13 @@ impl Server {
         self
     }
 
+    /// The bounds kept on connections: how many at once, header and idle timeouts, the stop's
+    /// deadline ([`ConnectionLimits::default`] unless set).
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The routes, for an application that runs its own axum server or adds routes of its
     /// own.
     pub fn router(self) -> Router {
@@ -151,8 +161,9 @@ impl Server {
             .with_state(Arc::new(self))
     }
 
-    /// Binds `addr` and serves until Ctrl-C or SIGTERM: then no new connection is taken and
-    /// the calls in flight finish before it returns. An address that is not loopback is
+    /// Binds `addr` and serves until Ctrl-C or SIGTERM: then no new connection is taken, idle
+    /// connections close at once, and the calls in flight finish before it returns (within the
+    /// [stop deadline](ConnectionLimits::stop_deadline)). An address that is not loopback is
     /// refused unless [`beyond_loopback`](Self::beyond_loopback) allows it.
     pub async fn serve(self, addr: impl tokio::net::ToSocketAddrs) -> io::Result<()> {
         let listener = self.bind(addr).await?;
@@ -181,16 +192,16 @@ impl Server {
         Ok(listener)
     }
 
-    /// Serves on `listener` until `shutdown` completes; then no new connection is taken and
-    /// the calls in flight finish before it returns.
+    /// Serves on `listener` within the [connection limits](Self::connection_limits) until
+    /// `shutdown` completes; then no new connection is taken, idle connections close at once,
+    /// and the calls in flight finish before it returns (within the stop deadline).
     pub async fn serve_on(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<()> {
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        let limits = self.limits.clone();
+        super::listen::serve(listener, self.router(), limits, shutdown).await
     }
 
     /// The caller's scope: the user and level the request names when it carries the secret,

@@ -30,8 +30,10 @@ pub const CONFIRM_INPUT: &str = "confirm";
 /// How `requestState` marks an approval token.
 const STATE_PREFIX: &str = "approval.";
 
-/// How much of a call's arguments the question shows the user.
-const SHOWN_ARGUMENTS: usize = 2_000;
+/// The longest arguments (as compact JSON) a question shows. A call whose arguments are longer
+/// is not asked about at all, since the person must see all of what a "yes" runs: it answers
+/// the approval token instead, for a person to approve where the whole call can be read.
+pub const MAX_QUESTION_BYTES: usize = 16 * 1024;
 
 /// What the retried request (or the `_meta` of a plain one) says about a waiting call.
 pub(super) enum Answer {
@@ -129,20 +131,21 @@ pub(super) fn can_ask(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// The question for the user: run `tool` with `arguments`, yes or no; the token rides along as
-/// `requestState`.
+/// `requestState`. `None` when the arguments are too long to show in full
+/// ([`MAX_QUESTION_BYTES`]): the user is never asked about a part of a call.
 pub(super) fn ask(
     tool: &str,
     arguments: &Value,
     token: &str,
-) -> Result<InputRequiredResult, ErrorData> {
-    let mut shown = arguments.to_string();
-    if shown.len() > SHOWN_ARGUMENTS {
-        let cut = (0..=SHOWN_ARGUMENTS)
-            .rev()
-            .find(|&at| shown.is_char_boundary(at))
-            .unwrap_or(0);
-        shown.truncate(cut);
-        shown.push_str(" …");
+) -> Result<Option<InputRequiredResult>, ErrorData> {
+    let shown = shown(arguments);
+    if shown.len() > MAX_QUESTION_BYTES {
+        tracing::info!(
+            tool,
+            bytes = shown.len(),
+            "a call awaiting approval is too long to ask about in full; its token is answered instead"
+        );
+        return Ok(None);
     }
     let schema = json!({
         "type": "object",
@@ -166,8 +169,103 @@ pub(super) fn ask(
         CONFIRM_INPUT.to_owned(),
         InputRequest::Elicitation(question),
     )]);
-    Ok(InputRequiredResult::new(
+    Ok(Some(InputRequiredResult::new(
         Some(requests),
         Some(format!("{STATE_PREFIX}{token}")),
-    ))
+    )))
+}
+
+/// The arguments exactly as they run: compact JSON, with every character that shows nothing
+/// (zero-width, direction marks and overrides, tags, variation selectors, soft hyphens)
+/// written as its `\u` escape, which JSON reads back as the same character.
+fn shown(arguments: &Value) -> String {
+    let text = arguments.to_string();
+    if !text.chars().any(invisible) {
+        return text;
+    }
+    let mut shown = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if invisible(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                shown.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// Whether `c` is a character that a person reading the question would not see.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(question: &InputRequiredResult) -> String {
+        let requests = serde_json::to_value(&question.input_requests).unwrap();
+        requests[CONFIRM_INPUT]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn the_question_shows_the_whole_call_or_is_not_asked() {
+        let path = format!("{}important.md", "./".repeat(1_100));
+        let arguments = json!({ "path": path });
+        let question = ask("file_manager.delete_file", &arguments, "t")
+            .unwrap()
+            .unwrap();
+        let message = message(&question);
+        assert!(message.ends_with(&arguments.to_string()), "{message}");
+        assert!(message.contains("important.md"));
+
+        let just_fits = json!({ "path": "a".repeat(MAX_QUESTION_BYTES - 11) });
+        assert_eq!(just_fits.to_string().len(), MAX_QUESTION_BYTES);
+        assert!(ask("t", &just_fits, "t").unwrap().is_some());
+        let too_long = json!({ "path": "a".repeat(MAX_QUESTION_BYTES - 10) });
+        assert!(ask("t", &too_long, "t").unwrap().is_none());
+    }
+
+    #[test]
+    fn characters_that_show_nothing_are_shown_as_escapes_that_read_back_the_same() {
+        let arguments = json!({ "path": "notes\u{202e}dm.txt\u{200b}", "ok": "é ü 漢" });
+        let question = ask("t", &arguments, "t").unwrap().unwrap();
+        let message = message(&question);
+        let json = message.lines().last().unwrap();
+        assert!(
+            json.contains("\\u202e") && json.contains("\\u200b"),
+            "{json}"
+        );
+        assert!(
+            !json.contains('\u{202e}') && json.contains("é ü 漢"),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(json).unwrap(), arguments);
+    }
 }

@@ -8,17 +8,26 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderValue, Request, StatusCode, header};
+use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::server::{Caller, McpServer};
+use super::sessions::{Full, Owner, Sessions};
 use crate::http::auth::Secret;
 use crate::registry::Shared;
 use crate::{Permission, Scope};
+
+/// The header that names a session.
+const SESSION_ID: &str = "mcp-session-id";
+
+/// The JSON-RPC error code of an `initialize` refused for a session bound (in the range
+/// JSON-RPC leaves to servers).
+pub const TOO_MANY_SESSIONS: i32 = -32_000;
 
 /// Who a bearer token speaks for, over MCP's streamable HTTP: each token maps to a user, a
 /// permission level, and optionally an allow-list and modules. A request without a token is a
@@ -119,20 +128,51 @@ impl Callers {
         Self::from_toml(&text)
     }
 
-    /// The scope of a token, looked up in constant time per entry.
-    fn scope_of(&self, token: &str) -> Option<Scope> {
+    /// The place and scope of a token, looked up in constant time per entry.
+    fn scope_of(&self, token: &str) -> Option<(usize, Scope)> {
         let mut found = None;
-        for (secret, scope) in &self.entries {
+        for (at, (secret, scope)) in self.entries.iter().enumerate() {
             if secret.matches(token) && found.is_none() {
-                found = Some(scope.clone());
+                found = Some((at, scope.clone()));
             }
         }
         found
+    }
+
+    /// Who a request is, from its `Authorization` header: a guest without one, the caller of
+    /// a known token, and a `401` for anything else.
+    fn caller_of(&self, headers: &axum::http::HeaderMap) -> Result<(Owner, Scope), Response> {
+        let Some(value) = headers.get(header::AUTHORIZATION) else {
+            return Ok((Owner::Guest, Scope::guest()));
+        };
+        let token = value
+            .to_str()
+            .map_err(|_| {
+                unauthorized(
+                    "the Authorization header is not text; send `Authorization: Bearer <token>` with a token from the server's callers file, or no header to call as a guest",
+                )
+            })?
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+            .ok_or_else(|| {
+                unauthorized(
+                    "send the token as `Authorization: Bearer <token>`, or no header to call as a guest",
+                )
+            })?;
+        self.scope_of(token)
+            .map(|(at, scope)| (Owner::Token(at), scope))
+            .ok_or_else(|| {
+                unauthorized(
+                    "unknown token; send a token from the server's callers file, or none to call as a guest",
+                )
+            })
     }
 }
 
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.
+/// Sessions are bounded by [`SessionLimits::default`]; see [`McpServer::session_limits`].
 pub fn router(registry: impl Into<Shared>, callers: Callers, origins: Vec<String>) -> Router {
     McpServer::new(registry, Scope::guest()).router(callers, origins)
 }
@@ -142,7 +182,7 @@ impl McpServer {
     /// `callers` (with this server's scope without one: make it [`Scope::guest`] for a
     /// server others reach). Browser requests from an origin other than `origins` are refused.
     pub fn router(self, callers: Callers, origins: Vec<String>) -> Router {
-        http_router(self, callers, origins)
+        http_router(self, callers, origins, CancellationToken::new())
     }
 
     /// Serves this server over streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM;
@@ -153,50 +193,146 @@ impl McpServer {
         addr: impl tokio::net::ToSocketAddrs,
         on_bound: impl FnOnce(std::net::SocketAddr),
     ) -> io::Result<()> {
-        serve_router(self, callers, addr, on_bound).await
+        serve_router(
+            self,
+            callers,
+            addr,
+            on_bound,
+            crate::http::shutdown_signal(),
+        )
+        .await
+    }
+
+    /// Like [`serve_http`](Self::serve_http), until `shutdown` completes rather than a signal.
+    pub async fn serve_http_until(
+        self,
+        callers: Callers,
+        addr: impl tokio::net::ToSocketAddrs,
+        on_bound: impl FnOnce(std::net::SocketAddr),
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> io::Result<()> {
+        serve_router(self, callers, addr, on_bound, shutdown).await
     }
 }
 
-fn http_router(server: McpServer, callers: Callers, origins: Vec<String>) -> Router {
-    let config = StreamableHttpServerConfig::default().with_allowed_origins(origins);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+/// What the bearer check holds: the callers, and the sessions it binds to them.
+struct Gate {
+    callers: Callers,
+    sessions: Arc<Sessions>,
+}
+
+fn http_router(
+    server: McpServer,
+    callers: Callers,
+    origins: Vec<String>,
+    stop: CancellationToken,
+) -> Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(origins)
+        .with_cancellation_token(stop);
+    let sessions = Arc::new(Sessions::new(server.session_limits.clone()));
+    let gate = Arc::new(Gate {
+        callers,
+        sessions: Arc::clone(&sessions),
+    });
+    // Each session and each stateless request gets a handler of its own, whose end is the
+    // session's end for the tasks it starts.
+    let service = StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
     Router::new()
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(
-            Arc::new(callers),
-            authenticate,
-        ))
+        .layer(middleware::from_fn_with_state(gate, authenticate))
+}
+
+fn unauthorized(message: &'static str) -> Response {
+    let mut refused = (StatusCode::UNAUTHORIZED, message).into_response();
+    refused
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    refused
 }
 
 async fn authenticate(
-    State(callers): State<Arc<Callers>>,
+    State(gate): State<Arc<Gate>>,
     mut request: Request<Body>,
     next: Next,
 ) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .map(|value| value.strip_prefix("Bearer ").unwrap_or(value).to_owned());
-    let scope = match given {
-        None => Scope::guest(),
-        Some(token) => match callers.scope_of(&token) {
-            Some(scope) => scope,
-            None => {
-                let mut refused = (StatusCode::UNAUTHORIZED, "unknown token; send a token from the server's callers file, or none to call as a guest").into_response();
-                refused
-                    .headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                return refused;
-            }
-        },
+    let (owner, scope) = match gate.callers.caller_of(request.headers()) {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
     };
     request.extensions_mut().insert(Caller(scope));
-    next.run(request).await
+    // Only a POST without a session id may open a session, and only an `initialize` does: read
+    // which request it is only when the caller has no room left.
+    let opens = request.method() == Method::POST && !request.headers().contains_key(SESSION_ID);
+    if opens && let Some(full) = gate.sessions.full_for(owner) {
+        let (parts, body) = request.into_parts();
+        let limit = StreamableHttpServerConfig::default().max_request_body_bytes;
+        let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request body is too large",
+            )
+                .into_response();
+        };
+        if let Some(id) = initialize_id(&bytes) {
+            return too_many(&gate.sessions, full, owner, id);
+        }
+        request = Request::from_parts(parts, Body::from(bytes));
+    }
+    let (response, refused) = Sessions::scope_request(owner, next.run(request)).await;
+    match refused {
+        // Another request took the last place between the check above and this one's turn.
+        Some(full) => too_many(&gate.sessions, full, owner, Value::Null),
+        None => response,
+    }
+}
+
+/// The id of an `initialize` request, if the body is one.
+fn initialize_id(body: &[u8]) -> Option<Value> {
+    #[derive(Deserialize)]
+    struct Head {
+        method: Option<String>,
+        #[serde(default)]
+        id: Value,
+    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    (head.method.as_deref() == Some("initialize")).then_some(head.id)
+}
+
+/// The answer to an `initialize` past a session bound: a JSON-RPC error, `503` for the
+/// server's bound and `429` for the caller's share.
+fn too_many(sessions: &Sessions, full: Full, owner: Owner, id: Value) -> Response {
+    let limits = sessions.limits();
+    let expiry = limits.idle_expiry.as_secs();
+    let (status, message) = match (full, owner) {
+        (Full::Server, _) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the server has as many MCP sessions open as it allows ({}); try again when one ends (a session ends with DELETE /mcp, or after {expiry} s without a request)",
+                limits.max_sessions
+            ),
+        ),
+        (Full::Caller, Owner::Guest) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "callers without a token have as many MCP sessions open as they may ({}); end one with DELETE /mcp and its Mcp-Session-Id, wait until one is {expiry} s idle, or call with a token",
+                limits.guests
+            ),
+        ),
+        (Full::Caller, Owner::Token(_)) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "this token has as many MCP sessions open as it may ({}); end one with DELETE /mcp and its Mcp-Session-Id, or wait until one is {expiry} s idle",
+                limits.per_caller
+            ),
+        ),
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": TOO_MANY_SESSIONS, "message": message },
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 /// Serves `registry` over MCP's streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM.
@@ -212,6 +348,7 @@ pub async fn serve_http(
         callers,
         addr,
         on_bound,
+        crate::http::shutdown_signal(),
     )
     .await
 }
@@ -221,6 +358,7 @@ async fn serve_router(
     callers: Callers,
     addr: impl tokio::net::ToSocketAddrs,
     on_bound: impl FnOnce(std::net::SocketAddr),
+    shutdown: impl std::future::Future<Output = ()>,
 ) -> io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
@@ -237,7 +375,11 @@ async fn serve_router(
         format!("http://localhost:{}", local.port()),
     ];
     on_bound(local);
-    axum::serve(listener, http_router(server, callers, origins))
-        .with_graceful_shutdown(crate::http::shutdown_signal())
-        .await
+    let limits = server.connection_limits.clone();
+    let stop = CancellationToken::new();
+    let router = http_router(server, callers, origins, stop.clone());
+    let served = crate::http::listen::serve(listener, router, limits, shutdown).await;
+    // What the stop left running (sessions, their streams) ends with the server.
+    stop.cancel();
+    served
 }

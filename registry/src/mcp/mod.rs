@@ -9,6 +9,7 @@
 //! | --- | --- |
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
+//! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed (imports none of the others) |
 //!
@@ -48,8 +49,10 @@ mod client;
 mod confirm;
 mod http;
 mod server;
+mod sessions;
 
 pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
-pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT};
-pub use http::{Callers, router, serve_http};
+pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
+pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
+pub use sessions::SessionLimits;

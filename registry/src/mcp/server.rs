@@ -1,6 +1,6 @@
 //! [`McpServer`]: rmcp's `ServerHandler`, answered by the registry for one caller.
 
-use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,9 +12,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::sync::watch;
 
 use super::confirm::{self, Answer};
+use super::sessions::SessionLimits;
 use crate::format::Provider;
+use crate::http::ConnectionLimits;
 use crate::registry::Shared;
 use crate::{Ctx, Scope, ToolCall, ToolResult};
 
@@ -30,6 +33,11 @@ pub struct McpServer {
     registry: Shared,
     scope: Scope,
     page_size: usize,
+    pub(super) session_limits: SessionLimits,
+    pub(super) connection_limits: ConnectionLimits,
+    /// Dropped with the last handle of a session's handler: the tasks the session started
+    /// hear it and end.
+    alive: Arc<watch::Sender<()>>,
 }
 
 /// The scope the bearer check of the HTTP transport found for a request: the caller served
@@ -45,6 +53,35 @@ impl McpServer {
             registry: registry.into(),
             scope,
             page_size: PAGE_SIZE,
+            session_limits: SessionLimits::default(),
+            connection_limits: ConnectionLimits::default(),
+            alive: Arc::new(watch::Sender::new(())),
+        }
+    }
+
+    /// The bounds on sessions over streamable HTTP: how many at once for the server, for each
+    /// token, for guests together, and how long one may idle ([`SessionLimits::default`]
+    /// unless set).
+    #[must_use]
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
+    /// The bounds on connections over streamable HTTP ([`ConnectionLimits::default`] unless
+    /// set).
+    #[must_use]
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
+        self
+    }
+
+    /// A handler for one session (or one stateless request): this server with a life of its
+    /// own.
+    pub(super) fn for_session(&self) -> Self {
+        Self {
+            alive: Arc::new(watch::Sender::new(())),
+            ..self.clone()
         }
     }
 
@@ -76,21 +113,39 @@ impl McpServer {
             .and_then(|parts| parts.extensions.get::<Caller>());
         match found {
             Some(caller) => Self {
-                registry: self.registry.clone(),
                 scope: caller.0.clone(),
-                page_size: self.page_size,
+                ..self.clone()
             },
             None => self.clone(),
         }
     }
 
-    /// The names of the tools the caller sees now: what decides whether a change concerns it.
-    fn visible(&self) -> BTreeSet<String> {
-        self.registry
-            .tools(&self.scope)
-            .iter()
-            .map(|tool| tool.name().to_owned())
-            .collect()
+    /// What a task that follows the registry for this caller needs, without the session's
+    /// life: holding it does not keep the session's handler alive.
+    fn watcher(&self) -> Watcher {
+        Watcher {
+            registry: self.registry.clone(),
+            scope: self.scope.clone(),
+        }
+    }
+}
+
+/// The registry as one caller sees it, for following its changes.
+struct Watcher {
+    registry: Shared,
+    scope: Scope,
+}
+
+impl Watcher {
+    /// A digest of the names of the tools the caller sees now: what decides whether a change
+    /// concerns it. Kept as 8 bytes, not the names, so that a session costs the same whatever
+    /// the number of tools.
+    fn visible(&self) -> u64 {
+        let mut hasher = rustc_hash::FxHasher::default();
+        for tool in self.registry.tools(&self.scope) {
+            tool.name().hash(&mut hasher);
+        }
+        hasher.finish()
     }
 
     /// Waits until a change of the registry changes what the caller sees; `false` when the
@@ -98,7 +153,7 @@ impl McpServer {
     async fn next_change(
         &self,
         changes: &mut tokio::sync::broadcast::Receiver<crate::spec::RegistryChange>,
-        seen: &mut BTreeSet<String>,
+        seen: &mut u64,
     ) -> bool {
         loop {
             match changes.recv().await {
@@ -241,9 +296,9 @@ impl ServerHandler for McpServer {
         };
         if let Some(token) = confirm::waiting_token(&result)
             && confirm::can_ask(&context)
+            && let Some(question) = confirm::ask(name, &shown.unwrap_or_default(), token)?
         {
-            let shown = shown.unwrap_or_default();
-            return Ok(confirm::ask(name, &shown, token)?.into());
+            return Ok(question.into());
         }
         let call = ToolCall::new(name, Value::Null);
         let message = registry.result_message(Provider::Mcp, &call, &result);
@@ -255,15 +310,26 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // A session that began with `initialize` is told of changes on its own stream.
+        // A session that began with `initialize` is told of changes on its own stream, for as
+        // long as the session lasts: its handler's end (a `DELETE`, its expiry, the stream's
+        // close) ends the task.
         let peer = context.peer.clone();
-        let server = self.caller(&context.extensions);
+        let watcher = self.caller(&context.extensions).watcher();
+        let mut ended = self.alive.subscribe();
         let mut changes = self.registry.subscribe();
         tokio::spawn(async move {
-            let mut seen = server.visible();
-            while server.next_change(&mut changes, &mut seen).await {
-                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            let mut seen = watcher.visible();
+            loop {
+                tokio::select! {
+                    _ = ended.changed() => return,
+                    changed = watcher.next_change(&mut changes, &mut seen) => {
+                        if !changed
+                            || peer.is_transport_closed()
+                            || peer.notify_tool_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
                 }
             }
         });
@@ -278,7 +344,7 @@ impl ServerHandler for McpServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // The 2026-07-28 revision: a client asks for changes with `subscriptions/listen`.
-        let this = self.caller(&context.request_context().extensions);
+        let this = self.caller(&context.request_context().extensions).watcher();
         let mut changes = self.registry.subscribe();
         let mut seen = this.visible();
         loop {
