@@ -5,6 +5,7 @@ use std::io::Write;
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
 use super::runtime::block_on;
+use crate::mcp::SessionLimits;
 use crate::{Registry, Scope};
 
 /// `mcp`'s flags.
@@ -21,6 +22,20 @@ pub(super) struct McpArgs {
     /// How many tools one `tools/list` page holds.
     #[arg(long, value_name = "N", default_value_t = crate::mcp::PAGE_SIZE as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     page_size: u64,
+    /// With --http: how many sessions are open at once, every caller together.
+    #[arg(long, value_name = "N", default_value_t = SessionLimits::DEFAULT_MAX_SESSIONS, requires = "http")]
+    max_sessions: usize,
+    /// With --http: how many sessions one token of the callers file may have open at once.
+    #[arg(long, value_name = "N", default_value_t = SessionLimits::DEFAULT_PER_CALLER, requires = "http")]
+    max_sessions_per_caller: usize,
+    /// With --http: how many sessions callers without a token may have open at once, together.
+    #[arg(long, value_name = "N", default_value_t = SessionLimits::DEFAULT_GUESTS, requires = "http")]
+    max_guest_sessions: usize,
+    /// With --http: how long a session may go without a request before it ends.
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = humantime::parse_duration, requires = "http")]
+    session_expiry: std::time::Duration,
+    #[command(flatten)]
+    connections: super::modules::ConnectionArgs,
 }
 
 /// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
@@ -35,6 +50,14 @@ pub(super) fn mcp(
     let server = |scope| {
         crate::mcp::McpServer::new(registry, scope)
             .with_page_size(usize::try_from(args.page_size).unwrap_or(usize::MAX))
+            .session_limits(
+                SessionLimits::default()
+                    .max_sessions(args.max_sessions)
+                    .per_caller(args.max_sessions_per_caller)
+                    .guests(args.max_guest_sessions)
+                    .idle_expiry(args.session_expiry),
+            )
+            .connection_limits(args.connections.limits())
     };
     let outcome = match &args.http {
         None => block_on(err, server(scope).serve_stdio()),

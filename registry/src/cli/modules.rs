@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
-use crate::http::{Gateway, ModuleMap, Server, shutdown_signal};
+use crate::http::{ConnectionLimits, Gateway, ModuleMap, Server, shutdown_signal};
 use crate::{Registry, Scope};
 
 /// The file fetched manifests are kept in.
@@ -43,6 +43,37 @@ pub(super) struct ServeArgs {
     /// Listen on an address other than loopback.
     #[arg(long)]
     public: bool,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+}
+
+/// The bounds a server keeps on its connections (`serve --http` and `mcp --http`).
+#[derive(Args)]
+pub(super) struct ConnectionArgs {
+    /// How many connections are open at once; a new client at the cap takes the place of the
+    /// connection idle longest.
+    #[arg(long, value_name = "N", default_value_t = ConnectionLimits::DEFAULT_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// How long a request's headers may take to arrive.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    header_timeout: std::time::Duration,
+    /// How long a connection may stay open with no request in flight.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+    idle_timeout: std::time::Duration,
+    /// How long a stop (Ctrl-C, SIGTERM) waits for the calls in flight to answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    stop_deadline: std::time::Duration,
+}
+
+impl ConnectionArgs {
+    /// The limits these flags give.
+    pub(super) fn limits(&self) -> ConnectionLimits {
+        ConnectionLimits::default()
+            .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
+            .header_timeout(self.header_timeout)
+            .idle_timeout(self.idle_timeout)
+            .stop_deadline(self.stop_deadline)
+    }
 }
 
 /// `modules`.
@@ -170,7 +201,8 @@ pub(super) fn serve(
         .name(args.module)
         .scope(scope)
         .token(token)
-        .beyond_loopback(args.public);
+        .beyond_loopback(args.public)
+        .connection_limits(args.connections.limits());
     let outcome = block_on(err, async {
         let listener = server.bind(args.http.as_str()).await?;
         let addr = listener.local_addr()?;

@@ -45,11 +45,11 @@ pub struct SessionLimits {
 
 impl SessionLimits {
     /// [`max_sessions`](Self::max_sessions) unless set.
-    pub const DEFAULT_MAX_SESSIONS: usize = 4_096;
+    pub const DEFAULT_MAX_SESSIONS: usize = 2_048;
     /// [`per_caller`](Self::per_caller) unless set.
-    pub const DEFAULT_PER_CALLER: usize = 512;
+    pub const DEFAULT_PER_CALLER: usize = 256;
     /// [`guests`](Self::guests) unless set.
-    pub const DEFAULT_GUESTS: usize = 256;
+    pub const DEFAULT_GUESTS: usize = 128;
     /// [`idle_expiry`](Self::idle_expiry) unless set.
     pub const DEFAULT_IDLE_EXPIRY: Duration = Duration::from_secs(300);
 
