@@ -422,3 +422,64 @@ async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_argume
     assert!(sandbox.join("c.txt").exists());
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_confirmation_shows_the_whole_call_or_answers_the_token_instead() {
+    use rmcp::model::{CallToolResponse, InputRequest, ProtocolVersion};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+    let dir = workspace();
+    let sandbox = dir.path().join("sandbox");
+    std::fs::create_dir_all(&sandbox).unwrap();
+    std::fs::write(sandbox.join("important.md"), "keep").unwrap();
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg")).configure(|c| {
+        c.current_dir(dir.path())
+            .args(["--level", "user", "--user", "ann", "mcp"])
+            .env_remove("TOOLREG_SANDBOX")
+            .env_remove("TOOLREG_APPROVALS")
+            .env_remove("TOOLREG_SWITCHES");
+    });
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = Asking
+        .serve_with_lifecycle(TokioChildProcess::new(command).unwrap(), lifecycle)
+        .await
+        .unwrap();
+
+    // 2,200 characters of `./` before the name: the person sees all of it.
+    let path = format!("{}important.md", "./".repeat(1_100));
+    let arguments = json!({ "path": path });
+    let CallToolResponse::InputRequired(asked) = client
+        .call_tool_once(call("file_manager.delete_file", arguments.clone()))
+        .await
+        .unwrap()
+    else {
+        panic!("no input_required");
+    };
+    let InputRequest::Elicitation(question) = &asked.input_requests.as_ref().unwrap()["confirm"]
+    else {
+        panic!("{asked:?}")
+    };
+    let message = serde_json::to_value(&question.params).unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.ends_with(&arguments.to_string()), "{message}");
+
+    // Arguments too long to show whole are not asked about: the token is answered, and
+    // nothing runs.
+    let long = format!("{}important.md", "./".repeat(10_000));
+    let response = client
+        .call_tool_once(call("file_manager.delete_file", json!({ "path": long })))
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(result) = response else {
+        panic!("asked about a call it could not show: {response:?}");
+    };
+    assert_eq!(result.is_error, Some(true));
+    let text = &result.content[0].as_text().unwrap().text;
+    assert!(text.contains("approval"), "{text}");
+    assert!(sandbox.join("important.md").exists());
+    client.cancel().await.unwrap();
+}

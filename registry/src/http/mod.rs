@@ -38,7 +38,9 @@
 //! The request's `user_id` and `level` are believed only from a client that sends the
 //! module's shared secret ([`Server::token`]) as `Authorization: Bearer <secret>`; any other
 //! client is a guest, and sees and runs what a guest may. Ctrl-C or SIGTERM stops the server:
-//! no new connection is taken, and the calls in flight finish first.
+//! no new connection is taken, connections with no call in flight close at once, and the calls
+//! in flight finish first, within a deadline. What a client can hold besides its requests is
+//! bounded ([`ConnectionLimits`]: a connection cap, header and idle timeouts).
 //!
 //! # A gateway
 //!

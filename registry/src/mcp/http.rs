@@ -140,33 +140,27 @@ impl Callers {
     }
 
     /// Who a request is, from its `Authorization` header: a guest without one, the caller of
-    /// a known token, and a `401` for anything else.
-    fn caller_of(&self, headers: &axum::http::HeaderMap) -> Result<(Owner, Scope), Response> {
+    /// a known token, and for anything else why it is refused (with `401`).
+    fn caller_of(&self, headers: &axum::http::HeaderMap) -> Result<(Owner, Scope), &'static str> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Ok((Owner::Guest, Scope::guest()));
         };
         let token = value
             .to_str()
             .map_err(|_| {
-                unauthorized(
-                    "the Authorization header is not text; send `Authorization: Bearer <token>` with a token from the server's callers file, or no header to call as a guest",
-                )
+                "the Authorization header is not text; send `Authorization: Bearer <token>` with a token from the server's callers file, or no header to call as a guest"
             })?
             .split_once(' ')
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim())
-            .ok_or_else(|| {
-                unauthorized(
-                    "send the token as `Authorization: Bearer <token>`, or no header to call as a guest",
-                )
-            })?;
+            .ok_or(
+                "send the token as `Authorization: Bearer <token>`, or no header to call as a guest",
+            )?;
         self.scope_of(token)
             .map(|(at, scope)| (Owner::Token(at), scope))
-            .ok_or_else(|| {
-                unauthorized(
-                    "unknown token; send a token from the server's callers file, or none to call as a guest",
-                )
-            })
+            .ok_or(
+                "unknown token; send a token from the server's callers file, or none to call as a guest",
+            )
     }
 }
 
@@ -258,7 +252,7 @@ async fn authenticate(
 ) -> Response {
     let (owner, scope) = match gate.callers.caller_of(request.headers()) {
         Ok(caller) => caller,
-        Err(refused) => return refused,
+        Err(why) => return unauthorized(why),
     };
     request.extensions_mut().insert(Caller(scope));
     // Only a POST without a session id may open a session, and only an `initialize` does: read

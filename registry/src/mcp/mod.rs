@@ -42,6 +42,12 @@
 //! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
 //!   replaced or switched, and only then.
 //!
+//! - Sessions (the `initialize` era over HTTP): each bound to the credentials that opened it
+//!   (another caller that sends its id is answered as for an unknown id), bounded for the
+//!   server, for each token and for guests together ([`SessionLimits`]; past a bound,
+//!   `initialize` answers the JSON-RPC error [`TOO_MANY_SESSIONS`]), ended after an idle
+//!   expiry, and taking every task they started with them when they end.
+//!
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
