@@ -480,7 +480,8 @@ fn health_answers(addr: &str) -> bool {
     answer.starts_with("HTTP/1.1 200") && answer.contains("\"ok\"")
 }
 
-/// 2,000 connections that send nothing and 200 that send a request's headers a byte at a time.
+/// 2,000 connections that send nothing, 200 that send a request's headers a byte at a time and
+/// 100 that send its body so.
 fn attack(addr: &str) -> (Vec<TcpStream>, Vec<TcpStream>, std::thread::JoinHandle<()>) {
     let idle: Vec<TcpStream> = (0..2_000)
         .map(|_| TcpStream::connect(addr).unwrap())
@@ -494,6 +495,16 @@ fn attack(addr: &str) -> (Vec<TcpStream>, Vec<TcpStream>, std::thread::JoinHandl
             stream
         })
         .collect();
+    // And 100 whose headers are whole but whose body comes a byte at a time.
+    let slow_bodies = (0..100).map(|_| {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /execute HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream
+    });
+    let slow: Vec<TcpStream> = slow.into_iter().chain(slow_bodies).collect();
     let mut writers: Vec<TcpStream> = slow.iter().map(|s| s.try_clone().unwrap()).collect();
     let trickle = std::thread::spawn(move || {
         let started = Instant::now();
@@ -516,6 +527,8 @@ fn idle_and_slowloris_connections_are_closed_by_the_timeouts_while_a_new_client_
             "4000",
             "--header-timeout",
             "2s",
+            "--body-timeout",
+            "2s",
             "--idle-timeout",
             "3s",
         ],
@@ -523,7 +536,7 @@ fn idle_and_slowloris_connections_are_closed_by_the_timeouts_while_a_new_client_
     let (idle, slow, trickle) = attack(&served.addr);
     assert!(
         health_answers(&served.addr),
-        "/health did not answer a new client while 2,200 connections were held"
+        "/health did not answer a new client while 2,300 connections were held"
     );
     // Every held connection is closed by the server within the timeouts and a margin.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -537,7 +550,7 @@ fn idle_and_slowloris_connections_are_closed_by_the_timeouts_while_a_new_client_
         }
     }
     trickle.join().unwrap();
-    assert_eq!(open, 0, "{open} of 2,200 held connections stayed open");
+    assert_eq!(open, 0, "{open} of 2,300 held connections stayed open");
     assert!(health_answers(&served.addr));
 }
 
@@ -563,7 +576,7 @@ fn at_the_connection_cap_a_new_client_takes_the_place_of_an_idle_one() {
             "/health did not answer at the connection cap"
         );
     }
-    // Far fewer than the 2,200 are still open: the cap closed the rest, long before the
+    // Far fewer than the 2,300 are still open: the cap closed the rest, long before the
     // timeouts.
     let mut open = 0;
     for mut stream in idle.into_iter().chain(slow) {
@@ -579,7 +592,14 @@ fn at_the_connection_cap_a_new_client_takes_the_place_of_an_idle_one() {
 async fn a_stop_with_half_sent_requests_ends_by_its_deadline_and_the_call_in_flight_finishes() {
     let dir = tempfile::tempdir().unwrap();
     for mcp in [false, true] {
-        let flags = ["--header-timeout", "120s", "--stop-deadline", "5s"];
+        let flags = [
+            "--header-timeout",
+            "120s",
+            "--idle-timeout",
+            "120s",
+            "--stop-deadline",
+            "5s",
+        ];
         let mut served = if mcp {
             Served::mcp(dir.path(), &flags)
         } else {

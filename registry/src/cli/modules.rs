@@ -57,6 +57,9 @@ pub(super) struct ConnectionArgs {
     /// How long a request's headers may take to arrive.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     header_timeout: std::time::Duration,
+    /// How long a request's body may take to arrive in all.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    body_timeout: std::time::Duration,
     /// How long a connection may stay open with no request in flight.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
     idle_timeout: std::time::Duration,
@@ -71,6 +74,7 @@ impl ConnectionArgs {
         ConnectionLimits::default()
             .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
             .header_timeout(self.header_timeout)
+            .body_timeout(self.body_timeout)
             .idle_timeout(self.idle_timeout)
             .stop_deadline(self.stop_deadline)
     }

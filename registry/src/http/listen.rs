@@ -8,7 +8,9 @@
 //! `GET /mcp` event stream), or running a call (any other request, until its response is
 //! written). Idle connections are what a client that holds sockets costs the server, so they are
 //! the ones closed: after the idle timeout, when a new client arrives at the connection cap
-//! (the one idle longest), and at once when the server stops. A stop lets the calls in flight
+//! (the one idle longest, else the oldest event stream), and at once when the server stops. A
+//! request's headers and its body each have a deadline of their own, so that a client cannot
+//! hold a connection by sending them a byte at a time. A stop lets the calls in flight
 //! write their answers, then returns by its deadline whatever is left.
 
 use std::collections::HashMap;
@@ -48,12 +50,15 @@ use tower::ServiceExt;
 #[non_exhaustive]
 pub struct ConnectionLimits {
     /// How many connections are open at once. A client that arrives at the cap is served in
-    /// place of the connection idle longest; when every connection is running a call or a
-    /// stream, it is answered `503` and closed.
+    /// place of the connection idle longest (or, when none is idle, of the oldest event
+    /// stream); when every connection is running a call, it is answered `503` and closed.
     pub max_connections: usize,
     /// How long a request's headers may take to arrive, from its first byte (or from the
     /// connection's start); then the connection is closed.
     pub header_timeout: Duration,
+    /// How long a request's body may take to arrive in all, from the end of its headers; then
+    /// the request fails and the connection is closed.
+    pub body_timeout: Duration,
     /// How long a connection may stay open with no request in flight; then it is closed.
     pub idle_timeout: Duration,
     /// How long a stop waits for the calls in flight to answer before it returns anyway.
@@ -65,6 +70,8 @@ impl ConnectionLimits {
     pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
     /// [`header_timeout`](Self::header_timeout) unless set.
     pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+    /// [`body_timeout`](Self::body_timeout) unless set.
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
     /// [`idle_timeout`](Self::idle_timeout) unless set.
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
     /// [`stop_deadline`](Self::stop_deadline) unless set: the default timeout of a call, so
@@ -82,6 +89,13 @@ impl ConnectionLimits {
     #[must_use]
     pub fn header_timeout(mut self, timeout: Duration) -> Self {
         self.header_timeout = timeout;
+        self
+    }
+
+    /// Sets [`body_timeout`](Self::body_timeout).
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
         self
     }
 
@@ -105,6 +119,7 @@ impl Default for ConnectionLimits {
         Self {
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             stop_deadline: Self::DEFAULT_STOP_DEADLINE,
         }
@@ -149,11 +164,14 @@ impl Open {
         if conns.len() < max {
             return true;
         }
+        // The connection idle longest, else the oldest event stream (its client reconnects);
+        // never a call in flight.
         let oldest = conns
             .iter()
-            .filter(|(_, conn)| conn.idle())
-            .min_by_key(|(_, conn)| conn.idle_since.load(Ordering::Relaxed))
-            .map(|(&id, _)| id);
+            .map(|(&id, conn)| (conn.state.load(Ordering::Acquire), conn, id))
+            .filter(|&(state, _, _)| state != CALLING)
+            .min_by_key(|&(state, conn, _)| (state, conn.idle_since.load(Ordering::Relaxed)))
+            .map(|(_, _, id)| id);
         match oldest.and_then(|id| conns.remove(&id)) {
             Some(conn) => {
                 conn.evicted.notify_one();
@@ -238,6 +256,44 @@ impl http_body::Body for Tracked {
             this.busy.take();
         }
         frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request body that must arrive whole by its deadline.
+    struct Timed {
+        #[pin]
+        inner: Incoming,
+        #[pin]
+        deadline: tokio::time::Sleep,
+    }
+}
+
+impl http_body::Body for Timed {
+    type Data = axum::body::Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        if this.deadline.poll(cx).is_ready() {
+            let late = io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the request body did not arrive in time",
+            );
+            return Poll::Ready(Some(Err(late.into())));
+        }
+        this.inner.poll_frame(cx).map_err(Into::into)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -347,6 +403,7 @@ async fn connection(
     let (conn, open) = (&registered.conn, &registered.open);
     let service = {
         let (conn, open) = (Arc::clone(conn), Arc::clone(open));
+        let body_timeout = limits.body_timeout;
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let state = if is_stream(&request) {
                 STREAMING
@@ -359,7 +416,13 @@ async fn connection(
                 open: Arc::clone(&open),
                 conn: Arc::clone(&conn),
             };
-            let answer = router.clone().oneshot(request.map(Body::new));
+            let deadline = tokio::time::sleep(body_timeout);
+            let answer = router.clone().oneshot(request.map(|body| {
+                Body::new(Timed {
+                    inner: body,
+                    deadline,
+                })
+            }));
             async move {
                 let response: Response<Body> = match answer.await {
                     Ok(response) => response,
