@@ -265,6 +265,75 @@ fn list_honours_the_scope_flags() {
 }
 
 #[test]
+fn a_named_user_has_a_users_rights_and_only_no_scope_flag_is_trusted() {
+    let dir = workspace();
+    let admin_tools = ["scheduler.add_job", "scheduler.remove_job"];
+    let job = r#"{"name": "nightly", "schedule": "@daily", "command": "backup"}"#;
+    let schedule = dir.path().join("scheduler.json");
+    let jobs = || {
+        std::fs::read_to_string(&schedule)
+            .map(|text| text.matches("\"nightly\"").count())
+            .unwrap_or(0)
+    };
+
+    // `--user alice` alone: a user's listing and a user's calls.
+    let alice = listed(dir.path(), &["--user", "alice"]);
+    assert!(
+        alice.contains(&"scheduler.list_jobs".to_owned()),
+        "{alice:?}"
+    );
+    for tool in admin_tools {
+        assert!(!alice.contains(&tool.to_owned()), "{tool} in {alice:?}");
+    }
+    let refused = toolreg(
+        dir.path(),
+        &["--user", "alice", "call", "scheduler.add_job", job],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert_eq!(
+        stdout_json(&refused)["content"]["error"]["code"],
+        "unknown_tool"
+    );
+    assert_eq!(jobs(), 0, "nothing was scheduled");
+
+    // `--user alice --level admin`: the admin tools, listed and run as alice.
+    let admin = listed(dir.path(), &["--user", "alice", "--level", "admin"]);
+    for tool in admin_tools {
+        assert!(admin.contains(&tool.to_owned()), "{tool} not in {admin:?}");
+    }
+    let added = toolreg(
+        dir.path(),
+        &[
+            "--user",
+            "alice",
+            "--level",
+            "admin",
+            "call",
+            "scheduler.add_job",
+            job,
+        ],
+    );
+    assert_eq!(added.status.code(), Some(0), "{added:?}");
+    assert_eq!(stdout_json(&added)["audit"]["user"], "alice");
+    assert_eq!(jobs(), 1);
+
+    // No scope flag: the program itself, trusted.
+    let trusted = listed(dir.path(), &[]);
+    for tool in admin_tools {
+        assert!(
+            trusted.contains(&tool.to_owned()),
+            "{tool} not in {trusted:?}"
+        );
+    }
+    let removed = toolreg(
+        dir.path(),
+        &["call", "scheduler.remove_job", r#"{"name": "nightly"}"#],
+    );
+    assert_eq!(removed.status.code(), Some(0), "{removed:?}");
+    assert_eq!(jobs(), 0);
+}
+
+#[test]
 fn approve_and_deny_work_across_processes() {
     let dir = workspace();
     let call = [

@@ -99,13 +99,17 @@ struct Cli {
     command: Command,
 }
 
-/// Who is asking; without any of these, the caller is trusted and sees every tool.
+/// Who is asking. Without `--user`, `--level`, `--modules` or `--allow-list`, the caller is
+/// trusted and sees every tool; with any of them, the caller has a caller's rights: the level
+/// `--level` names, or `user`. `--local`, `--embedding` and `--chat-id` describe the session,
+/// not the caller, and change no rights.
 #[derive(clap::Args)]
 struct ScopeArgs {
-    /// The user the call is made for.
+    /// The user the call is made for, with a user's rights unless --level says otherwise.
     #[arg(long, global = true)]
     user: Option<String>,
-    /// The caller's permission level: guest, user, admin or owner (unknown levels count as guest).
+    /// The caller's permission level: guest, user, admin or owner (unknown levels count as
+    /// guest) [default: user when --user, --modules or --allow-list is given, else trusted].
     #[arg(long, global = true)]
     level: Option<String>,
     /// The modules the caller may use, comma-separated.
@@ -127,11 +131,20 @@ struct ScopeArgs {
 
 impl ScopeArgs {
     fn scope(&self) -> Scope {
-        let mut scope = match &self.level {
-            Some(level) => Scope::trusted()
-                .with_level_name(level)
-                .include_deferred(false),
-            None => Scope::trusted(),
+        // A caller the flags describe in any way is that caller, never the program itself: a
+        // named user without a level is a user, as `Ctx::new().with_user(..)` is.
+        let describes_a_caller = self.user.is_some()
+            || self.level.is_some()
+            || self.modules.is_some()
+            || self.allow_list.is_some();
+        let mut scope = if describes_a_caller {
+            let level = self
+                .level
+                .as_deref()
+                .map_or(crate::Permission::User, crate::Permission::from_name);
+            Scope::trusted().with_level(level).include_deferred(false)
+        } else {
+            Scope::trusted()
         };
         if let Some(user) = &self.user {
             scope = scope.with_user(user.clone());
