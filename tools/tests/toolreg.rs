@@ -209,6 +209,47 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
     assert!(snapshot.tools.iter().all(|e| e.enabled));
 }
 
+#[test]
+fn snapshot_keeps_switched_off_tools_with_their_switch() {
+    let dir = workspace();
+    let off = toolreg(dir.path(), &["disable", "file_manager.read"]);
+    assert_eq!(off.status.code(), Some(0), "{off:?}");
+    let switches = |args: &[&str]| -> Vec<(String, bool)> {
+        let output = toolreg(dir.path(), &[args, &["snapshot"]].concat());
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let snapshot: tool_registry::spec::RegistrySnapshot =
+            serde_json::from_slice(&output.stdout).expect("a snapshot");
+        (snapshot.tools.iter())
+            .map(|e| (e.spec.tool_name().to_owned(), e.enabled))
+            .collect()
+    };
+
+    let every = switches(&[]);
+    let expected: Vec<String> = Registry::global()
+        .all_tools()
+        .map(|t| t.name().to_owned())
+        .collect();
+    let names: Vec<&String> = every.iter().map(|(name, _)| name).collect();
+    assert_eq!(names, expected.iter().collect::<Vec<_>>());
+    for (name, enabled) in &every {
+        assert_eq!(*enabled, name != "file_manager.read", "{name}");
+    }
+    assert!(
+        !listed(dir.path(), &[]).contains(&"file_manager.read".to_owned()),
+        "switched off for listing"
+    );
+
+    // A guest's snapshot: the guest's tools, the switched-off one among them, nothing else.
+    let guest = switches(&["--level", "guest"]);
+    assert!(
+        guest.contains(&("file_manager.read".to_owned(), false)),
+        "{guest:?}"
+    );
+    for hidden in HIDDEN_FROM_GUEST {
+        assert!(guest.iter().all(|(name, _)| name != hidden), "{guest:?}");
+    }
+}
+
 /// `docs/TOOLS.md` is generated from the reference tools. Regenerate it with
 /// `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test toolreg`.
 #[test]

@@ -227,8 +227,8 @@ enum Command {
         #[arg(long, default_value = "a person declined the call")]
         reason: String,
     },
-    /// Print the registry's state as JSON: every tool the caller may see with its spec, switch
-    /// and origin (what `Registry::restore` reads back).
+    /// Print the registry's state as JSON: every tool within the caller's scope, switched on or
+    /// off, with its spec, switch and origin (what `Registry::restore` reads back).
     Snapshot,
     /// Read a model's output on stdin and print the calls, content, reasoning and errors in it.
     Parse(parse::ParseArgs),
