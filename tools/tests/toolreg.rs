@@ -853,3 +853,67 @@ fn disable_and_enable_hold_for_every_later_command_through_the_switch_file() {
         "{broken:?}"
     );
 }
+
+/// A `toolreg` child, killed when dropped, so that a failed assertion leaves no process behind.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    /// What the child wrote on standard error, once it has ended, and its exit code.
+    fn stderr_and_code(&mut self) -> (String, Option<i32>) {
+        use std::io::Read;
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.0.stderr.take() {
+            pipe.read_to_string(&mut stderr).expect("stderr reads");
+        }
+        let status = self.0.wait().expect("toolreg ends");
+        (stderr, status.code())
+    }
+}
+
+#[test]
+fn a_closed_standard_output_ends_the_command_quietly_with_141() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let dir = workspace();
+
+    // The reader is gone before the command writes a byte.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let mut listing = Running(
+        toolreg_command(dir.path(), &["list"])
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolreg runs"),
+    );
+    let (stderr, code) = listing.stderr_and_code();
+    assert_eq!((stderr.as_str(), code), ("", Some(141)));
+
+    // The reader takes the first line and goes, as `head -1` does, while the command still has
+    // far more than a pipe's buffer to write.
+    let calls: String = (0..20_000)
+        .map(|i| format!("<tool_call>{{\"name\": \"t{i}\", \"arguments\": {{}}}}</tool_call>\n"))
+        .collect();
+    std::fs::write(dir.path().join("calls.txt"), calls).unwrap();
+    let mut parsing = Running(
+        toolreg_command(dir.path(), &["parse", "--any-name", "--input", "calls.txt"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolreg runs"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(parsing.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "{\n");
+    let (stderr, code) = parsing.stderr_and_code();
+    assert_eq!((stderr.as_str(), code), ("", Some(141)));
+}

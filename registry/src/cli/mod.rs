@@ -20,14 +20,16 @@
 //! it, and a running `serve` or `mcp` follows it, so a tool switched off in one terminal leaves
 //! the server's listing and calls within a second (and its MCP clients hear `list_changed`).
 //!
-//! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error.
+//! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error, 141 when standard
+//! output is closed before the answer is all written (`toolreg list | head -1`): the command
+//! stops writing and says nothing on standard error, as a program a closed pipe ends.
 //!
 //! The files are listed from the bottom layer up: each imports only files listed before it, so no
 //! circle runs between them.
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`]), JSON as every command prints it, text made safe for a terminal |
+//! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`], [`EXIT_PIPE_CLOSED`]), the streams that note a closed standard output, JSON as every command prints it, text made safe for a terminal |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
 //! | `commands.rs` | the commands on the registry alone (`list`, `schema`, `tools --strict`, `call`, `deny`, `snapshot`), the formats they print in |
@@ -66,7 +68,7 @@ use runtime::{RuntimeGuard, block_on};
 
 #[cfg(feature = "redis")]
 pub use fleet::REDIS_ENV;
-pub use output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
+pub use output::{EXIT_OK, EXIT_PIPE_CLOSED, EXIT_TOOL_ERROR, EXIT_USAGE};
 pub use switches::SWITCHES_ENV;
 
 /// The file pending approvals are kept in, so that `approve` can run in another process.
@@ -271,8 +273,23 @@ pub fn main_with(builder: RegistryBuilder) -> ! {
 }
 
 /// Runs one command line (`args[0]` is the program name) against the registry `builder`
-/// makes, writing to `out` and `err`; returns the exit code.
+/// makes, writing to `out` and `err`; returns the exit code ([`EXIT_PIPE_CLOSED`], with
+/// nothing more said on `err`, once `out`'s reader has gone).
 pub fn run<I, T>(args: I, builder: RegistryBuilder, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let closed = std::cell::Cell::new(false);
+    let (mut out, mut err) = output::streams(out, err, &closed);
+    let code = run_on(args, builder, &mut out, &mut err);
+    // What is still buffered is part of the answer: a reader gone before it counts too.
+    let _ = out.flush();
+    if closed.get() { EXIT_PIPE_CLOSED } else { code }
+}
+
+/// [`run`] on streams that note a closed standard output.
+fn run_on<I, T>(args: I, builder: RegistryBuilder, out: &mut dyn Write, err: &mut dyn Write) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
