@@ -92,10 +92,12 @@ impl McpServer {
         self
     }
 
-    /// Runs this server on standard input and output until the client closes the stream.
+    /// Runs this server on standard input and output until the client closes the stream. A
+    /// line over [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), or one that is not a JSON-RPC
+    /// message, gets a JSON-RPC error and the next line is served.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(super::stdio::stdio())
             .await
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         running
