@@ -71,11 +71,12 @@ fn util_module(dir: &Path) -> Server {
     Server::start("util", &["--modules", "util"], "127.0.0.1:0", SECRET, dir)
 }
 
-/// The `lab` module: the research and code-executor tools, trusting the secret.
+/// The `lab` module: the research and code-executor tools up to admin level (`run_shell`),
+/// trusting the secret.
 fn lab_module(dir: &Path) -> Server {
     Server::start(
         "lab",
-        &["--modules", "research,code_executor"],
+        &["--modules", "research,code_executor", "--level", "admin"],
         "127.0.0.1:0",
         SECRET,
         dir,
@@ -334,7 +335,7 @@ async fn a_module_down_leaves_the_other_working_and_comes_back_after_a_refresh()
     // The module comes back on its address; the next refresh lists it again.
     let lab = Server::start(
         "lab",
-        &["--modules", "research,code_executor"],
+        &["--modules", "research,code_executor", "--level", "admin"],
         &format!("127.0.0.1:{port}"),
         SECRET,
         dir.path(),

@@ -483,3 +483,109 @@ async fn a_confirmation_shows_the_whole_call_or_answers_the_token_instead() {
     assert!(sandbox.join("important.md").exists());
     client.cancel().await.unwrap();
 }
+
+/// A child process, killed when dropped, so that a failed assertion leaves no process behind.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The peak resident memory of process `pid`, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn hostile_lines_on_stdio_each_get_their_error_and_the_session_goes_on() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let dir = workspace();
+    let mut server = Killed(
+        common::toolreg_command(dir.path(), &["mcp"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("toolreg mcp starts"),
+    );
+    let mut input = server.0.stdin.take().unwrap();
+    let output = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let (lines, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in output.lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // A liveness bound only: a line that gets no answer fails here instead of hanging.
+    let answer = || -> Value {
+        let line = answers
+            .recv_timeout(Duration::from_secs(60))
+            .expect("an answer for every line");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let mut send = |line: &[u8]| {
+        input.write_all(line).unwrap();
+        input.write_all(b"\n").unwrap();
+        input.flush().unwrap();
+    };
+    let error = |answer: &Value| (answer["id"].clone(), answer["error"]["code"].clone());
+
+    send(b"hello");
+    assert_eq!(error(&answer()), (Value::Null, json!(-32700)));
+
+    // 50 MB on one line is skipped as it arrives: the server's peak memory does not grow by it.
+    let before = peak_kib(server.0.id());
+    let pad = "x".repeat(50 << 20);
+    send(
+        format!(r#"{{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {{"pad": "{pad}"}}}}"#)
+            .as_bytes(),
+    );
+    drop(pad);
+    let too_long = answer();
+    assert_eq!(error(&too_long), (Value::Null, json!(-32600)), "{too_long}");
+    let grown = peak_kib(server.0.id()) - before;
+    assert!(
+        grown < 16 << 10,
+        "peak memory grew by {grown} KiB for a skipped line"
+    );
+
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    send(deep.as_bytes());
+    assert_eq!(error(&answer()), (Value::Null, json!(-32700)));
+    send(br#"[{"jsonrpc": "2.0", "id": 2, "method": "ping"}]"#);
+    assert_eq!(error(&answer()), (Value::Null, json!(-32600)));
+    send(br#"{"jsonrpc": "2.0", "id": 3}"#);
+    assert_eq!(error(&answer()), (json!(3), json!(-32600)));
+
+    // The session is whole: the handshake and a listing, answered in order.
+    send(br#"{"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}}"#);
+    let initialized = answer();
+    assert_eq!(initialized["id"], 10, "{initialized}");
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "tool-registry");
+    send(br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+    send(br#"{"jsonrpc": "2.0", "id": 11, "method": "tools/list"}"#);
+    let listed = answer();
+    assert_eq!(listed["id"], 11, "{listed}");
+    let tools = listed["result"]["tools"].as_array().expect("a tool list");
+    assert!(
+        tools.iter().any(|tool| tool["name"] == "research"),
+        "{listed}"
+    );
+
+    // The end of the input ends the server.
+    drop(send);
+    drop(input);
+    let status = server.0.wait().expect("toolreg mcp ends");
+    assert!(status.success(), "{status:?}");
+}

@@ -209,6 +209,47 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
     assert!(snapshot.tools.iter().all(|e| e.enabled));
 }
 
+#[test]
+fn snapshot_keeps_switched_off_tools_with_their_switch() {
+    let dir = workspace();
+    let off = toolreg(dir.path(), &["disable", "file_manager.read"]);
+    assert_eq!(off.status.code(), Some(0), "{off:?}");
+    let switches = |args: &[&str]| -> Vec<(String, bool)> {
+        let output = toolreg(dir.path(), &[args, &["snapshot"]].concat());
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let snapshot: tool_registry::spec::RegistrySnapshot =
+            serde_json::from_slice(&output.stdout).expect("a snapshot");
+        (snapshot.tools.iter())
+            .map(|e| (e.spec.tool_name().to_owned(), e.enabled))
+            .collect()
+    };
+
+    let every = switches(&[]);
+    let expected: Vec<String> = Registry::global()
+        .all_tools()
+        .map(|t| t.name().to_owned())
+        .collect();
+    let names: Vec<&String> = every.iter().map(|(name, _)| name).collect();
+    assert_eq!(names, expected.iter().collect::<Vec<_>>());
+    for (name, enabled) in &every {
+        assert_eq!(*enabled, name != "file_manager.read", "{name}");
+    }
+    assert!(
+        !listed(dir.path(), &[]).contains(&"file_manager.read".to_owned()),
+        "switched off for listing"
+    );
+
+    // A guest's snapshot: the guest's tools, the switched-off one among them, nothing else.
+    let guest = switches(&["--level", "guest"]);
+    assert!(
+        guest.contains(&("file_manager.read".to_owned(), false)),
+        "{guest:?}"
+    );
+    for hidden in HIDDEN_FROM_GUEST {
+        assert!(guest.iter().all(|(name, _)| name != hidden), "{guest:?}");
+    }
+}
+
 /// `docs/TOOLS.md` is generated from the reference tools. Regenerate it with
 /// `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test toolreg`.
 #[test]
@@ -262,6 +303,75 @@ fn list_honours_the_scope_flags() {
         stdout_json(&hidden)["content"]["error"]["code"],
         "unknown_tool"
     );
+}
+
+#[test]
+fn a_named_user_has_a_users_rights_and_only_no_scope_flag_is_trusted() {
+    let dir = workspace();
+    let admin_tools = ["scheduler.add_job", "scheduler.remove_job"];
+    let job = r#"{"name": "nightly", "schedule": "@daily", "command": "backup"}"#;
+    let schedule = dir.path().join("scheduler.json");
+    let jobs = || {
+        std::fs::read_to_string(&schedule)
+            .map(|text| text.matches("\"nightly\"").count())
+            .unwrap_or(0)
+    };
+
+    // `--user alice` alone: a user's listing and a user's calls.
+    let alice = listed(dir.path(), &["--user", "alice"]);
+    assert!(
+        alice.contains(&"scheduler.list_jobs".to_owned()),
+        "{alice:?}"
+    );
+    for tool in admin_tools {
+        assert!(!alice.contains(&tool.to_owned()), "{tool} in {alice:?}");
+    }
+    let refused = toolreg(
+        dir.path(),
+        &["--user", "alice", "call", "scheduler.add_job", job],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert_eq!(
+        stdout_json(&refused)["content"]["error"]["code"],
+        "unknown_tool"
+    );
+    assert_eq!(jobs(), 0, "nothing was scheduled");
+
+    // `--user alice --level admin`: the admin tools, listed and run as alice.
+    let admin = listed(dir.path(), &["--user", "alice", "--level", "admin"]);
+    for tool in admin_tools {
+        assert!(admin.contains(&tool.to_owned()), "{tool} not in {admin:?}");
+    }
+    let added = toolreg(
+        dir.path(),
+        &[
+            "--user",
+            "alice",
+            "--level",
+            "admin",
+            "call",
+            "scheduler.add_job",
+            job,
+        ],
+    );
+    assert_eq!(added.status.code(), Some(0), "{added:?}");
+    assert_eq!(stdout_json(&added)["audit"]["user"], "alice");
+    assert_eq!(jobs(), 1);
+
+    // No scope flag: the program itself, trusted.
+    let trusted = listed(dir.path(), &[]);
+    for tool in admin_tools {
+        assert!(
+            trusted.contains(&tool.to_owned()),
+            "{tool} not in {trusted:?}"
+        );
+    }
+    let removed = toolreg(
+        dir.path(),
+        &["call", "scheduler.remove_job", r#"{"name": "nightly"}"#],
+    );
+    assert_eq!(removed.status.code(), Some(0), "{removed:?}");
+    assert_eq!(jobs(), 0);
 }
 
 #[test]
@@ -742,4 +852,68 @@ fn disable_and_enable_hold_for_every_later_command_through_the_switch_file() {
         String::from_utf8_lossy(&broken.stderr).contains("switch file"),
         "{broken:?}"
     );
+}
+
+/// A `toolreg` child, killed when dropped, so that a failed assertion leaves no process behind.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    /// What the child wrote on standard error, once it has ended, and its exit code.
+    fn stderr_and_code(&mut self) -> (String, Option<i32>) {
+        use std::io::Read;
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.0.stderr.take() {
+            pipe.read_to_string(&mut stderr).expect("stderr reads");
+        }
+        let status = self.0.wait().expect("toolreg ends");
+        (stderr, status.code())
+    }
+}
+
+#[test]
+fn a_closed_standard_output_ends_the_command_quietly_with_141() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let dir = workspace();
+
+    // The reader is gone before the command writes a byte.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let mut listing = Running(
+        toolreg_command(dir.path(), &["list"])
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolreg runs"),
+    );
+    let (stderr, code) = listing.stderr_and_code();
+    assert_eq!((stderr.as_str(), code), ("", Some(141)));
+
+    // The reader takes the first line and goes, as `head -1` does, while the command still has
+    // far more than a pipe's buffer to write.
+    let calls: String = (0..20_000)
+        .map(|i| format!("<tool_call>{{\"name\": \"t{i}\", \"arguments\": {{}}}}</tool_call>\n"))
+        .collect();
+    std::fs::write(dir.path().join("calls.txt"), calls).unwrap();
+    let mut parsing = Running(
+        toolreg_command(dir.path(), &["parse", "--any-name", "--input", "calls.txt"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("toolreg runs"),
+    );
+    let mut first = String::new();
+    std::io::BufReader::new(parsing.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "{\n");
+    let (stderr, code) = parsing.stderr_and_code();
+    assert_eq!((stderr.as_str(), code), ("", Some(141)));
 }

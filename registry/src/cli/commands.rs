@@ -118,17 +118,14 @@ pub(super) fn deny(
     }
 }
 
-/// `toolreg snapshot`: the registry's snapshot, without the tools `scope` cannot see.
+/// `toolreg snapshot`: the registry's snapshot of the tools within `scope`, switched-off ones
+/// included with their switch.
 pub(super) fn snapshot(
     out: &mut dyn Write,
     registry: &Registry,
     scope: &Scope,
 ) -> std::io::Result<()> {
-    let mut snapshot = registry.snapshot();
-    snapshot
-        .tools
-        .retain(|entry| registry.get_for(entry.spec.tool_name(), scope).is_some());
-    print_json(out, &snapshot)
+    print_json(out, &registry.snapshot_for(scope))
 }
 
 /// `list`: the tools `scope` may see, a line each or as JSON; with `verbose`, where each is

@@ -20,14 +20,16 @@
 //! it, and a running `serve` or `mcp` follows it, so a tool switched off in one terminal leaves
 //! the server's listing and calls within a second (and its MCP clients hear `list_changed`).
 //!
-//! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error.
+//! Exit codes: 0 on success, 1 when a called tool fails, 2 on a usage error, 141 when standard
+//! output is closed before the answer is all written (`toolreg list | head -1`): the command
+//! stops writing and says nothing on standard error, as a program a closed pipe ends.
 //!
 //! The files are listed from the bottom layer up: each imports only files listed before it, so no
 //! circle runs between them.
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`]), JSON as every command prints it, text made safe for a terminal |
+//! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`], [`EXIT_PIPE_CLOSED`]), the streams that note a closed standard output, JSON as every command prints it, text made safe for a terminal |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
 //! | `commands.rs` | the commands on the registry alone (`list`, `schema`, `tools --strict`, `call`, `deny`, `snapshot`), the formats they print in |
@@ -66,7 +68,7 @@ use runtime::{RuntimeGuard, block_on};
 
 #[cfg(feature = "redis")]
 pub use fleet::REDIS_ENV;
-pub use output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
+pub use output::{EXIT_OK, EXIT_PIPE_CLOSED, EXIT_TOOL_ERROR, EXIT_USAGE};
 pub use switches::SWITCHES_ENV;
 
 /// The file pending approvals are kept in, so that `approve` can run in another process.
@@ -99,13 +101,17 @@ struct Cli {
     command: Command,
 }
 
-/// Who is asking; without any of these, the caller is trusted and sees every tool.
+/// Who is asking. Without `--user`, `--level`, `--modules` or `--allow-list`, the caller is
+/// trusted and sees every tool; with any of them, the caller has a caller's rights: the level
+/// `--level` names, or `user`. `--local`, `--embedding` and `--chat-id` describe the session,
+/// not the caller, and change no rights.
 #[derive(clap::Args)]
 struct ScopeArgs {
-    /// The user the call is made for.
+    /// The user the call is made for, with a user's rights unless --level says otherwise.
     #[arg(long, global = true)]
     user: Option<String>,
-    /// The caller's permission level: guest, user, admin or owner (unknown levels count as guest).
+    /// The caller's permission level: guest, user, admin or owner (unknown levels count as
+    /// guest) [default: user when --user, --modules or --allow-list is given, else trusted].
     #[arg(long, global = true)]
     level: Option<String>,
     /// The modules the caller may use, comma-separated.
@@ -127,11 +133,20 @@ struct ScopeArgs {
 
 impl ScopeArgs {
     fn scope(&self) -> Scope {
-        let mut scope = match &self.level {
-            Some(level) => Scope::trusted()
-                .with_level_name(level)
-                .include_deferred(false),
-            None => Scope::trusted(),
+        // A caller the flags describe in any way is that caller, never the program itself: a
+        // named user without a level is a user, as `Ctx::new().with_user(..)` is.
+        let describes_a_caller = self.user.is_some()
+            || self.level.is_some()
+            || self.modules.is_some()
+            || self.allow_list.is_some();
+        let mut scope = if describes_a_caller {
+            let level = self
+                .level
+                .as_deref()
+                .map_or(crate::Permission::User, crate::Permission::from_name);
+            Scope::trusted().with_level(level).include_deferred(false)
+        } else {
+            Scope::trusted()
         };
         if let Some(user) = &self.user {
             scope = scope.with_user(user.clone());
@@ -214,8 +229,8 @@ enum Command {
         #[arg(long, default_value = "a person declined the call")]
         reason: String,
     },
-    /// Print the registry's state as JSON: every tool the caller may see with its spec, switch
-    /// and origin (what `Registry::restore` reads back).
+    /// Print the registry's state as JSON: every tool within the caller's scope, switched on or
+    /// off, with its spec, switch and origin (what `Registry::restore` reads back).
     Snapshot,
     /// Read a model's output on stdin and print the calls, content, reasoning and errors in it.
     Parse(parse::ParseArgs),
@@ -258,8 +273,23 @@ pub fn main_with(builder: RegistryBuilder) -> ! {
 }
 
 /// Runs one command line (`args[0]` is the program name) against the registry `builder`
-/// makes, writing to `out` and `err`; returns the exit code.
+/// makes, writing to `out` and `err`; returns the exit code ([`EXIT_PIPE_CLOSED`], with
+/// nothing more said on `err`, once `out`'s reader has gone).
 pub fn run<I, T>(args: I, builder: RegistryBuilder, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let closed = std::cell::Cell::new(false);
+    let (mut out, mut err) = output::streams(out, err, &closed);
+    let code = run_on(args, builder, &mut out, &mut err);
+    // What is still buffered is part of the answer: a reader gone before it counts too.
+    let _ = out.flush();
+    if closed.get() { EXIT_PIPE_CLOSED } else { code }
+}
+
+/// [`run`] on streams that note a closed standard output.
+fn run_on<I, T>(args: I, builder: RegistryBuilder, out: &mut dyn Write, err: &mut dyn Write) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,

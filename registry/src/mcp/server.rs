@@ -92,10 +92,12 @@ impl McpServer {
         self
     }
 
-    /// Runs this server on standard input and output until the client closes the stream.
+    /// Runs this server on standard input and output until the client closes the stream. A
+    /// line over [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), or one that is not a JSON-RPC
+    /// message, gets a JSON-RPC error and the next line is served.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         let running = self
-            .serve(rmcp::transport::stdio())
+            .serve(super::stdio::stdio())
             .await
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         running
@@ -209,15 +211,7 @@ impl ServerHandler for McpServer {
             None => 0,
             Some(cursor) => decode_cursor(&cursor)
                 .filter(|&start| start <= all.len())
-                .ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        format!(
-                            "invalid cursor `{}`; start again without one",
-                            cursor.escape_debug()
-                        ),
-                        None,
-                    )
-                })?,
+                .ok_or_else(|| invalid_cursor(&cursor))?,
         };
         let end = start.saturating_add(this.page_size).min(all.len());
         let tools = all[start..end]
@@ -372,9 +366,60 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .flatten()
 }
 
+/// How many characters of a cursor it cannot read an error quotes back, escaped: enough to
+/// recognize it, never the megabyte a client may send.
+const QUOTED_CURSOR_CHARS: usize = 64;
+
+/// The error for a cursor this server did not give, quoting at most [`QUOTED_CURSOR_CHARS`]
+/// of it and saying when it was cut.
+fn invalid_cursor(cursor: &str) -> ErrorData {
+    let mut escaped = cursor.escape_debug();
+    let shown: String = escaped.by_ref().take(QUOTED_CURSOR_CHARS).collect();
+    let message = if escaped.next().is_some() {
+        format!(
+            "invalid cursor `{shown}…` (cut: {} bytes in all); start again without one",
+            cursor.len()
+        )
+    } else {
+        format!("invalid cursor `{shown}`; start again without one")
+    };
+    ErrorData::invalid_params(message, None)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{decode_cursor, encode_cursor};
+    use super::{QUOTED_CURSOR_CHARS, decode_cursor, encode_cursor, invalid_cursor};
+
+    #[test]
+    fn an_invalid_cursor_is_quoted_short_escaped_and_said_to_be_cut() {
+        let short = invalid_cursor("p-1\u{1b}");
+        assert_eq!(
+            short.message,
+            "invalid cursor `p-1\\u{1b}`; start again without one"
+        );
+        let control = invalid_cursor("x\u{1b}[2J");
+        assert!(
+            control.message.contains("x\\u{1b}[2J"),
+            "{}",
+            control.message
+        );
+
+        let huge = format!("\u{1b}{}", "é".repeat(1 << 19));
+        let cut = invalid_cursor(&huge);
+        assert!(cut.message.len() < 256, "{}", cut.message);
+        assert!(
+            cut.message.contains("cut: 1048577 bytes in all"),
+            "{}",
+            cut.message
+        );
+        let quoted = cut.message.split('`').nth(1).unwrap();
+        assert_eq!(
+            quoted.trim_end_matches('…').chars().count(),
+            QUOTED_CURSOR_CHARS
+        );
+        assert!(quoted.starts_with("\\u{1b}éé"), "{quoted}");
+        assert!(!cut.message.contains('\u{1b}'));
+    }
 
     #[test]
     fn cursors_read_back_and_refuse_anything_else() {

@@ -198,10 +198,24 @@ impl Registry {
     /// spec is what the declaration amounts to), run-time ones as `run_time` with the time they
     /// were registered. [`Registry::restore`] reads it back.
     pub fn snapshot(&self) -> RegistrySnapshot {
+        self.snapshot_where(|_, _| true)
+    }
+
+    /// The snapshot of the tools `scope` could see were every tool switched on: a tool
+    /// switched off keeps its entry, with its switch, as in [`snapshot`](Self::snapshot).
+    #[cfg(feature = "cli")]
+    pub(crate) fn snapshot_for(&self, scope: &crate::Scope) -> RegistrySnapshot {
+        self.snapshot_where(|snapshot, i| self.in_scope(snapshot, i, scope))
+    }
+
+    /// The snapshot of the tools `keep` keeps, by position, all read from one state.
+    fn snapshot_where(&self, keep: impl Fn(&Snapshot, usize) -> bool) -> RegistrySnapshot {
         let snapshot = self.current();
         RegistrySnapshot {
             tools: (snapshot.tools.iter().zip(&snapshot.slots))
-                .map(|(tool, slot)| SnapshotEntry {
+                .enumerate()
+                .filter(|(i, _)| keep(&snapshot, *i))
+                .map(|(_, (tool, slot))| SnapshotEntry {
                     spec: tool.spec(),
                     enabled: !slot.disabled,
                     origin: if tool.is_linked() {

@@ -47,9 +47,15 @@ impl Registry {
     /// The one predicate of listing and execution: whether `scope` may see and use the tool at
     /// position `i`.
     pub(crate) fn visible(&self, snapshot: &Snapshot, i: usize, scope: &Scope) -> bool {
+        !snapshot.slots[i].disabled && self.in_scope(snapshot, i, scope)
+    }
+
+    /// Whether the tool at position `i` is within `scope`, whatever its switch: what `scope`
+    /// would see were the tool switched on.
+    pub(crate) fn in_scope(&self, snapshot: &Snapshot, i: usize, scope: &Scope) -> bool {
         let tool = &snapshot.tools[i];
         let entry = tool.entry();
-        if snapshot.slots[i].disabled || scope.level < entry.permission {
+        if scope.level < entry.permission {
             return false;
         }
         if !scope.admits_module(tool.module_key(), self.policy.guest_modules.as_deref()) {
