@@ -143,7 +143,7 @@ impl Callers {
     /// a known token, and a `401` for anything else.
     fn caller_of(&self, headers: &axum::http::HeaderMap) -> Result<(Owner, Scope), Response> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return Ok((Owner::Guest, Scope::guest()));
+            return Ok((Owner::Guest, Scope::network_guest()));
         };
         let token = value
             .to_str()
