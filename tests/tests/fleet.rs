@@ -488,9 +488,9 @@ async fn an_instance_started_while_redis_is_away_follows_the_switches_once_it_is
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redis_that_never_answers_holds_no_call_past_the_fleets_timeout() {
-    // Accepts connections and says nothing: the worst a hung Redis does.
+/// A Redis that accepts connections and says nothing, the worst a hung Redis does, on a port of
+/// loopback; it holds what it accepts until the test process ends.
+fn hung_redis() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -499,6 +499,12 @@ async fn a_redis_that_never_answers_holds_no_call_past_the_fleets_timeout() {
             held.push(stream);
         }
     });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_never_answers_holds_no_call_past_the_fleets_timeout() {
+    let port = hung_redis();
     let timeout = Duration::from_millis(200);
     let fleet = Fleet::new(&format!("redis://127.0.0.1:{port}/0"))
         .unwrap()
@@ -515,4 +521,40 @@ async fn a_redis_that_never_answers_holds_no_call_past_the_fleets_timeout() {
         assert!(took < timeout * 5, "a call waited {took:?}");
     }
     assert_eq!(outcome(&registry, "free").await.0, "ok");
+}
+
+#[test]
+fn a_one_shot_call_with_redis_not_answering_waits_one_timeout_in_all() {
+    let url = format!("redis://127.0.0.1:{}/0", hung_redis());
+    let timeout = Duration::from_secs(3);
+    let started = Instant::now();
+    // The switches are read, then the call's daily limit is taken: two operations, one wait.
+    let output = cli(
+        &url,
+        &[
+            "--redis-timeout",
+            "3s",
+            "--user",
+            "u",
+            "call",
+            "quota.spend",
+            "{}",
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        result["content"]["error"]["code"], "store_unavailable",
+        "{result}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("switches are not applied"),
+        "{output:?}"
+    );
+    // A liveness bound with room for the process to start: two timeouts in a row break it.
+    assert!(
+        took < timeout + Duration::from_secs(2),
+        "the call took {took:?} with a fleet timeout of {timeout:?}"
+    );
 }

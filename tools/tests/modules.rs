@@ -58,6 +58,26 @@ fn get(addr: &str, path: &str) -> String {
     format!("{}\r\n\r\n{body}", head.to_lowercase())
 }
 
+/// `POST /execute` of `tool` with `args` over a plain socket and without a token, as a guest
+/// of the module: the call's result.
+fn guest_call(addr: &str, tool: &str, args: &Value) -> Value {
+    use std::io::{Read, Write};
+    let host = addr.trim_start_matches("http://");
+    let body = serde_json::json!({ "tool_name": tool, "arguments": args }).to_string();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /execute HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    assert!(head.starts_with("HTTP/1.1 200"), "{answer}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
+}
+
 fn run(root: &Path, args: &[&str]) -> Output {
     toolreg_command(root, args).output().expect("toolreg runs")
 }
@@ -195,4 +215,36 @@ fn module_commands_without_a_map_or_with_a_bad_one_are_usage_errors() {
     let output = run(dir.path(), &["serve", "--http", "0.0.0.0:0"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a loopback address"));
+}
+
+#[test]
+fn guests_of_a_server_and_local_calls_without_a_user_have_daily_limits_of_their_own() {
+    let dir = workspace();
+    let module = serve(
+        dir.path(),
+        &["--limits", "limits.json", "serve", "--http", "127.0.0.1:0"],
+    );
+    let query = |n: usize| serde_json::json!({ "query": format!("caching {n}") });
+    let outcome = |result: Value| match result["success"].as_bool() {
+        Some(true) => "ok".to_owned(),
+        _ => result["content"]["error"]["code"].to_string(),
+    };
+    let guest = |n| outcome(guest_call(&module.addr, "research", &query(n)));
+    let local = |n: usize| {
+        let args = query(n).to_string();
+        let output = run(
+            dir.path(),
+            &["--limits", "limits.json", "call", "research", &args],
+        );
+        outcome(json(&output))
+    };
+    // `research` has a daily limit of 3; each side uses its own up, and only its own.
+    let used_up = ["ok", "ok", "ok", "\"rate_limited\""];
+    let spend = |side: &dyn Fn(usize) -> String| (0..4).map(side).collect::<Vec<_>>();
+    assert_eq!(spend(&guest), used_up, "guests first");
+    assert_eq!(spend(&local), used_up, "the command line after the guests");
+    // And the other way round, from a fresh count.
+    std::fs::remove_file(dir.path().join("limits.json")).unwrap();
+    assert_eq!(spend(&local), used_up, "the command line first");
+    assert_eq!(spend(&guest), used_up, "guests after the command line");
 }

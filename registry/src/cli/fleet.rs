@@ -23,6 +23,20 @@ pub(super) struct FleetArgs {
     /// The prefix of this deployment's keys, so that several can share one Redis.
     #[arg(long, global = true, value_name = "PREFIX", default_value = DEFAULT_PREFIX)]
     redis_prefix: String,
+    /// The longest any operation on Redis may take, connecting included, as `2s` or `500ms`.
+    /// Once Redis has not answered, the operations that follow within that time fail at once:
+    /// a command waits one timeout in all [default: 500ms].
+    #[arg(long, global = true, value_name = "DURATION", value_parser = positive_duration)]
+    redis_timeout: Option<std::time::Duration>,
+}
+
+/// A duration of more than zero, as `500ms` or `2s`.
+fn positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(duration) if duration.is_zero() => Err("it must be more than zero".to_owned()),
+        Ok(duration) => Ok(duration),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 impl FleetArgs {
@@ -37,7 +51,13 @@ impl FleetArgs {
             return Ok(None);
         };
         match Fleet::new(&url) {
-            Ok(fleet) => Ok(Some(fleet.prefix(self.redis_prefix.clone()))),
+            Ok(fleet) => {
+                let fleet = fleet.prefix(self.redis_prefix.clone());
+                Ok(Some(match self.redis_timeout {
+                    Some(timeout) => fleet.timeout(timeout),
+                    None => fleet,
+                }))
+            }
             Err(error) => {
                 let _ = writeln!(err, "error: {error}");
                 Err(EXIT_USAGE)

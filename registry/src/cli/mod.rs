@@ -12,7 +12,8 @@
 //! `./.toolreg-approvals.json`), with the key that signs them beside it in `FILE.key` and the tokens
 //! already used in `FILE.used`; rate-limit
 //! counts in `--limits FILE` (or `$TOOLREG_LIMITS`, or `./.toolreg-limits.json`), per `--user`
-//! (calls without one count for `anonymous`). Each file is changed under an OS lock, so any
+//! (calls without one count for `anonymous`; the guests of `serve` and `mcp --http` count for
+//! `guest`, apart). Each file is changed under an OS lock, so any
 //! number of processes can share them. Neither file is made before a tool needs it.
 //!
 //! Tools switched off with `disable` (by name, `--tag` or `--category`) are kept in

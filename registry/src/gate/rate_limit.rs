@@ -12,7 +12,7 @@ impl Gates {
             cooldown: tool.cooldown(),
             daily_limit: tool.daily_limit(),
         };
-        let user = ctx.user().unwrap_or("anonymous");
+        let user = ctx.scope().limit_key();
         self.rate_limits
             .acquire(user, tool.name(), limits, Tick::now().wall_time())
             .await

@@ -18,7 +18,9 @@ pub const MANIFEST_TTL: Duration = Duration::from_secs(3600);
 /// A manifest as it was fetched, and until when it is used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CachedManifest {
-    /// The manifest's JSON, as the module sent it.
+    /// The manifest's JSON as a gateway keeps it: the module's name and version, the tools it
+    /// takes (at most [`MAX_MODULE_TOOLS`](super::MAX_MODULE_TOOLS)), and how many it left
+    /// out (`tools_left_out`, when any).
     pub manifest: Value,
     /// When it was fetched, in seconds since the Unix epoch.
     pub fetched_at: u64,

@@ -12,8 +12,9 @@ use super::Shared;
 use super::cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, unix_now};
 use super::map::{DISCOVERY_TIMEOUT, Module, ModuleMap};
 use super::remote::{Remote, read_capped};
-use super::wire::RawManifest;
+use super::wire::ReadManifest;
 use crate::spec::{ToolHandler, ToolSpec};
+use serde::de::DeserializeSeed as _;
 
 /// The file a gateway keeps manifests in unless told otherwise, in the working folder: the
 /// embedded default, so that a restart lists every module at once.
@@ -49,6 +50,8 @@ struct Inner {
 struct Loaded {
     /// The gateway names of its tools in the registry.
     tools: BTreeSet<String>,
+    /// How many tools its manifest had past the ones a gateway takes.
+    left_out: usize,
     /// The manifest they were registered from: one that comes back unchanged is not read
     /// again.
     manifest: Option<Arc<Value>>,
@@ -80,6 +83,10 @@ pub struct ModuleStatus {
     pub url: String,
     /// How many of its tools are registered.
     pub tools: usize,
+    /// How many tools its manifest had past the [`MAX_MODULE_TOOLS`] a gateway takes: left
+    /// out, unread.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_out: usize,
     /// Where they came from.
     pub source: Source,
     /// When its manifest was fetched (seconds since the Unix epoch).
@@ -272,13 +279,14 @@ impl Gateway {
                             .tools
                             .iter()
                             .all(|tool| registry.registration(tool).is_some());
-                    let tools = if same {
-                        previous.tools
+                    let (tools, left_out) = if same {
+                        (previous.tools, previous.left_out)
                     } else {
                         self.apply(name, module, &entry.manifest, &previous.tools)
                     };
                     Loaded {
                         tools,
+                        left_out,
                         manifest: Some(Arc::new(entry.manifest)),
                         fetched_at: Some(entry.fetched_at),
                         expires_at: Some(entry.expires_at),
@@ -353,37 +361,39 @@ impl Gateway {
                 super::remote::excerpt(&body)
             ));
         }
-        let manifest: Value = serde_json::from_slice(&body)
-            .map_err(|error| format!("the manifest is not JSON: {error}"))?;
-        // Its shape is checked now, so that a bad one is an error of this fetch.
-        RawManifest::deserialize_from(&manifest)?;
-        Ok(manifest)
+        // Read as it is checked, element by element: the tools past the ones kept are skipped
+        // unread, so the body is the most this costs.
+        let manifest = READ
+            .deserialize(&mut serde_json::Deserializer::from_slice(&body))
+            .map_err(|error| format!("the manifest is not a module manifest: {error}"))?;
+        Ok(manifest.into_value())
     }
 
     /// Registers the tools of `manifest` as `name.tool`, replaces the ones that changed and
-    /// removes the ones it no longer has. Returns the names registered.
+    /// removes the ones it no longer has. Returns the names registered, and how many tools
+    /// the manifest had past the ones a gateway takes.
     fn apply(
         &self,
         name: &str,
         module: &Module,
         manifest: &Value,
         previous: &BTreeSet<String>,
-    ) -> BTreeSet<String> {
+    ) -> (BTreeSet<String>, usize) {
         let registry = &*self.0.registry;
         let mut registered = BTreeSet::new();
-        let raw = match RawManifest::deserialize_from(manifest) {
+        let raw = match READ.deserialize(manifest) {
             Ok(raw) => raw,
             Err(error) => {
                 tracing::warn!(target: "tool_registry::http", module = name, %error, "the cached manifest is unusable");
                 self.withdraw(previous);
-                return registered;
+                return (registered, 0);
             }
         };
         let prefix = format!("{}.", raw.name);
-        if raw.tools.len() > MAX_MODULE_TOOLS {
-            tracing::warn!(target: "tool_registry::http", module = name, tools = raw.tools.len(), "the manifest has more tools than a gateway takes ({MAX_MODULE_TOOLS}); the rest are left out");
+        if raw.left_out > 0 {
+            tracing::warn!(target: "tool_registry::http", module = name, left_out = raw.left_out, "the manifest has more tools than a gateway takes ({MAX_MODULE_TOOLS}); the rest are left out");
         }
-        for tool in raw.tools.into_iter().take(MAX_MODULE_TOOLS) {
+        for tool in raw.tools {
             let spec = match serde_json::from_value::<ToolSpec>(tool) {
                 Ok(spec) => spec,
                 Err(error) => {
@@ -432,7 +442,7 @@ impl Gateway {
             registered.insert(local);
         }
         self.withdraw(&previous.difference(&registered).cloned().collect());
-        registered
+        (registered, raw.left_out)
     }
 
     /// Removes tools a module no longer gives.
@@ -449,6 +459,7 @@ fn status_of(name: &str, module: &Module, loaded: Option<&Loaded>) -> ModuleStat
         name: name.to_owned(),
         url: module.url().to_owned(),
         tools: loaded.tools.len(),
+        left_out: loaded.left_out,
         source: loaded.source,
         fetched_at: loaded.fetched_at,
         expires_at: loaded.expires_at,
@@ -456,11 +467,11 @@ fn status_of(name: &str, module: &Module, loaded: Option<&Loaded>) -> ModuleStat
     }
 }
 
-impl RawManifest {
-    fn deserialize_from(value: &Value) -> Result<Self, String> {
-        RawManifest::deserialize(value)
-            .map_err(|error| format!("the manifest is not a module manifest: {error}"))
-    }
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
-use serde::Deserialize as _;
+/// How a gateway reads a manifest, fetched or kept: at most [`MAX_MODULE_TOOLS`] tools.
+const READ: ReadManifest = ReadManifest {
+    keep: MAX_MODULE_TOOLS,
+};

@@ -223,7 +223,7 @@ impl Server {
         };
         if !trusted {
             return Caller {
-                scope: Scope::guest(),
+                scope: Scope::network_guest(),
                 trusted: false,
             };
         }

@@ -143,7 +143,7 @@ impl Callers {
     /// a known token, and for anything else why it is refused (with `401`).
     fn caller_of(&self, headers: &axum::http::HeaderMap) -> Result<(Owner, Scope), &'static str> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return Ok((Owner::Guest, Scope::guest()));
+            return Ok((Owner::Guest, Scope::network_guest()));
         };
         let token = value
             .to_str()

@@ -2,8 +2,8 @@
 //! use and again after a failure, every operation under one timeout, the key prefix, and what
 //! to do while Redis is away. Each store holds one; [`Fleet`](super::Fleet) hands them out.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
@@ -49,6 +49,11 @@ struct Inner {
     timeout: Duration,
     fallback: bool,
     connection: tokio::sync::Mutex<Option<ConnectionManager>>,
+    /// When Redis last failed to answer in time (or to take a connection). For one timeout
+    /// after that, an operation fails at once instead of waiting a timeout of its own: a
+    /// command that reads the switches and then a limit waits one timeout in all, not two,
+    /// and a server under load has one operation at a time find out whether Redis is back.
+    down_since: Mutex<Option<Instant>>,
 }
 
 impl Connection {
@@ -76,6 +81,7 @@ impl Connection {
                 timeout: DEFAULT_TIMEOUT,
                 fallback: false,
                 connection: tokio::sync::Mutex::new(None),
+                down_since: Mutex::new(None),
             }),
         })
     }
@@ -88,6 +94,7 @@ impl Connection {
             timeout: shared.timeout,
             fallback: shared.fallback,
             connection: tokio::sync::Mutex::new(None),
+            down_since: Mutex::new(None),
         });
         change(&mut inner);
         Self {
@@ -160,6 +167,7 @@ impl Connection {
 
     /// Runs `work` on a connection: connecting (or waiting for another call's attempt) and the
     /// answer together within the timeout, so no call waits longer, however many wait at once.
+    /// Within one timeout of Redis failing to answer, fails at once without trying.
     pub(super) async fn run<T, F>(
         &self,
         work: impl FnOnce(ConnectionManager) -> F,
@@ -168,15 +176,59 @@ impl Connection {
         F: Future<Output = redis::RedisResult<T>>,
     {
         let timeout = self.inner.timeout;
+        if let Some(ago) = self.down_within(timeout) {
+            return Err(self.unavailable(format!(
+                "no answer {ago:?} ago; tried again once {timeout:?} has passed"
+            )));
+        }
         let attempt = async {
-            let connection = self.connect().await?;
-            work(connection)
-                .await
-                .map_err(|error| self.unavailable(error))
+            let connection = self.connect().await.map_err(|error| (true, error))?;
+            work(connection).await.map_err(|error| {
+                // An error Redis answered with says it is there; only silence counts.
+                let silent = error.is_timeout()
+                    || error.is_io_error()
+                    || error.is_connection_dropped()
+                    || error.is_connection_refusal();
+                (silent, self.unavailable(error))
+            })
         };
-        tokio::time::timeout(timeout, attempt)
+        let outcome = tokio::time::timeout(timeout, attempt)
             .await
-            .unwrap_or_else(|_| Err(self.unavailable(format!("no answer within {timeout:?}"))))
+            .unwrap_or_else(|_| {
+                Err((
+                    true,
+                    self.unavailable(format!("no answer within {timeout:?}")),
+                ))
+            });
+        let mut down_since = self
+            .inner
+            .down_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            Ok(answer) => {
+                *down_since = None;
+                Ok(answer)
+            }
+            Err((silent, error)) => {
+                if silent {
+                    *down_since = Some(Instant::now());
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// How long ago Redis failed to answer, when that was less than `window` ago.
+    fn down_within(&self, window: Duration) -> Option<Duration> {
+        let down_since = self
+            .inner
+            .down_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        down_since
+            .map(|since| since.elapsed())
+            .filter(|ago| *ago < window)
     }
 
     pub(super) fn client(&self) -> &redis::Client {

@@ -27,7 +27,8 @@
 //! ```
 //!
 //! **When Redis fails.** No operation waits past [`Fleet::timeout`] (500 ms unless set), and
-//! nothing panics. A tool with a rate limit, or one that needs confirmation, refuses its call
+//! nothing panics. Once Redis has not answered in time, the operations of the next timeout fail
+//! at once without trying, so no caller waits two timeouts in a row. A tool with a rate limit, or one that needs confirmation, refuses its call
 //! with the typed error `store_unavailable` while Redis is unreachable; with
 //! [`Fleet::fallback_in_memory`] a tool with limits is admitted instead on this instance's own
 //! counts, logged, until Redis answers again (those counts stay on the instance). Every other
@@ -81,7 +82,8 @@ impl Fleet {
     }
 
     /// The longest any operation on Redis may take, connecting included ([`DEFAULT_TIMEOUT`]
-    /// unless set).
+    /// unless set). Once Redis has not answered in that time, the operations of the next
+    /// timeout fail at once, without trying.
     #[must_use]
     pub fn timeout(self, timeout: Duration) -> Self {
         Self {

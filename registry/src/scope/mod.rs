@@ -49,10 +49,23 @@ pub struct Scope {
     pub(crate) local: bool,
     pub(crate) flags: BTreeSet<String>,
     pub(crate) include_deferred: bool,
+    /// What a call without a user counts under for rate limits; `None` is [`ANONYMOUS`].
+    pub(crate) anonymous_key: Option<Arc<str>>,
 }
 
 /// The flag that says embedding tools can run (see `add_when_embedding_ok` in allow-lists).
 pub const EMBEDDING_FLAG: &str = "embedding";
+
+/// What a call without a user counts under for `cooldown` and `daily_limit`, unless its scope
+/// says otherwise ([`Scope::with_anonymous_key`]): the application itself and the command line
+/// without `--user`.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// What a guest of a network server (a request without credentials, of `toolreg serve` or
+/// `toolreg mcp --http`) counts under: apart from [`ANONYMOUS`], so that one client cannot use
+/// up a limited tool for local use, nor local use for every guest. A user named `guest` shares
+/// it.
+pub const NETWORK_GUEST: &str = "guest";
 
 impl Default for Scope {
     fn default() -> Self {
@@ -72,6 +85,7 @@ impl Scope {
             local: false,
             flags: BTreeSet::new(),
             include_deferred: true,
+            anonymous_key: None,
         }
     }
 
@@ -144,6 +158,16 @@ impl Scope {
         self.include_deferred = include;
         self
     }
+    /// Counts this caller's calls, when it names no user, under `key` for rate limits instead
+    /// of [`ANONYMOUS`]: the servers count their guests as [`NETWORK_GUEST`].
+    pub fn with_anonymous_key(mut self, key: impl Into<String>) -> Self {
+        self.anonymous_key = Some(Arc::from(key.into()));
+        self
+    }
+    /// A guest of a network server: [`Scope::guest`] counted as [`NETWORK_GUEST`].
+    pub fn network_guest() -> Self {
+        Self::guest().with_anonymous_key(NETWORK_GUEST)
+    }
 
     /// The user id.
     pub fn user_id(&self) -> Option<&str> {
@@ -180,5 +204,22 @@ impl Scope {
     /// Whether listings include deferred tools.
     pub fn includes_deferred(&self) -> bool {
         self.include_deferred
+    }
+    /// What this caller's calls count under for `cooldown` and `daily_limit`: its user, else
+    /// its anonymous key ([`ANONYMOUS`] unless set).
+    ///
+    /// ```
+    /// use tool_registry::Scope;
+    /// use tool_registry::scope::{ANONYMOUS, NETWORK_GUEST};
+    ///
+    /// assert_eq!(Scope::trusted().limit_key(), ANONYMOUS);
+    /// assert_eq!(Scope::guest().limit_key(), ANONYMOUS);
+    /// assert_eq!(Scope::network_guest().limit_key(), NETWORK_GUEST);
+    /// assert_eq!(Scope::network_guest().with_user("ann").limit_key(), "ann");
+    /// ```
+    pub fn limit_key(&self) -> &str {
+        (self.user.as_deref())
+            .or(self.anonymous_key.as_deref())
+            .unwrap_or(ANONYMOUS)
     }
 }
