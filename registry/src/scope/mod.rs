@@ -114,20 +114,24 @@ impl Scope {
         self.user = Some(Arc::from(id.into()));
         self
     }
+
     /// Sets the chat id.
     pub fn with_chat_id(mut self, chat_id: i64) -> Self {
         self.chat_id = Some(chat_id);
         self
     }
+
     /// Sets the permission level.
     pub fn with_level(mut self, level: Permission) -> Self {
         self.level = level;
         self
     }
+
     /// Sets the permission level by name; an unknown name counts as guest.
     pub fn with_level_name(self, name: &str) -> Self {
         self.with_level(Permission::from_name(name))
     }
+
     /// Restricts the caller to these modules (a persona's list). A tool `module.tool` belongs to
     /// `module`; a tool without a `.` is its own module.
     pub fn with_modules<I, S>(mut self, modules: I) -> Self
@@ -138,32 +142,38 @@ impl Scope {
         self.modules = Some(modules.into_iter().map(Into::into).collect());
         self
     }
+
     /// Restricts the caller to a named allow-list registered on the registry.
     pub fn with_allow_list(mut self, name: impl Into<String>) -> Self {
         self.allow_list = Some(name.into());
         self
     }
+
     /// Local mode: allow-lists apply their `exclude_in_local` and skip `add_when_non_local`.
     pub fn local(mut self, local: bool) -> Self {
         self.local = local;
         self
     }
+
     /// Sets a flag, such as [`EMBEDDING_FLAG`].
     pub fn with_flag(mut self, flag: impl Into<String>) -> Self {
         self.flags.insert(flag.into());
         self
     }
+
     /// Whether listings include tools marked `defer_loading` (they stay callable either way).
     pub fn include_deferred(mut self, include: bool) -> Self {
         self.include_deferred = include;
         self
     }
+
     /// Counts this caller's calls, when it names no user, under `key` for rate limits instead
     /// of [`ANONYMOUS`]: the servers count their guests as [`NETWORK_GUEST`].
     pub fn with_anonymous_key(mut self, key: impl Into<String>) -> Self {
         self.anonymous_key = Some(Arc::from(key.into()));
         self
     }
+
     /// A guest of a network server: [`Scope::guest`] counted as [`NETWORK_GUEST`].
     pub fn network_guest() -> Self {
         Self::guest().with_anonymous_key(NETWORK_GUEST)
@@ -177,34 +187,42 @@ impl Scope {
     pub(crate) fn user_arc(&self) -> Option<Arc<str>> {
         self.user.clone()
     }
+
     /// The chat id.
     pub fn chat_id(&self) -> Option<i64> {
         self.chat_id
     }
+
     /// The permission level.
     pub fn level(&self) -> Permission {
         self.level
     }
+
     /// The modules the caller is restricted to, if any.
     pub fn modules(&self) -> Option<&[String]> {
         self.modules.as_deref()
     }
+
     /// The allow-list the caller is restricted to, if any.
     pub fn allow_list(&self) -> Option<&str> {
         self.allow_list.as_deref()
     }
+
     /// Whether the caller runs in local mode.
     pub fn is_local(&self) -> bool {
         self.local
     }
+
     /// Whether a flag is set.
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.contains(flag)
     }
+
     /// Whether listings include deferred tools.
     pub fn includes_deferred(&self) -> bool {
         self.include_deferred
     }
+
     /// What this caller's calls count under for `cooldown` and `daily_limit`: its user, else
     /// its anonymous key ([`ANONYMOUS`] unless set).
     ///
