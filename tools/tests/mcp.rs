@@ -308,19 +308,14 @@ impl rmcp::ClientHandler for Asking {
     }
 }
 
-#[tokio::test]
-async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_arguments() {
-    use rmcp::model::{CallToolResponse, InputRequest, InputResponses, ProtocolVersion};
+/// `toolreg --level user --user ann mcp` in `root`, spoken to by a 2026-07-28 client that
+/// can ask its user.
+async fn asking_client(root: &Path) -> RunningService<RoleClient, Asking> {
+    use rmcp::model::ProtocolVersion;
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 
-    let dir = workspace();
-    let sandbox = dir.path().join("sandbox");
-    std::fs::create_dir_all(&sandbox).unwrap();
-    for name in ["a.txt", "b.txt", "c.txt"] {
-        std::fs::write(sandbox.join(name), name).unwrap();
-    }
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg")).configure(|c| {
-        c.current_dir(dir.path())
+        c.current_dir(root)
             .args(["--level", "user", "--user", "ann", "mcp"])
             .env_remove("TOOLREG_SANDBOX")
             .env_remove("TOOLREG_APPROVALS")
@@ -329,10 +324,23 @@ async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_argume
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let client = Asking
+    Asking
         .serve_with_lifecycle(TokioChildProcess::new(command).unwrap(), lifecycle)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_arguments() {
+    use rmcp::model::{CallToolResponse, InputRequest, InputResponses};
+
+    let dir = workspace();
+    let sandbox = dir.path().join("sandbox");
+    std::fs::create_dir_all(&sandbox).unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(sandbox.join(name), name).unwrap();
+    }
+    let client = asking_client(dir.path()).await;
     let delete = |path: &str| call("file_manager.delete_file", json!({ "path": path }));
     let text = |response: CallToolResponse| match response {
         CallToolResponse::Complete(result) => (
@@ -425,27 +433,13 @@ async fn a_confirmation_round_trip_runs_the_call_once_and_only_on_its_own_argume
 
 #[tokio::test]
 async fn a_confirmation_shows_the_whole_call_or_answers_the_token_instead() {
-    use rmcp::model::{CallToolResponse, InputRequest, ProtocolVersion};
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::model::{CallToolResponse, InputRequest};
 
     let dir = workspace();
     let sandbox = dir.path().join("sandbox");
     std::fs::create_dir_all(&sandbox).unwrap();
     std::fs::write(sandbox.join("important.md"), "keep").unwrap();
-    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg")).configure(|c| {
-        c.current_dir(dir.path())
-            .args(["--level", "user", "--user", "ann", "mcp"])
-            .env_remove("TOOLREG_SANDBOX")
-            .env_remove("TOOLREG_APPROVALS")
-            .env_remove("TOOLREG_SWITCHES");
-    });
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = Asking
-        .serve_with_lifecycle(TokioChildProcess::new(command).unwrap(), lifecycle)
-        .await
-        .unwrap();
+    let client = asking_client(dir.path()).await;
 
     // 2,200 characters of `./` before the name: the person sees all of it.
     let path = format!("{}important.md", "./".repeat(1_100));
