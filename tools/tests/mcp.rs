@@ -578,7 +578,6 @@ fn hostile_lines_on_stdio_each_get_their_error_and_the_session_goes_on() {
     );
 
     // The end of the input ends the server.
-    drop(send);
     drop(input);
     let status = server.0.wait().expect("toolreg mcp ends");
     assert!(status.success(), "{status:?}");
