@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Method, Request, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::model::ErrorCode;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::server::{Caller, McpServer};
 use super::sessions::{Full, Owner, Sessions};
+use super::stdio::error_answer;
 use crate::http::auth::Secret;
 use crate::registry::Shared;
 use crate::{Permission, Scope};
@@ -321,11 +323,7 @@ fn too_many(sessions: &Sessions, full: Full, owner: Owner, id: Value) -> Respons
             ),
         ),
     };
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": TOO_MANY_SESSIONS, "message": message },
-    });
+    let body = error_answer(id, ErrorCode(TOO_MANY_SESSIONS), &message);
     (status, axum::Json(body)).into_response()
 }
 

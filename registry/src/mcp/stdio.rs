@@ -18,10 +18,8 @@
 //! served as if nothing had happened. Every line written, rmcp's and these answers, goes through
 //! one writer task, a whole line at a time, so no two lines ever interleave.
 
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::io;
-use std::pin::Pin;
-use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -29,7 +27,7 @@ use rmcp::model::ErrorCode;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// The longest line, one JSON-RPC message, read from standard input: 4 MiB, what rmcp's
@@ -113,17 +111,8 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
     async fn next_line(&mut self) -> Option<io::Result<Line>> {
         loop {
             if self.unread.is_empty() {
-                let input = &mut self.input;
-                let chunk = &mut self.chunk;
-                let read = poll_fn(|cx| {
-                    let mut buf = ReadBuf::new(chunk);
-                    match Pin::new(&mut *input).poll_read(cx, &mut buf) {
-                        Poll::Ready(Ok(())) => Poll::Ready(Ok(buf.filled().len())),
-                        Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-                        Poll::Pending => Poll::Pending,
-                    }
-                })
-                .await;
+                // Cancel-safe: a `receive` dropped while it waits here has taken no bytes.
+                let read = self.input.read(&mut self.chunk).await;
                 match read {
                     Ok(0) => return None,
                     Ok(n) => self.unread = 0..n,
@@ -233,29 +222,14 @@ fn closed() -> io::Error {
 /// the output is closed (then the senders' next line fails, and the session ends).
 async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut queue: mpsc::Receiver<Vec<u8>>) {
     while let Some(line) = queue.recv().await {
-        if write_all(&mut output, &line).await.is_err() {
+        if output.write_all(&line).await.is_err() {
             return;
         }
-        if queue.is_empty() && flush(&mut output).await.is_err() {
+        if queue.is_empty() && output.flush().await.is_err() {
             return;
         }
     }
-    let _ = flush(&mut output).await;
-}
-
-async fn write_all<W: AsyncWrite + Unpin>(output: &mut W, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        let written = poll_fn(|cx| Pin::new(&mut *output).poll_write(cx, bytes)).await?;
-        if written == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        bytes = &bytes[written..];
-    }
-    Ok(())
-}
-
-async fn flush<W: AsyncWrite + Unpin>(output: &mut W) -> io::Result<()> {
-    poll_fn(|cx| Pin::new(&mut *output).poll_flush(cx)).await
+    let _ = output.flush().await;
 }
 
 /// What the line `line` (without its newline) is: a message, or the answer it gets.
@@ -308,15 +282,19 @@ fn read(line: &[u8]) -> Read {
     }
 }
 
-/// A JSON-RPC error answer as a line. Written by hand rather than as rmcp's `JsonRpcError`,
-/// which leaves out an id it does not know: JSON-RPC 2.0 says `"id": null` then.
-fn error_line(id: Value, code: ErrorCode, message: &str) -> Vec<u8> {
-    let answer = serde_json::json!({
+/// A JSON-RPC error answer. Written by hand rather than as rmcp's `JsonRpcError`, which leaves
+/// out an id it does not know: JSON-RPC 2.0 says `"id": null` then.
+pub(super) fn error_answer(id: Value, code: ErrorCode, message: &str) -> Value {
+    serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": { "code": code.0, "message": message },
-    });
-    format!("{answer}\n").into_bytes()
+    })
+}
+
+/// [`error_answer`] as a line.
+fn error_line(id: Value, code: ErrorCode, message: &str) -> Vec<u8> {
+    format!("{}\n", error_answer(id, code, message)).into_bytes()
 }
 
 #[cfg(test)]
