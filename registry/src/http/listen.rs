@@ -144,6 +144,14 @@ impl Conn {
     fn idle(&self) -> bool {
         self.state.load(Ordering::Acquire) == IDLE
     }
+
+    /// How long it has been idle (or busy, while it is).
+    fn idle_for(&self, open: &Open) -> Duration {
+        Duration::from_millis(
+            open.now_ms()
+                .saturating_sub(self.idle_since.load(Ordering::Relaxed)),
+        )
+    }
 }
 
 /// The open connections, to find the one idle longest.
@@ -444,27 +452,20 @@ async fn connection(
         .keep_alive(true);
     let served = builder.serve_connection(TokioIo::new(stream), service);
     let mut served = std::pin::pin!(served);
-    let mut stop_heard = *stopping.borrow();
-    if stop_heard {
-        return;
-    }
+    let mut stop_heard = false;
     loop {
-        let idle_for = Duration::from_millis(
-            open.now_ms()
-                .saturating_sub(conn.idle_since.load(Ordering::Relaxed)),
-        );
-        let wake = limits.idle_timeout.saturating_sub(idle_for);
+        // A busy connection is looked at again a whole timeout later at the earliest.
+        let wake = if conn.idle() {
+            limits.idle_timeout.saturating_sub(conn.idle_for(open))
+        } else {
+            limits.idle_timeout
+        };
         tokio::select! {
             _ = served.as_mut() => return,
             () = conn.evicted.notified() => return,
             () = tokio::time::sleep(wake) => {
-                let idle_for = open.now_ms().saturating_sub(conn.idle_since.load(Ordering::Relaxed));
-                if conn.idle() && Duration::from_millis(idle_for) >= limits.idle_timeout {
+                if conn.idle() && conn.idle_for(open) >= limits.idle_timeout {
                     return;
-                }
-                if !conn.idle() {
-                    // Busy: look again a whole timeout after it goes idle at the earliest.
-                    conn.idle_since.store(open.now_ms(), Ordering::Relaxed);
                 }
             }
             changed = stopping.changed(), if !stop_heard => {
