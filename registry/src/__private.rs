@@ -12,9 +12,8 @@ pub use crate::call::shim::{
 };
 pub use crate::call::{MAX_ARGS_BYTES, ToolArgs};
 pub use crate::def::tool_def::ToolParts;
-pub use crate::def::{
-    Annotations, ArgInfo, Cost, Permission, SourceLocation, TagForm, Tier, ToolDef,
-};
+pub use crate::def::{Annotations, ArgInfo, Cost, Permission, SourceLocation, Tier, ToolDef};
+pub use crate::parse::TagForm;
 pub use crate::scope::Scope;
 
 /// Every `#[tool]` in the binary.

@@ -18,11 +18,12 @@ pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod meta;
-pub mod parse;
+#[doc(inline)]
+pub use tool_registry_parse as parse;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod registry;
-mod schema;
+use tool_registry_json::schema;
 pub mod scope;
 pub mod spec;
 pub mod store;

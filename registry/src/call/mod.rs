@@ -7,7 +7,6 @@
 //! | `args.rs` | [`ToolArgs`], [`MAX_ARGS_BYTES`]; arguments read into a tool's type, errors naming the JSON path |
 //! | `depth.rs` | [`MAX_ARGS_DEPTH`]: values of any depth measured and dropped without recursion |
 //! | `admit.rs` | arguments measured before anything reads them |
-//! | `unique.rs` | JSON read from a model with each object's keys written once: the one rule for a repeated key |
 //! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
 //! | `lenient.rs` | what models send read as meant: objects as JSON strings, numeric strings, `"true"`, `null` for an optional argument |
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
@@ -32,7 +31,7 @@ mod result;
 pub(crate) mod shim;
 mod state;
 mod tool_call;
-pub(crate) mod unique;
+pub(crate) use tool_registry_json::unique;
 
 pub(crate) use admit::{admit_args, dispose_args};
 pub(crate) use args::args_value;

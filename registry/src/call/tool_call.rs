@@ -28,3 +28,14 @@ impl ToolCall {
         }
     }
 }
+
+impl From<crate::parse::ParsedCall> for ToolCall {
+    /// The call as [`Registry::execute_all`](crate::Registry::execute_all) takes it.
+    fn from(call: crate::parse::ParsedCall) -> Self {
+        ToolCall {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+        }
+    }
+}

@@ -12,6 +12,7 @@
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
 //! | `results.rs` | a call's result as the message each provider expects back |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
+//! | `schema_budget.rs` | tests: the readers of schemas here stay within the schema walk's budget on hostile shapes |
 
 mod definitions;
 mod describe;
@@ -20,6 +21,8 @@ mod lists;
 mod prompt;
 mod provider;
 mod results;
+#[cfg(test)]
+mod schema_budget;
 pub(crate) mod strict;
 mod targets;
 

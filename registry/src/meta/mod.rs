@@ -6,7 +6,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`TagForm`], [`SourceLocation`], [`ArgInfo`] |
+//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`SourceLocation`], [`ArgInfo`] |
 //! | `annotations.rs` | [`Annotations`] as declared and as they apply, and the [`Risk`] they imply |
 //! | `target.rs` | [`Target`]: a format a tool can promise to fit |
 
@@ -98,19 +98,6 @@ impl Permission {
             _ => Self::Guest,
         }
     }
-}
-
-/// The response-tag form of a tool: lines `PREFIX: <pattern>` in a model's text are calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct TagForm {
-    /// The literal tag, e.g. `RESEARCH`.
-    pub prefix: &'static str,
-    /// The regex for what follows `PREFIX:` and whitespace, e.g. `(.+)`.
-    pub pattern: &'static str,
-    /// The argument each capture group binds to, in order.
-    pub groups: &'static [&'static str],
-    /// How the prompt shows the tag, e.g. `RESEARCH: [query]`.
-    pub example: &'static str,
 }
 
 /// Where a tool was declared.

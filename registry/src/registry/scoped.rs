@@ -3,13 +3,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::{Registry, Snapshot};
-use crate::def::Tool;
-use crate::parse::{TagSet, ToolSet, for_registry};
+use crate::def::{Tool, ToolDef};
+use crate::parse::{TagSet, TagTool, ToolSet};
 use crate::scope::Scope;
 
 /// Every tool of the registry, whatever the scope: for the application itself. Parse what a
@@ -99,4 +100,48 @@ impl fmt::Debug for Scoped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scoped").field("scope", self.scope).finish()
     }
+}
+
+/// The tag set of the tools of `snapshot` that `keep` accepts, built on first use and shared
+/// by every registry (and scope) with the same tag tools.
+fn for_registry(tools: &[Tool], keep: impl Fn(&Tool) -> bool) -> Option<Arc<TagSet>> {
+    type Cache = Mutex<FxHashMap<Vec<usize>, Option<Arc<TagSet>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+
+    // Only compiled tools have tag forms.
+    let defs: Vec<&'static ToolDef> = tools
+        .iter()
+        .filter(|tool| tool.tag().is_some() && keep(tool))
+        .filter_map(Tool::definition)
+        .collect();
+    if defs.is_empty() {
+        return None;
+    }
+    // `ToolDef`s are statics: their addresses name them for the life of the program.
+    let key: Vec<usize> = defs
+        .iter()
+        .map(|d| std::ptr::from_ref::<ToolDef>(d) as usize)
+        .collect();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cache
+        .entry(key)
+        .or_insert_with(|| {
+            let schemas: Vec<Option<Value>> = defs
+                .iter()
+                .map(|def| crate::def::linked(def).static_input_schema().cloned())
+                .collect();
+            let tools = defs.iter().zip(&schemas).filter_map(|(def, schema)| {
+                let tool = TagTool::new(def.name(), def.tag()?)
+                    .strip_from_display(def.strip_from_display());
+                Some(match schema {
+                    Some(schema) => tool.schema(schema),
+                    None => tool,
+                })
+            });
+            TagSet::new(tools).map(Arc::new)
+        })
+        .clone()
 }

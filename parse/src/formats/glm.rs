@@ -1,0 +1,269 @@
+//! GLM-4.5 and later ([`Format::Glm`]) inside a `<tool_call>` element:
+//! `NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…` or `NAME {json}`, values typed by
+//! the tool's schema. The element itself is `hermes.rs`'s, which hands the block over here once
+//! it has found a name. GLM-4-0414's whole-message `NAME\n{json}` ([`Format::Glm4`]) is
+//! `glm4.rs`'s.
+
+use serde_json::{Map, Value};
+
+use super::json;
+use super::parameters::end_by_names;
+use crate::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step};
+use crate::scan::{Finder, Input, Prefix};
+use crate::typing::{ToolTypes, typed_value};
+use crate::vocab::{ErrorKind, Format};
+use tool_registry_json::unique;
+
+/// The end of the `<tool_call>` element, which GLM's call reads to.
+const TOOL_CALL_END: &str = "</tool_call>";
+
+/// GLM's `<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value>…</tool_call>`, or
+/// `<tool_call>NAME {json}</tool_call>`.
+#[derive(Debug)]
+pub(crate) struct GlmBlock {
+    start: usize,
+    name_start: usize,
+    name: Option<String>,
+    body: usize,
+    end: Finder,
+}
+
+impl GlmBlock {
+    pub(crate) fn new(start: usize, name_start: usize) -> Self {
+        Self {
+            start,
+            name_start,
+            name: None,
+            body: name_start,
+            end: Finder::new(TOOL_CALL_END),
+        }
+    }
+
+    pub(crate) fn name_hint(&self) -> Option<String> {
+        self.name.clone()
+    }
+
+    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        if self.name.is_none()
+            && let Some(step) = self.read_name(input)
+        {
+            return step;
+        }
+        let name = self.name.as_deref().unwrap_or_default();
+        let Some(close) = self.end.find(input, self.body) else {
+            if !input.eof() {
+                return Step::NeedMore;
+            }
+            return Step::Done(Outcome::cut_off(
+                self.start..input.end(),
+                Format::Glm,
+                format_args!("inside the call of `{name}` before `</tool_call>`"),
+            ));
+        };
+        let end = close + TOOL_CALL_END.len();
+        let body = input.str(self.body..close).trim();
+        let typed = !body.starts_with('{');
+        let arguments = if !typed {
+            match json::value(body).map(json::arguments_object) {
+                Ok(Ok(arguments)) => Ok(arguments),
+                _ => Err((
+                    ErrorKind::Malformed,
+                    format!(
+                        "the arguments of `{name}` are not a JSON object; write each as <arg_key>NAME</arg_key><arg_value>VALUE</arg_value>"
+                    ),
+                )),
+            }
+        } else {
+            glm_arguments(body, name, env).map_err(|repeated| {
+                (
+                    ErrorKind::Arguments,
+                    format!(
+                        "the arguments of `{name}` are wrong: {repeated}; give each <arg_key> once"
+                    ),
+                )
+            })
+        };
+        let item = match arguments {
+            Ok(arguments) => Item::found(
+                RawCall {
+                    name: name.to_owned(),
+                    arguments,
+                    id: None,
+                    typed,
+                },
+                Format::Glm,
+                self.start..end,
+            ),
+            Err((kind, message)) => Item::error(self.start..end, Format::Glm, kind, message),
+        };
+        Step::Done(Outcome::new(end, vec![item]))
+    }
+
+    /// The name after `<tool_call>`, once what follows it shows this is a call; `Some` when the
+    /// step ends here.
+    fn read_name(&mut self, input: &Input<'_>) -> Option<Step> {
+        let bytes = input.bytes_from(self.name_start);
+        let limit = bytes.len().min(MAX_NAME + 1);
+        let len = bytes[..limit]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+            .count();
+        if len == limit && limit == bytes.len() && !input.eof() {
+            return Some(Step::NeedMore);
+        }
+        if len > MAX_NAME {
+            return Some(Step::NotACall {
+                resume: self.start + 1,
+            });
+        }
+        let after = input.skip_ws((self.name_start + len).max(self.body));
+        self.body = after;
+        if input.ends_inside(after, b"<arg_key>")
+            || input.ends_inside(after, TOOL_CALL_END.as_bytes())
+        {
+            let name = input.str(self.name_start..self.name_start + len);
+            return Some(Step::Done(Outcome::cut_off(
+                self.start..input.end(),
+                Format::Glm,
+                format_args!("inside the call of `{name}` before `</tool_call>`"),
+            )));
+        }
+        // Only `<arg_key>`, `</tool_call>` or a JSON object may follow the name; anything
+        // else is prose that mentions `<tool_call>`.
+        let decided = match input.byte(after) {
+            None if !input.eof() => return Some(Step::NeedMore),
+            Some(b'{') => true,
+            Some(b'<') => match (
+                input.prefix(after, b"<arg_key>"),
+                input.prefix(after, TOOL_CALL_END.as_bytes()),
+            ) {
+                (Prefix::Yes, _) | (_, Prefix::Yes) => true,
+                (Prefix::Partial, _) | (_, Prefix::Partial) => return Some(Step::NeedMore),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !decided {
+            return Some(Step::NotACall {
+                resume: self.start + 1,
+            });
+        }
+        self.name = Some(input.str(self.name_start..self.name_start + len).to_owned());
+        self.body = after;
+        None
+    }
+}
+
+const ARG_KEY: &str = "<arg_key>";
+const ARG_KEY_END: &str = "</arg_key>";
+const ARG_VALUE: &str = "<arg_value>";
+const ARG_VALUE_END: &str = "</arg_value>";
+
+/// The `<arg_key>`/`<arg_value>` pairs as an object; a key given twice is refused.
+fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Result<Value, String> {
+    let types = ToolTypes::of(env.tools, tool);
+    let mut by_names = types.has_schema();
+    let mut arguments = Map::new();
+    let mut i = 0;
+    while let Some(found) = body[i..].find(ARG_KEY) {
+        let key_start = i + found + ARG_KEY.len();
+        let Some(key_len) = body[key_start..].find(ARG_KEY_END) else {
+            break;
+        };
+        let key = body[key_start..key_start + key_len].trim();
+        let after_key = key_start + key_len + ARG_KEY_END.len();
+        let Some(open) = body[after_key..].find(ARG_VALUE) else {
+            break;
+        };
+        let value_start = after_key + open + ARG_VALUE.len();
+        let (value_len, next) =
+            value_end(&body[value_start..], key, &types, &arguments, &mut by_names);
+        let raw = &body[value_start..value_start + value_len];
+        unique::insert(
+            &mut arguments,
+            key.to_owned(),
+            typed_value(raw, types.kinds(key)),
+        )?;
+        i = value_start + next;
+    }
+    Ok(Value::Object(arguments))
+}
+
+/// Where the value of `key` (the text after its `<arg_value>`) ends, and where reading goes
+/// on. Without a schema, at its first `</arg_value>`. With one (`by_names`), by the tool's
+/// declared names: an `<arg_key>` naming a parameter still to come ends it (its
+/// `</arg_value>` left out), and an `<arg_value>` inside it opens one that the next
+/// `</arg_value>` closes, so that a value may hold the markup of a parameter the tool does not
+/// declare. When that finds no end, the first `</arg_value>` ends it after all, and so for the
+/// rest of the call (`by_names` turned off), so that the call is read in linear time. The rest
+/// of the call when no `</arg_value>` comes.
+fn value_end(
+    rest: &str,
+    key: &str,
+    types: &ToolTypes<'_>,
+    given: &Map<String, Value>,
+    by_names: &mut bool,
+) -> (usize, usize) {
+    let first = || match rest.find(ARG_VALUE_END) {
+        Some(close) => (close, close + ARG_VALUE_END.len()),
+        None => (rest.len(), rest.len()),
+    };
+    if !*by_names {
+        return first();
+    }
+    let found = end_by_names(rest, ARG_VALUE_END, ARG_VALUE, arg_key, |name| {
+        types.starts_next(name, key, given)
+    });
+    if let Some(end) = found {
+        return end;
+    }
+    *by_names = false;
+    first()
+}
+
+/// The name of the `<arg_key>NAME</arg_key>` that `tail` starts with, looked for within
+/// [`MAX_NAME`] bytes.
+fn arg_key(tail: &str) -> Option<&str> {
+    let after = tail.strip_prefix(ARG_KEY)?;
+    let window = &after.as_bytes()[..after.len().min(MAX_NAME + ARG_KEY_END.len())];
+    let len = memchr::memmem::find(window, ARG_KEY_END.as_bytes())?;
+    Some(after[..len].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{self as parse, AnyTool, ToolList};
+
+    fn tools() -> ToolList {
+        ToolList::from_json_str(
+            r#"[{"name": "edit", "parameters": {"type": "object", "properties": {
+                "path": {"type": "string"}, "new_string": {"type": "string"}}}}]"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_undeclared_key_inside_a_value_belongs_to_it() {
+        let output = "<tool_call>edit\n<arg_key>new_string</arg_key>\n<arg_value>a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb</arg_value>\n<arg_key>path</arg_key>\n<arg_value>f.txt</arg_value>\n</tool_call>";
+        assert_eq!(
+            parse::text(output, &tools()).calls[0].arguments,
+            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb", "path": "f.txt"})
+        );
+        // Without a list, the first `</arg_value>` ends the value.
+        assert_eq!(
+            parse::text(output, &AnyTool).calls[0].arguments,
+            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x", "path": "f.txt"})
+        );
+    }
+
+    #[test]
+    fn a_declared_key_still_to_come_ends_a_value_left_open() {
+        let output = "<tool_call>edit\n<arg_key>new_string</arg_key>\n<arg_value>a\n<arg_key>path</arg_key>\n<arg_value>f.txt</arg_value>\n</tool_call>";
+        assert_eq!(
+            parse::text(output, &tools()).calls[0].arguments,
+            json!({"new_string": "a", "path": "f.txt"})
+        );
+    }
+}

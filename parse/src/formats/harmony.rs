@@ -1,0 +1,227 @@
+//! gpt-oss's Harmony response format
+//! (<https://cookbook.openai.com/articles/openai-harmony>, <https://github.com/openai/harmony>):
+//! every message has a header, `<|start|>ROLE<|channel|>CHANNEL<|message|>`, and ends with
+//! `<|end|>`, `<|return|>` or, for a call, `<|call|>`.
+//!
+//! ```text
+//! <|channel|>analysis<|message|>The user wants the weather.<|end|>
+//! <|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>
+//! ```
+//!
+//! - A header with a recipient, `to=functions.NAME` (after the channel or before
+//!   `<|channel|>`), is a call; its message is the JSON arguments. Other recipients
+//!   (`browser.search`, `python`) are called by their full name.
+//! - The `analysis` channel is reasoning, up to its `<|end|>`.
+//! - `final`, and `commentary` without a recipient (a preamble the user sees), are content:
+//!   only the header is removed.
+//!
+//! Raw output usually starts after the prompt's `<|start|>assistant`, so with `<|channel|>`.
+
+use memchr::memmem;
+
+use super::json::arguments_item;
+use crate::block::{Item, Outcome, Step, Thought, close_with};
+use crate::scan::{Input, SeqEnd, Values};
+use crate::vocab::{ErrorKind, Format};
+
+const START: &str = "<|start|>";
+const CHANNEL: &str = "<|channel|>";
+const CONSTRAIN: &str = "<|constrain|>";
+const MESSAGE: &str = "<|message|>";
+const CALL: &str = "<|call|>";
+
+/// The longest header read; a longer one is prose that mentions a Harmony token.
+const MAX_HEADER: usize = 256;
+
+/// A Harmony message, from its `<|start|>` or `<|channel|>`.
+#[derive(Debug)]
+pub(crate) struct HarmonyBlock {
+    start: usize,
+    state: State,
+}
+
+#[derive(Debug)]
+enum State {
+    Header,
+    Arguments {
+        name: String,
+        values: Values,
+    },
+    /// The arguments are read; `<|call|>` may follow whitespace.
+    Closing {
+        after: usize,
+        outcome: Outcome,
+    },
+}
+
+/// What a header says.
+struct Header<'h> {
+    channel: Option<&'h str>,
+    recipient: Option<&'h str>,
+}
+
+impl HarmonyBlock {
+    pub(crate) fn new(start: usize) -> Self {
+        Self {
+            start,
+            state: State::Header,
+        }
+    }
+
+    pub(crate) fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The name of the call being written, once its header is read.
+    pub(crate) fn name_hint(&self) -> Option<String> {
+        match &self.state {
+            State::Arguments { name, .. } => Some(name.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+        loop {
+            match &mut self.state {
+                State::Header => {
+                    if let Some(step) = self.header(input) {
+                        return step;
+                    }
+                }
+                State::Arguments { name, values } => match values.scan(input) {
+                    SeqEnd::NeedMore => return Step::NeedMore,
+                    SeqEnd::Ended {
+                        complete: false, ..
+                    } => {
+                        return Step::Done(Outcome::cut_off(
+                            self.start..input.end(),
+                            Format::Harmony,
+                            format_args!("inside the arguments of `{name}` before `<|call|>`"),
+                        ));
+                    }
+                    SeqEnd::Ended { at, complete: true } => {
+                        let Some(span) = values.spans.first().cloned() else {
+                            if input.ends_at(at) {
+                                return Step::Done(Outcome::cut_off(
+                                    self.start..input.end(),
+                                    Format::Harmony,
+                                    format_args!("right after the header of the call of `{name}`"),
+                                ));
+                            }
+                            return Step::Done(Outcome::error(
+                                self.start..at,
+                                Format::Harmony,
+                                ErrorKind::Malformed,
+                                format!(
+                                    "the message to `{name}` is not a JSON object; write the arguments as {{\"key\": value}} after `<|message|>`"
+                                ),
+                            ));
+                        };
+                        let item = arguments_item(
+                            name,
+                            input.str(span.clone()),
+                            None,
+                            Format::Harmony,
+                            self.start..span.end,
+                        );
+                        self.state = State::Closing {
+                            after: at,
+                            outcome: Outcome::new(span.end, vec![item]),
+                        };
+                    }
+                },
+                State::Closing { after, outcome } => {
+                    // The server may have cut the `<|call|>` stop token.
+                    return close_with(input, after, CALL, outcome);
+                }
+            }
+        }
+    }
+
+    /// Reads the header up to `<|message|>`; `None` when the arguments are to be read next.
+    fn header(&mut self, input: &Input<'_>) -> Option<Step> {
+        let available = input.bytes_from(self.start);
+        let window = &available[..available.len().min(MAX_HEADER)];
+        let Some(len) = memmem::find(window, MESSAGE.as_bytes()) else {
+            if window.len() < MAX_HEADER && !input.eof() {
+                return Some(Step::NeedMore);
+            }
+            if input.eof() && window.len() < MAX_HEADER && memmem::find(window, b" to=").is_some() {
+                return Some(Step::Done(Outcome::cut_off(
+                    self.start..input.end(),
+                    Format::Harmony,
+                    "inside a message header before `<|message|>`",
+                )));
+            }
+            return Some(self.not_a_message());
+        };
+        let body = self.start + len + MESSAGE.len();
+        let Some(header) = read_header(input.str(self.start..self.start + len)) else {
+            return Some(self.not_a_message());
+        };
+        match header.recipient {
+            Some(recipient) if !matches!(recipient, "assistant" | "user") => {
+                let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
+                self.state = State::Arguments {
+                    name: name.to_owned(),
+                    values: Values::new(body, false, false),
+                };
+                None
+            }
+            _ => {
+                let items = if header.channel == Some("analysis") {
+                    vec![Item::Thought(Thought::Harmony)]
+                } else {
+                    Vec::new()
+                };
+                Some(Step::Done(Outcome::new(body, items)))
+            }
+        }
+    }
+
+    fn not_a_message(&self) -> Step {
+        Step::NotACall {
+            resume: self.start + 1,
+        }
+    }
+}
+
+/// The channel and recipient of a header (`<|start|>ROLE [to=R]<|channel|>CHANNEL [to=R]
+/// [<|constrain|>TYPE]`, or from `<|channel|>` on); `None` when it is not one.
+fn read_header(header: &str) -> Option<Header<'_>> {
+    let (role, channel) = match header.strip_prefix(START) {
+        Some(rest) => match rest.split_once(CHANNEL) {
+            Some((role, channel)) => (role, Some(channel)),
+            None => (rest, None),
+        },
+        None => ("", Some(header.strip_prefix(CHANNEL)?)),
+    };
+    let role_words = words(role)?;
+    let channel_words = match channel {
+        Some(channel) => words(channel)?,
+        None => Vec::new(),
+    };
+    let recipient = role_words
+        .iter()
+        .chain(&channel_words)
+        .find_map(|word| word.strip_prefix("to="));
+    Some(Header {
+        channel: channel_words.first().copied(),
+        recipient,
+    })
+}
+
+/// The words of a header part; `None` when one holds what no header does (markup, quotes).
+fn words(text: &str) -> Option<Vec<&str>> {
+    text.split(CONSTRAIN)
+        .flat_map(str::split_ascii_whitespace)
+        .map(|word| {
+            word.bytes()
+                .all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'_' | b'.' | b'-' | b':' | b'=' | b'/')
+                })
+                .then_some(word)
+        })
+        .collect()
+}

@@ -1,0 +1,137 @@
+//! Thoughts: whether the output starts in one (`Thinking::Auto`), reading one up to its closing
+//! token, and the tentative read of a whole text that a first `</think>` restarts as reasoning.
+
+use std::ops::Range;
+
+use super::{Machine, Mode};
+use crate::block::Thought;
+use crate::markers::HitCache;
+use crate::scan::{Finder, Input};
+use crate::sink::{Region, Sink};
+
+impl Machine {
+    /// Looks for the `<think>` markers in text a block or code block read, which the scanner did
+    /// not see: during a tentative read, the first `<think>` settles it as content and a first
+    /// `</think>` restarts it as reasoning. Returns whether it restarted.
+    pub(super) fn check_hidden_text(&mut self, input: &Input<'_>, range: Range<usize>) -> bool {
+        if !self.tentative {
+            return false;
+        }
+        let text = &input.bytes_from(range.start)[..range.end - range.start];
+        let unquoted = |i: &usize| !Self::backtick_before(input, range.start + i);
+        let open = memchr::memmem::find_iter(text, b"<think>").find(unquoted);
+        let close = memchr::memmem::find_iter(text, b"</think>").find(unquoted);
+        match (open, close) {
+            (_, None) => {
+                if open.is_some() {
+                    self.tentative = false;
+                }
+                false
+            }
+            (Some(open), Some(close)) if open < close => {
+                self.tentative = false;
+                false
+            }
+            (_, Some(_)) => {
+                self.restart_in_reasoning();
+                true
+            }
+        }
+    }
+
+    /// Starts the whole text again as reasoning (only a whole text is read tentatively, so
+    /// nothing has been sent).
+    pub(super) fn restart_in_reasoning(&mut self) {
+        self.tentative = false;
+        self.sink = Sink {
+            max: self.options.max_calls,
+            ..Sink::default()
+        };
+        self.region = Region::Reasoning;
+        self.pos = 0;
+        self.text_from = 0;
+        self.bare_off = false;
+        self.name_line_off = false;
+        self.list_checked = 0;
+        self.line_start_at = 0;
+        self.hits = HitCache::default();
+        self.think_end = Thought::Think;
+        self.think_close = Finder::new("</think>");
+        self.mode = self.text_mode();
+    }
+
+    /// Starts reading a thought whose text begins at `from`.
+    pub(super) fn start_think(&mut self, from: usize, thought: Thought) {
+        // Only `<think>` settles a tentative read, as only it settles a stream's undecided
+        // start; a `</think>` in another family's thought is looked for when it ends.
+        if thought == Thought::Think {
+            self.tentative = false;
+        }
+        self.sink.cut(Region::Content, false);
+        self.region = Region::Reasoning;
+        if self.think_end != thought {
+            self.think_end = thought;
+            self.think_close = Finder::new(thought.close());
+        }
+        self.text_from = from;
+        self.pos = self.text_from;
+        self.mode = self.text_mode();
+    }
+
+    pub(super) fn end_think(&mut self, at: usize) {
+        self.sink.cut(Region::Reasoning, true);
+        self.region = Region::Content;
+        self.text_from = at + self.think_end.close().len();
+        self.pos = self.text_from;
+        self.line_start_at = self.pos;
+        self.mode = Mode::Text;
+    }
+
+    #[inline(never)]
+    pub(super) fn step_undecided(&mut self, input: &Input<'_>) -> bool {
+        let close = Self::find_unquoted(&mut self.think_close, input, 0);
+        let open = if input.eof() {
+            // The whole text is here: only a `<think>` before the first `</think>` matters,
+            // so prose without thinking is searched once.
+            close.and_then(|close| {
+                memchr::memmem::find_iter(&input.bytes_from(0)[..close], b"<think>")
+                    .find(|&at| !Self::backtick_before(input, at))
+            })
+        } else {
+            Self::find_unquoted(&mut self.think_open, input, 0)
+        };
+        self.region = match (open, close) {
+            (Some(open), Some(close)) if close < open => Region::Reasoning,
+            (None, Some(_)) => Region::Reasoning,
+            (Some(_), _) => Region::Content,
+            (None, None) if input.eof() => Region::Content,
+            (None, None) => return false,
+        };
+        self.mode = self.text_mode();
+        true
+    }
+
+    #[inline(never)]
+    pub(super) fn step_think(&mut self, input: &Input<'_>) -> bool {
+        if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
+            if self.check_hidden_text(input, self.text_from..at) {
+                return true;
+            }
+            self.commit(input, at);
+            self.end_think(at);
+            return true;
+        }
+        if input.eof() {
+            if self.check_hidden_text(input, self.text_from..input.end()) {
+                return true;
+            }
+            self.commit(input, input.end());
+            self.pos = input.end();
+            return false;
+        }
+        let hold = self.held_suffix(input, &[self.think_end.close()]);
+        self.commit(input, hold);
+        self.pos = self.pos.max(hold);
+        false
+    }
+}
