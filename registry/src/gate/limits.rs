@@ -38,6 +38,29 @@ pub enum Refusal {
     },
 }
 
+impl Refusal {
+    /// The refusal of a call within `cooldown` of the last, `retry_after` before it would
+    /// pass, in the words every store uses.
+    pub fn cooldown(cooldown: Duration, retry_after: Duration) -> Self {
+        Refusal::Limited {
+            limit: format!("cooldown of {}", humantime::format_duration(cooldown)),
+            retry_after,
+        }
+    }
+
+    /// The refusal of a call past a daily limit of `limit`, `retry_after` before midnight
+    /// (UTC), in the words every store uses.
+    pub fn daily(limit: u32, retry_after: Duration) -> Self {
+        Refusal::Limited {
+            limit: format!(
+                "daily limit of {limit} call{}",
+                if limit == 1 { "" } else { "s" }
+            ),
+            retry_after,
+        }
+    }
+}
+
 /// A call admitted by a [`RateLimitStore`]; hand it back to [`RateLimitStore::release`] when
 /// the call did not run after all (a gate denied it, it awaits approval).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,8 +136,9 @@ impl InMemoryRateLimits {
     }
 }
 
-/// Days since the Unix epoch, and the time left until the next UTC midnight.
-pub(crate) fn utc_day(now: SystemTime) -> (u64, Duration) {
+/// Days since the Unix epoch, and the time left until the next UTC midnight: the day a daily
+/// limit counts in, for a [`RateLimitStore`] of your own.
+pub fn utc_day(now: SystemTime) -> (u64, Duration) {
     let since = now.duration_since(UNIX_EPOCH).unwrap_or_default();
     let day = since.as_secs() / DAY;
     let next = Duration::from_secs((day + 1) * DAY);
@@ -150,34 +174,15 @@ fn admit(
     if let (Some(cooldown), Some(last)) = (limits.cooldown, last) {
         let elapsed = now.duration_since(last).unwrap_or_default();
         if elapsed < cooldown {
-            return Err(cooldown_refusal(cooldown, cooldown - elapsed));
+            return Err(Refusal::cooldown(cooldown, cooldown - elapsed));
         }
     }
     if let Some(limit) = limits.daily_limit
         && count_today >= limit
     {
-        return Err(daily_refusal(limit, utc_day(now).1));
+        return Err(Refusal::daily(limit, utc_day(now).1));
     }
     Ok(())
-}
-
-/// The refusal of a call within `cooldown` of the last, `retry_after` before it would pass.
-pub(crate) fn cooldown_refusal(cooldown: Duration, retry_after: Duration) -> Refusal {
-    Refusal::Limited {
-        limit: format!("cooldown of {}", humantime::format_duration(cooldown)),
-        retry_after,
-    }
-}
-
-/// The refusal of a call past a daily limit of `limit`, `retry_after` before midnight (UTC).
-pub(crate) fn daily_refusal(limit: u32, retry_after: Duration) -> Refusal {
-    Refusal::Limited {
-        limit: format!(
-            "daily limit of {limit} call{}",
-            if limit == 1 { "" } else { "s" }
-        ),
-        retry_after,
-    }
 }
 
 #[async_trait]

@@ -41,9 +41,9 @@ pub(crate) use approval_key::new_token;
 pub use async_trait::async_trait;
 pub use decision::{Decision, Gate};
 pub(crate) use gates::Gates;
-pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 #[cfg(feature = "redis")]
-pub(crate) use limits::{cooldown_refusal, daily_refusal, utc_day};
+pub use limits::utc_day;
+pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use limits_file::JsonFileRateLimits;
 pub use pending::PendingCall;
 pub(crate) use pending::{canonical_args, to_millis};

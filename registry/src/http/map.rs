@@ -56,7 +56,7 @@ pub struct Module {
     #[serde(default)]
     slow: bool,
     /// `timeout = "45s"`: durations as people write them, as a spec's.
-    #[serde(default, deserialize_with = "crate::spec::human::deserialize")]
+    #[serde(default, with = "humantime_serde::option")]
     timeout: Option<Duration>,
 }
 

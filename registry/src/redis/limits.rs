@@ -155,11 +155,11 @@ impl RateLimitStore for RedisRateLimits {
                 previous: (previous >= 0).then(|| time_of(previous)),
                 at,
             }),
-            Ok((1, wait)) => Err(crate::gate::cooldown_refusal(
+            Ok((1, wait)) => Err(Refusal::cooldown(
                 limits.cooldown.unwrap_or_default(),
                 Duration::from_millis(u64::try_from(wait).unwrap_or(0)),
             )),
-            Ok(_) => Err(crate::gate::daily_refusal(
+            Ok(_) => Err(Refusal::daily(
                 limits.daily_limit.unwrap_or(0),
                 until_midnight,
             )),

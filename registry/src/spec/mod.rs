@@ -114,11 +114,19 @@ pub(crate) struct Fields {
     pub(crate) category: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub(crate) annotations: Annotations,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "humantime_serde::option"
+    )]
     pub(crate) cooldown: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) daily_limit: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "human")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "humantime_serde::option"
+    )]
     pub(crate) timeout: Option<Duration>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub(crate) requires_gate: bool,
@@ -128,33 +136,6 @@ pub(crate) struct Fields {
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
-}
-
-/// Durations as people write them (`30s`, `1h 30m`), as in `#[tool(cooldown = "30s")]`.
-pub(crate) mod human {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(
-        value: &Option<Duration>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(duration) => {
-                serializer.collect_str(&humantime::format_duration(*duration).to_string())
-            }
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Duration>, D::Error> {
-        Option::<String>::deserialize(deserializer)?
-            .map(|text| humantime::parse_duration(&text).map_err(serde::de::Error::custom))
-            .transpose()
-    }
 }
 
 impl TryFrom<Fields> for ToolSpec {
