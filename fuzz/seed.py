@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Seeds fuzz/corpus/<target>/ with the inputs of registry/tests/parse_cases/*.txt."""
+"""Seeds fuzz/corpus/<target>/ with the inputs of parse/tests/cases/*.txt."""
 import hashlib, pathlib
 root = pathlib.Path(__file__).resolve().parent
-cases = root.parent / "registry" / "tests" / "parse_cases"
+cases = root.parent / "parse" / "tests" / "cases"
 inputs = []
 for path in sorted(cases.glob("*.txt")):
     for block in path.read_text().split("\n=== ")[1:]:
