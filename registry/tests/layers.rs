@@ -589,31 +589,24 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
     );
 }
 
-/// Fails with every circle between the files of the crate whose source is in `src`.
-fn assert_no_circle(src: &str) {
-    let krate = Crate::read(&workspace().join(src), "lib.rs");
-    let circles = krate.file_circles();
-    assert!(
-        circles.is_empty(),
-        "files of {src} that depend on one another in a circle:\n{}",
-        circles_message(&circles)
-    );
-}
+/// The source folders of the workspace's library crates.
+const CRATES: [&str; 4] = [
+    "registry/src",
+    "registry-macros/src",
+    "parse/src",
+    "json/src",
+];
 
 #[test]
-fn no_circle_runs_between_the_files_of_the_runtime() {
-    assert_no_circle("registry/src");
-}
-
-#[test]
-fn no_circle_runs_between_the_files_of_the_macro_crate() {
-    assert_no_circle("registry-macros/src");
-}
-
-#[test]
-fn no_circle_runs_between_the_files_of_the_parser_and_the_json_crate() {
-    assert_no_circle("parse/src");
-    assert_no_circle("json/src");
+fn no_circle_runs_between_the_files_of_any_crate() {
+    for src in CRATES {
+        let circles = Crate::read(&workspace().join(src), "lib.rs").file_circles();
+        assert!(
+            circles.is_empty(),
+            "files of {src} that depend on one another in a circle:\n{}",
+            circles_message(&circles)
+        );
+    }
 }
 
 /// The check itself: a circle and an upward use, written as source, are found.
@@ -734,28 +727,19 @@ fn each_folder_map_names_its_files_and_only_them() {
     );
 }
 
-/// Every file ARCHITECTURE.md names by its path is there: under `registry/src`, the macro
-/// crate's or the tools' `src`, or the workspace.
+/// Every file ARCHITECTURE.md names by its path is there: under a library crate's or the tools'
+/// `src`, or the workspace.
 #[test]
 fn every_file_the_architecture_names_exists() {
     let text = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
-    let roots = [
-        "registry/src",
-        "parse/src",
-        "json/src",
-        "registry-macros/src",
-        "tools/src",
-        "tools",
-        "tests",
-        "",
-    ];
+    let roots = CRATES.iter().chain(&["tools/src", "tools", "tests", ""]);
     let mut missing = Vec::new();
     for name in files_named(&text) {
         if !name.contains('/') || name.contains('*') {
             continue;
         }
         if !roots
-            .iter()
+            .clone()
             .any(|root| workspace().join(root).join(&name).exists())
         {
             missing.push(name);
