@@ -17,5 +17,5 @@ fuzz_target!(|text: &str| {
         assert!(registry.get(&call.name).is_some_and(|d| d.tag().is_some()));
     }
     assert!(tags.content.len() <= text.len());
-    let _ = registry.prompt_block(tool_registry::registry::Listing::every());
+    let _ = registry.prompt_block(tool_registry::Listing::every());
 });

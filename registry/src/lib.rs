@@ -30,12 +30,22 @@ pub mod store;
 #[doc(hidden)]
 pub mod __private;
 
-pub use call::ToolCall;
-pub use call::{Ctx, State, ToolArgs, ToolError, ToolResult};
-pub use def::{Permission, Tool};
-pub use registry::{Registry, RegistryBuilder};
-pub use scope::Scope;
-pub use spec::ToolSpec;
+// The names a first program takes, here and nowhere else: each is public at the root only,
+// and the rest of the crate is public under its module (see "One path per item" in the crate
+// documentation).
+pub use call::args::ToolArgs;
+pub use call::ctx::Ctx;
+pub use call::error::ToolError;
+pub use call::result::ToolResult;
+pub use call::state::State;
+pub use call::tool_call::ToolCall;
+pub use def::tool::Tool;
+pub use meta::Permission;
+pub use registry::builder::RegistryBuilder;
+pub use registry::index::Registry;
+pub use registry::listing::Listing;
+pub use scope::who::Scope;
+pub use spec::tool_spec::ToolSpec;
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;

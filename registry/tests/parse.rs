@@ -10,11 +10,11 @@ use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_registry::Listing;
 use tool_registry::parse::{
     self, AnyTool, Options, Parsed, StreamDelta, StreamEvent, StreamParser, Thinking, ToolList,
     ToolSet,
 };
-use tool_registry::registry::Listing;
 use tool_registry::{Registry, tool};
 
 // ---------------------------------------------------------------------------------------------
@@ -1197,12 +1197,12 @@ proptest! {
     fn results_are_well_formed(text in soup(), options in options_strategy()) {
         let parsed = parse::text_with(&text, registry(), options);
         for call in &parsed.calls {
-            prop_assert!(registry().get(&call.name).is_some(), "{call:?}");
+            prop_assert!(registry().get(&call.name, Listing::every()).is_some(), "{call:?}");
             prop_assert!(call.arguments.is_object());
             prop_assert!(call.span.start <= call.span.end && call.span.end <= text.len());
         }
         for call in &parsed.unknown {
-            prop_assert!(registry().get(&call.name).is_none(), "{call:?}");
+            prop_assert!(registry().get(&call.name, Listing::every()).is_none(), "{call:?}");
         }
         for error in &parsed.errors {
             prop_assert!(error.span.end <= text.len());
@@ -1564,12 +1564,12 @@ fn prompt_block_lists_the_tag_tools() {
          - `SOURCE: [description]`: Archive source material contributed by a user.\n"
     );
     let hidden_only = registry().prompt_block(
-        Listing::every().keep(&|def| def.strip_from_display() && def.name() != "rate"),
+        Listing::every().keep(|def| def.strip_from_display() && def.name() != "rate"),
     );
     assert!(hidden_only.contains("The user does not see these lines."));
     assert!(!hidden_only.contains("NOTE") && !hidden_only.contains("RATE"));
     assert_eq!(
-        registry().prompt_block(Listing::every().keep(&|_| false)),
+        registry().prompt_block(Listing::every().keep(|_| false)),
         ""
     );
     assert_eq!(

@@ -6,7 +6,7 @@
 //! ```
 //! # use tool_registry::Registry;
 //! let registry = Registry::global();
-//! let markdown = registry.catalog().markdown();
+//! let markdown = registry.catalog(Listing::every()).markdown();
 //! assert!(markdown.starts_with("# Tools"));
 //! ```
 //!

@@ -104,10 +104,11 @@ mod span;
 mod staged;
 mod stamp;
 
-pub use crate::call::{ToolCall, ToolEvent};
-pub(crate) use approve::{refused, take_pending};
+pub(crate) use approve::take_pending;
+pub use batch::Batch;
 pub(crate) use batch::execute_batch;
-pub(crate) use future::{ForModel, Plain, run_as};
+pub use future::{Answer, ForModel, Plain};
+pub(crate) use future::{CallFuture, run_as};
 pub use policy::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
 };
@@ -115,7 +116,6 @@ pub(crate) use policy::{Policy, Timeouts};
 pub(crate) use span::CallSpan;
 #[cfg(feature = "bench-internals")]
 pub(crate) use staged::validate;
-#[cfg(feature = "bench-internals")]
 pub(crate) use stamp::Stamp;
 pub(crate) use stamp::tool_name;
 

@@ -434,7 +434,7 @@ impl Gateway {
                     let remote = Arc::clone(&remote);
                     async move { remote.call(args, ctx).await }
                 });
-                if let Err(error) = registry.register_tool(spec, handler) {
+                if let Err(error) = registry.register(spec, handler) {
                     tracing::warn!(target: "tool_registry::http", module = name, %error, "a tool of the module cannot be registered; it is left out");
                     continue;
                 }

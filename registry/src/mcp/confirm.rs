@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, RoleServer, service::RequestContext};
 use serde_json::{Value, json};
 
-use crate::ToolResult;
+use crate::call::ToolResult;
 
 /// The `_meta` key of a `tools/call` that redeems the approval token of an earlier answer, for
 /// a client that cannot answer `input_required` (the `initialize` era, or no elicitation).

@@ -21,8 +21,9 @@ use super::server::{Caller, McpServer};
 use super::sessions::{Full, Owner, Sessions};
 use super::stdio::error_answer;
 use crate::http::auth::Secret;
+use crate::meta::Permission;
 use crate::registry::Shared;
-use crate::{Permission, Scope};
+use crate::scope::Scope;
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
