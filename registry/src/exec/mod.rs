@@ -26,17 +26,19 @@
 //! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
 //! | `stamp.rs` | stage 7, audit: one clock reading stamps the result and fills the record |
 //! | `span.rs` | the call's `execute_tool` span, fielded as OpenTelemetry's generative-AI conventions ask |
-//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Registry::call_approved`](crate::Registry::call_approved), [`Registry::deny`](crate::Registry::deny)) |
-//! | `batch.rs` | many calls under a cap, `sequential` tools alone (for [`Registry::execute_all`](crate::Registry::execute_all)) |
+//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Call::approved`](crate::registry::Call::approved), [`Registry::deny`](crate::Registry::deny)) |
+//! | `batch.rs` | [`Batch`]: many calls under a cap, `sequential` tools alone (for [`Registry::execute`](crate::Registry::execute)) |
 //!
-//! The registry's methods that call tools ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
-//! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`.
+//! The registry's methods that call tools ([`Registry::call`](crate::Registry::call) and the
+//! [`Call`](crate::registry::Call) it returns, [`Registry::execute`](crate::Registry::execute),
+//! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`. A
+//! call's answer form is a type ([`Plain`], [`ForModel`]), chosen at compile time.
 //!
 //! # Spans
 //!
-//! Every call through the pipeline ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
-//! [`Registry::execute_all`](crate::Registry::execute_all) and its siblings, [`Registry::approve`](crate::Registry::approve),
-//! [`Registry::call_approved`](crate::Registry::call_approved), the command line) is one `tracing` span, target
+//! Every call through the pipeline ([`Registry::call`](crate::Registry::call) in every answer
+//! form, [`Registry::execute`](crate::Registry::execute), [`Registry::approve`](crate::Registry::approve),
+//! [`Call::approved`](crate::registry::Call::approved), the command line) is one `tracing` span, target
 //! `tool_registry`, level INFO, named and fielded as OpenTelemetry's semantic conventions for
 //! generative AI describe a tool's execution, so that `tracing-opentelemetry` exports it as one:
 //!

@@ -284,7 +284,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
+    /// How many calls of one batch ([`Registry::execute`], `toolreg run`: one model output)
     /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
     /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
     /// model learns to spread its work over turns.

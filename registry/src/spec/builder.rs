@@ -100,7 +100,7 @@ impl ToolSpecBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_registry::spec::ToolSpec;
+    /// use tool_registry::ToolSpec;
     ///
     /// // An `anyOf` that refers to itself at the same place: refused, with the place.
     /// let error = ToolSpec::builder("loop")

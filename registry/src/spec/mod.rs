@@ -15,8 +15,8 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use serde_json::json;
-//! use tool_registry::spec::ToolSpec;
-//! use tool_registry::{Ctx, Registry};
+//! use tool_registry::spec::ToolHandler;
+//! use tool_registry::{Ctx, Registry, ToolSpec};
 //!
 //! let registry = Registry::builder().without_linked().build()?;
 //! let spec = ToolSpec::builder("weather_lookup")

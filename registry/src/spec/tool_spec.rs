@@ -203,7 +203,7 @@ impl ToolSpec {
     /// The version, a semantic version (`1.2.0`), if the spec has one. A spec replaces the one
     /// registered under its name only with a greater version, compared by semver precedence
     /// (build metadata, `+…`, is not compared); no version is below every version. See
-    /// [`Registry::register_with_handler`](crate::Registry::register_with_handler).
+    /// [`Registry::register`](crate::Registry::register).
     pub fn version(&self) -> Option<&str> {
         self.fields.version.as_deref()
     }
