@@ -1,5 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`) on a nightly rustdoc,
+// which marks each feature-gated module with the feature it needs; a stable build skips it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod audit;
 #[cfg(feature = "bench-internals")]
@@ -7,6 +10,7 @@ pub mod bench;
 pub mod call;
 pub mod catalog;
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod def;
 pub mod discovery;
@@ -14,12 +18,15 @@ pub mod exec;
 pub mod format;
 pub mod gate;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod meta;
 pub mod parse;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 pub mod registry;
 mod schema;

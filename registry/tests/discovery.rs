@@ -28,8 +28,14 @@ fn delete(path: String) -> String {
     format!("deleted {path}")
 }
 
-/// Find notes by their words.
-#[tool(name = "notes.find", defer_loading, category = "notes")]
+/// Find notes by their words. Every word must appear in a note for it to be found, in any
+/// order and any case.
+#[tool(
+    name = "notes.find",
+    defer_loading,
+    category = "notes",
+    short_description = "Find notes by their words, all of them."
+)]
 fn find(words: String) -> Vec<String> {
     vec![words]
 }
@@ -273,6 +279,71 @@ async fn search_ranks_the_callers_tools() {
     // Nothing matches: an empty answer, not an error.
     let result = answer(&registry, "search_tools", json!({ "query": "zzzz" }), &ctx).await;
     assert!(result.success && found(&result).is_empty());
+}
+
+#[tokio::test]
+async fn a_given_short_description_is_what_search_results_listings_and_the_catalog_show() {
+    let registry = build(Discovery::MetaTools, false);
+    let spec = ToolSpec::builder("calc.div")
+        .description("Divide two numbers. The divisor must not be zero.")
+        .short_description("Divide a by b.")
+        .build()
+        .unwrap();
+    registry.register(spec, None).unwrap();
+    let find = registry.get("notes.find", Listing::every()).unwrap();
+    assert_eq!(
+        find.short_description(),
+        "Find notes by their words, all of them."
+    );
+    assert!(
+        find.description()
+            .starts_with("Find notes by their words. Every word")
+    );
+    let div = registry.get("calc.div", Listing::every()).unwrap();
+    assert_eq!(div.short_description(), "Divide a by b.");
+    // Without one, the first sentence of the description.
+    let forecast = registry.get("weather.forecast", Listing::every()).unwrap();
+    assert_eq!(
+        forecast.short_description(),
+        "Forecast the weather for a city, day by day."
+    );
+
+    let result = answer(
+        &registry,
+        "search_tools",
+        json!({ "query": "notes words" }),
+        &guest(),
+    )
+    .await;
+    assert_eq!(result.content["tools"][0]["name"], "notes.find");
+    assert_eq!(
+        result.content["tools"][0]["description"],
+        "Find notes by their words, all of them."
+    );
+
+    let docs = registry.catalog(Listing::every()).tools();
+    let doc = |name: &str| {
+        docs.iter()
+            .find(|doc| doc.name == name)
+            .unwrap()
+            .short_description
+            .clone()
+    };
+    assert_eq!(doc("notes.find"), "Find notes by their words, all of them.");
+    assert_eq!(doc("calc.div"), "Divide a by b.");
+    // The spec keeps it, so a snapshot reads it back.
+    let snapshot = serde_json::to_value(registry.snapshot()).unwrap();
+    let entry = |name: &str| {
+        (snapshot["tools"].as_array().unwrap().iter())
+            .find(|entry| entry["spec"]["tool_name"] == name)
+            .unwrap()["spec"]["short_description"]
+            .clone()
+    };
+    assert_eq!(entry("calc.div"), "Divide a by b.");
+    assert_eq!(
+        entry("notes.find"),
+        "Find notes by their words, all of them."
+    );
 }
 
 #[tokio::test]

@@ -720,6 +720,46 @@ async fn audit_records_go_to_a_json_lines_file() {
 }
 
 #[tokio::test]
+async fn audit_records_carry_the_annotations_of_their_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let registry = builder(&dir)
+        .audit_sink(tool_registry::audit::JsonLinesAuditSink::open(&path).unwrap())
+        .build()
+        .unwrap();
+    let ctx = Ctx::new().with_user("alice");
+    registry
+        .call("util.divide", json!({"dividend": 1, "divisor": 2}), &ctx)
+        .await
+        .unwrap();
+    registry.call("no.such_tool", "{}", &ctx).await.unwrap_err();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Declared (`read_only`, `idempotent`) and the rest as they apply, every one set.
+    assert_eq!(
+        lines[0]["annotations"],
+        json!({
+            "read_only": true,
+            "destructive": false,
+            "idempotent": true,
+            "open_world": false,
+            "requires_confirmation": false,
+        })
+    );
+    let divide = registry.get("util.divide", Listing::every()).unwrap();
+    assert_eq!(
+        lines[0]["annotations"],
+        serde_json::to_value(divide.effective_annotations()).unwrap()
+    );
+    // A name no tool has has no annotations to record.
+    assert_eq!(lines[1]["outcome"], "unknown_tool");
+    assert!(lines[1].get("annotations").is_none(), "{}", lines[1]);
+}
+
+#[tokio::test]
 async fn a_call_does_nothing_until_awaited_and_is_audited_once_when_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let records = Records::default();

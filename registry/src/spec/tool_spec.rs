@@ -55,6 +55,9 @@ pub(crate) struct Fields {
     pub(crate) version: Option<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub(crate) description: String,
+    /// The one line discovery and listings show; `None`: the description's first sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) short_description: Option<String>,
     pub(crate) input_schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output_schema: Option<Value>,
@@ -226,6 +229,12 @@ impl ToolSpec {
     /// What the model reads.
     pub fn description(&self) -> &str {
         &self.fields.description
+    }
+    /// The one line discovery, listings and the catalog show, when the spec gives one
+    /// ([`Tool::short_description`](crate::Tool::short_description) falls back on the
+    /// description's first sentence).
+    pub fn short_description(&self) -> Option<&str> {
+        self.fields.short_description.as_deref()
     }
     /// The JSON Schema the arguments are validated against, with JSON Schema's meaning
     /// throughout: an object whose schema has no `additionalProperties` admits keys it does not
