@@ -6,9 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_registry::Listing;
-use tool_registry::format::Provider;
-use tool_registry::{Ctx, Registry, State, ToolError, ToolResult, tool};
+use tool_registry::{Ctx, Listing, Registry, State, ToolError, ToolResult, format, tool};
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -470,18 +468,18 @@ fn schemas_are_2020_12_with_descriptions_defaults_and_required() {
 #[test]
 fn openai_tools_cover_every_tool_and_are_built_once() {
     let registry = registry();
-    let all = registry.provider_tools(Provider::OpenAi, tool_registry::Listing::every());
+    let all = registry.provider_tools(format::Provider::OpenAi, Listing::every());
     assert!(std::ptr::eq(
         all.json(),
         registry
-            .provider_tools(Provider::OpenAi, tool_registry::Listing::every())
+            .provider_tools(format::Provider::OpenAi, Listing::every())
             .json()
     ));
     assert_eq!(all.as_array().unwrap().len(), registry.len());
     let trusted = tool_registry::Scope::trusted();
     let read_only = |t: &tool_registry::Tool| t.annotations().read_only == Some(true);
     let only_read_only = registry.provider_tools(
-        Provider::OpenAi,
+        format::Provider::OpenAi,
         tool_registry::Listing::of(&trusted).keep(&read_only),
     );
     insta::assert_json_snapshot!("openai_read_only", only_read_only);

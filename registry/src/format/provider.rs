@@ -23,8 +23,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
-use super::Strict;
-
 /// A model provider's tool-list format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -50,12 +48,6 @@ impl Provider {
         Provider::Gemini,
         Provider::Mcp,
     ];
-
-    /// The provider's tool list in strict mode (see [`Strict`]), for
-    /// [`Registry::provider_tools`](crate::Registry::provider_tools).
-    pub const fn strict(self) -> Strict {
-        Strict(self)
-    }
 
     /// `openai`, `responses`, `anthropic`, `gemini` or `mcp`.
     pub const fn as_str(self) -> &'static str {
