@@ -48,7 +48,8 @@ use clap::{Parser, Subcommand};
 use crate::call::Ctx;
 use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
-use crate::registry::{Registry, RegistryBuilder};
+use crate::registry::Registry;
+use crate::registry::builder::RegistryBuilder;
 use crate::scope::Scope;
 
 mod commands;

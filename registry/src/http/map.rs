@@ -56,7 +56,10 @@ pub struct Module {
     #[serde(default)]
     slow: bool,
     /// `timeout = "45s"`: durations as people write them, as a spec's.
-    #[serde(default, deserialize_with = "crate::spec::human::deserialize")]
+    #[serde(
+        default,
+        deserialize_with = "crate::spec::tool_spec::human::deserialize"
+    )]
     timeout: Option<Duration>,
 }
 

@@ -16,13 +16,13 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use tower_http::trace::TraceLayer;
 
-use super::Shared;
 use super::listen::ConnectionLimits;
 use super::trace::{continue_trace, request_span};
 use super::wire::{ExecuteRequest, Health};
 use crate::call::MAX_ARGS_BYTES;
 use crate::call::{Ctx, ToolError};
 use crate::def::Permission;
+use crate::registry::Shared;
 use crate::scope::Scope;
 
 /// The most bytes of a request body a server reads unless told otherwise: the largest argument

@@ -47,7 +47,6 @@ mod visibility;
 mod writer;
 
 pub use builder::BuildError;
-pub(crate) use builder::RegistryBuilder;
 pub use calls::Call;
 pub(crate) use index::Registry;
 pub use lifecycle::Registration;
