@@ -202,7 +202,7 @@ impl ToolDef {
     pub fn args(&self) -> &'static [ArgInfo] {
         self.parts.args
     }
-    /// Builds the JSON Schema (2020-12) of the arguments. [`crate::Registry::input_schema`]
+    /// Builds the JSON Schema (2020-12) of the arguments. [`Tool::input_schema`](crate::Tool::input_schema)
     /// caches it; call this only to build a fresh copy.
     pub fn build_input_schema(&self) -> Schema {
         (self.parts.input_schema)()

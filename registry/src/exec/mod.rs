@@ -49,7 +49,7 @@
 //! | `otel.kind` | `internal` |
 //! | `gen_ai.operation.name` | `execute_tool` |
 //! | `gen_ai.tool.name` | the tool's name; for a name no tool has, the name asked for, escaped and cut at 64 characters |
-//! | `gen_ai.tool.call.id` | [`Ctx::call_id`](crate::Ctx::call_id), when the call has one ([`ToolCall::id`] in a batch), escaped and cut at 128 characters |
+//! | `gen_ai.tool.call.id` | [`Ctx::call_id`](crate::Ctx::call_id), when the call has one ([`ToolCall::id`](crate::ToolCall::id) in a batch), escaped and cut at 128 characters |
 //! | `gen_ai.tool.type` | `function` |
 //! | `user` | the scope's user id, when there is one |
 //! | `outcome` | the audit's outcome code: `ok`, a [`ToolError::code`], or a tool's own |

@@ -169,7 +169,7 @@ impl Callers {
 
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.
-/// Sessions are bounded by [`SessionLimits::default`]; see [`McpServer::session_limits`].
+/// Sessions are bounded by [`SessionLimits::default`](super::SessionLimits::default); see [`McpServer::session_limits`].
 pub fn router(registry: impl Into<Shared>, callers: Callers, origins: Vec<String>) -> Router {
     McpServer::new(registry, Scope::guest()).router(callers, origins)
 }

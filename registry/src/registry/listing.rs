@@ -41,8 +41,11 @@ use crate::scope::Scope;
 pub struct Listing<'a> {
     /// `None`: every tool.
     pub(crate) scope: Option<&'a Scope>,
-    keep: Option<Box<dyn FnMut(&Tool) -> bool + 'a>>,
+    keep: Option<Box<Filter<'a>>>,
 }
+
+/// A listing's filter: whether to keep a tool, asked once per tool in name order.
+type Filter<'a> = dyn FnMut(&Tool) -> bool + 'a;
 
 impl<'a> Listing<'a> {
     /// The tools `scope` may see.

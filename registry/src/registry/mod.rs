@@ -17,7 +17,7 @@
 //! | `snapshot.rs` | the immutable index: sorted tools, names, aliases and wire names, resolved allow-lists |
 //! | `changes.rs` | what changed between two snapshots, for subscribers |
 //! | `linked.rs` | the linked tools, checked once; duplicate names with both source locations |
-//! | `builder.rs` | [`RegistryBuilder`], [`BuildError`], [`Registry::global`] |
+//! | `builder.rs` | [`RegistryBuilder`](crate::RegistryBuilder), [`BuildError`], [`Registry::global`] |
 //! | `visibility.rs` | the one predicate of listing and execution, resolve, "did you mean" |
 //! | `switches.rs` | [`Selector`], [`SwitchSet`]: which tools are switched off |
 //! | `switching.rs` | [`Registry::disable`], [`Registry::enable`], [`SwitchSet::apply`] |

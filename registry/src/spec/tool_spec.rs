@@ -25,7 +25,8 @@ pub(crate) const MAX_NAME_LEN: usize = 64;
 /// when a spec is registered under a name that is taken: an equal spec changes nothing; a spec
 /// with a greater version (semver precedence, no version below every version) replaces the
 /// registered one; the same version with another spec, or a lower version, is refused
-/// ([`RegisterError::SameVersion`], [`RegisterError::Downgrade`]).
+/// ([`RegisterError::SameVersion`](super::RegisterError::SameVersion),
+/// [`RegisterError::Downgrade`](super::RegisterError::Downgrade)).
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(try_from = "Fields", into = "Fields")]
 pub struct ToolSpec {
