@@ -705,42 +705,23 @@ async fn audit_records_go_to_a_json_lines_file() {
         .call("util.divide", json!({"dividend": 1, "divisor": 0}), &ctx)
         .await
         .unwrap_err();
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(
-        (lines[0]["tool"].as_str(), lines[0]["outcome"].as_str()),
-        (Some("util.echo"), Some("ok"))
-    );
-    assert_eq!(lines[1]["outcome"], "handler_error");
-    assert_eq!(lines[1]["risk"], "low");
-}
-
-#[tokio::test]
-async fn audit_records_carry_the_annotations_of_their_tool() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.jsonl");
-    let registry = builder(&dir)
-        .audit_sink(tool_registry::audit::JsonLinesAuditSink::open(&path).unwrap())
-        .build()
-        .unwrap();
-    let ctx = Ctx::new().with_user("alice");
-    registry
-        .call("util.divide", json!({"dividend": 1, "divisor": 2}), &ctx)
-        .await
-        .unwrap();
     registry.call("no.such_tool", "{}", &ctx).await.unwrap_err();
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // Declared (`read_only`, `idempotent`) and the rest as they apply, every one set.
+    assert_eq!(lines.len(), 3);
     assert_eq!(
-        lines[0]["annotations"],
+        (lines[0]["tool"].as_str(), lines[0]["outcome"].as_str()),
+        (Some("util.echo"), Some("ok"))
+    );
+    assert_eq!(lines[1]["outcome"], "handler_error");
+    assert_eq!(lines[1]["risk"], "low");
+    // Each line carries its tool's annotations as they apply: the declared ones (`read_only`,
+    // `idempotent`) and the rest, every one set, failed calls included.
+    assert_eq!(
+        lines[1]["annotations"],
         json!({
             "read_only": true,
             "destructive": false,
@@ -749,15 +730,16 @@ async fn audit_records_carry_the_annotations_of_their_tool() {
             "requires_confirmation": false,
         })
     );
-    let divide = registry.get("util.divide", Listing::every()).unwrap();
+    let echo = registry.get("util.echo", Listing::every()).unwrap();
     assert_eq!(
         lines[0]["annotations"],
-        serde_json::to_value(divide.effective_annotations()).unwrap()
+        serde_json::to_value(echo.effective_annotations()).unwrap()
     );
     // A name no tool has has no annotations to record.
-    assert_eq!(lines[1]["outcome"], "unknown_tool");
-    assert!(lines[1].get("annotations").is_none(), "{}", lines[1]);
+    assert_eq!(lines[2]["outcome"], "unknown_tool");
+    assert!(lines[2].get("annotations").is_none(), "{}", lines[2]);
 }
+
 
 #[tokio::test]
 async fn a_call_does_nothing_until_awaited_and_is_audited_once_when_it_is() {

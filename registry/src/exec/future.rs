@@ -340,59 +340,71 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let state = &mut this.state;
-        if matches!(state, State::Start { .. }) {
-            let State::Start {
-                registry,
-                name,
-                args,
-                ctx,
-                confirmation,
-                token,
-            } = std::mem::replace(state, State::Done)
-            else {
-                unreachable!()
-            };
-            if let Some(token) = token {
-                *state = State::approving(registry, name, args, token, ctx);
-            } else {
-                match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span) {
-                    Ok(next) => *state = next,
-                    Err(outcome) => {
-                        this.span = CallSpan::default();
-                        return Poll::Ready(outcome);
+        // Before the stages: the approval token taken back, when the call has one; then scope
+        // and validation, which choose the path.
+        loop {
+            match state {
+                State::Start { token: Some(_), .. } => {
+                    let State::Start {
+                        registry,
+                        name,
+                        args,
+                        ctx,
+                        token: Some(token),
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    *state = State::approving(registry, name, args, token, ctx);
+                }
+                State::Approving { approval, .. } => {
+                    let approved = std::task::ready!(approval.as_mut().poll(cx));
+                    let State::Approving {
+                        registry,
+                        name,
+                        ctx,
+                        started,
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    *state = match approved {
+                        Ok(args) => State::Start {
+                            registry,
+                            name,
+                            args,
+                            ctx,
+                            confirmation: Confirmation::Given,
+                            token: None,
+                        },
+                        Err(error) => return Poll::Ready(refuse::<A>(name, ctx, started, error)),
+                    };
+                }
+                State::Start { .. } => {
+                    let State::Start {
+                        registry,
+                        name,
+                        args,
+                        ctx,
+                        confirmation,
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span)
+                    {
+                        Ok(next) => *state = next,
+                        Err(outcome) => {
+                            this.span = CallSpan::default();
+                            return Poll::Ready(outcome);
+                        }
                     }
+                    break;
                 }
-            }
-        }
-        if let State::Approving { approval, .. } = state {
-            let approved = std::task::ready!(approval.as_mut().poll(cx));
-            let State::Approving {
-                registry,
-                name,
-                ctx,
-                started,
-                ..
-            } = std::mem::replace(state, State::Done)
-            else {
-                unreachable!()
-            };
-            let args = match approved {
-                Ok(args) => args,
-                Err(error) => return Poll::Ready(refuse::<A>(name, ctx, started, error)),
-            };
-            match State::start::<A>(
-                registry,
-                name,
-                args,
-                ctx,
-                Confirmation::Given,
-                &mut this.span,
-            ) {
-                Ok(next) => *state = next,
-                Err(outcome) => {
-                    this.span = CallSpan::default();
-                    return Poll::Ready(outcome);
-                }
+                _ => break,
             }
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
