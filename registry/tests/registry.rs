@@ -466,7 +466,7 @@ fn schemas_are_2020_12_with_descriptions_defaults_and_required() {
 }
 
 #[test]
-fn openai_tools_cover_every_tool_and_are_built_once() {
+fn provider_tools_cover_every_tool_and_are_built_once() {
     let registry = registry();
     let all = registry.provider_tools(format::Provider::OpenAi, Listing::every());
     assert!(std::ptr::eq(

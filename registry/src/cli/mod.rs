@@ -148,7 +148,7 @@ impl ScopeArgs {
             let level = self
                 .level
                 .as_deref()
-                .map_or(crate::Permission::User, crate::Permission::from_name);
+                .map_or(crate::meta::Permission::User, crate::meta::Permission::from_name);
             Scope::trusted().with_level(level).include_deferred(false)
         } else {
             Scope::trusted()
