@@ -740,7 +740,6 @@ async fn audit_records_go_to_a_json_lines_file() {
     assert!(lines[2].get("annotations").is_none(), "{}", lines[2]);
 }
 
-
 #[tokio::test]
 async fn a_call_does_nothing_until_awaited_and_is_audited_once_when_it_is() {
     let dir = tempfile::tempdir().unwrap();

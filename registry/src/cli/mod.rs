@@ -48,6 +48,7 @@ use clap::{Parser, Subcommand};
 use crate::call::Ctx;
 use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
+use crate::meta::Permission;
 use crate::registry::Registry;
 use crate::registry::builder::RegistryBuilder;
 use crate::scope::Scope;
@@ -148,7 +149,7 @@ impl ScopeArgs {
             let level = self
                 .level
                 .as_deref()
-                .map_or(crate::meta::Permission::User, crate::meta::Permission::from_name);
+                .map_or(Permission::User, Permission::from_name);
             Scope::trusted().with_level(level).include_deferred(false)
         } else {
             Scope::trusted()
