@@ -135,7 +135,8 @@ impl Registry {
 
 /// One call of a tool, as [`Registry::call`] makes it: a future that does nothing until
 /// polled, answering `A::Output` ([`Plain`]: `Result<ToolResult, ToolError>`; [`ForModel`]: a
-/// stamped [`ToolResult`]). Its methods change the call before it starts, in any order:
+/// stamped [`ToolResult`]). Its methods change the call before it starts, in any order (on a
+/// call already polled, `approved` and `confirmed` change nothing):
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
