@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tool_registry::Registry;
+use tool_registry::{Listing, Registry};
 use tool_registry::parse::{self, Format};
 
 mod common;
@@ -14,8 +14,8 @@ fuzz_target!(|text: &str| {
     for call in &tags.calls {
         assert_eq!(call.format, Format::Tag);
         assert!(call.arguments.is_object());
-        assert!(registry.get(&call.name).is_some_and(|d| d.tag().is_some()));
+        assert!(registry.get(&call.name, Listing::every()).is_some_and(|d| d.tag().is_some()));
     }
     assert!(tags.content.len() <= text.len());
-    let _ = registry.prompt_block(tool_registry::registry::Listing::every());
+    let _ = registry.prompt_block(Listing::every());
 });

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tool_registry::Registry;
+use tool_registry::{Listing, Registry};
 use tool_registry::parse;
 
 mod common;
@@ -19,12 +19,12 @@ fuzz_target!(|data: &[u8]| {
     let registry = Registry::global();
     let parsed = parse::text_with(text, registry, common::options(first));
     for call in &parsed.calls {
-        assert!(registry.get(&call.name).is_some());
+        assert!(registry.get(&call.name, Listing::every()).is_some());
         assert!(call.arguments.is_object());
         assert!(call.span.end <= text.len());
     }
     for call in &parsed.unknown {
-        assert!(registry.get(&call.name).is_none());
+        assert!(registry.get(&call.name, Listing::every()).is_none());
     }
     assert!(parsed.content.len() <= text.len());
     let _ = parse::any_with(text, registry, common::options(first));

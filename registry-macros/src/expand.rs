@@ -358,6 +358,9 @@ fn parts(
         let aliases = &attr.aliases;
         field("aliases", quote!(&[#(#aliases),*]));
     }
+    if let Some(short) = &attr.short_description {
+        field("short_description", option(Some(short)));
+    }
     if let Some(version) = &attr.version {
         field("version", option(Some(version)));
     }

@@ -19,6 +19,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use futures::FutureExt;
 use serde_json::Map;
 use tool_registry::__private::{output, parse_args};
+use tool_registry::Listing;
 use tool_registry::{Ctx, Registry, ToolArgs, ToolResult, bench};
 
 fn config() -> Criterion {
@@ -97,7 +98,9 @@ fn lookup(c: &mut Criterion) {
             let mut i = 0;
             b.iter(|| {
                 i = (i + 1) % names.len();
-                registry.get(black_box(&names[i])).expect("present")
+                registry
+                    .get(black_box(&names[i]), Listing::every())
+                    .expect("present")
             })
         });
         let text = r#"{"a": 40, "b": 2}"#;
@@ -120,7 +123,9 @@ fn parts(c: &mut Criterion) {
     let text = r#"{"a": 40, "b": 2}"#;
     let mut group = c.benchmark_group("parts");
 
-    group.bench_function("lookup", |b| b.iter(|| registry.get(black_box("add"))));
+    group.bench_function("lookup", |b| {
+        b.iter(|| registry.get(black_box("add"), Listing::every()))
+    });
     group.bench_function("serde_json_from_str", |b| {
         b.iter(|| serde_json::from_str::<AddArgs>(black_box(text)).expect("valid"))
     });

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::add_run_time_tools;
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use tool_registry::ToolSpec;
 use tool_registry::discovery::Discovery;
 use tool_registry::format::Provider;
-use tool_registry::spec::ToolSpec;
 use tool_registry::{Registry, Scope};
 
 fn config() -> Criterion {
@@ -42,16 +42,16 @@ fn lists(c: &mut Criterion) {
     let mut group = c.benchmark_group("tools_for/1000");
     for provider in Provider::ALL {
         let registry = thousand();
-        assert!(registry.tools_for(provider, &scope).json().len() > 1_000);
+        assert!(registry.provider_tools(provider, &scope).json().len() > 1_000);
         group.bench_function(BenchmarkId::new("again", provider), |b| {
-            b.iter(|| registry.tools_for(black_box(provider), black_box(&scope)))
+            b.iter(|| registry.provider_tools(black_box(provider), black_box(&scope)))
         });
         group.bench_function(BenchmarkId::new("first", provider), |b| {
             b.iter_batched(
                 thousand,
                 // The registry is handed back, so that dropping it is not measured.
                 |registry| {
-                    let list = registry.tools_for(black_box(provider), black_box(&scope));
+                    let list = registry.provider_tools(black_box(provider), black_box(&scope));
                     (registry, list)
                 },
                 BatchSize::LargeInput,
@@ -81,12 +81,12 @@ fn lists(c: &mut Criterion) {
                 .defer_loading(true)
                 .build()
                 .expect("a valid spec");
-            registry.register(spec).expect("a new name");
+            registry.register(spec, None).expect("a new name");
         }
-        let list = registry.tools_for(provider, &scope);
+        let list = registry.provider_tools(provider, &scope);
         assert!(list.json().contains("search_tools") || list.json().contains("defer_loading"));
         group.bench_function(BenchmarkId::new("again", provider), |b| {
-            b.iter(|| registry.tools_for(black_box(provider), black_box(&scope)))
+            b.iter(|| registry.provider_tools(black_box(provider), black_box(&scope)))
         });
     }
     group.finish();

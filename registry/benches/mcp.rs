@@ -180,11 +180,15 @@ fn mcp(c: &mut Criterion) {
     let mut group = c.benchmark_group("mcp/call");
     group.bench_function("direct", |b| {
         b.iter(|| {
-            runtime.block_on(registry.call_for_model(
-                "echo_0500",
-                black_box(Value::Object(arguments.clone())),
-                &ctx,
-            ))
+            runtime.block_on(
+                registry
+                    .call(
+                        "echo_0500",
+                        black_box(Value::Object(arguments.clone())),
+                        &ctx,
+                    )
+                    .for_model(),
+            )
         })
     });
     group.bench_function("ours", |b| {
@@ -201,7 +205,7 @@ fn mcp(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("mcp/list_1000");
     group.bench_function("direct", |b| {
-        b.iter(|| registry.tools_for(Provider::Mcp, black_box(&Scope::trusted())))
+        b.iter(|| registry.provider_tools(Provider::Mcp, black_box(&Scope::trusted())))
     });
     group.bench_function("ours", |b| {
         b.iter(|| runtime.block_on(ours.list_all_tools()).unwrap())

@@ -14,6 +14,7 @@ use common::{
     run_time_names, synthetic_registry,
 };
 use std::hint::black_box;
+use tool_registry::Listing;
 use tool_registry::{Ctx, Registry, Scope, bench};
 
 fn main() {
@@ -108,11 +109,13 @@ fn lookups(a: (&Registry, &[String]), b: (&Registry, &[String])) -> (f64, f64, [
     paired(
         || {
             i = (i + 1) % a.1.len();
-            a.0.get(black_box(&a.1[i])).expect("present")
+            a.0.get(black_box(&a.1[i]), Listing::every())
+                .expect("present")
         },
         || {
             j = (j + 1) % b.1.len();
-            b.0.get(black_box(&b.1[j])).expect("present")
+            b.0.get(black_box(&b.1[j]), Listing::every())
+                .expect("present")
         },
     )
 }

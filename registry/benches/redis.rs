@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::Value;
+use tool_registry::ToolSpec;
 use tool_registry::gate::{InMemoryRateLimits, Limits, RateLimitStore};
 use tool_registry::redis::{Fleet, FleetBuilder};
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Permission, Registry, RegistryBuilder, Scope};
 
 /// The benchmark's `redis-server`, killed when dropped.
@@ -80,7 +81,10 @@ fn instance(builder: RegistryBuilder) -> Arc<Registry> {
         .build()
         .unwrap();
     registry
-        .register_with_handler(spec, |_: Value, _: Ctx| async { Ok::<_, String>("ran") })
+        .register(
+            spec,
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ran") }),
+        )
         .unwrap();
     Arc::new(registry)
 }
@@ -138,7 +142,7 @@ fn redis(c: &mut Criterion) {
             let calls = (0..CALLS).map(|i| {
                 let registry = instances[i % instances.len()].clone();
                 let ctx = ctx.clone();
-                async move { registry.call_for_model("limited", "{}", &ctx).await }
+                async move { registry.call("limited", "{}", &ctx).for_model().await }
             });
             for result in futures::future::join_all(calls).await {
                 assert!(result.success, "{result:?}");

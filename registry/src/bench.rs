@@ -24,10 +24,12 @@ pub async fn dispatch<'a>(
     args: impl Into<ToolArgs<'a>>,
     ctx: &Ctx,
 ) -> Result<ToolResult, ToolError> {
-    let tool = registry.get(name).ok_or_else(|| ToolError::UnknownTool {
-        name: name.to_owned(),
-        suggestion: None,
-    })?;
+    let tool = registry
+        .lookup(name)
+        .ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+            suggestion: None,
+        })?;
     let handler = validate(registry, &tool, args.into(), ctx)?;
     match AssertUnwindSafe(handler).catch_unwind().await {
         Err(payload) => Err(panicked(payload)),
@@ -47,10 +49,12 @@ pub async fn dispatch_stamped<'a>(
     ctx: &Ctx,
 ) -> Result<ToolResult, ToolError> {
     let started = Tick::now();
-    let tool = registry.get(name).ok_or_else(|| ToolError::UnknownTool {
-        name: name.to_owned(),
-        suggestion: None,
-    })?;
+    let tool = registry
+        .lookup(name)
+        .ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+            suggestion: None,
+        })?;
     let handler = validate(registry, &tool, args.into(), ctx)?;
     let mut result = match AssertUnwindSafe(handler).catch_unwind().await {
         Err(payload) => Err(panicked(payload)),

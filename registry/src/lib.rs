@@ -1,5 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`) on a nightly rustdoc,
+// which marks each feature-gated module with the feature it needs; a stable build skips it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod audit;
 #[cfg(feature = "bench-internals")]
@@ -7,6 +10,7 @@ pub mod bench;
 pub mod call;
 pub mod catalog;
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod def;
 pub mod discovery;
@@ -14,13 +18,16 @@ pub mod exec;
 pub mod format;
 pub mod gate;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod meta;
 #[doc(inline)]
 pub use tool_registry_parse as parse;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 pub mod registry;
 use tool_registry_json::schema;
@@ -31,12 +38,22 @@ pub mod store;
 #[doc(hidden)]
 pub mod __private;
 
-pub use call::ToolCall;
-pub use call::{Ctx, State, ToolArgs, ToolError, ToolResult};
-pub use def::{Permission, Tool};
-pub use registry::{Registry, RegistryBuilder};
-pub use scope::Scope;
-pub use spec::ToolSpec;
+// The names a first program takes, here and nowhere else: each is public at the root only,
+// and the rest of the crate is public under its module (see "One path per item" in the crate
+// documentation).
+pub use call::args::ToolArgs;
+pub use call::ctx::Ctx;
+pub use call::error::ToolError;
+pub use call::result::ToolResult;
+pub use call::state::State;
+pub use call::tool_call::ToolCall;
+pub use def::tool::Tool;
+pub use meta::Permission;
+pub use registry::builder::RegistryBuilder;
+pub use registry::index::Registry;
+pub use registry::listing::Listing;
+pub use scope::who::Scope;
+pub use spec::tool_spec::ToolSpec;
 
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;

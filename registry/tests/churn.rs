@@ -8,7 +8,10 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_registry::spec::ToolSpec;
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
+use tool_registry::registry::Selector;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, ToolError, tool};
 
 /// Answer with the same text.
@@ -37,13 +40,16 @@ fn version(registry: &Registry, v: u64) {
         .build()
         .unwrap();
     registry
-        .register_with_handler(spec, move |args: Value, _ctx: Ctx| async move {
-            if args.get(key).is_none() {
-                return Err(format!("torn: version {v} got {args}"));
-            }
-            tokio::task::yield_now().await;
-            Ok(v)
-        })
+        .register(
+            spec,
+            ToolHandler::new(move |args: Value, _ctx: Ctx| async move {
+                if args.get(key).is_none() {
+                    return Err(format!("torn: version {v} got {args}"));
+                }
+                tokio::task::yield_now().await;
+                Ok(v)
+            }),
+        )
         .unwrap();
 }
 
@@ -70,8 +76,8 @@ fn calls_and_listings_never_see_a_torn_state_while_tools_churn() {
         version(&registry, v);
         match v % 5 {
             0 => {
-                registry.set_enabled("churn", false).unwrap();
-                registry.set_enabled("churn", true).unwrap();
+                registry.disable(Selector::name("churn"));
+                registry.enable(Selector::name("churn"));
             }
             1 => {
                 registry.remove("churn").unwrap();
@@ -81,7 +87,7 @@ fn calls_and_listings_never_see_a_torn_state_while_tools_churn() {
         // Short-lived neighbours, so the listing changes size and order.
         let neighbour = format!("churn.n{}", v % 7);
         registry
-            .register(ToolSpec::builder(&neighbour).build().unwrap())
+            .register(ToolSpec::builder(&neighbour).build().unwrap(), None)
             .unwrap();
         if v.is_multiple_of(2) {
             registry.remove(&neighbour).unwrap();
@@ -140,13 +146,13 @@ fn read_while_churning(
         *outcomes.entry(code).or_default() += 1;
 
         // A listing is one consistent state: sorted, unique, every name found as itself.
-        let listed = registry.list(true);
+        let listed = registry.registrations();
         let names: Vec<&str> = listed.iter().map(|r| r.tool.name()).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
         assert!(names.contains(&"util.ping"));
         for registration in &listed {
             let tool = &registration.tool;
-            if let Some(found) = registry.get(tool.name()) {
+            if let Some(found) = registry.get(tool.name(), Listing::every()) {
                 assert_eq!(found.name(), tool.name());
             }
             if tool.name() == "churn" {
@@ -176,17 +182,20 @@ fn slow_tool(registry: &Registry, version: &str, started: Arc<Barrier>, release:
     let spec = ToolSpec::builder("slow").version(version).build().unwrap();
     let answer = version.to_owned();
     registry
-        .register_with_handler(spec, move |_args: Value, _ctx: Ctx| {
-            let (started, release, answer) =
-                (Arc::clone(&started), Arc::clone(&release), answer.clone());
-            async move {
-                started.wait();
-                tokio::task::spawn_blocking(move || release.wait())
-                    .await
-                    .unwrap();
-                Ok::<_, String>(answer)
-            }
-        })
+        .register(
+            spec,
+            ToolHandler::new(move |_args: Value, _ctx: Ctx| {
+                let (started, release, answer) =
+                    (Arc::clone(&started), Arc::clone(&release), answer.clone());
+                async move {
+                    started.wait();
+                    tokio::task::spawn_blocking(move || release.wait())
+                        .await
+                        .unwrap();
+                    Ok::<_, String>(answer)
+                }
+            }),
+        )
         .unwrap();
 }
 
@@ -214,9 +223,12 @@ fn a_call_in_flight_finishes_with_the_tool_it_started_with() {
     // Replaced, then removed, while its handler runs.
     let (started2, release2) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
     slow_tool(&registry, "2.0.0", started2, release2);
-    assert_eq!(registry.get("slow").unwrap().version(), Some("2.0.0"));
+    assert_eq!(
+        registry.get("slow", Listing::every()).unwrap().version(),
+        Some("2.0.0")
+    );
     registry.remove("slow").unwrap().expect("it was registered");
-    assert!(registry.get("slow").is_none());
+    assert!(registry.get("slow", Listing::every()).is_none());
     release.wait();
     let result = call.join().unwrap().expect("the call completes");
     assert_eq!(result.content, "1.0.0", "with the version it started with");

@@ -3,9 +3,11 @@
 //! each provider's own tool search.
 
 use serde_json::{Value, json};
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::discovery::Discovery;
 use tool_registry::format::Provider;
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Permission, Registry, Scope, ToolResult, parse, tool};
 
 /// Forecast the weather for a city, day by day.
@@ -26,8 +28,14 @@ fn delete(path: String) -> String {
     format!("deleted {path}")
 }
 
-/// Find notes by their words.
-#[tool(name = "notes.find", defer_loading, category = "notes")]
+/// Find notes by their words. Every word must appear in a note for it to be found, in any
+/// order and any case.
+#[tool(
+    name = "notes.find",
+    defer_loading,
+    category = "notes",
+    short_description = "Find notes by their words, all of them."
+)]
 fn find(words: String) -> Vec<String> {
     vec![words]
 }
@@ -51,10 +59,13 @@ fn build(discovery: Discovery, with_vault: bool) -> Registry {
         .build()
         .unwrap();
     registry
-        .register_with_handler(spec, |args, _ctx| async move {
-            let product = args["a"].as_f64().unwrap_or(0.0) * args["b"].as_f64().unwrap_or(0.0);
-            Ok::<_, String>(json!(product))
-        })
+        .register(
+            spec,
+            ToolHandler::new(|args, _ctx| async move {
+                let product = args["a"].as_f64().unwrap_or(0.0) * args["b"].as_f64().unwrap_or(0.0);
+                Ok::<_, String>(json!(product))
+            }),
+        )
         .unwrap();
     if with_vault {
         let spec = ToolSpec::builder("vault.open")
@@ -64,9 +75,9 @@ fn build(discovery: Discovery, with_vault: bool) -> Registry {
             .build()
             .unwrap();
         registry
-            .register_with_handler(
+            .register(
                 spec,
-                |_args, _ctx| async move { Ok::<_, String>(json!("open")) },
+                ToolHandler::new(|_args, _ctx| async move { Ok::<_, String>(json!("open")) }),
             )
             .unwrap();
     }
@@ -101,7 +112,7 @@ fn names(list: &Value, provider: Provider) -> Vec<String> {
 }
 
 async fn answer(registry: &Registry, name: &str, args: Value, ctx: &Ctx) -> ToolResult {
-    let mut result = registry.call_for_model(name, args, ctx).await;
+    let mut result = registry.call(name, args, ctx).for_model().await;
     result.audit = Default::default();
     result
 }
@@ -117,7 +128,7 @@ fn lists_leave_deferred_tools_out_and_end_with_the_meta_tools() {
     let registry = build(Discovery::MetaTools, true);
     let scope = Scope::user("u");
     for provider in Provider::ALL {
-        let list = registry.tools_for(provider, &scope);
+        let list = registry.provider_tools(provider, &scope);
         let names = names(&list, provider);
         assert_eq!(
             names,
@@ -131,30 +142,33 @@ fn lists_leave_deferred_tools_out_and_end_with_the_meta_tools() {
             "{provider}"
         );
         // Strict mode can say the meta-tools' arguments.
-        let strict = registry.tools_for_strict(provider, &scope).unwrap();
+        let strict = registry.provider_tools(provider.strict(), &scope).unwrap();
         assert_eq!(
             strict.as_array().map(Vec::len),
             list.as_array().map(Vec::len)
         );
     }
     // A caller whose scope lists deferred tools gets them, and no meta-tools.
-    let all = registry.tools_for(Provider::Anthropic, &Scope::trusted());
+    let all = registry.provider_tools(Provider::Anthropic, &Scope::trusted());
     let all = names(&all, Provider::Anthropic);
     assert!(all.contains(&"weather__forecast".to_owned()) && !all.contains(&"search_tools".into()));
     // Off: nothing added.
     let off = build(Discovery::Off, false);
     assert_eq!(
-        names(&off.tools_for(Provider::OpenAi, &scope), Provider::OpenAi),
+        names(
+            &off.provider_tools(Provider::OpenAi, &scope),
+            Provider::OpenAi
+        ),
         ["files__read"]
     );
-    assert!(off.get("search_tools").is_none());
+    assert!(off.get("search_tools", Listing::every()).is_none());
 }
 
 #[test]
 fn native_tool_search_where_the_provider_has_it() {
     let registry = build(Discovery::Native, true);
     let scope = Scope::user("u");
-    let anthropic = registry.tools_for(Provider::Anthropic, &scope);
+    let anthropic = registry.provider_tools(Provider::Anthropic, &scope);
     let tools = anthropic.as_array().unwrap();
     let deferred: Vec<&str> = (tools.iter())
         .filter(|t| t["defer_loading"] == true)
@@ -169,7 +183,7 @@ fn native_tool_search_where_the_provider_has_it() {
     );
     assert_eq!(tools[0]["name"], "calc__mul");
     assert!(tools.iter().all(|t| t["name"] != "search_tools"));
-    let responses = registry.tools_for(Provider::Responses, &scope);
+    let responses = registry.provider_tools(Provider::Responses, &scope);
     let responses = responses.as_array().unwrap();
     assert_eq!(responses.last().unwrap(), &json!({ "type": "tool_search" }));
     assert!(
@@ -179,7 +193,7 @@ fn native_tool_search_where_the_provider_has_it() {
     );
     // Strict and native together.
     let strict = registry
-        .tools_for_strict(Provider::Anthropic, &scope)
+        .provider_tools(Provider::Anthropic.strict(), &scope)
         .unwrap();
     assert!(
         strict
@@ -190,12 +204,16 @@ fn native_tool_search_where_the_provider_has_it() {
     );
     // The others get the meta-tools.
     let openai = names(
-        &registry.tools_for(Provider::OpenAi, &scope),
+        &registry.provider_tools(Provider::OpenAi, &scope),
         Provider::OpenAi,
     );
     assert_eq!(openai.last().unwrap(), "execute_tool");
     // A deferred tool comes back by its wire name, as any other.
-    assert!(registry.get("weather__forecast").is_some());
+    assert!(
+        registry
+            .get("weather__forecast", Listing::every())
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -261,6 +279,71 @@ async fn search_ranks_the_callers_tools() {
     // Nothing matches: an empty answer, not an error.
     let result = answer(&registry, "search_tools", json!({ "query": "zzzz" }), &ctx).await;
     assert!(result.success && found(&result).is_empty());
+}
+
+#[tokio::test]
+async fn a_given_short_description_is_what_search_results_listings_and_the_catalog_show() {
+    let registry = build(Discovery::MetaTools, false);
+    let spec = ToolSpec::builder("calc.div")
+        .description("Divide two numbers. The divisor must not be zero.")
+        .short_description("Divide a by b.")
+        .build()
+        .unwrap();
+    registry.register(spec, None).unwrap();
+    let find = registry.get("notes.find", Listing::every()).unwrap();
+    assert_eq!(
+        find.short_description(),
+        "Find notes by their words, all of them."
+    );
+    assert!(
+        find.description()
+            .starts_with("Find notes by their words. Every word")
+    );
+    let div = registry.get("calc.div", Listing::every()).unwrap();
+    assert_eq!(div.short_description(), "Divide a by b.");
+    // Without one, the first sentence of the description.
+    let forecast = registry.get("weather.forecast", Listing::every()).unwrap();
+    assert_eq!(
+        forecast.short_description(),
+        "Forecast the weather for a city, day by day."
+    );
+
+    let result = answer(
+        &registry,
+        "search_tools",
+        json!({ "query": "notes words" }),
+        &guest(),
+    )
+    .await;
+    assert_eq!(result.content["tools"][0]["name"], "notes.find");
+    assert_eq!(
+        result.content["tools"][0]["description"],
+        "Find notes by their words, all of them."
+    );
+
+    let docs = registry.catalog(Listing::every()).tools();
+    let doc = |name: &str| {
+        docs.iter()
+            .find(|doc| doc.name == name)
+            .unwrap()
+            .short_description
+            .clone()
+    };
+    assert_eq!(doc("notes.find"), "Find notes by their words, all of them.");
+    assert_eq!(doc("calc.div"), "Divide a by b.");
+    // The spec keeps it, so a snapshot reads it back.
+    let snapshot = serde_json::to_value(registry.snapshot()).unwrap();
+    let entry = |name: &str| {
+        (snapshot["tools"].as_array().unwrap().iter())
+            .find(|entry| entry["spec"]["tool_name"] == name)
+            .unwrap()["spec"]["short_description"]
+            .clone()
+    };
+    assert_eq!(entry("calc.div"), "Divide a by b.");
+    assert_eq!(
+        entry("notes.find"),
+        "Find notes by their words, all of them."
+    );
 }
 
 #[tokio::test]
@@ -427,6 +510,6 @@ fn models_call_the_meta_tools_by_name() {
     assert_eq!(parsed.calls[0].name, "search_tools");
     // A registry without deferred tools has no meta-tools to call.
     let plain = Registry::builder().without_linked().build().unwrap();
-    assert!(plain.get("search_tools").is_none());
+    assert!(plain.get("search_tools", Listing::every()).is_none());
     assert!(parse::any(text, &plain.scoped(&scope)).calls.is_empty());
 }

@@ -10,8 +10,10 @@ use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_registry::Listing;
 use tool_registry::audit::{AuditRecord, AuditSink};
 use tool_registry::call::MAX_ARGS_DEPTH;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope, ToolArgs, ToolCall, ToolError, ToolResult, tool};
 
 /// Repeat a short text.
@@ -209,7 +211,12 @@ async fn a_busy_blocking_tool_answers_timed_out_at_its_deadline() {
         other => panic!("expected a timeout, got {other:?}"),
     }
     assert!(still_running, "the timeout came only after the work ended");
-    assert!(registry().get("hostile.spin").unwrap().blocking());
+    assert!(
+        registry()
+            .get("hostile.spin", Listing::every())
+            .unwrap()
+            .blocking()
+    );
 }
 
 #[tokio::test]
@@ -260,13 +267,16 @@ async fn reading_the_arguments_counts_against_the_timeout() {
         .build()
         .unwrap();
     registry
-        .register_with_handler(spec, move |_args: Value, _ctx: Ctx| {
-            let flag = Arc::clone(&flag);
-            async move {
-                flag.store(true, Ordering::SeqCst);
-                Ok::<_, String>(json!("ran"))
-            }
-        })
+        .register(
+            spec,
+            ToolHandler::new(move |_args: Value, _ctx: Ctx| {
+                let flag = Arc::clone(&flag);
+                async move {
+                    flag.store(true, Ordering::SeqCst);
+                    Ok::<_, String>(json!("ran"))
+                }
+            }),
+        )
         .unwrap();
     let items: Vec<Value> = (0..2_000).map(|i| json!(i.to_string())).collect();
     for args in [
@@ -345,10 +355,13 @@ fn futures_lite_block_on<F: std::future::Future>(future: F) -> F::Output {
 
 #[tokio::test]
 async fn argument_text_over_the_tools_limit_is_refused_before_parsing() {
-    let def = registry().get("hostile.echo").unwrap();
+    let def = registry().get("hostile.echo", Listing::every()).unwrap();
     assert_eq!(def.max_args_bytes(), 64);
     assert_eq!(
-        registry().get("hostile.mirror").unwrap().max_args_bytes(),
+        registry()
+            .get("hostile.mirror", Listing::every())
+            .unwrap()
+            .max_args_bytes(),
         tool_registry::call::MAX_ARGS_BYTES
     );
     let ctx = Ctx::new();
@@ -410,7 +423,10 @@ async fn a_value_is_measured_as_the_json_it_serializes_to() {
 
 #[tokio::test]
 async fn max_len_is_in_the_schema_and_enforced_with_the_argument_path() {
-    let schema = registry().input_schema("hostile.shout").unwrap();
+    let schema = registry()
+        .get("hostile.shout", Listing::every())
+        .map(|tool| tool.input_schema().clone())
+        .unwrap();
     let schema = serde_json::to_value(schema).unwrap();
     assert_eq!(schema["properties"]["word"]["maxLength"], json!(5));
     assert_eq!(schema["properties"]["n"]["maxLength"], json!(3));
@@ -479,7 +495,7 @@ async fn a_value_100_000_levels_deep_gets_a_typed_error_on_every_path() {
     assert_eq!(outcome.unwrap_err().code(), "unknown_tool");
     // A batch, and a call dropped before it was polled.
     let results = registry()
-        .execute_all([ToolCall::new("hostile.wipe", deep())], &ctx)
+        .execute([ToolCall::new("hostile.wipe", deep())], &ctx)
         .await;
     assert_eq!(
         results[0].audit.outcome.as_deref(),
@@ -487,13 +503,14 @@ async fn a_value_100_000_levels_deep_gets_a_typed_error_on_every_path() {
     );
     drop(registry().call("hostile.mirror", deep(), &ctx));
     let approved = registry()
-        .call_approved("hostile.wipe", ToolArgs::Value(deep()), "nope", &ctx)
+        .call("hostile.wipe", ToolArgs::Value(deep()), &ctx)
+        .approved("nope")
         .await;
     assert_eq!(approved.unwrap_err().code(), "approval_refused");
     // A call over the batch's limit is not run, and its arguments are dropped without recursion.
     let capped = Registry::builder().max_calls(0).build().unwrap();
     let results = capped
-        .execute_all([ToolCall::new("hostile.wipe", deep())], &ctx)
+        .execute([ToolCall::new("hostile.wipe", deep())], &ctx)
         .await;
     assert_eq!(results[0].audit.outcome.as_deref(), Some("too_many_calls"));
 }
@@ -556,7 +573,7 @@ async fn error_results_carry_the_same_stamps_as_successes() {
         ("hostile.nothing", "{}", "unknown_tool"),
     ];
     for (tool, args, code) in cases {
-        let result: ToolResult = registry.call_for_model(tool, args, &ctx).await;
+        let result: ToolResult = registry.call(tool, args, &ctx).for_model().await;
         assert!(!result.success);
         assert_eq!(result.content["error"]["code"], json!(code));
         let audit = &result.audit;
@@ -571,7 +588,8 @@ async fn error_results_carry_the_same_stamps_as_successes() {
         assert_eq!(Some(record.duration_ms), audit.duration_ms);
     }
     let ok = registry
-        .call_for_model("hostile.shout", r#"{"word": "hi"}"#, &ctx)
+        .call("hostile.shout", r#"{"word": "hi"}"#, &ctx)
+        .for_model()
         .await;
     assert!(ok.success);
     assert_eq!(ok.audit.outcome.as_deref(), Some("ok"));
@@ -606,7 +624,10 @@ async fn durations_are_rounded_to_the_microsecond() {
             .call("hostile.mirror", r#"{"value": [1, 2]}"#, &ctx)
             .await;
         durations.push(ok.unwrap().audit.duration_ms.unwrap());
-        let failed = registry.call_for_model("hostile.mirror", "[]", &ctx).await;
+        let failed = registry
+            .call("hostile.mirror", "[]", &ctx)
+            .for_model()
+            .await;
         durations.push(failed.audit.duration_ms.unwrap());
     }
     durations.extend(records.0.lock().unwrap().iter().map(|r| r.duration_ms));
@@ -691,13 +712,13 @@ proptest! {
 
 #[test]
 fn the_catalog_shows_a_declared_argument_limit_and_not_the_default() {
-    let catalog = Registry::global().catalog().json();
+    let catalog = Registry::global().catalog(Listing::every()).json();
     let tools = catalog["tools"].as_array().unwrap();
     let metadata =
         |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["metadata"].clone();
     assert_eq!(metadata("hostile.echo")["max_args_bytes"], 64);
     assert_eq!(metadata("hostile.echo")["module"], "hostile");
     assert!(metadata("hostile.mirror").get("max_args_bytes").is_none());
-    let page = Registry::global().catalog().html();
+    let page = Registry::global().catalog(Listing::every()).html();
     assert!(page.contains("<dt>Arguments</dt><dd>up to 64 bytes</dd>"));
 }

@@ -13,9 +13,11 @@ use std::path::PathBuf;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tool_registry::ToolSpec;
 use tool_registry::format::Provider;
 use tool_registry::parse::{self, Options, ToolList};
-use tool_registry::spec::{MAX_SCHEMA_NODES, SpecError, ToolSpec};
+use tool_registry::spec::ToolHandler;
+use tool_registry::spec::{MAX_SCHEMA_NODES, SpecError};
 use tool_registry::{Ctx, Registry, Scope, tool};
 
 /// `depth` definitions, each an `anyOf` of `k` `$ref`s to the next, the last a string.
@@ -141,9 +143,10 @@ fn registered(strict: bool) -> Registry {
             .build()
             .unwrap();
         registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-                Ok::<_, String>(args)
-            })
+            .register(
+                spec,
+                ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+            )
             .unwrap();
     }
     registry
@@ -243,7 +246,7 @@ fn every_provider_lists_the_hostile_shapes_with_a_bounded_definition() {
     let scope = Scope::trusted();
     for registry in [compiled(false), registered(false)] {
         for provider in Provider::ALL {
-            let list = registry.tools_for(provider, &scope).to_value();
+            let list = registry.provider_tools(provider, &scope).to_value();
             let bytes = list.to_string().len();
             assert!(bytes < 1 << 20, "{provider:?}: {bytes} bytes");
             if provider == Provider::Gemini {
@@ -263,7 +266,7 @@ fn every_provider_lists_the_hostile_shapes_with_a_bounded_definition() {
             }
             // Strict mode: OpenAI's keeps `$ref`s as they are; Anthropic's refuses recursion or
             // a schema past the budget, and names the tool and the place.
-            match (provider, registry.tools_for_strict(provider, &scope)) {
+            match (provider, registry.provider_tools(provider.strict(), &scope)) {
                 (Provider::Anthropic, Err(error)) => {
                     assert!(error.tool.starts_with("compiled."), "{error}");
                     assert!(error.path.starts_with("/$defs/"), "{error}");

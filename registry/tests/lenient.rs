@@ -7,6 +7,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, ToolError, ToolSpec, tool};
 
 /// Where to look. No `deny_unknown_fields`: the registry refuses unknown keys here anyway.
@@ -188,9 +189,10 @@ async fn a_run_time_tool_reads_the_same_way() {
         .unwrap();
     for registry in [&lenient, &strict] {
         registry
-            .register_with_handler(spec.clone(), |args: Value, _ctx: Ctx| async move {
-                Ok::<_, String>(args)
-            })
+            .register(
+                spec.clone(),
+                ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+            )
             .unwrap();
     }
     let ctx = Ctx::new();
@@ -223,9 +225,10 @@ async fn a_run_time_tool_reads_the_same_way() {
         .build()
         .unwrap();
     lenient
-        .register_with_handler(open, |args: Value, _ctx: Ctx| async move {
-            Ok::<_, String>(args)
-        })
+        .register(
+            open,
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+        )
         .unwrap();
     let sent = r#"{"item": {"sku": "a1", "extra": 1}, "more": true}"#;
     let result = lenient.call("shop.open", sent, &ctx).await.unwrap();

@@ -7,12 +7,13 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::TryRecvError;
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::audit::{AuditRecord, AuditSink};
+use tool_registry::format::Provider;
 use tool_registry::gate::{Decision, Gate, async_trait};
 use tool_registry::registry::Selector;
-use tool_registry::spec::{
-    Origin, RegisterError, RegistryChange, SpecError, ToolHandler, ToolSpec,
-};
+use tool_registry::spec::{Origin, RegisterError, RegistryChange, SpecError, ToolHandler};
 use tool_registry::{Ctx, Permission, Registry, Scope, Tool, ToolError, tool};
 
 /// Answer with the same text.
@@ -53,8 +54,9 @@ fn city() -> Value {
 
 fn names(registry: &Registry, include_disabled: bool) -> Vec<String> {
     registry
-        .list(include_disabled)
+        .registrations()
         .into_iter()
+        .filter(|r| include_disabled || r.enabled)
         .map(|r| r.tool.name().to_owned())
         .collect()
 }
@@ -75,7 +77,7 @@ fn a_new_name_is_registered_enabled_and_stamped() {
     let registry = registry();
     let before = SystemTime::now();
     let registration = registry
-        .register(spec("weather", Some("1.0.0"), city()))
+        .register(spec("weather", Some("1.0.0"), city()), None)
         .unwrap();
     let after = SystemTime::now();
     assert!(registration.enabled);
@@ -85,7 +87,12 @@ fn a_new_name_is_registered_enabled_and_stamped() {
     assert!(!tool.is_linked() && !tool.has_handler());
     let at = tool.created_at().unwrap();
     assert!(before <= at && at <= after, "{at:?}");
-    assert!(registry.get("weather").unwrap().same(tool));
+    assert!(
+        registry
+            .get("weather", Listing::every())
+            .unwrap()
+            .same(tool)
+    );
     assert!(registry.registration("weather").unwrap().enabled);
 }
 
@@ -94,11 +101,11 @@ fn an_identical_spec_returns_the_registration_unchanged() {
     let registry = registry();
     let mut changes = registry.subscribe();
     let first = registry
-        .register(spec("weather", Some("1.0.0"), city()))
+        .register(spec("weather", Some("1.0.0"), city()), None)
         .unwrap();
     std::thread::sleep(Duration::from_millis(2));
     let again = registry
-        .register(spec("weather", Some("1.0.0"), city()))
+        .register(spec("weather", Some("1.0.0"), city()), None)
         .unwrap();
     assert!(again.tool.same(&first.tool), "the same registration");
     assert_eq!(again.tool.created_at(), first.tool.created_at());
@@ -117,12 +124,12 @@ fn another_version_replaces_and_switches_on() {
     let registry = registry();
     let mut changes = registry.subscribe();
     let first = registry
-        .register(spec("weather", Some("1.0.0"), city()))
+        .register(spec("weather", Some("1.0.0"), city()), None)
         .unwrap();
-    registry.set_enabled("weather", false).unwrap();
+    registry.disable(Selector::name("weather"));
     std::thread::sleep(Duration::from_millis(2));
     let second = registry
-        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])), None)
         .unwrap();
     assert!(!second.tool.same(&first.tool));
     assert!(
@@ -130,7 +137,10 @@ fn another_version_replaces_and_switches_on() {
         "a replacement is a new registration, switched on"
     );
     assert!(second.tool.created_at() > first.tool.created_at());
-    assert_eq!(registry.get("weather").unwrap().version(), Some("2.0.0"));
+    assert_eq!(
+        registry.get("weather", Listing::every()).unwrap().version(),
+        Some("2.0.0")
+    );
     assert_eq!(
         drain(&mut changes),
         [
@@ -156,10 +166,10 @@ fn another_version_replaces_and_switches_on() {
 fn the_same_version_with_another_spec_is_refused_with_advice() {
     let registry = registry();
     registry
-        .register(spec("weather", Some("2.0.0"), city()))
+        .register(spec("weather", Some("2.0.0"), city()), None)
         .unwrap();
     let error = registry
-        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])), None)
         .unwrap_err();
     assert_eq!(
         error,
@@ -174,7 +184,11 @@ fn the_same_version_with_another_spec_is_refused_with_advice() {
         "{message}"
     );
     assert_eq!(
-        registry.get("weather").unwrap().input_schema().as_value(),
+        registry
+            .get("weather", Listing::every())
+            .unwrap()
+            .input_schema()
+            .as_value(),
         &city(),
         "the registered spec is unchanged"
     );
@@ -184,18 +198,24 @@ fn the_same_version_with_another_spec_is_refused_with_advice() {
 fn two_unversioned_specs_have_the_same_version() {
     let registry = registry();
     registry
-        .register(spec(
-            "example",
+        .register(
+            spec(
+                "example",
+                None,
+                object(json!({ "a": { "type": "string" } }), &[]),
+            ),
             None,
-            object(json!({ "a": { "type": "string" } }), &[]),
-        ))
+        )
         .unwrap();
     let error = registry
-        .register(spec(
-            "example",
+        .register(
+            spec(
+                "example",
+                None,
+                object(json!({ "b": { "type": "number" } }), &[]),
+            ),
             None,
-            object(json!({ "b": { "type": "number" } }), &[]),
-        ))
+        )
         .unwrap_err();
     assert_eq!(
         error,
@@ -211,16 +231,19 @@ fn two_unversioned_specs_have_the_same_version() {
     );
     // A version makes the update possible.
     let updated = registry
-        .register(spec(
-            "example",
-            Some("1.0.0"),
-            object(json!({ "b": { "type": "number" } }), &[]),
-        ))
+        .register(
+            spec(
+                "example",
+                Some("1.0.0"),
+                object(json!({ "b": { "type": "number" } }), &[]),
+            ),
+            None,
+        )
         .unwrap();
     assert_eq!(updated.tool.version(), Some("1.0.0"));
     // No version is below every version: going back to none is a downgrade.
     let back = registry
-        .register(spec("example", None, object(json!({}), &[])))
+        .register(spec("example", None, object(json!({}), &[])), None)
         .unwrap_err();
     assert_eq!(
         back,
@@ -230,27 +253,35 @@ fn two_unversioned_specs_have_the_same_version() {
             given: None
         }
     );
-    assert_eq!(registry.get("example").unwrap().version(), Some("1.0.0"));
+    assert_eq!(
+        registry.get("example", Listing::every()).unwrap().version(),
+        Some("1.0.0")
+    );
 }
 
 #[test]
 fn compiled_and_run_time_tools_list_together_sorted_and_switch_alike() {
     let registry = registry();
-    registry.register(spec("zeta", None, city())).unwrap();
-    registry.register(spec("alpha", None, city())).unwrap();
-    registry.register(spec("math.sub", None, city())).unwrap();
+    registry.register(spec("zeta", None, city()), None).unwrap();
+    registry
+        .register(spec("alpha", None, city()), None)
+        .unwrap();
+    registry
+        .register(spec("math.sub", None, city()), None)
+        .unwrap();
     let all = names(&registry, true);
     assert_eq!(all, ["alpha", "math.add", "math.sub", "util.ping", "zeta"]);
     assert_eq!(
         registry
-            .all_tools()
+            .tools(Listing::every())
+            .iter()
             .map(|t| t.name().to_owned())
             .collect::<Vec<_>>(),
         all
     );
 
-    registry.set_enabled("alpha", false).unwrap();
-    registry.set_enabled("ping", false).unwrap();
+    assert_eq!(registry.disable(Selector::name("alpha")), 1);
+    assert_eq!(registry.disable(Selector::name("ping")), 1);
     assert_eq!(names(&registry, false), ["math.add", "math.sub", "zeta"]);
     assert_eq!(
         names(&registry, true),
@@ -267,14 +298,21 @@ fn compiled_and_run_time_tools_list_together_sorted_and_switch_alike() {
 }
 
 #[test]
-fn set_enabled_is_idempotent_and_refuses_unknown_names() {
+fn switches_are_idempotent_and_cover_no_unknown_name() {
     let registry = registry();
-    registry.register(spec("weather", None, city())).unwrap();
+    registry
+        .register(spec("weather", None, city()), None)
+        .unwrap();
     let mut changes = registry.subscribe();
-    assert!(!registry.set_enabled("weather", false).unwrap().enabled);
-    assert!(!registry.set_enabled("weather", false).unwrap().enabled);
-    assert!(registry.set_enabled("weather", true).unwrap().enabled);
-    assert!(registry.set_enabled("weather", true).unwrap().enabled);
+    let enabled = |name| registry.registration(name).unwrap().enabled;
+    assert_eq!(registry.disable(Selector::name("weather")), 1);
+    assert!(!enabled("weather"));
+    assert_eq!(registry.disable(Selector::name("weather")), 1);
+    assert!(!enabled("weather"));
+    assert_eq!(registry.enable(Selector::name("weather")), 1);
+    assert!(enabled("weather"));
+    assert_eq!(registry.enable(Selector::name("weather")), 1);
+    assert!(enabled("weather"));
     assert_eq!(
         drain(&mut changes),
         [
@@ -287,16 +325,11 @@ fn set_enabled_is_idempotent_and_refuses_unknown_names() {
         ],
         "a switch that changes nothing publishes nothing"
     );
-    let error = registry.set_enabled("nope", true).unwrap_err();
-    assert_eq!(
-        error,
-        RegisterError::UnknownTool {
-            name: "nope".into()
-        }
-    );
+    assert_eq!(registry.enable(Selector::name("nope")), 0);
+    assert!(registry.registration("nope").is_none());
     // Compiled tools switch too, by name or alias.
-    assert!(!registry.set_enabled("ping", false).unwrap().enabled);
-    assert!(!registry.registration("util.ping").unwrap().enabled);
+    assert_eq!(registry.disable(Selector::name("ping")), 1);
+    assert!(!enabled("util.ping"));
 }
 
 #[test]
@@ -309,6 +342,7 @@ fn switches_by_tag_and_category_publish_the_tools_they_turn() {
                 .category("math")
                 .build()
                 .unwrap(),
+            None,
         )
         .unwrap();
     let mut changes = registry.subscribe();
@@ -338,7 +372,9 @@ fn switches_by_tag_and_category_publish_the_tools_they_turn() {
 #[tokio::test]
 async fn remove_is_idempotent_and_leaves_compiled_tools_alone() {
     let registry = registry();
-    registry.register(spec("weather", None, city())).unwrap();
+    registry
+        .register(spec("weather", None, city()), None)
+        .unwrap();
     let mut changes = registry.subscribe();
     let removed = registry.remove("weather").unwrap().unwrap();
     assert_eq!(removed.tool.name(), "weather");
@@ -350,7 +386,7 @@ async fn remove_is_idempotent_and_leaves_compiled_tools_alone() {
             tool: "weather".into()
         }]
     );
-    assert!(registry.get("weather").is_none());
+    assert!(registry.get("weather", Listing::every()).is_none());
     let error = registry
         .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
         .await
@@ -360,9 +396,9 @@ async fn remove_is_idempotent_and_leaves_compiled_tools_alone() {
     for name in ["util.ping", "ping"] {
         let error = registry.remove(name).unwrap_err();
         assert!(matches!(error, RegisterError::Compiled { .. }), "{error}");
-        assert!(error.to_string().contains("set_enabled"), "{error}");
+        assert!(error.to_string().contains("Registry::disable"), "{error}");
     }
-    assert!(registry.get("util.ping").is_some());
+    assert!(registry.get("util.ping", Listing::every()).is_some());
 }
 
 #[test]
@@ -370,7 +406,7 @@ fn a_run_time_spec_cannot_take_a_compiled_name_or_alias() {
     let registry = registry();
     for name in ["util.ping", "ping", "math.add"] {
         let error = registry
-            .register(spec(name, Some("9.0.0"), city()))
+            .register(spec(name, Some("9.0.0"), city()), None)
             .unwrap_err();
         let RegisterError::Compiled { name: taken, at } = &error else {
             panic!("{error}");
@@ -383,13 +419,20 @@ fn a_run_time_spec_cannot_take_a_compiled_name_or_alias() {
         );
         assert!(error.to_string().contains("choose another name"), "{error}");
     }
-    assert!(registry.get("util.ping").unwrap().is_linked());
+    assert!(
+        registry
+            .get("util.ping", Listing::every())
+            .unwrap()
+            .is_linked()
+    );
 }
 
 #[tokio::test]
 async fn a_spec_without_a_handler_is_listed_and_answers_with_a_typed_error() {
     let registry = registry();
-    registry.register(spec("weather", None, city())).unwrap();
+    registry
+        .register(spec("weather", None, city()), None)
+        .unwrap();
     assert!(names(&registry, false).contains(&"weather".to_owned()));
     let error = registry
         .call("weather", r#"{"city": "Oslo"}"#, &Ctx::new())
@@ -423,9 +466,12 @@ async fn run_time_arguments_are_validated_by_their_schema_with_a_json_path() {
         "additionalProperties": false
     });
     registry
-        .register_with_handler(spec("basket", None, schema), |args, _ctx| async move {
-            Ok::<_, String>(args["items"].as_array().map_or(0, Vec::len))
-        })
+        .register(
+            spec("basket", None, schema),
+            ToolHandler::new(|args, _ctx| async move {
+                Ok::<_, String>(args["items"].as_array().map_or(0, Vec::len))
+            }),
+        )
         .unwrap();
     let ctx = Ctx::new();
     let ok = registry
@@ -517,47 +563,55 @@ async fn run_time_tools_go_through_every_gate() {
             .unwrap()
     };
     registry
-        .register_with_handler(
+        .register(
             spec_with("admin.only", |b| b.permission(Permission::Admin)),
-            echo,
+            ToolHandler::new(echo),
         )
         .unwrap();
     registry
-        .register_with_handler(spec_with("once", |b| b.daily_limit(1)), echo)
+        .register(
+            spec_with("once", |b| b.daily_limit(1)),
+            ToolHandler::new(echo),
+        )
         .unwrap();
     registry
-        .register_with_handler(spec_with("gated", |b| b.requires_gate(true)), echo)
+        .register(
+            spec_with("gated", |b| b.requires_gate(true)),
+            ToolHandler::new(echo),
+        )
         .unwrap();
     registry
-        .register_with_handler(
+        .register(
             spec_with("confirm", |b| b.requires_confirmation(true)),
-            echo,
+            ToolHandler::new(echo),
         )
         .unwrap();
     registry
-        .register_with_handler(
+        .register(
             spec_with("slow", |b| b.timeout(Duration::from_millis(30))),
-            |_args: Value, _ctx: Ctx| async move {
+            ToolHandler::new(|_args: Value, _ctx: Ctx| async move {
                 tokio::time::sleep(Duration::from_secs(5)).await;
                 Ok::<_, String>("late")
-            },
+            }),
         )
         .unwrap();
     registry
-        .register_with_handler(
+        .register(
             spec_with("boom", |b| b),
-            |_args: Value, _ctx: Ctx| async move {
+            ToolHandler::new(|_args: Value, _ctx: Ctx| async move {
                 if true {
                     panic!("the handler broke");
                 }
                 Ok::<_, String>(())
-            },
+            }),
         )
         .unwrap();
     registry
-        .register_with_handler(
+        .register(
             spec_with("fails", |b| b),
-            |_args: Value, _ctx: Ctx| async move { Err::<(), _>("the service is down") },
+            ToolHandler::new(|_args: Value, _ctx: Ctx| async move {
+                Err::<(), _>("the service is down")
+            }),
         )
         .unwrap();
 
@@ -568,7 +622,7 @@ async fn run_time_tools_go_through_every_gate() {
     // Scope: hidden from a guest exactly like an unknown tool.
     let hidden = registry.call("admin.only", "{}", &guest).await.unwrap_err();
     assert_eq!(hidden.code(), "unknown_tool");
-    assert!(registry.get_for("admin.only", guest.scope()).is_none());
+    assert!(registry.get("admin.only", guest.scope()).is_none());
     assert!(
         registry
             .call("admin.only", "{}", &admin)
@@ -656,9 +710,10 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
                 .tags(["arith"])
                 .build()
                 .unwrap(),
+            None,
         )
         .unwrap();
-    let openai = registry.openai_tools(&Scope::trusted());
+    let openai = registry.provider_tools(Provider::OpenAi, &Scope::trusted());
     let listed: Vec<&str> = openai
         .as_array()
         .unwrap()
@@ -675,14 +730,14 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     assert_eq!(mul["parameters"]["required"], json!(["a", "b"]));
     assert_eq!(
         registry
-            .openai_tools(tool_registry::registry::Listing::every())
+            .provider_tools(Provider::OpenAi, tool_registry::Listing::every())
             .as_array()
             .unwrap()
             .len(),
         3
     );
 
-    let catalog = registry.catalog().json();
+    let catalog = registry.catalog(Listing::every()).json();
     let docs = catalog["tools"].as_array().unwrap();
     let names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["math.add", "math.mul", "util.ping"]);
@@ -694,7 +749,7 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     assert_eq!(mul["output_schema"], json!({ "type": "number" }));
     assert!(mul.get("source").is_none() && mul["registered_at"].is_string());
     assert_eq!(docs[0]["source"]["file"], "registry/tests/lifecycle.rs");
-    let markdown = registry.catalog().markdown();
+    let markdown = registry.catalog(Listing::every()).markdown();
     assert!(markdown.contains("## `math.mul`"), "{markdown}");
     assert!(markdown.contains("registered at run time"), "{markdown}");
 
@@ -706,7 +761,7 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     assert_eq!(parsed.calls[0].name, "math.mul");
     let guest = Scope::guest();
     let as_guest = registry.scoped(&guest);
-    registry.set_enabled("math.mul", false).unwrap();
+    registry.disable(Selector::name("math.mul"));
     let parsed = tool_registry::parse::any(output, &registry.scoped(&Scope::guest()));
     assert!(parsed.calls.is_empty() && parsed.unknown.len() == 1);
     // A scoped view keeps the tools it was made with.
@@ -717,14 +772,14 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
 async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name() {
     let first = registry();
     first
-        .register_with_handler(
+        .register(
             spec("weather", Some("1.0.0"), city()),
-            |args: Value, _ctx: Ctx| async move {
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move {
                 Ok::<_, String>(json!({ "city": args["city"], "temp": 21 }))
-            },
+            }),
         )
         .unwrap();
-    first.register(spec("orphan", None, city())).unwrap();
+    first.register(spec("orphan", None, city()), None).unwrap();
     first
         .register(
             ToolSpec::builder("gated.thing")
@@ -734,10 +789,11 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
                 .tags(["x"])
                 .build()
                 .unwrap(),
+            None,
         )
         .unwrap();
-    first.set_enabled("gated.thing", false).unwrap();
-    first.set_enabled("util.ping", false).unwrap();
+    first.disable(Selector::name("gated.thing"));
+    first.disable(Selector::name("util.ping"));
     let snapshot = first.snapshot();
     let text = serde_json::to_string_pretty(&snapshot).unwrap();
     let read: tool_registry::spec::RegistrySnapshot = serde_json::from_str(&text).unwrap();
@@ -771,11 +827,13 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
         )
         .build()
         .unwrap();
-    second.register(spec("leftover", None, city())).unwrap();
+    second
+        .register(spec("leftover", None, city()), None)
+        .unwrap();
     let mut changes = second.subscribe();
     second.restore(&read).unwrap();
     assert_eq!(second.snapshot(), snapshot, "the round trip is exact");
-    assert!(second.get("leftover").is_none());
+    assert!(second.get("leftover", Listing::every()).is_none());
     let published = drain(&mut changes);
     assert!(published.contains(&RegistryChange::Removed {
         tool: "leftover".into()
@@ -798,9 +856,9 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
     // Restoring into the registry it came from keeps its handlers.
     first.remove("weather").unwrap();
     first
-        .register_with_handler(
+        .register(
             spec("weather", Some("0.9.0"), city()),
-            |_: Value, _: Ctx| async { Ok::<_, String>("older") },
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("older") }),
         )
         .unwrap();
     first.restore(&read).unwrap();
@@ -815,7 +873,7 @@ async fn a_snapshot_round_trips_through_json_and_handlers_are_reattached_by_name
 #[test]
 fn a_snapshot_that_does_not_fit_changes_nothing() {
     let registry = registry();
-    registry.register(spec("kept", None, city())).unwrap();
+    registry.register(spec("kept", None, city()), None).unwrap();
     let mut snapshot = registry.snapshot();
     // A run-time spec under a compiled name.
     let mut shadow = snapshot.tools[0].clone();
@@ -844,21 +902,21 @@ fn a_snapshot_that_does_not_fit_changes_nothing() {
 async fn hostile_calls_of_run_time_tools_meet_the_same_limits() {
     let registry = registry();
     registry
-        .register_with_handler(
+        .register(
             spec("any.value", None, object(json!({}), &[])),
-            |args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) },
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
         )
         .unwrap();
     registry
-        .register_with_handler(
+        .register(
             spec("sync.panic", None, object(json!({}), &[])),
-            |_args: Value, _ctx: Ctx| {
+            ToolHandler::new(|_args: Value, _ctx: Ctx| {
                 panic!("before any future");
                 #[allow(unreachable_code)]
                 async move {
                     Ok::<_, String>(())
                 }
-            },
+            }),
         )
         .unwrap();
     let ctx = Ctx::new();
@@ -904,9 +962,9 @@ async fn the_module_rule_applies_to_run_time_tools() {
     let registry = registry();
     for name in ["geo.nearby", "shop.buy"] {
         registry
-            .register_with_handler(
+            .register(
                 spec(name, None, object(json!({}), &[])),
-                |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+                ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ok") }),
             )
             .unwrap();
     }
@@ -967,11 +1025,11 @@ fn only_a_greater_version_replaces_a_spec() {
     let registry = registry();
     let schema = |key: &str| object(json!({ key: { "type": "string" } }), &[]);
     registry
-        .register(spec("weather", Some("9.0.0"), schema("a")))
+        .register(spec("weather", Some("9.0.0"), schema("a")), None)
         .unwrap();
     // Compared as versions, not as text: 10 > 9.
     registry
-        .register(spec("weather", Some("10.0.0"), schema("b")))
+        .register(spec("weather", Some("10.0.0"), schema("b")), None)
         .unwrap();
     for (older, given) in [
         (Some("9.9.9"), Some("9.9.9")),
@@ -979,7 +1037,7 @@ fn only_a_greater_version_replaces_a_spec() {
         (None, None),
     ] {
         let error = registry
-            .register(spec("weather", older, schema("c")))
+            .register(spec("weather", older, schema("c")), None)
             .unwrap_err();
         assert_eq!(
             error,
@@ -997,13 +1055,13 @@ fn only_a_greater_version_replaces_a_spec() {
     }
     // Build metadata is not compared: the same version.
     let error = registry
-        .register(spec("weather", Some("10.0.0+other"), schema("c")))
+        .register(spec("weather", Some("10.0.0+other"), schema("c")), None)
         .unwrap_err();
     assert!(
         matches!(error, RegisterError::SameVersion { .. }),
         "{error}"
     );
-    let registered = registry.get("weather").unwrap();
+    let registered = registry.get("weather", Listing::every()).unwrap();
     assert_eq!(registered.version(), Some("10.0.0"), "unchanged");
     assert!(
         registered.input_schema().as_value()["properties"]
@@ -1013,9 +1071,12 @@ fn only_a_greater_version_replaces_a_spec() {
     // Going back on purpose: remove, then register the older spec.
     registry.remove("weather").unwrap();
     registry
-        .register(spec("weather", Some("9.0.0"), schema("a")))
+        .register(spec("weather", Some("9.0.0"), schema("a")), None)
         .unwrap();
-    assert_eq!(registry.get("weather").unwrap().version(), Some("9.0.0"));
+    assert_eq!(
+        registry.get("weather", Listing::every()).unwrap().version(),
+        Some("9.0.0")
+    );
 }
 
 #[test]
@@ -1027,7 +1088,9 @@ fn a_name_that_differs_only_in_case_is_refused() {
         ("PING", "ping"),
         ("util__PING", "util__ping"),
     ] {
-        let error = registry.register(spec(name, None, city())).unwrap_err();
+        let error = registry
+            .register(spec(name, None, city()), None)
+            .unwrap_err();
         assert_eq!(
             error,
             RegisterError::CaseClash {
@@ -1044,15 +1107,17 @@ fn a_name_that_differs_only_in_case_is_refused() {
     }
     // The same name exactly is still the compiled tool's.
     assert!(matches!(
-        registry.register(spec("math.add", None, city())),
+        registry.register(spec("math.add", None, city()), None),
         Err(RegisterError::Compiled { .. })
     ));
     // From another run-time tool, by name or by wire name.
     registry
-        .register(spec("weather.now", None, city()))
+        .register(spec("weather.now", None, city()), None)
         .unwrap();
     for name in ["Weather.Now", "WEATHER__now"] {
-        let error = registry.register(spec(name, None, city())).unwrap_err();
+        let error = registry
+            .register(spec(name, None, city()), None)
+            .unwrap_err();
         assert!(
             matches!(&error, RegisterError::CaseClash { other, compiled: false, .. }
                 if other.eq_ignore_ascii_case(name)),
@@ -1069,11 +1134,11 @@ fn a_name_that_differs_only_in_case_is_refused() {
 fn restore_refuses_names_that_differ_only_in_case_and_may_roll_versions_back() {
     let registry = registry();
     registry
-        .register(spec("weather", Some("1.0.0"), city()))
+        .register(spec("weather", Some("1.0.0"), city()), None)
         .unwrap();
     let older = registry.snapshot();
     registry
-        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])))
+        .register(spec("weather", Some("2.0.0"), object(json!({}), &[])), None)
         .unwrap();
 
     // Two run-time tools whose names differ only in case.
@@ -1101,9 +1166,15 @@ fn restore_refuses_names_that_differ_only_in_case_and_may_roll_versions_back() {
         registry.restore(&snapshot),
         Err(RegisterError::CaseClash { compiled: true, .. })
     ));
-    assert_eq!(registry.get("weather").unwrap().version(), Some("2.0.0"));
+    assert_eq!(
+        registry.get("weather", Listing::every()).unwrap().version(),
+        Some("2.0.0")
+    );
 
     // A restore sets the whole state: an older snapshot rolls the version back.
     registry.restore(&older).unwrap();
-    assert_eq!(registry.get("weather").unwrap().version(), Some("1.0.0"));
+    assert_eq!(
+        registry.get("weather", Listing::every()).unwrap().version(),
+        Some("1.0.0")
+    );
 }

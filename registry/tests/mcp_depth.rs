@@ -3,8 +3,10 @@
 //! the tool still reads its whole arguments.
 
 use serde_json::{Value, json};
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::format::Provider;
-use tool_registry::spec::{MAX_SCHEMA_DEPTH, ToolSpec};
+use tool_registry::spec::MAX_SCHEMA_DEPTH;
 use tool_registry::{Ctx, Registry, Scope, tool};
 
 /// Lists nested 33 deep: one schema per level, more levels than the bound.
@@ -39,7 +41,7 @@ fn depth(schema: &Value) -> usize {
 async fn a_compiled_schema_deeper_than_the_bound_is_cut_in_its_mcp_definition() {
     let registry = Registry::builder().log_annotations(false).build().unwrap();
     let full = registry
-        .get("grid.count")
+        .get("grid.count", Listing::every())
         .unwrap()
         .input_schema()
         .as_value()
@@ -49,7 +51,7 @@ async fn a_compiled_schema_deeper_than_the_bound_is_cut_in_its_mcp_definition() 
         "the fixture nests deeper than the bound"
     );
 
-    let tools = registry.tools_for(Provider::Mcp, &Scope::trusted());
+    let tools = registry.provider_tools(Provider::Mcp, &Scope::trusted());
     let schema = &tools.as_array().unwrap()[0]["inputSchema"];
     assert_eq!(depth(schema), MAX_SCHEMA_DEPTH);
     jsonschema::draft202012::meta::validate(schema).unwrap();

@@ -6,7 +6,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use serde_json::{Value, json};
-use tool_registry::spec::ToolSpec;
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
+use tool_registry::format::Provider;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, tool};
 
 /// The system allocator, counting the bytes it holds.
@@ -60,13 +63,14 @@ fn cycle(registry: &Registry, i: usize) {
         .build()
         .unwrap();
     let registration = registry
-        .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-            Ok::<_, String>(args)
-        })
+        .register(
+            spec,
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+        )
         .unwrap();
     // Used the way an application uses a tool: looked up, listed, formatted, called.
-    assert!(registry.get(&name).is_some());
-    let _ = registry.openai_tools(tool_registry::registry::Listing::every());
+    assert!(registry.get(&name, Listing::every()).is_some());
+    let _ = registry.provider_tools(Provider::OpenAi, tool_registry::Listing::every());
     let _ = registration.tool.input_schema();
     if i.is_multiple_of(100) {
         let ctx = Ctx::new();

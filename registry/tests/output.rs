@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
+use tool_registry::Listing;
 use tool_registry::format::Provider;
 use tool_registry::{Ctx, Registry, Scope, ToolCall, tool};
 
@@ -38,7 +39,7 @@ fn plain() -> Forecast {
 #[tokio::test]
 async fn a_declared_output_schema_reaches_the_catalog_mcp_and_results() {
     let registry = Registry::builder().log_annotations(false).build().unwrap();
-    let tool = registry.get("weather.now").unwrap();
+    let tool = registry.get("weather.now", Listing::every()).unwrap();
     let schema = tool.output_schema().expect("declared");
     assert_eq!(schema["type"], "object");
     assert_eq!(
@@ -48,13 +49,13 @@ async fn a_declared_output_schema_reaches_the_catalog_mcp_and_results() {
     assert_eq!(schema["required"], json!(["celsius", "sky"]));
     assert!(
         registry
-            .get("weather.plain")
+            .get("weather.plain", Listing::every())
             .unwrap()
             .output_schema()
             .is_none()
     );
 
-    let catalog = registry.catalog().json();
+    let catalog = registry.catalog(Listing::every()).json();
     let docs = catalog["tools"].as_array().unwrap();
     let now = docs.iter().find(|d| d["name"] == "weather.now").unwrap();
     assert_eq!(&now["output_schema"], schema);
@@ -66,7 +67,7 @@ async fn a_declared_output_schema_reaches_the_catalog_mcp_and_results() {
             .is_none()
     );
 
-    let mcp = registry.tools_for(Provider::Mcp, &Scope::trusted());
+    let mcp = registry.provider_tools(Provider::Mcp, &Scope::trusted());
     let listed = mcp.as_array().unwrap();
     assert_eq!(listed[0]["name"], "weather.now");
     assert_eq!(&listed[0]["outputSchema"], schema);

@@ -15,8 +15,8 @@ mod kb;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_registry::Listing;
 use tool_registry::parse::{self, ToolSet};
-use tool_registry::registry::Listing;
 use tool_registry::{Registry, tool};
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +170,8 @@ fn registry() -> &'static Registry {
 fn the_registry_gives_the_schemas_and_tags_of_the_parsers_twin_list() {
     let twin: Value = serde_json::from_str(&kb::case_file("kb_tools.json")).unwrap();
     let ours: Vec<Value> = registry()
-        .all_tools()
+        .tools(Listing::every())
+        .into_iter()
         .map(|t| json!({ "name": t.name(), "parameters": t.input_schema().as_value() }))
         .collect();
     assert_eq!(
@@ -179,7 +180,8 @@ fn the_registry_gives_the_schemas_and_tags_of_the_parsers_twin_list() {
         "the tools here changed: write their schemas to parse/tests/cases/kb_tools.json"
     );
     let tags: Vec<_> = registry()
-        .all_tools()
+        .tools(Listing::every())
+        .into_iter()
         .filter_map(|t| Some((t.name().to_owned(), *t.tag()?, t.strip_from_display())))
         .collect();
     let twin_tags: Vec<_> = kb::KB_TAGS
@@ -237,12 +239,12 @@ fn prompt_block_lists_the_tag_tools() {
          - `SOURCE: [description]`: Archive source material contributed by a user.\n"
     );
     let hidden_only = registry().prompt_block(
-        Listing::every().keep(&|def| def.strip_from_display() && def.name() != "rate"),
+        Listing::every().keep(|def| def.strip_from_display() && def.name() != "rate"),
     );
     assert!(hidden_only.contains("The user does not see these lines."));
     assert!(!hidden_only.contains("NOTE") && !hidden_only.contains("RATE"));
     assert_eq!(
-        registry().prompt_block(Listing::every().keep(&|_| false)),
+        registry().prompt_block(Listing::every().keep(|_| false)),
         ""
     );
     assert_eq!(

@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_registry::{Ctx, Registry, State, ToolError, ToolResult, tool};
+use tool_registry::{Ctx, Listing, Registry, State, ToolError, ToolResult, format, tool};
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -375,19 +375,23 @@ async fn missing_state_is_a_misconfiguration_not_a_panic() {
 #[test]
 fn metadata_is_stored_as_declared() {
     let registry = registry();
-    let names: Vec<_> = registry.all_tools().map(|t| t.name().to_owned()).collect();
+    let names: Vec<_> = registry
+        .tools(Listing::every())
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
     let mut sorted = names.clone();
     sorted.sort_unstable();
     assert_eq!(names, sorted);
     assert_eq!(
         registry
-            .get("learn")
+            .get("learn", Listing::every())
             .map(|t| t.name().to_owned())
             .as_deref(),
         Some("learning")
     );
 
-    let learning = registry.get("learning").unwrap();
+    let learning = registry.get("learning", Listing::every()).unwrap();
     assert_eq!(
         learning.short_description(),
         "Record a correction or a new fact from the conversation."
@@ -403,24 +407,24 @@ fn metadata_is_stored_as_declared() {
     assert!(learning.strip_from_display());
     assert_eq!(learning.annotations().idempotent, Some(false));
 
-    let greet = registry.get("greet").unwrap();
+    let greet = registry.get("greet", Listing::every()).unwrap();
     assert_eq!(greet.cooldown(), Some(std::time::Duration::from_secs(90)));
     assert_eq!(greet.daily_limit(), Some(10));
     assert_eq!(greet.permission(), tool_registry::Permission::User);
     assert_eq!(greet.args()[0].name, "who");
     assert!(!greet.args()[1].required);
 
-    let vault = registry.get("vault").unwrap();
+    let vault = registry.get("vault", Listing::every()).unwrap();
     assert!(vault.requires_gate() && vault.sequential() && vault.defer_loading());
     assert_eq!(vault.annotations().destructive, Some(true));
     assert_eq!(vault.annotations().requires_confirmation, Some(true));
 
-    let nearby = registry.get("geo.nearby").unwrap();
+    let nearby = registry.get("geo.nearby", Listing::every()).unwrap();
     assert_eq!(nearby.module(), Some("geo"));
     assert_eq!(nearby.timeout(), Some(std::time::Duration::from_secs(10)));
     assert_eq!(nearby.source().unwrap().file, "registry/tests/registry.rs");
 
-    let note = registry.get("note").unwrap();
+    let note = registry.get("note", Listing::every()).unwrap();
     assert!(!note.strip_from_display());
     assert_eq!(note.tag().unwrap().groups, ["text"]);
 }
@@ -428,7 +432,10 @@ fn metadata_is_stored_as_declared() {
 #[test]
 fn schemas_are_2020_12_with_descriptions_defaults_and_required() {
     let registry = registry();
-    let schema = registry.input_schema("greet").unwrap();
+    let schema = registry
+        .get("greet", Listing::every())
+        .map(|tool| tool.input_schema().clone())
+        .unwrap();
     let schema = schema.as_value();
     assert_eq!(
         schema["$schema"],
@@ -438,35 +445,43 @@ fn schemas_are_2020_12_with_descriptions_defaults_and_required() {
     assert_eq!(schema["properties"]["who"]["description"], "Who to greet");
     assert_eq!(schema["properties"]["times"]["default"], 1);
     let (greet, again) = (
-        registry.get("greet").unwrap(),
-        registry.get("greet").unwrap(),
+        registry.get("greet", Listing::every()).unwrap(),
+        registry.get("greet", Listing::every()).unwrap(),
     );
     assert!(std::ptr::eq(greet.input_schema(), again.input_schema()));
     insta::assert_json_snapshot!(
         "learning_schema",
-        registry.input_schema("learning").unwrap()
+        registry
+            .get("learning", Listing::every())
+            .map(|tool| tool.input_schema().clone())
+            .unwrap()
     );
     insta::assert_json_snapshot!(
         "nearby_schema",
-        registry.input_schema("geo.nearby").unwrap()
+        registry
+            .get("geo.nearby", Listing::every())
+            .map(|tool| tool.input_schema().clone())
+            .unwrap()
     );
 }
 
 #[test]
-fn openai_tools_cover_every_tool_and_are_built_once() {
+fn provider_tools_cover_every_tool_and_are_built_once() {
     let registry = registry();
-    let all = registry.openai_tools(tool_registry::registry::Listing::every());
+    let all = registry.provider_tools(format::Provider::OpenAi, Listing::every());
     assert!(std::ptr::eq(
         all.json(),
         registry
-            .openai_tools(tool_registry::registry::Listing::every())
+            .provider_tools(format::Provider::OpenAi, Listing::every())
             .json()
     ));
     assert_eq!(all.as_array().unwrap().len(), registry.len());
     let trusted = tool_registry::Scope::trusted();
     let read_only = |t: &tool_registry::Tool| t.annotations().read_only == Some(true);
-    let only_read_only =
-        registry.openai_tools(tool_registry::registry::Listing::of(&trusted).keep(&read_only));
+    let only_read_only = registry.provider_tools(
+        format::Provider::OpenAi,
+        tool_registry::Listing::of(&trusted).keep(&read_only),
+    );
     insta::assert_json_snapshot!("openai_read_only", only_read_only);
     for entry in all.as_array().unwrap() {
         assert_eq!(entry["type"], "function");
@@ -478,8 +493,11 @@ fn openai_tools_cover_every_tool_and_are_built_once() {
 #[test]
 fn catalog_documents_every_tool() {
     let registry = registry();
-    insta::assert_snapshot!("catalog_markdown", registry.catalog().markdown());
-    let json = registry.catalog().json();
+    insta::assert_snapshot!(
+        "catalog_markdown",
+        registry.catalog(Listing::every()).markdown()
+    );
+    let json = registry.catalog(Listing::every()).json();
     let greet = json["tools"]
         .as_array()
         .unwrap()
@@ -496,7 +514,7 @@ fn catalog_documents_every_tool() {
 #[test]
 fn catalog_page_documents_every_tool() {
     let registry = registry();
-    let page = registry.catalog().html();
+    let page = registry.catalog(Listing::every()).html();
     // The style and the script are the same for every registry: the snapshot keeps the rest.
     let (head, rest) = page.split_once("<style>").unwrap();
     let (_, body) = rest.split_once("</style>").unwrap();
@@ -507,14 +525,16 @@ fn catalog_page_documents_every_tool() {
     );
     assert_eq!(
         page,
-        registry.catalog().html(),
+        registry.catalog(Listing::every()).html(),
         "the same registry, the same page"
     );
 }
 
 #[test]
 fn a_name_claimed_twice_is_reported_with_both_locations() {
-    let learning = Registry::global().get("learning").unwrap();
+    let learning = Registry::global()
+        .get("learning", Listing::every())
+        .unwrap();
     let error = match Registry::builder()
         .tool(learning.definition().unwrap())
         .build()

@@ -261,7 +261,8 @@ async fn invalid_arguments_are_an_error_span() {
     let registry = registry();
     let ctx = Ctx::trusted().with_user("span-invalid");
     let result = registry
-        .call_for_model("span.echo", r#"{"text": 5}"#, &ctx)
+        .call("span.echo", r#"{"text": 5}"#, &ctx)
+        .for_model()
         .await;
     assert!(!result.success);
 
@@ -378,7 +379,7 @@ async fn a_batch_call_with_an_id_carries_it() {
     let without_id = ToolCall::new("span.echo", json!({"text": "hi"}));
     let turn = tracing::info_span!("turn");
     let results = registry
-        .execute_all([with_id, without_id], &ctx)
+        .execute([with_id, without_id], &ctx)
         .instrument(turn)
         .await;
     assert!(results.iter().all(|result| result.success), "{results:?}");

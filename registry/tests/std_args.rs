@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_registry::Listing;
 use tool_registry::{Ctx, Registry, tool};
 
 /// Every standard scalar type.
@@ -132,7 +133,14 @@ struct Nothing {}
 
 fn schema_text(name: &str) -> String {
     let registry = Registry::global();
-    serde_json::to_string(registry.get(name).unwrap().input_schema().as_value()).unwrap()
+    serde_json::to_string(
+        registry
+            .get(name, Listing::every())
+            .unwrap()
+            .input_schema()
+            .as_value(),
+    )
+    .unwrap()
 }
 
 fn derived<T: JsonSchema>() -> String {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_registry::Listing;
 use tool_registry::format::{Provider, Target};
 use tool_registry::registry::BuildError;
 use tool_registry::{Registry, Scope, tool};
@@ -80,18 +81,20 @@ fn a_kept_promise_builds_and_lists_in_each_format() {
         .unwrap();
     for target in Target::ALL {
         assert!(
-            target.check(&distance.get("geo.distance").unwrap()).is_ok(),
+            target
+                .check(&distance.get("geo.distance", Listing::every()).unwrap())
+                .is_ok(),
             "{target}"
         );
     }
     for provider in [Provider::OpenAi, Provider::Anthropic] {
         assert!(
             distance
-                .tools_for_strict(provider, &Scope::trusted())
+                .provider_tools(provider.strict(), &Scope::trusted())
                 .is_ok()
         );
     }
-    let gemini = distance.tools_for(Provider::Gemini, &Scope::trusted());
+    let gemini = distance.provider_tools(Provider::Gemini, &Scope::trusted());
     assert!(
         gemini[0]["functionDeclarations"][0]
             .get("parameters")

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::redis::{Fleet, FleetBuilder};
 use tool_registry::registry::Selector;
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Permission, Registry, Scope};
 
 /// A `redis-server` of this test, killed when dropped.
@@ -262,7 +264,10 @@ fn instance(fleet: &Fleet) -> Arc<Registry> {
         .unwrap();
     for spec in [limited, confirmed, free] {
         registry
-            .register_with_handler(spec, |_: Value, _: Ctx| async { Ok::<_, String>("ran") })
+            .register(
+                spec,
+                ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ran") }),
+            )
             .unwrap();
     }
     Arc::new(registry)
@@ -271,7 +276,8 @@ fn instance(fleet: &Fleet) -> Arc<Registry> {
 async fn outcome(registry: &Registry, tool: &str) -> (String, Duration) {
     let started = Instant::now();
     let result = registry
-        .call_for_model(tool, "{}", &Ctx::for_scope(Scope::user("u")))
+        .call(tool, "{}", &Ctx::for_scope(Scope::user("u")))
+        .for_model()
         .await;
     (tool_registry_tests::outcome(&result), started.elapsed())
 }
@@ -460,7 +466,7 @@ async fn a_new_instance_lists_every_module_from_the_fleets_manifests_without_ask
         .build()
         .unwrap();
     assert_eq!(second.start().await[0].source, Source::Cache);
-    assert!(registry.get("lab.limited").is_some());
+    assert!(registry.get("lab.limited", Listing::every()).is_some());
     let (code, _) = outcome(&registry, "lab.free").await;
     assert_eq!(code, "module_unreachable");
 }
@@ -476,13 +482,13 @@ async fn an_instance_started_while_redis_is_away_follows_the_switches_once_it_is
     let registry = instance(&fleet);
     assert!(fleet.join(registry.clone()).await.is_err(), "Redis is away");
     let _following = fleet.follow(registry.clone());
-    assert!(registry.get_for("free", &Scope::guest()).is_some());
+    assert!(registry.get("free", &Scope::guest()).is_some());
 
     redis.restart();
     let operator = Fleet::new(&redis.url()).unwrap().prefix("late");
     operator.disable(&Selector::name("free")).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
-    while registry.get_for("free", &Scope::guest()).is_some() {
+    while registry.get("free", &Scope::guest()).is_some() {
         assert!(Instant::now() < deadline, "the switch never arrived");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -7,8 +7,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use tool_registry::Listing;
 use tool_registry::audit::{AuditRecord, AuditSink};
-use tool_registry::exec::ToolEvent;
+use tool_registry::call::ToolEvent;
+use tool_registry::exec::Batch;
+use tool_registry::format::Provider;
 use tool_registry::gate::{Decision, Gate, async_trait};
 use tool_registry::registry::{BuildError, Selector};
 use tool_registry::scope::{AllowList, AllowLists};
@@ -205,7 +208,7 @@ async fn switches_by_name_tag_and_category_apply_at_once() {
         1,
         "aliases name their tool"
     );
-    assert!(registry.get_for("util.echo", ctx.scope()).is_none());
+    assert!(registry.get("util.echo", ctx.scope()).is_none());
     let error = registry
         .call("util.echo", json!({"text": "hi"}), &ctx)
         .await
@@ -284,8 +287,8 @@ fn an_out_of_scope_tool_is_indistinguishable_from_an_unknown_one() {
         .block_on(registry.call("scheduler.add_job", "not json", &ctx))
         .unwrap_err();
     assert_eq!(bad_args.code(), "unknown_tool");
-    assert!(registry.get_for("scheduler.add_job", ctx.scope()).is_none());
-    let listed = registry.openai_tools(ctx.scope());
+    assert!(registry.get("scheduler.add_job", ctx.scope()).is_none());
+    let listed = registry.provider_tools(Provider::OpenAi, ctx.scope());
     assert!(!listed.to_string().contains("scheduler"), "{listed}");
 }
 
@@ -491,12 +494,12 @@ async fn approvals_run_once_for_the_same_user_and_arguments_until_they_expire() 
     assert!(stolen.to_string().contains("another user"), "{stolen}");
     // Other arguments are refused; the same ones, in another key order, are accepted.
     let altered = registry
-        .call_approved(
+        .call(
             "bank.transfer",
             json!({"amount": 1000, "to": "mallory"}),
-            &token,
             &alice,
         )
+        .approved(&token)
         .await;
     assert!(
         altered
@@ -505,12 +508,12 @@ async fn approvals_run_once_for_the_same_user_and_arguments_until_they_expire() 
             .contains("different arguments")
     );
     let same = registry
-        .call_approved(
+        .call(
             "bank.transfer",
             r#"{ "to": "carol", "amount": 10 }"#,
-            &token,
             &alice,
         )
+        .approved(&token)
         .await;
     assert_eq!(same.unwrap().content, "sent 10 to carol");
 
@@ -540,7 +543,9 @@ async fn approvals_run_once_for_the_same_user_and_arguments_until_they_expire() 
 #[test]
 fn annotations_follow_the_category_and_give_a_risk() {
     let registry = Registry::global();
-    let shell = registry.get("code_executor.run_shell").unwrap();
+    let shell = registry
+        .get("code_executor.run_shell", Listing::every())
+        .unwrap();
     let a = shell.effective_annotations();
     assert_eq!(
         (a.destructive, a.requires_confirmation),
@@ -548,11 +553,13 @@ fn annotations_follow_the_category_and_give_a_risk() {
         "terminal"
     );
     assert_eq!(shell.risk(), tool_registry::def::Risk::High);
-    let search = registry.get("research.web_search").unwrap();
+    let search = registry
+        .get("research.web_search", Listing::every())
+        .unwrap();
     assert_eq!(search.effective_annotations().read_only, Some(true));
-    let upper = registry.get("util.upper").unwrap();
+    let upper = registry.get("util.upper", Listing::every()).unwrap();
     assert_eq!(upper.risk(), tool_registry::def::Risk::Low);
-    let catalog = registry.catalog().json();
+    let catalog = registry.catalog(Listing::every()).json();
     let entry = catalog["tools"]
         .as_array()
         .unwrap()
@@ -577,9 +584,10 @@ async fn a_batch_times_out_the_slow_call_isolates_the_panic_and_keeps_call_order
         ToolCall::new("no.such.tool", json!({})),
     ];
     let results = registry
-        .execute_all_with(calls, &Ctx::new().with_user("alice"), move |e| {
-            sink.lock().unwrap().push(e)
-        })
+        .execute(
+            Batch::new(calls).on_event(move |e| sink.lock().unwrap().push(e)),
+            &Ctx::new().with_user("alice"),
+        )
         .await;
     let outcomes: Vec<_> = results
         .iter()
@@ -658,7 +666,10 @@ async fn sequential_tools_run_alone() {
         ToolCall::new("util.sleep", json!({"ms": 1})),
     ];
     let results = registry
-        .execute_all_with(calls, &Ctx::new(), move |e| sink.lock().unwrap().push(e))
+        .execute(
+            Batch::new(calls).on_event(move |e| sink.lock().unwrap().push(e)),
+            &Ctx::new(),
+        )
         .await;
     assert!(results.iter().all(|r| r.success));
     let order: Vec<String> = events
@@ -694,18 +705,39 @@ async fn audit_records_go_to_a_json_lines_file() {
         .call("util.divide", json!({"dividend": 1, "divisor": 0}), &ctx)
         .await
         .unwrap_err();
+    registry.call("no.such_tool", "{}", &ctx).await.unwrap_err();
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
     assert_eq!(
         (lines[0]["tool"].as_str(), lines[0]["outcome"].as_str()),
         (Some("util.echo"), Some("ok"))
     );
     assert_eq!(lines[1]["outcome"], "handler_error");
     assert_eq!(lines[1]["risk"], "low");
+    // Each line carries its tool's annotations as they apply: the declared ones (`read_only`,
+    // `idempotent`) and the rest, every one set, failed calls included.
+    assert_eq!(
+        lines[1]["annotations"],
+        json!({
+            "read_only": true,
+            "destructive": false,
+            "idempotent": true,
+            "open_world": false,
+            "requires_confirmation": false,
+        })
+    );
+    let echo = registry.get("util.echo", Listing::every()).unwrap();
+    assert_eq!(
+        lines[0]["annotations"],
+        serde_json::to_value(echo.effective_annotations()).unwrap()
+    );
+    // A name no tool has has no annotations to record.
+    assert_eq!(lines[2]["outcome"], "unknown_tool");
+    assert!(lines[2].get("annotations").is_none(), "{}", lines[2]);
 }
 
 #[tokio::test]
@@ -815,7 +847,7 @@ async fn a_batch_runs_at_most_max_calls_and_reports_the_rest() {
         .build()
         .unwrap();
     let calls = (0..5).map(|_| ToolCall::new("util.count", json!({})));
-    let results = registry.execute_all(calls, &Ctx::new()).await;
+    let results = registry.execute(Batch::new(calls), &Ctx::new()).await;
     assert_eq!(results.len(), 4, "three results and one for the rest");
     assert!(results[..3].iter().all(|r| r.success));
     let rest = &results[3];

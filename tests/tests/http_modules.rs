@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tool_registry::Listing;
+use tool_registry::format::Provider;
 use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Source};
 use tool_registry::{Ctx, Registry, Scope, ToolError};
 
@@ -173,7 +175,7 @@ async fn modules_list_as_module_tool_with_scopes_and_route_calls_for_the_caller(
     assert_eq!(refused.unwrap_err().code(), "unknown_tool");
 
     // Provider formats carry the wire names.
-    let openai = registry.openai_tools(&Scope::user("bob"));
+    let openai = registry.provider_tools(Provider::OpenAi, &Scope::user("bob"));
     let wire: Vec<&str> = openai
         .as_array()
         .unwrap()
@@ -269,7 +271,11 @@ async fn the_cache_lists_modules_at_a_restart_until_its_ttl_runs_out() {
     let status = second.start().await;
     assert_eq!(status[0].source, Source::Cache);
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert!(registry.get("util.util.identity").is_some());
+    assert!(
+        registry
+            .get("util.util.identity", Listing::every())
+            .is_some()
+    );
     // Listed, but the module is gone: the call says so.
     let error = call(
         &registry,
@@ -299,7 +305,11 @@ async fn the_cache_lists_modules_at_a_restart_until_its_ttl_runs_out() {
             .unwrap()
             .contains("connection refused")
     );
-    assert!(registry.get("util.util.identity").is_none());
+    assert!(
+        registry
+            .get("util.util.identity", Listing::every())
+            .is_none()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -629,7 +639,11 @@ async fn the_module_refuses_bad_requests_and_treats_a_client_without_the_secret_
     .unwrap()
     .start()
     .await;
-    assert!(registry.get("lab.code_executor.run_shell").is_none());
+    assert!(
+        registry
+            .get("lab.code_executor.run_shell", Listing::every())
+            .is_none()
+    );
     let ran = call(
         &registry,
         "lab.research.web_search",
@@ -754,10 +768,17 @@ async fn keep_fresh_fetches_again_when_the_ttl_runs_out() {
         assert!(Instant::now() < deadline, "not fetched again after the TTL");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(registry.get("util.util.identity").is_some());
+    assert!(
+        registry
+            .get("util.util.identity", Listing::every())
+            .is_some()
+    );
     // Once the module is gone, the next expiry leaves its tools out.
     drop(util);
-    while registry.get("util.util.identity").is_some() {
+    while registry
+        .get("util.util.identity", Listing::every())
+        .is_some()
+    {
         assert!(
             Instant::now() < deadline,
             "the tools of a module gone stayed listed"

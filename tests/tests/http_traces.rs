@@ -7,8 +7,9 @@ use std::sync::Arc;
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use tool_registry::ToolSpec;
 use tool_registry::http::{Gateway, MemoryManifestCache, Module, ModuleMap, Server};
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope};
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -26,18 +27,20 @@ fn module_registry() -> Arc<Registry> {
         .build()
         .unwrap();
     registry
-        .register_with_handler(echo, |args: Value, _ctx: Ctx| async move {
-            Ok::<_, String>(args)
-        })
+        .register(
+            echo,
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+        )
         .unwrap();
     let fail = ToolSpec::builder("fail")
         .description("Always fails.")
         .build()
         .unwrap();
     registry
-        .register_with_handler(fail, |_args: Value, _ctx: Ctx| async move {
-            Err::<Value, _>("it broke")
-        })
+        .register(
+            fail,
+            ToolHandler::new(|_args: Value, _ctx: Ctx| async move { Err::<Value, _>("it broke") }),
+        )
         .unwrap();
     Arc::new(registry)
 }

@@ -2,6 +2,7 @@
 //! stamps on the errors the command line prints.
 
 use serde_json::{Value, json};
+use tool_registry::Listing;
 use tool_registry::{Ctx, Registry, RegistryBuilder, Scope, ToolError};
 use tool_registry_tools::Config;
 
@@ -39,9 +40,15 @@ async fn research_bounds_its_query_and_runs_on_the_blocking_pool() {
     )
     .unwrap();
     let registry = builder(&dir).build().unwrap();
-    let def = registry.get("research").unwrap();
+    let def = registry.get("research", Listing::every()).unwrap();
     assert!(def.blocking());
-    let schema = serde_json::to_value(registry.input_schema("research").unwrap()).unwrap();
+    let schema = serde_json::to_value(
+        registry
+            .get("research", Listing::every())
+            .map(|tool| tool.input_schema().clone())
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(schema["properties"]["query"]["maxLength"], json!(1000));
 
     let ctx = Ctx::for_scope(Scope::user("alice"));

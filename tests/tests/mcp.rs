@@ -11,8 +11,11 @@ use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::mcp::{McpServer, PAGE_SIZE};
-use tool_registry::spec::ToolSpec;
+use tool_registry::registry::Selector;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Permission, Registry, Scope};
 
 /// What a client heard from the server.
@@ -83,9 +86,10 @@ fn args(value: Value) -> serde_json::Map<String, Value> {
 async fn a_change_is_told_only_to_callers_whose_list_it_changes() {
     let registry = registry();
     registry
-        .register_with_handler(spec("open", Permission::Guest), |_: Value, _: Ctx| async {
-            Ok::<_, String>("ok")
-        })
+        .register(
+            spec("open", Permission::Guest),
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ok") }),
+        )
         .unwrap();
     let mut guest = connect(&registry, Scope::guest()).await;
     let mut admin = connect(&registry, Scope::user("ann").with_level(Permission::Admin)).await;
@@ -93,16 +97,16 @@ async fn a_change_is_told_only_to_callers_whose_list_it_changes() {
 
     // An admin tool: the admin's list changes, the guest's does not.
     registry
-        .register_with_handler(
+        .register(
             spec("admin_only", Permission::Admin),
-            |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ok") }),
         )
         .unwrap();
     tokio::time::timeout(Duration::from_secs(5), admin.changed.recv())
         .await
         .unwrap();
     // A switch both see: both are told.
-    registry.set_enabled("open", false).unwrap();
+    registry.disable(Selector::name("open"));
     tokio::time::timeout(Duration::from_secs(5), guest.changed.recv())
         .await
         .unwrap();
@@ -120,34 +124,37 @@ async fn a_change_is_told_only_to_callers_whose_list_it_changes() {
 async fn progress_is_sent_and_a_cancelled_call_stops_its_tool() {
     let registry = registry();
     registry
-        .register_with_handler(
+        .register(
             spec("steps", Permission::Guest),
-            |_: Value, ctx: Ctx| async move {
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
                 ctx.progress("half way");
                 ctx.progress("done");
                 Ok::<_, String>("finished")
-            },
+            }),
         )
         .unwrap();
     let finished = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicBool::new(false));
     let (f, d) = (finished.clone(), dropped.clone());
     registry
-        .register_with_handler(spec("slow", Permission::Guest), move |_: Value, _: Ctx| {
-            let (finished, dropped) = (f.clone(), d.clone());
-            async move {
-                struct OnDrop(Arc<AtomicBool>);
-                impl Drop for OnDrop {
-                    fn drop(&mut self) {
-                        self.0.store(true, Ordering::SeqCst);
+        .register(
+            spec("slow", Permission::Guest),
+            ToolHandler::new(move |_: Value, _: Ctx| {
+                let (finished, dropped) = (f.clone(), d.clone());
+                async move {
+                    struct OnDrop(Arc<AtomicBool>);
+                    impl Drop for OnDrop {
+                        fn drop(&mut self) {
+                            self.0.store(true, Ordering::SeqCst);
+                        }
                     }
+                    let _guard = OnDrop(dropped);
+                    tokio::time::sleep(Duration::from_millis(600)).await;
+                    finished.store(true, Ordering::SeqCst);
+                    Ok::<_, String>("late")
                 }
-                let _guard = OnDrop(dropped);
-                tokio::time::sleep(Duration::from_millis(600)).await;
-                finished.store(true, Ordering::SeqCst);
-                Ok::<_, String>("late")
-            }
-        })
+            }),
+        )
         .unwrap();
     let mut client = connect(&registry, Scope::guest()).await;
 
@@ -194,9 +201,9 @@ async fn tools_list_pages_in_a_stable_order_and_refuses_a_forged_cursor() {
     let registry = registry();
     for i in 0..250 {
         registry
-            .register_with_handler(
+            .register(
                 spec(&format!("t{i:03}"), Permission::Guest),
-                |_: Value, _: Ctx| async { Ok::<_, String>("ok") },
+                ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ok") }),
             )
             .unwrap();
     }
@@ -223,9 +230,10 @@ async fn a_mounted_mcp_server_is_followed_when_its_list_changes() {
     use tool_registry::mcp::{Callers, McpModule, router};
     let served = registry();
     served
-        .register_with_handler(spec("first", Permission::Guest), |_: Value, _: Ctx| async {
-            Ok::<_, String>("one")
-        })
+        .register(
+            spec("first", Permission::Guest),
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("one") }),
+        )
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -244,13 +252,13 @@ async fn a_mounted_mcp_server_is_followed_when_its_list_changes() {
     assert_eq!(answer.content, json!("one"));
 
     served
-        .register_with_handler(
+        .register(
             spec("second", Permission::Guest),
-            |_: Value, _: Ctx| async { Ok::<_, String>("two") },
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("two") }),
         )
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while gateway.get("m.second").is_none() {
+    while gateway.get("m.second", Listing::every()).is_none() {
         assert!(
             std::time::Instant::now() < deadline,
             "the change was not followed"
@@ -258,7 +266,7 @@ async fn a_mounted_mcp_server_is_followed_when_its_list_changes() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     served.remove("first").unwrap();
-    while gateway.get("m.first").is_some() {
+    while gateway.get("m.first", Listing::every()).is_some() {
         assert!(
             std::time::Instant::now() < deadline,
             "the removal was not followed"
@@ -279,14 +287,16 @@ async fn the_stateless_2026_revision_lists_calls_and_listens_for_changes() {
 
     let served = registry();
     served
-        .register_with_handler(spec("first", Permission::Guest), |_: Value, _: Ctx| async {
-            Ok::<_, String>("one")
-        })
+        .register(
+            spec("first", Permission::Guest),
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("one") }),
+        )
         .unwrap();
     served
-        .register_with_handler(spec("staff", Permission::User), |_: Value, _: Ctx| async {
-            Ok::<_, String>("s")
-        })
+        .register(
+            spec("staff", Permission::User),
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("s") }),
+        )
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -340,9 +350,10 @@ async fn the_stateless_2026_revision_lists_calls_and_listens_for_changes() {
         .await
         .unwrap();
     served
-        .register_with_handler(spec("second", Permission::User), |_: Value, _: Ctx| async {
-            Ok::<_, String>("two")
-        })
+        .register(
+            spec("second", Permission::User),
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("two") }),
+        )
         .unwrap();
     let heard = tokio::time::timeout(Duration::from_secs(10), listening.next())
         .await
@@ -358,9 +369,9 @@ async fn the_stateless_2026_revision_lists_calls_and_listens_for_changes() {
 async fn deferred_tools_are_found_and_run_through_the_discovery_meta_tools() {
     let registry = registry();
     registry
-        .register_with_handler(
+        .register(
             spec("visible", Permission::Guest),
-            |_: Value, _: Ctx| async { Ok::<_, String>("seen") },
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("seen") }),
         )
         .unwrap();
     let deferred = ToolSpec::builder("archive_search")
@@ -370,9 +381,10 @@ async fn deferred_tools_are_found_and_run_through_the_discovery_meta_tools() {
         .build()
         .unwrap();
     registry
-        .register_with_handler(deferred, |_: Value, _: Ctx| async {
-            Ok::<_, String>("archived")
-        })
+        .register(
+            deferred,
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("archived") }),
+        )
         .unwrap();
     let client = connect(&registry, Scope::guest()).await;
     let listed: Vec<String> = client

@@ -166,7 +166,7 @@ async fn its_tools_are_listed_as_the_server_lists_them() {
     // What this registry lists: the same tools under `m.`, each with the server's description
     // and input schema (less the `$schema` marker, which no provider's list carries), and
     // `add`'s output schema.
-    let ours = registry.tools_for(Provider::Mcp, &Scope::user("bob"));
+    let ours = registry.provider_tools(Provider::Mcp, &Scope::user("bob"));
     let ours = ours.as_array().unwrap();
     assert_eq!(ours.len(), 3);
     for tool in &theirs {
@@ -209,7 +209,8 @@ async fn its_tools_answer_through_this_registrys_pipeline() {
     assert_eq!(sum.content, json!({"sum": 42}));
     assert_eq!(sum.audit.tool.as_deref(), Some("m.add"));
     let echoed = registry
-        .call_for_model("m.echo", json!({"text": "hello"}), &ctx)
+        .call("m.echo", json!({"text": "hello"}), &ctx)
+        .for_model()
         .await;
     assert!(echoed.success, "{echoed:?}");
     assert_eq!(echoed.content, json!("hello"));
@@ -230,7 +231,8 @@ async fn its_tools_answer_through_this_registrys_pipeline() {
         "{failed}"
     );
     let for_model = registry
-        .call_for_model("m.divide", json!({"dividend": 7, "divisor": 0}), &ctx)
+        .call("m.divide", json!({"dividend": 7, "divisor": 0}), &ctx)
+        .for_model()
         .await;
     assert!(!for_model.success);
     assert!(
@@ -268,7 +270,8 @@ async fn bad_arguments_and_hidden_tools_never_reach_the_server() {
         assert!(refused.to_string().contains(said), "{tool}: {refused}");
     }
     let for_model = registry
-        .call_for_model("m.add", json!({"a": "two", "b": 3}), &ctx)
+        .call("m.add", json!({"a": "two", "b": 3}), &ctx)
+        .for_model()
         .await;
     assert!(!for_model.success);
 

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tool_registry::Listing;
 use tool_registry::def::Cost;
+use tool_registry::format::Provider;
 use tool_registry::{Ctx, Permission, Registry, ToolArgs, ToolError, ToolResult};
 use tool_registry_tests::{Counter, Tenant};
 use tool_registry_tools::Config;
@@ -150,7 +152,7 @@ fn tree(dir: &Path) -> Vec<String> {
 #[test]
 fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
     let global = Registry::global();
-    let tools: Vec<_> = global.all_tools().collect();
+    let tools: Vec<_> = global.tools(Listing::every()).into_iter().collect();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     let mut sorted = names.clone();
     sorted.sort_unstable();
@@ -164,10 +166,10 @@ fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
         "{names:?}"
     );
 
-    let research = global.get("research").unwrap();
+    let research = global.get("research", Listing::every()).unwrap();
     assert_eq!(research.source().unwrap().crate_name, "tool_registry_tools");
     assert_eq!(research.source().unwrap().file, "tools/src/tools/kb.rs");
-    let echo = global.get("util.echo").unwrap();
+    let echo = global.get("util.echo", Listing::every()).unwrap();
     assert_eq!(echo.source().unwrap().crate_name, "tool_registry_tests");
     assert_eq!(echo.source().unwrap().file, "tests/src/lib.rs");
 
@@ -179,16 +181,19 @@ fn tools_of_both_crates_are_collected_sorted_and_found_by_alias() {
         ("file_manager.list_files", "file_manager.list"),
     ] {
         assert_eq!(
-            global.get(alias).map(|t| t.name().to_owned()).as_deref(),
+            global
+                .get(alias, Listing::every())
+                .map(|t| t.name().to_owned())
+                .as_deref(),
             Some(name),
             "{alias}"
         );
     }
-    assert!(global.get("util").is_none());
-    assert!(global.get("UTIL.ECHO").is_none());
+    assert!(global.get("util", Listing::every()).is_none());
+    assert!(global.get("UTIL.ECHO", Listing::every()).is_none());
 
     let built = Env::new();
-    let built_tools: Vec<_> = built.registry.all_tools().collect();
+    let built_tools: Vec<_> = built.registry.tools(Listing::every()).into_iter().collect();
     let built_names: Vec<&str> = built_tools.iter().map(|t| t.name()).collect();
     assert_eq!(
         built_names, names,
@@ -229,7 +234,7 @@ async fn aliases_call_the_tool_and_unknown_names_are_typed_errors() {
 #[test]
 fn reference_tools_declare_their_metadata() {
     let registry = Registry::global();
-    let research = registry.get("research").unwrap();
+    let research = registry.get("research", Listing::every()).unwrap();
     assert_eq!(
         research.short_description(),
         "Search the knowledge base for notes on a topic."
@@ -255,11 +260,11 @@ fn reference_tools_declare_their_metadata() {
             "LEARNING: [category] [what was learned]",
         ),
     ] {
-        let tool = registry.get(name).unwrap();
+        let tool = registry.get(name, Listing::every()).unwrap();
         let tag = tool.tag().unwrap_or_else(|| panic!("{name} has a tag"));
         assert_eq!((tag.prefix, tag.example), (prefix, example));
     }
-    let learning = registry.get("learning").unwrap();
+    let learning = registry.get("learning", Listing::every()).unwrap();
     let learning = learning.tag().unwrap();
     assert_eq!(
         learning.pattern,
@@ -267,48 +272,65 @@ fn reference_tools_declare_their_metadata() {
     );
     assert_eq!(learning.groups, ["category", "content"]);
     assert_eq!(
-        registry.get("source").unwrap().short_description(),
+        registry
+            .get("source", Listing::every())
+            .unwrap()
+            .short_description(),
         "Archive source material contributed by a user."
     );
     assert_eq!(
-        registry.get("claim").unwrap().short_description(),
+        registry
+            .get("claim", Listing::every())
+            .unwrap()
+            .short_description(),
         "Draft a knowledge-base claim from a user's assertion."
     );
     assert_eq!(
-        registry.get("learning").unwrap().short_description(),
+        registry
+            .get("learning", Listing::every())
+            .unwrap()
+            .short_description(),
         "Record a correction or new fact from conversation."
     );
 
-    let delete = registry.get("file_manager.delete_file").unwrap();
+    let delete = registry
+        .get("file_manager.delete_file", Listing::every())
+        .unwrap();
     assert_eq!(delete.permission(), Permission::User);
     assert_eq!(delete.annotations().destructive, Some(true));
     assert_eq!(delete.module(), Some("file_manager"));
     assert_eq!(
         registry
-            .get("file_manager.create_document")
+            .get("file_manager.create_document", Listing::every())
             .unwrap()
             .permission(),
         Permission::Guest
     );
     assert_eq!(
         registry
-            .get("file_manager.read")
+            .get("file_manager.read", Listing::every())
             .unwrap()
             .annotations()
             .read_only,
         Some(true)
     );
     assert_eq!(
-        registry.get("scheduler.add_job").unwrap().permission(),
-        Permission::Admin
-    );
-    assert_eq!(
-        registry.get("scheduler.remove_job").unwrap().permission(),
+        registry
+            .get("scheduler.add_job", Listing::every())
+            .unwrap()
+            .permission(),
         Permission::Admin
     );
     assert_eq!(
         registry
-            .get("scheduler.list_jobs")
+            .get("scheduler.remove_job", Listing::every())
+            .unwrap()
+            .permission(),
+        Permission::Admin
+    );
+    assert_eq!(
+        registry
+            .get("scheduler.list_jobs", Listing::every())
             .unwrap()
             .annotations()
             .read_only,
@@ -316,7 +338,7 @@ fn reference_tools_declare_their_metadata() {
     );
 
     for name in REFERENCE_TOOLS {
-        let def = registry.get(name).unwrap();
+        let def = registry.get(name, Listing::every()).unwrap();
         assert!(
             def.short_description().ends_with('.'),
             "{name}: {:?}",
@@ -330,7 +352,7 @@ fn reference_tools_declare_their_metadata() {
 #[test]
 fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
     let registry = Registry::global();
-    let all = registry.openai_tools(tool_registry::registry::Listing::every());
+    let all = registry.provider_tools(Provider::OpenAi, tool_registry::Listing::every());
     let tools = all.as_array().expect("an array");
     assert_eq!(tools.len(), registry.len());
     let by_name = |name: &str| -> &Value {
@@ -339,7 +361,7 @@ fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
         &tool.unwrap_or_else(|| panic!("{name} is not in the OpenAI tools"))["function"]
     };
 
-    for (def, tool) in registry.all_tools().zip(tools) {
+    for (def, tool) in registry.tools(Listing::every()).into_iter().zip(tools) {
         assert_eq!(tool["type"], "function");
         let function = &tool["function"];
         assert_eq!(
@@ -466,8 +488,12 @@ fn openai_tools_cover_every_tool_with_required_descriptions_and_defaults() {
 #[test]
 fn input_schemas_are_json_schema_2020_12() {
     let registry = Registry::global();
-    for def in registry.all_tools() {
-        let schema = registry.input_schema(def.name()).unwrap();
+    for def in registry.tools(Listing::every()) {
+        let schema = registry
+            .get(def.name(), Listing::every())
+            .unwrap()
+            .input_schema()
+            .clone();
         let schema = schema.as_value();
         assert_eq!(
             schema["$schema"],
@@ -478,7 +504,8 @@ fn input_schemas_are_json_schema_2020_12() {
         assert_eq!(schema["type"], "object", "{}", def.name());
     }
     let plan = registry
-        .input_schema("util.plan")
+        .get("util.plan", Listing::every())
+        .map(|tool| tool.input_schema().clone())
         .unwrap()
         .as_value()
         .to_string();

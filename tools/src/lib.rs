@@ -10,14 +10,14 @@
 //! state:
 //!
 //! ```no_run
-//! use tool_registry::Registry;
+//! use tool_registry::{Listing, Registry};
 //! use tool_registry_tools::Config;
 //!
 //! let registry = Registry::builder()
 //!     .state(Config::from_env())
 //!     .allow_lists(tool_registry_tools::allow_lists())
 //!     .build()?;
-//! assert!(registry.get("file_manager.create_document").is_some());
+//! assert!(registry.get("file_manager.create_document", Listing::every()).is_some());
 //! # Ok::<(), tool_registry::registry::BuildError>(())
 //! ```
 

@@ -4,8 +4,10 @@
 
 use regex::Regex;
 use serde_json::{Value, json};
+use tool_registry::Listing;
+use tool_registry::ToolSpec;
 use tool_registry::format::Provider;
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope};
 use tool_registry_tools as _;
 
@@ -35,9 +37,12 @@ fn registry() -> Registry {
         .build()
         .unwrap();
     registry
-        .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-            Ok::<_, String>(json!({ "city": args["city"], "celsius": 21 }))
-        })
+        .register(
+            spec,
+            ToolHandler::new(|args: Value, _ctx: Ctx| async move {
+                Ok::<_, String>(json!({ "city": args["city"], "celsius": 21 }))
+            }),
+        )
         .unwrap();
     registry
 }
@@ -46,7 +51,7 @@ fn registry() -> Registry {
 fn every_format_of_every_tool_is_as_reviewed() {
     let registry = registry();
     for provider in Provider::ALL {
-        let tools = registry.tools_for(provider, &Scope::trusted());
+        let tools = registry.provider_tools(provider, &Scope::trusted());
         insta::assert_json_snapshot!(format!("tools_{provider}"), tools);
     }
 }
@@ -172,7 +177,7 @@ fn check_gemini_subset(name: &Value, schema: &Value) {
 fn every_list_obeys_its_providers_published_rules() {
     let registry = registry();
     for provider in Provider::ALL {
-        let tools = registry.tools_for(provider, &Scope::trusted());
+        let tools = registry.provider_tools(provider, &Scope::trusted());
         let definitions = definitions(provider, &tools);
         assert_eq!(definitions.len(), registry.len(), "{provider}");
         let rule = name_rule(provider);
@@ -209,7 +214,7 @@ fn mcp_schemas_are_json_schema_2020_12() {
     // MCP's default dialect (SEP-1613,
     // https://modelcontextprotocol.io/community/seps/1613-establish-json-schema-2020-12-as-default-dialect-f).
     let registry = registry();
-    let tools = registry.tools_for(Provider::Mcp, &Scope::trusted());
+    let tools = registry.provider_tools(Provider::Mcp, &Scope::trusted());
     let mut outputs = 0;
     for tool in tools.as_array().unwrap() {
         let name = &tool["name"];
@@ -231,10 +236,10 @@ fn mcp_schemas_are_json_schema_2020_12() {
 async fn wire_names_come_back_to_their_tools() {
     let registry = registry();
     for provider in Provider::ALL {
-        let tools = registry.tools_for(provider, &Scope::trusted());
+        let tools = registry.provider_tools(provider, &Scope::trusted());
         for (wire, _) in definitions(provider, &tools) {
             let tool = registry
-                .get(&wire)
+                .get(&wire, Listing::every())
                 .unwrap_or_else(|| panic!("{provider}: {wire}"));
             assert_eq!(provider.wire_name(tool.name()), wire);
         }
@@ -270,15 +275,18 @@ fn names_that_meet_on_the_wire_are_refused() {
     let registry = registry();
     // A run-time name equal to a compiled tool's wire name.
     let error = registry
-        .register(ToolSpec::builder("file_manager__list").build().unwrap())
+        .register(
+            ToolSpec::builder("file_manager__list").build().unwrap(),
+            None,
+        )
         .unwrap_err();
     assert!(error.to_string().contains("compiled tool"), "{error}");
     // Two run-time tools that are one name to OpenAI.
     registry
-        .register(ToolSpec::builder("geo.near").build().unwrap())
+        .register(ToolSpec::builder("geo.near").build().unwrap(), None)
         .unwrap();
     let error = registry
-        .register(ToolSpec::builder("geo__near").build().unwrap())
+        .register(ToolSpec::builder("geo__near").build().unwrap(), None)
         .unwrap_err();
     assert!(
         error
@@ -295,10 +303,12 @@ async fn results_answer_each_provider_in_its_shape() {
     let mut call = tool_registry::ToolCall::new("weather__now", json!({ "city": "Oslo" }));
     call.id = Some("call_7".into());
     let ok = registry
-        .call_for_model(&call.name, call.arguments.clone(), &ctx)
+        .call(&call.name, call.arguments.clone(), &ctx)
+        .for_model()
         .await;
     let failed = registry
-        .call_for_model(&call.name, json!({ "city": 5 }), &ctx)
+        .call(&call.name, json!({ "city": 5 }), &ctx)
+        .for_model()
         .await;
     assert!(ok.success && !failed.success);
     let text = r#"{"celsius":21,"city":"Oslo"}"#;
@@ -400,7 +410,9 @@ async fn each_providers_tool_call_with_a_wire_name_runs_the_right_tool() {
         assert_eq!(call.name, wire);
         assert_eq!(call.id.as_deref(), Some("call_1"), "{provider}");
         assert_eq!(call.arguments, json!({ "path": "." }));
-        let tool = registry.get(&call.name).expect("the wire name resolves");
+        let tool = registry
+            .get(&call.name, Listing::every())
+            .expect("the wire name resolves");
         assert_eq!(tool.name(), "file_manager.list", "{provider}");
     }
     // Gemini parts alone, with a thought.
@@ -650,7 +662,7 @@ fn strict_lists_obey_the_strict_rules_or_name_what_they_cannot_express() {
     let registry = registry();
     for provider in [Provider::OpenAi, Provider::Responses, Provider::Anthropic] {
         let tools = registry
-            .tools_for_strict(provider, &Scope::trusted())
+            .provider_tools(provider.strict(), &Scope::trusted())
             .unwrap_or_else(|error| panic!("{provider}: {error}"));
         let list = tools.as_array().unwrap();
         assert_eq!(list.len(), registry.len());
@@ -681,14 +693,14 @@ fn strict_lists_obey_the_strict_rules_or_name_what_they_cannot_express() {
         }))
         .build()
         .unwrap();
-    registry.register(spec).unwrap();
+    registry.register(spec, None).unwrap();
     let error = registry
-        .tools_for_strict(Provider::OpenAi, &Scope::trusted())
+        .provider_tools(Provider::OpenAi.strict(), &Scope::trusted())
         .unwrap_err();
     assert_eq!(error.tool, "labels.set");
     assert_eq!(error.path, "/properties/labels/additionalProperties");
     // Without strict mode it is listed as it is.
-    let plain = registry.tools_for(Provider::OpenAi, &Scope::trusted());
+    let plain = registry.provider_tools(Provider::OpenAi, &Scope::trusted());
     assert_eq!(plain.as_array().unwrap().len(), registry.len());
 }
 
@@ -697,7 +709,7 @@ async fn arguments_written_under_the_strict_schema_make_the_same_call() {
     let registry = registry();
     let ctx = Ctx::new();
     let strict = registry
-        .tools_for_strict(Provider::OpenAi, &Scope::trusted())
+        .provider_tools(Provider::OpenAi.strict(), &Scope::trusted())
         .unwrap();
     let weather = strict
         .as_array()

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
+use tool_registry::Listing;
 use tool_registry::Registry;
+use tool_registry::format::Provider;
 use tool_registry_tools as _;
 
 mod common;
@@ -162,13 +164,17 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    let expected: Vec<String> = registry.all_tools().map(|t| t.name().to_owned()).collect();
+    let expected: Vec<String> = registry
+        .tools(Listing::every())
+        .into_iter()
+        .map(|t| t.name().to_owned())
+        .collect();
     assert_eq!(names, expected);
 
     let tools = stdout_json(&toolreg(dir.path(), &["tools", "--format", "openai"]));
     assert_eq!(
         &tools,
-        &*registry.openai_tools(tool_registry::registry::Listing::every())
+        &*registry.provider_tools(Provider::OpenAi, tool_registry::Listing::every())
     );
     for provider in tool_registry::format::Provider::ALL {
         let tools = stdout_json(&toolreg(
@@ -177,7 +183,7 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
         ));
         assert_eq!(
             tools,
-            registry.tools_for(provider, &tool_registry::Scope::trusted())
+            registry.provider_tools(provider, &tool_registry::Scope::trusted())
         );
     }
 
@@ -191,12 +197,12 @@ fn list_schema_tools_and_catalog_describe_the_same_tools() {
     let markdown = toolreg(dir.path(), &["catalog"]);
     assert_eq!(
         String::from_utf8(markdown.stdout).unwrap(),
-        registry.catalog().markdown()
+        registry.catalog(Listing::every()).markdown()
     );
     let html = toolreg(dir.path(), &["catalog", "--format", "html"]);
     assert_eq!(
         String::from_utf8(html.stdout).unwrap(),
-        registry.catalog().html()
+        registry.catalog(Listing::every()).html()
     );
 
     let snapshot = toolreg(dir.path(), &["snapshot"]);
@@ -226,7 +232,8 @@ fn snapshot_keeps_switched_off_tools_with_their_switch() {
 
     let every = switches(&[]);
     let expected: Vec<String> = Registry::global()
-        .all_tools()
+        .tools(Listing::every())
+        .into_iter()
         .map(|t| t.name().to_owned())
         .collect();
     let names: Vec<&String> = every.iter().map(|(name, _)| name).collect();
@@ -255,7 +262,7 @@ fn snapshot_keeps_switched_off_tools_with_their_switch() {
 #[test]
 fn tools_md_is_up_to_date() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/TOOLS.md");
-    let fresh = Registry::global().catalog().markdown();
+    let fresh = Registry::global().catalog(Listing::every()).markdown();
     if std::env::var_os("UPDATE_TOOLS_MD").is_some() {
         std::fs::write(&path, &fresh).expect("write docs/TOOLS.md");
     }

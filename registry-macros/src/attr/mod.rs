@@ -13,8 +13,8 @@ mod values;
 use key::{Key, skip_value};
 pub(crate) use values::{Sp, Text};
 use values::{
-    choice, crate_path, daily_limit, duration, flag, groups, names, positive, predicate, string,
-    targets, text, version,
+    choice, crate_path, daily_limit, duration, flag, groups, names, one_line, positive, predicate,
+    string, targets, text, version,
 };
 
 /// `#[tool(...)]`, read.
@@ -22,6 +22,7 @@ pub(crate) struct ToolAttr {
     pub(crate) krate: Option<Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<Sp<Text>>,
+    pub(crate) short_description: Option<LitStr>,
     pub(crate) aliases: Vec<LitStr>,
     pub(crate) version: Option<LitStr>,
     pub(crate) category: Option<LitStr>,
@@ -59,6 +60,7 @@ const TOOL_KEYS: &[&str] = &[
     "crate",
     "name",
     "description",
+    "short_description",
     "aliases",
     "version",
     "category",
@@ -130,6 +132,7 @@ struct ToolSlots {
     krate: Attr<Path>,
     name: Attr<LitStr>,
     description: Attr<Sp<Text>>,
+    short_description: Attr<LitStr>,
     aliases: Attr<Vec<LitStr>>,
     version: Attr<LitStr>,
     category: Attr<LitStr>,
@@ -170,6 +173,8 @@ impl ToolSlots {
             "name" => self.name.read(cx, key, string),
             // #[tool(description = "...")] or #[tool(description = include_str!("x.md"))]
             "description" => self.description.read(cx, key, text),
+            // #[tool(short_description = "Search the notes.")]
+            "short_description" => self.short_description.read(cx, key, one_line),
             // #[tool(aliases(search, find))]
             "aliases" => self.aliases.read(cx, key, names),
             // #[tool(version = "1.0.0")]
@@ -233,6 +238,7 @@ impl ToolSlots {
             krate: self.krate.get(),
             name: self.name.get(),
             description: self.description.get(),
+            short_description: self.short_description.get(),
             aliases: self.aliases.get().unwrap_or_default(),
             version: self.version.get(),
             category: self.category.get(),

@@ -72,6 +72,23 @@ pub(super) fn version(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
     }
 }
 
+/// One line of text, not blank: what listings show of a tool (`short_description`).
+pub(super) fn one_line(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
+    let Some(lit) = string(cx, key)? else {
+        return Ok(None);
+    };
+    let value = lit.value();
+    let problem = if value.trim().is_empty() {
+        "is empty; write the one line listings show, or leave `short_description` out for the description's first sentence"
+    } else if value.contains(['\n', '\r']) {
+        "spans several lines; it is the one line listings show, so keep it to one (the description holds the rest)"
+    } else {
+        return Ok(Some(lit));
+    };
+    cx.error_spanned(&lit, format!("`{}` {problem}", key.name));
+    Ok(None)
+}
+
 /// A string literal or a macro such as `include_str!("doc.md")`.
 pub(super) fn text(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Sp<Text>>> {
     let expr: Expr = key.meta.value()?.parse()?;

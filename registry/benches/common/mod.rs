@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_registry::__private::{CallEnv, CallResult, ToolParts, output, parse_args, schema_for};
 use tool_registry::def::{ArgInfo, SourceLocation, ToolDef};
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, ToolArgs, ToolResult, tool};
 
 pub use rounds::block_on;
@@ -305,7 +306,7 @@ pub fn lookup_names(count: usize) -> Vec<String> {
 /// registry's own.
 pub fn add_run_time_tools(registry: &Registry, count: usize) {
     for i in 0..count {
-        let spec = tool_registry::spec::ToolSpec::builder(format!("rt_{i:05}"))
+        let spec = tool_registry::ToolSpec::builder(format!("rt_{i:05}"))
             .description("Adds two integers.")
             .input_schema(serde_json::json!({
                 "type": "object",
@@ -316,10 +317,13 @@ pub fn add_run_time_tools(registry: &Registry, count: usize) {
             .build()
             .expect("a valid spec");
         registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-                let int = |key: &str| args[key].as_i64().unwrap_or_default();
-                Ok::<_, String>(add(int("a"), int("b")))
-            })
+            .register(
+                spec,
+                ToolHandler::new(|args: Value, _ctx: Ctx| async move {
+                    let int = |key: &str| args[key].as_i64().unwrap_or_default();
+                    Ok::<_, String>(add(int("a"), int("b")))
+                }),
+            )
             .expect("a new name");
     }
 }

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_registry::spec::ToolSpec;
+use tool_registry::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry};
 
 /// What every echo tool says of itself.
@@ -29,9 +30,10 @@ pub fn echo_registry(names: impl IntoIterator<Item = String>) -> Arc<Registry> {
             .build()
             .unwrap();
         registry
-            .register_with_handler(spec, |args: Value, _ctx: Ctx| async move {
-                Ok::<_, String>(args)
-            })
+            .register(
+                spec,
+                ToolHandler::new(|args: Value, _ctx: Ctx| async move { Ok::<_, String>(args) }),
+            )
             .unwrap();
     }
     Arc::new(registry)

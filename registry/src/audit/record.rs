@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::meta::Risk;
+use crate::meta::{Annotations, Risk};
 
 /// What the registry records about one call. The registry fills `tool`, `duration_ms`, `ts`,
 /// `user` and `outcome`; a tool adds its own entries to `extra` (see
@@ -151,6 +151,12 @@ pub struct AuditRecord<'a> {
     /// The tool's risk level (absent for unknown tools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
+    /// The annotations of the tool as they apply (declared ones, the rest from its category:
+    /// [`Tool::effective_annotations`](crate::Tool::effective_annotations)), each one set;
+    /// absent for unknown tools. Serialized as an object:
+    /// `"annotations": {"read_only": true, "destructive": false, ...}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
 }
 
 impl AuditRecord<'_> {
@@ -164,6 +170,7 @@ impl AuditRecord<'_> {
             duration_ms: self.duration_ms,
             outcome: Cow::Owned(self.outcome.into_owned()),
             risk: self.risk,
+            annotations: self.annotations,
         }
     }
 }

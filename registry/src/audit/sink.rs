@@ -23,6 +23,11 @@ impl AuditSink for TracingAuditSink {
             duration_ms = r.duration_ms,
             outcome = %r.outcome,
             risk = r.risk.map(Risk::as_str),
+            read_only = r.annotations.and_then(|a| a.read_only),
+            destructive = r.annotations.and_then(|a| a.destructive),
+            idempotent = r.annotations.and_then(|a| a.idempotent),
+            open_world = r.annotations.and_then(|a| a.open_world),
+            requires_confirmation = r.annotations.and_then(|a| a.requires_confirmation),
             "tool call"
         );
     }

@@ -125,7 +125,7 @@ impl Ctx {
         self
     }
     /// Sets the provider's id of the call (`call_...`, `toolu_...`): the call's span carries it
-    /// as `gen_ai.tool.call.id`. [`Registry::execute_all`](crate::Registry::execute_all) sets it
+    /// as `gen_ai.tool.call.id`. [`Registry::execute`](crate::Registry::execute) sets it
     /// for each call from [`ToolCall::id`](crate::ToolCall::id).
     pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
         self.call_id = Some(id.into());
@@ -184,7 +184,7 @@ impl Ctx {
     }
 
     /// Reports progress of the running call to the status callback of
-    /// [`Registry::execute_all_with`](crate::Registry::execute_all_with), as a
+    /// [`Batch::on_event`](crate::exec::Batch::on_event), as a
     /// [`ToolEvent::Progress`]. Does nothing outside such a batch.
     pub fn progress(&self, message: impl Into<String>) {
         if let Some(hook) = &self.progress {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// What a batch run reports to its status callback
-/// ([`Registry::execute_all_with`](crate::Registry::execute_all_with)).
+/// ([`Batch::on_event`](crate::exec::Batch::on_event)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ToolEvent {

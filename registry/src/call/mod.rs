@@ -20,34 +20,35 @@
 
 mod admit;
 pub(crate) mod args;
-mod ctx;
+pub(crate) mod ctx;
 mod depth;
-mod error;
+pub(crate) mod error;
 mod events;
 pub(crate) mod fields;
 mod guard;
 pub(crate) mod lenient;
-mod result;
+pub(crate) mod result;
 pub(crate) mod shim;
-mod state;
-mod tool_call;
+pub(crate) mod state;
+pub(crate) mod tool_call;
 pub(crate) use tool_registry_json::unique;
 
 pub(crate) use admit::{admit_args, dispose_args};
+pub use args::MAX_ARGS_BYTES;
+pub(crate) use args::ToolArgs;
 pub(crate) use args::args_value;
-pub use args::{MAX_ARGS_BYTES, ToolArgs};
-pub use ctx::Ctx;
+pub(crate) use ctx::Ctx;
 pub(crate) use ctx::EventSink;
 pub use depth::MAX_ARGS_DEPTH;
 pub(crate) use depth::{dispose, nests_deeper};
-pub use error::ToolError;
+pub(crate) use error::ToolError;
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};
-pub use result::ToolResult;
+pub(crate) use result::ToolResult;
 pub(crate) use shim::{BoxFuture, CallEnv, CallFn};
 
 /// The handler of a call, validated and not started.
 pub(crate) type Handler<'a> = BoxFuture<'a, Result<ToolResult, ToolError>>;
-pub use state::State;
+pub(crate) use state::State;
 pub(crate) use state::{TypeMap, missing_state};
-pub use tool_call::ToolCall;
+pub(crate) use tool_call::ToolCall;

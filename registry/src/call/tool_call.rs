@@ -6,7 +6,7 @@ use serde_json::Value;
 /// One call a model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The provider's id of the call, echoed back with its result. [`Registry::execute_all`](crate::Registry::execute_all)
+    /// The provider's id of the call, echoed back with its result. [`Registry::execute`](crate::Registry::execute)
     /// hands it to the call as [`Ctx::call_id`](crate::Ctx::call_id), and the call's span carries it
     /// (`gen_ai.tool.call.id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

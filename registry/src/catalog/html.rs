@@ -35,7 +35,7 @@ impl Catalog<'_> {
     ///
     /// ```
     /// # use tool_registry::Registry;
-    /// let page = Registry::global().catalog().html();
+    /// let page = Registry::global().catalog(tool_registry::Listing::every()).html();
     /// assert!(page.starts_with("<!doctype html>"));
     /// ```
     pub fn html(&self) -> String {
@@ -559,7 +559,7 @@ impl fmt::Display for Esc<'_> {
 mod tests {
     use serde_json::json;
 
-    use crate::Registry;
+    use crate::registry::{Listing, Registry};
     use crate::spec::ToolSpec;
 
     const SCRIPT: &str = "</script><script>alert(1)</script>";
@@ -567,7 +567,7 @@ mod tests {
 
     fn registry_of(spec: ToolSpec) -> Registry {
         let registry = Registry::builder().without_linked().build().unwrap();
-        registry.register(spec).unwrap();
+        registry.register(spec, None).unwrap();
         registry
     }
 
@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn text_from_a_tool_is_escaped_everywhere() {
-        let page = hostile().catalog().html();
+        let page = hostile().catalog(Listing::every()).html();
         // The page's own script is the only one, and tool text adds no element or comment.
         assert_eq!(page.matches("<script").count(), 1, "{page}");
         assert_eq!(page.matches("</script").count(), 1, "{page}");
@@ -625,8 +625,8 @@ mod tests {
                 .build()
                 .unwrap(),
         );
-        let page = registry.catalog().html();
-        assert_eq!(page, registry.catalog().html());
+        let page = registry.catalog(Listing::every()).html();
+        assert_eq!(page, registry.catalog(Listing::every()).html());
         assert!(page.starts_with("<!doctype html>\n<html lang=\"en\">"));
         assert!(page.ends_with("</html>\n"));
         // Nothing names or fetches anything outside the page.

@@ -4,9 +4,9 @@
 //! `page.js`).
 //!
 //! ```
-//! # use tool_registry::Registry;
+//! # use tool_registry::{Listing, Registry};
 //! let registry = Registry::global();
-//! let markdown = registry.catalog().markdown();
+//! let markdown = registry.catalog(Listing::every()).markdown();
 //! assert!(markdown.starts_with("# Tools"));
 //! ```
 //!
@@ -28,8 +28,8 @@ mod markdown;
 
 pub use doc::{ArgDoc, ToolDoc};
 
-/// The documentation of a registry's tools. Get one with [`Registry::catalog`](crate::Registry::catalog), or
-/// [`Registry::catalog_for`](crate::Registry::catalog_for) for what one caller may see.
+/// The documentation of a registry's tools. Get one with [`Registry::catalog`](crate::Registry::catalog), for
+/// every tool (`Listing::every()`) or for what one caller may see (`&scope`).
 pub struct Catalog<'r> {
     /// The tools documented, sorted by name.
     tools: Vec<Tool>,

@@ -7,8 +7,10 @@ use clap::ValueEnum;
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
+use crate::call::{Ctx, ToolResult};
 use crate::format::Provider;
-use crate::{Ctx, Registry, Scope, ToolResult};
+use crate::registry::Registry;
+use crate::scope::Scope;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(super) enum ListFormat {
@@ -68,7 +70,7 @@ pub(super) fn strict_tools(
     scope: &Scope,
     format: ProviderFormat,
 ) -> i32 {
-    let written = match registry.tools_for_strict(format.into(), scope) {
+    let written = match registry.provider_tools(Provider::from(format).strict(), scope) {
         Ok(tools) => print_json(out, &tools),
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
@@ -93,7 +95,7 @@ pub(super) fn call(
     if let Some(message) = message {
         ctx = ctx.with_user_message(message);
     }
-    let outcome = block_on(err, registry.call_for_model(name, args, &ctx));
+    let outcome = block_on(err, registry.call(name, args, &ctx).for_model());
     finish(out, err, outcome.map(Ok))
 }
 
@@ -183,7 +185,7 @@ pub(super) fn schema(
     scope: &Scope,
     name: &str,
 ) -> i32 {
-    let found = registry.get_for(name, scope);
+    let found = registry.get(name, scope);
     let Some(tool) = found else {
         let hint = match registry.suggest(name, scope) {
             Some(close) => format!("did you mean `{close}`? "),
@@ -209,7 +211,7 @@ pub(super) fn schema(
 pub(super) fn finish(
     out: &mut dyn Write,
     err: &mut dyn Write,
-    outcome: Option<Result<ToolResult, crate::ToolError>>,
+    outcome: Option<Result<ToolResult, crate::call::ToolError>>,
 ) -> i32 {
     let Some(outcome) = outcome else {
         return EXIT_TOOL_ERROR;

@@ -70,7 +70,7 @@ impl FleetArgs {
 /// with Redis unreachable, says so and goes on without them.
 pub(super) fn join(
     fleet: &Fleet,
-    registry: &std::sync::Arc<crate::Registry>,
+    registry: &std::sync::Arc<crate::registry::Registry>,
     serves: bool,
     err: &mut dyn Write,
 ) -> Option<crate::redis::Following> {
@@ -100,7 +100,7 @@ pub(super) fn switch(
     fleet: &Fleet,
     args: &SwitchArgs,
     off: bool,
-    registry: &crate::Registry,
+    registry: &crate::registry::Registry,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {

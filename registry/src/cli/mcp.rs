@@ -6,7 +6,8 @@ use std::io::Write;
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
 use super::runtime::block_on;
 use crate::mcp::SessionLimits;
-use crate::{Registry, Scope};
+use crate::registry::Registry;
+use crate::scope::Scope;
 
 /// `mcp`'s flags.
 #[derive(clap::Args)]

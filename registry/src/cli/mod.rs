@@ -45,8 +45,13 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 
+use crate::call::Ctx;
+use crate::format::Provider;
 use crate::gate::{JsonFileApprovals, JsonFileRateLimits};
-use crate::{Ctx, Registry, RegistryBuilder, Scope};
+use crate::meta::Permission;
+use crate::registry::Registry;
+use crate::registry::builder::RegistryBuilder;
+use crate::scope::Scope;
 
 mod commands;
 #[cfg(feature = "redis")]
@@ -144,7 +149,7 @@ impl ScopeArgs {
             let level = self
                 .level
                 .as_deref()
-                .map_or(crate::Permission::User, crate::Permission::from_name);
+                .map_or(Permission::User, Permission::from_name);
             Scope::trusted().with_level(level).include_deferred(false)
         } else {
             Scope::trusted()
@@ -406,18 +411,21 @@ fn command_on(
         Command::List { format, verbose } => list(out, registry, &scope, format, verbose),
         Command::Catalog {
             format: CatalogFormat::Md,
-        } => out.write_all(registry.catalog_for(&scope).markdown().as_bytes()),
+        } => out.write_all(registry.catalog(&scope).markdown().as_bytes()),
         Command::Catalog {
             format: CatalogFormat::Json,
-        } => print_json(out, &registry.catalog_for(&scope).json()),
+        } => print_json(out, &registry.catalog(&scope).json()),
         Command::Catalog {
             format: CatalogFormat::Html,
-        } => out.write_all(registry.catalog_for(&scope).html().as_bytes()),
+        } => out.write_all(registry.catalog(&scope).html().as_bytes()),
         Command::Schema { name } => return schema(out, err, registry, &scope, &name),
         Command::Tools {
             format,
             strict: false,
-        } => print_json(out, &registry.tools_for(format.into(), &scope)),
+        } => print_json(
+            out,
+            &registry.provider_tools(Provider::from(format), &scope),
+        ),
         Command::Tools {
             format,
             strict: true,

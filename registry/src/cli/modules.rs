@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
 use crate::http::{ConnectionLimits, Gateway, ModuleMap, Server, shutdown_signal};
-use crate::{Registry, Scope};
+use crate::registry::Registry;
+use crate::scope::Scope;
 
 /// The file fetched manifests are kept in.
 pub const MODULE_CACHE_ENV: &str = "TOOLREG_MODULE_CACHE";

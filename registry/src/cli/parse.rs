@@ -9,8 +9,10 @@ use serde_json::Value;
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json};
 use super::runtime::block_on;
+use crate::call::{Ctx, ToolResult};
 use crate::parse::{self, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
-use crate::{Ctx, Registry, Scope, ToolResult};
+use crate::registry::Registry;
+use crate::scope::Scope;
 
 /// `toolreg parse`.
 #[derive(Args)]
@@ -189,7 +191,7 @@ struct CallResult<'a> {
 }
 
 /// Parses the output with this program's tools and runs the calls as one batch through the
-/// registry ([`Registry::execute_parsed`]: scope, gates, limits, audit; concurrent up to the
+/// registry ([`Registry::execute`]: scope, gates, limits, audit; concurrent up to the
 /// cap, `sequential` tools alone, results in call order), printing
 /// `{"results": [{"name", "arguments", "result"}], "content", "reasoning", "errors", "unknown"}`.
 /// The output is read with the registry's `max_calls` as its cap: the calls past it are counted,
@@ -213,7 +215,7 @@ pub(crate) fn run(
     let tools = registry.scoped(ctx.scope());
     let options = args.input.options().max_calls(registry.max_calls());
     let parsed: Parsed = parse::any_with(&text, &tools, options);
-    let Some(mut outcomes) = block_on(err, registry.execute_parsed(&parsed, &ctx)) else {
+    let Some(mut outcomes) = block_on(err, registry.execute(&parsed, &ctx)) else {
         return EXIT_TOOL_ERROR;
     };
     let not_run =

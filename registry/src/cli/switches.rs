@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::output::shown;
-use crate::Registry;
+use crate::registry::Registry;
 use crate::registry::{Selector, SwitchSet};
 use crate::store::{JsonFile, StoreError};
 
@@ -110,7 +110,7 @@ impl SwitchArgs {
         match (&self.name, &self.tag, &self.category) {
             (Some(name), _, _) => Selector::name(
                 registry
-                    .get(name)
+                    .lookup(name)
                     .map_or(name.clone(), |t| t.name().to_owned()),
             ),
             (None, Some(tag), _) => Selector::tag(tag.clone()),

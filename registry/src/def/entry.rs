@@ -30,6 +30,8 @@ pub(crate) const PROVIDERS: usize = 5;
 /// approval, whether they take the direct path, and the cached schema and provider format.
 pub(crate) struct Entry {
     pub(crate) kind: Kind,
+    /// The annotations that apply, which every call's audit record carries.
+    applied: Annotations,
     pub(crate) risk: Risk,
     /// Calls wait for a person's approval.
     pub(crate) confirm: bool,
@@ -82,6 +84,7 @@ impl Entry {
     fn new(kind: Kind) -> Self {
         let mut entry = Self {
             kind,
+            applied: Annotations::NONE,
             risk: Risk::Low,
             confirm: false,
             direct: OnceLock::new(),
@@ -99,7 +102,9 @@ impl Entry {
             Kind::Linked(def) => def.enabled_fn(),
             Kind::Owned(_) => None,
         };
-        let annotations = entry.effective_annotations();
+        let annotations =
+            crate::meta::effective(entry.name(), entry.category(), entry.annotations());
+        entry.applied = annotations;
         entry.risk = crate::meta::risk(&annotations, entry.tier());
         entry.confirm = annotations.requires_confirmation == Some(true);
         entry.module = crate::scope::module_of(entry.name()).into();
@@ -108,7 +113,7 @@ impl Entry {
 
     /// The annotations that apply (see [`Tool::effective_annotations`](super::Tool::effective_annotations)).
     pub(crate) fn effective_annotations(&self) -> Annotations {
-        crate::meta::effective(self.name(), self.category(), self.annotations())
+        self.applied
     }
 
     pub(crate) fn output_schema(&self) -> Option<&Value> {

@@ -13,13 +13,14 @@
 //! and a spec; they are re-exported here, where a declaration's reader looks for them.
 
 pub(crate) mod entry;
-mod tool;
+pub(crate) mod tool;
 pub(crate) mod tool_def;
 
+pub(crate) use crate::meta::Permission;
 pub use crate::meta::{Annotations, Risk};
-pub use crate::meta::{ArgInfo, Cost, Permission, SourceLocation, Tier};
+pub use crate::meta::{ArgInfo, Cost, SourceLocation, Tier};
 use crate::parse::TagForm;
 pub(crate) use entry::{Entry, Meta, PROVIDERS};
-pub use tool::Tool;
+pub(crate) use tool::Tool;
 pub(crate) use tool::{linked, meta, owned};
 pub use tool_def::ToolDef;

@@ -146,9 +146,16 @@ impl Tool {
         &self.entry().module
     }
 
-    /// The first sentence of the description, for discovery listings.
+    /// The one line discovery results, listings and the catalog show:
+    /// `#[tool(short_description = "...")]` or a spec's
+    /// [`short_description`](crate::spec::ToolSpecBuilder::short_description), else the first
+    /// sentence of the description.
     pub fn short_description(&self) -> &str {
-        first_sentence(self.description())
+        let given = match self.kind() {
+            Kind::Linked(def) => def.declared_short_description(),
+            Kind::Owned(owned) => owned.spec.short_description(),
+        };
+        given.unwrap_or_else(|| first_sentence(self.description()))
     }
 
     /// The labels of `tags(a, b)` (metadata for discovery and switches).
@@ -274,6 +281,7 @@ fn declared_fields(def: &ToolDef, input_schema: &Schema) -> crate::spec::Fields 
         tool_name: def.name().to_owned(),
         version: def.version().map(str::to_owned),
         description: def.description().to_owned(),
+        short_description: def.declared_short_description().map(str::to_owned),
         input_schema: input_schema.as_value().clone(),
         output_schema: None,
         tags: def.tags().iter().map(|t| (*t).to_owned()).collect(),

@@ -16,6 +16,7 @@ pub struct ToolParts {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub description: &'static str,
+    pub short_description: Option<&'static str>,
     pub version: Option<&'static str>,
     pub category: Option<&'static str>,
     pub tags: &'static [&'static str],
@@ -52,6 +53,7 @@ impl ToolParts {
         name: "",
         aliases: &[],
         description: "",
+        short_description: None,
         version: None,
         category: None,
         tags: &[],
@@ -122,9 +124,15 @@ impl ToolDef {
     pub fn description(&self) -> &'static str {
         self.parts.description.trim()
     }
-    /// The first sentence of the description, for discovery listings.
+    /// The one line discovery results, listings and the catalog show:
+    /// `short_description = "..."`, else the first sentence of the description.
     pub fn short_description(&self) -> &'static str {
-        first_sentence(self.description())
+        self.declared_short_description()
+            .unwrap_or_else(|| first_sentence(self.description()))
+    }
+    /// `short_description = "..."`, when the tool gives one.
+    pub(crate) fn declared_short_description(&self) -> Option<&'static str> {
+        self.parts.short_description.map(str::trim)
     }
     /// `version = "1.2.0"`, a semantic version (`#[tool]` refuses anything else).
     pub fn version(&self) -> Option<&'static str> {
@@ -194,7 +202,7 @@ impl ToolDef {
     pub fn args(&self) -> &'static [ArgInfo] {
         self.parts.args
     }
-    /// Builds the JSON Schema (2020-12) of the arguments. [`crate::Registry::input_schema`]
+    /// Builds the JSON Schema (2020-12) of the arguments. [`Tool::input_schema`](crate::Tool::input_schema)
     /// caches it; call this only to build a fresh copy.
     pub fn build_input_schema(&self) -> Schema {
         (self.parts.input_schema)()

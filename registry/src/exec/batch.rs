@@ -8,15 +8,118 @@ use futures::stream::FuturesUnordered;
 use super::{Confirmation, ForModel, Host, run_as};
 use crate::audit::Tick;
 use crate::call::{Ctx, EventSink, ToolArgs, ToolCall, ToolError, ToolEvent, ToolResult};
+use crate::parse::Parsed;
 
-/// The batch `calls`, and `left_out` calls of the same output that were counted, not kept.
-pub(crate) async fn execute_batch<H: Host>(
-    host: &H,
+/// The calls of one model output, as [`Registry::execute`](crate::Registry::execute) runs
+/// them: the calls, how many more the output held that were counted and not kept, and who
+/// hears of each call as it runs.
+///
+/// A `Vec` or an array of [`ToolCall`]s is a batch, an iterator of them is collected into one
+/// (or given to [`Batch::new`]); so is a parse ([`Parsed`]), whose calls of unknown tools are left out and whose calls past its
+/// cap ([`Parsed::left_out`]) are reported with those past the registry's.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_registry::ToolCall;
+/// use tool_registry::call::ToolEvent;
+/// use tool_registry::exec::Batch;
+///
+/// let batch = Batch::from(vec![ToolCall::new("search", json!({"query": "rust"}))])
+///     .on_event(|event| if let ToolEvent::Started { tool, .. } = event { println!("{tool}") });
+/// assert_eq!(batch.len(), 1);
+/// ```
+#[derive(Default)]
+pub struct Batch {
     calls: Vec<ToolCall>,
+    /// Calls of the same output that were counted, not kept.
     left_out: usize,
-    ctx: &Ctx,
     events: Option<EventSink>,
-) -> Vec<ToolResult> {
+}
+
+impl Batch {
+    /// The batch of `calls`, in call order.
+    pub fn new(calls: impl IntoIterator<Item = ToolCall>) -> Self {
+        calls.into_iter().collect()
+    }
+
+    /// Reports [`ToolEvent`]s to `on_event`: `Started` when a call starts, `Progress` when a
+    /// tool calls [`Ctx::progress`], `Finished` for every call.
+    pub fn on_event(self, on_event: impl Fn(ToolEvent) + Send + Sync + 'static) -> Self {
+        Self {
+            events: Some(Arc::new(on_event)),
+            ..self
+        }
+    }
+
+    /// The calls kept, in call order.
+    pub fn calls(&self) -> &[ToolCall] {
+        &self.calls
+    }
+
+    /// How many calls the batch holds (those counted and not kept aside).
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether the batch holds no call.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
+
+impl FromIterator<ToolCall> for Batch {
+    fn from_iter<I: IntoIterator<Item = ToolCall>>(calls: I) -> Self {
+        Self {
+            calls: calls.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+}
+
+impl From<Vec<ToolCall>> for Batch {
+    fn from(calls: Vec<ToolCall>) -> Self {
+        Self {
+            calls,
+            ..Self::default()
+        }
+    }
+}
+
+impl<const N: usize> From<[ToolCall; N]> for Batch {
+    fn from(calls: [ToolCall; N]) -> Self {
+        calls.into_iter().collect()
+    }
+}
+
+impl From<&Parsed> for Batch {
+    /// The calls a parse found (calls of unknown tools, in [`Parsed::unknown`], are not run),
+    /// with the calls it counted past its cap.
+    fn from(parsed: &Parsed) -> Self {
+        Self {
+            calls: parsed.calls.iter().cloned().map(ToolCall::from).collect(),
+            left_out: parsed.left_out.calls,
+            events: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("calls", &self.calls)
+            .field("left_out", &self.left_out)
+            .field("on_event", &self.events.is_some())
+            .finish()
+    }
+}
+
+/// Runs `batch` on `host`.
+pub(crate) async fn execute_batch<H: Host>(host: &H, batch: Batch, ctx: &Ctx) -> Vec<ToolResult> {
+    let Batch {
+        calls,
+        left_out,
+        events,
+    } = batch;
     let cap = host.policy().max_concurrency;
     let mut calls = calls;
     let over = calls.split_off(calls.len().min(host.policy().max_calls));

@@ -1,6 +1,8 @@
-//! The call future: what [`Registry::call`] returns. Scope and validation run on its first
-//! poll; then a tool to which no waiting stage applies runs its handler in place (the direct
-//! path), any other runs the staged path ([`staged`](super::staged)); the audit ends both.
+//! The call future: what [`Registry::call`](crate::Registry::call) returns. Scope and
+//! validation run on its first poll; then a tool to which no waiting stage applies runs its
+//! handler in place (the direct path), any other runs the staged path
+//! ([`staged`](super::staged)); the audit ends both. A call made with an approval token first
+//! takes the token back (`approval`), then starts as any call whose confirmation was given.
 //! The call's span is opened once the name is resolved and entered on every poll from then on,
 //! so every later stage, the handler and the audit run inside it.
 
@@ -10,13 +12,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::approve::{refused, take_pending};
 use super::staged::{staged, validate_by};
-use super::{CallSpan, Confirmation, Host, tool_name};
+use super::{CallSpan, Confirmation, Host, Stamp, tool_name};
 use crate::audit::{Audit, Tick};
 use crate::call::{
-    Ctx, Guarded, Handler, ToolArgs, ToolError, ToolResult, admit_args, dispose_args,
+    BoxFuture, Ctx, Guarded, Handler, ToolArgs, ToolError, ToolResult, admit_args, dispose_args,
 };
 use crate::def::Tool;
+use crate::gate::canonical_args;
 
 /// The call of `name` on `host` as a future that does nothing until polled; see [`CallFuture`].
 pub(crate) fn run_as<'a, A: Answer, H: Host>(
@@ -35,23 +39,37 @@ pub(crate) fn run_as<'a, A: Answer, H: Host>(
             args,
             ctx,
             confirmation,
+            token: None,
         },
     }
 }
 
-/// What a call answers: the outcome as it is ([`Plain`], for [`Registry::call`]) or as a
-/// stamped result ([`ForModel`], for [`Registry::call_for_model`]). Chosen at compile time, so
-/// `call` pays nothing for the other: its outcome, stamped in place, moves as before.
-pub(crate) trait Answer {
+/// What a call answers, chosen by its type at compile time, so that a call pays nothing for
+/// the form it does not use: [`Plain`] (what [`Registry::call`](crate::Registry::call)
+/// answers) or [`ForModel`] (after [`Call::for_model`](crate::registry::Call::for_model)).
+/// Sealed: these two are the forms.
+pub trait Answer: sealed::Sealed {
+    /// What the call's future resolves to.
     type Output;
-    /// `stamp_error` puts the registry's stamps on the audit of an error's result.
+
+    /// The outcome in this form; `stamp_error` puts the registry's stamps on the audit of an
+    /// error's result.
+    #[doc(hidden)]
     fn answer(
         outcome: Result<ToolResult, ToolError>,
         stamp_error: impl FnOnce(&mut Audit),
     ) -> Self::Output;
 }
 
-pub(crate) enum Plain {}
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Plain {}
+    impl Sealed for super::ForModel {}
+}
+
+/// The answer as it is, `Result<ToolResult, ToolError>`: for the application's own code.
+#[derive(Debug)]
+pub enum Plain {}
 
 impl Answer for Plain {
     type Output = Result<ToolResult, ToolError>;
@@ -62,7 +80,12 @@ impl Answer for Plain {
     }
 }
 
-pub(crate) enum ForModel {}
+/// The answer as a model should read it, a [`ToolResult`]: an error becomes an unsuccessful
+/// result (see [`ToolResult::from`]) that carries the same audit stamps as a success (`tool`,
+/// `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from the same clock reading as the
+/// record sent to the audit sink.
+#[derive(Debug)]
+pub enum ForModel {}
 
 impl Answer for ForModel {
     type Output = ToolResult;
@@ -90,6 +113,34 @@ pub(crate) struct CallFuture<'a, A, H> {
     state: State<'a, H>,
 }
 
+impl<'a, A: Answer, H: Host> CallFuture<'a, A, H> {
+    /// The same call, answered in the form `B`. Before the first poll only, as every method
+    /// that changes a call.
+    pub(crate) fn answer_as<B: Answer>(mut self) -> CallFuture<'a, B, H> {
+        CallFuture {
+            answer: std::marker::PhantomData,
+            span: std::mem::take(&mut self.span),
+            state: std::mem::replace(&mut self.state, State::Done),
+        }
+    }
+
+    /// The same call, with its confirmation (stage 5) given.
+    pub(crate) fn confirmed(mut self) -> Self {
+        if let State::Start { confirmation, .. } = &mut self.state {
+            *confirmation = Confirmation::Given;
+        }
+        self
+    }
+
+    /// The same call, made with the approval token of an earlier call of it.
+    pub(crate) fn approved(mut self, approval: &'a str) -> Self {
+        if let State::Start { token, .. } = &mut self.state {
+            *token = Some(approval);
+        }
+        self
+    }
+}
+
 enum State<'a, H> {
     /// Not polled yet: nothing has happened.
     Start {
@@ -98,6 +149,17 @@ enum State<'a, H> {
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         confirmation: Confirmation,
+        /// The approval token the call comes back with, taken back before the call starts.
+        token: Option<&'a str>,
+    },
+    /// The approval token being taken back: the arguments come back with it when it is this
+    /// call's.
+    Approving {
+        approval: BoxFuture<'a, Result<ToolArgs<'a>, ToolError>>,
+        name: &'a str,
+        ctx: &'a Ctx,
+        started: Tick,
+        registry: &'a H,
     },
     /// Stage 6, handler, of a tool with nothing to wait for before it.
     Direct {
@@ -218,29 +280,131 @@ impl<'a, H: Host> State<'a, H> {
     }
 }
 
+impl<'a, H: Host> State<'a, H> {
+    /// The state that takes `token` back for the call of `name` with `args`: the token must
+    /// be for this tool, this user and exactly these arguments (after validation; key order
+    /// and whitespace do not matter), with the checks of `take_pending`. A mismatch does not
+    /// use the token up: its owner can still approve it.
+    #[cold]
+    fn approving(
+        registry: &'a H,
+        name: &'a str,
+        args: ToolArgs<'a>,
+        token: &'a str,
+        ctx: &'a Ctx,
+    ) -> Self {
+        let approval = Box::pin(async move {
+            let taken = take_pending(registry, token, ctx, |pending| {
+                let same_tool = registry
+                    .resolve(name, ctx.scope())
+                    .is_some_and(|(tool, _)| tool.name() == pending.tool);
+                let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
+                match (same_tool, same_args) {
+                    (true, true) => Ok(()),
+                    (true, false) => Err(refused("the token was issued for different arguments")),
+                    (false, _) => Err(refused("the token was issued for another tool")),
+                }
+            })
+            .await;
+            match taken {
+                Ok(_) => Ok(args),
+                Err(error) => {
+                    dispose_args(args);
+                    Err(error)
+                }
+            }
+        });
+        State::Approving {
+            approval,
+            name,
+            ctx,
+            started: Tick::now(),
+            registry,
+        }
+    }
+}
+
+/// The answer of a call whose approval token was refused: the tool did not run, and nothing is
+/// audited; a result for a model carries the call's stamps.
+#[cold]
+fn refuse<A: Answer>(name: &str, ctx: &Ctx, started: Tick, error: ToolError) -> A::Output {
+    let code = Cow::Borrowed(error.code());
+    A::answer(Err(error), |audit| {
+        Stamp::now(started).put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
+    })
+}
+
 impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
     type Output = A::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let state = &mut this.state;
-        if matches!(state, State::Start { .. }) {
-            let State::Start {
-                registry,
-                name,
-                args,
-                ctx,
-                confirmation,
-            } = std::mem::replace(state, State::Done)
-            else {
-                unreachable!()
-            };
-            match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span) {
-                Ok(next) => *state = next,
-                Err(outcome) => {
-                    this.span = CallSpan::default();
-                    return Poll::Ready(outcome);
+        // Before the stages: the approval token taken back, when the call has one; then scope
+        // and validation, which choose the path.
+        loop {
+            match state {
+                State::Start { token: Some(_), .. } => {
+                    let State::Start {
+                        registry,
+                        name,
+                        args,
+                        ctx,
+                        token: Some(token),
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    *state = State::approving(registry, name, args, token, ctx);
                 }
+                State::Approving { approval, .. } => {
+                    let approved = std::task::ready!(approval.as_mut().poll(cx));
+                    let State::Approving {
+                        registry,
+                        name,
+                        ctx,
+                        started,
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    *state = match approved {
+                        Ok(args) => State::Start {
+                            registry,
+                            name,
+                            args,
+                            ctx,
+                            confirmation: Confirmation::Given,
+                            token: None,
+                        },
+                        Err(error) => return Poll::Ready(refuse::<A>(name, ctx, started, error)),
+                    };
+                }
+                State::Start { .. } => {
+                    let State::Start {
+                        registry,
+                        name,
+                        args,
+                        ctx,
+                        confirmation,
+                        ..
+                    } = std::mem::replace(state, State::Done)
+                    else {
+                        unreachable!()
+                    };
+                    match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span)
+                    {
+                        Ok(next) => *state = next,
+                        Err(outcome) => {
+                            this.span = CallSpan::default();
+                            return Poll::Ready(outcome);
+                        }
+                    }
+                    break;
+                }
+                _ => break,
             }
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
@@ -250,7 +414,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
             match state {
                 State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
                 State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
-                State::Start { .. } | State::Done => {
+                State::Start { .. } | State::Approving { .. } | State::Done => {
                     panic!("a tool call polled after it finished")
                 }
             }
@@ -262,7 +426,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
             State::Direct { audit, .. } | State::Staged { audit, .. } => {
                 Poll::Ready(audit.finish::<A>(outcome, &span))
             }
-            State::Start { .. } | State::Done => unreachable!(),
+            State::Start { .. } | State::Approving { .. } | State::Done => unreachable!(),
         }
     }
 }

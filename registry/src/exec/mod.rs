@@ -26,17 +26,19 @@
 //! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
 //! | `stamp.rs` | stage 7, audit: one clock reading stamps the result and fills the record |
 //! | `span.rs` | the call's `execute_tool` span, fielded as OpenTelemetry's generative-AI conventions ask |
-//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Registry::call_approved`](crate::Registry::call_approved), [`Registry::deny`](crate::Registry::deny)) |
-//! | `batch.rs` | many calls under a cap, `sequential` tools alone (for [`Registry::execute_all`](crate::Registry::execute_all)) |
+//! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Call::approved`](crate::registry::Call::approved), [`Registry::deny`](crate::Registry::deny)) |
+//! | `batch.rs` | [`Batch`]: many calls under a cap, `sequential` tools alone (for [`Registry::execute`](crate::Registry::execute)) |
 //!
-//! The registry's methods that call tools ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
-//! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`.
+//! The registry's methods that call tools ([`Registry::call`](crate::Registry::call) and the
+//! [`Call`](crate::registry::Call) it returns, [`Registry::execute`](crate::Registry::execute),
+//! ...) are in `registry/calls.rs`; this module is generic over the registry, through `Host`. A
+//! call's answer form is a type ([`Plain`], [`ForModel`]), chosen at compile time.
 //!
 //! # Spans
 //!
-//! Every call through the pipeline ([`Registry::call`](crate::Registry::call), [`Registry::call_for_model`](crate::Registry::call_for_model),
-//! [`Registry::execute_all`](crate::Registry::execute_all) and its siblings, [`Registry::approve`](crate::Registry::approve),
-//! [`Registry::call_approved`](crate::Registry::call_approved), the command line) is one `tracing` span, target
+//! Every call through the pipeline ([`Registry::call`](crate::Registry::call) in every answer
+//! form, [`Registry::execute`](crate::Registry::execute), [`Registry::approve`](crate::Registry::approve),
+//! [`Call::approved`](crate::registry::Call::approved), the command line) is one `tracing` span, target
 //! `tool_registry`, level INFO, named and fielded as OpenTelemetry's semantic conventions for
 //! generative AI describe a tool's execution, so that `tracing-opentelemetry` exports it as one:
 //!
@@ -47,7 +49,7 @@
 //! | `otel.kind` | `internal` |
 //! | `gen_ai.operation.name` | `execute_tool` |
 //! | `gen_ai.tool.name` | the tool's name; for a name no tool has, the name asked for, escaped and cut at 64 characters |
-//! | `gen_ai.tool.call.id` | [`Ctx::call_id`](crate::Ctx::call_id), when the call has one ([`ToolCall::id`] in a batch), escaped and cut at 128 characters |
+//! | `gen_ai.tool.call.id` | [`Ctx::call_id`](crate::Ctx::call_id), when the call has one ([`ToolCall::id`](crate::ToolCall::id) in a batch), escaped and cut at 128 characters |
 //! | `gen_ai.tool.type` | `function` |
 //! | `user` | the scope's user id, when there is one |
 //! | `outcome` | the audit's outcome code: `ok`, a [`ToolError::code`], or a tool's own |
@@ -104,10 +106,11 @@ mod span;
 mod staged;
 mod stamp;
 
-pub use crate::call::{ToolCall, ToolEvent};
-pub(crate) use approve::{refused, take_pending};
+pub(crate) use approve::take_pending;
+pub use batch::Batch;
 pub(crate) use batch::execute_batch;
-pub(crate) use future::{ForModel, Plain, run_as};
+pub use future::{Answer, ForModel, Plain};
+pub(crate) use future::{CallFuture, run_as};
 pub use policy::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
 };
@@ -115,7 +118,6 @@ pub(crate) use policy::{Policy, Timeouts};
 pub(crate) use span::CallSpan;
 #[cfg(feature = "bench-internals")]
 pub(crate) use staged::validate;
-#[cfg(feature = "bench-internals")]
 pub(crate) use stamp::Stamp;
 pub(crate) use stamp::tool_name;
 

@@ -48,6 +48,7 @@ impl Policy {
             duration_ms: stamp.duration_ms,
             outcome: Cow::Borrowed(&code),
             risk: Some(tool.risk()),
+            annotations: Some(tool.effective_annotations()),
         };
         self.audit(&record, failed, span);
         if let Ok(result) = outcome {
@@ -101,6 +102,7 @@ impl Policy {
             duration_ms: stamp.duration_ms,
             outcome,
             risk,
+            annotations: def.map(Tool::effective_annotations),
         };
         self.audit(&record, true, span);
         stamp

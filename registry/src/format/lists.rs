@@ -120,21 +120,88 @@ fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
 }
 
 /// A request's tool list: the JSON value and its text, built once per provider and set of
-/// tools and shared (cloning is a reference count). Reads as the [`Value`] it holds; the text is
-/// what goes into a request body without serializing again.
+/// tools and shared (cloning is a reference count). The text is what goes into a request body
+/// without serializing again.
+///
+/// It reads as a list of tool objects: [`len`](Self::len), [`iter`](Self::iter),
+/// [`get`](Self::get), `for tool in &tools`. For every provider but Gemini the list is the JSON
+/// array itself; Gemini's is one object wrapping the tools (`[{"functionDeclarations":
+/// [...]}]`, or `[]` without tools), and the list methods read the declarations inside it, so
+/// that `len` is the number of tools whatever the provider. A tool list with a provider's own
+/// search tool (for deferred tools) counts that tool too. It also reads as the JSON [`Value`]
+/// it holds, as sent (`tools[0]`, `tools.as_array()`: for Gemini, the wrapping object).
+///
+/// ```
+/// # use tool_registry::{tool, Listing, Registry};
+/// use tool_registry::format::Provider;
+///
+/// /// Look up a word.
+/// #[tool]
+/// fn define(word: String) -> String { word }
+///
+/// let registry = Registry::global();
+/// let openai = registry.provider_tools(Provider::OpenAi, Listing::every());
+/// assert_eq!(openai.len(), 1);
+/// assert_eq!(openai.get(0).unwrap()["function"]["name"], "define");
+///
+/// let gemini = registry.provider_tools(Provider::Gemini, Listing::every());
+/// assert_eq!(gemini.len(), 1);
+/// let names: Vec<&str> = gemini.iter().filter_map(|tool| tool["name"].as_str()).collect();
+/// assert_eq!(names, ["define"]);
+/// // As sent: one object wrapping the declarations.
+/// assert_eq!(gemini[0]["functionDeclarations"][0]["name"], "define");
+/// ```
 #[derive(Clone)]
 pub struct ProviderTools {
     value: Arc<Value>,
     json: Arc<str>,
+    provider: Provider,
 }
 
 impl ProviderTools {
-    fn new(value: Value) -> Self {
+    fn new(provider: Provider, value: Value) -> Self {
         let json = Arc::from(value.to_string());
         Self {
             value: Arc::new(value),
             json,
+            provider,
         }
+    }
+
+    /// The provider whose shape the list has.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The tool objects, in list order (Gemini's function declarations).
+    pub fn as_slice(&self) -> &[Value] {
+        let list = self.value.as_array().map_or(&[][..], Vec::as_slice);
+        match (self.provider, list) {
+            (Provider::Gemini, [wrapper]) => wrapper["functionDeclarations"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice),
+            _ => list,
+        }
+    }
+
+    /// How many tools the list holds.
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Whether the list holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+
+    /// The tool objects, in list order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Value> {
+        self.as_slice().iter()
+    }
+
+    /// The tool object at `index`.
+    pub fn get(&self, index: usize) -> Option<&Value> {
+        self.as_slice().get(index)
     }
 
     /// The list as compact JSON text.
@@ -145,6 +212,15 @@ impl ProviderTools {
     /// The list as a [`Value`] (a copy).
     pub fn to_value(&self) -> Value {
         (*self.value).clone()
+    }
+}
+
+impl<'a> IntoIterator for &'a ProviderTools {
+    type Item = &'a Value;
+    type IntoIter = std::slice::Iter<'a, Value>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 
@@ -226,7 +302,7 @@ impl ListCache {
             return Some(list.clone());
         }
         drop(read);
-        let list = ProviderTools::new(build(&key.1)?);
+        let list = ProviderTools::new(key.0.0, build(&key.1)?);
         let mut write = self
             .lists
             .write()

@@ -6,7 +6,8 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
-//! | `lists.rs` | a request's tool list, built once per set of tools and kept (`Registry::tools_for` picks the tools) |
+//! | `lists.rs` | a request's tool list, built once per set of tools and kept (`Registry::provider_tools` picks the tools) |
+//! | `mode.rs` | the forms of a list: a [`Provider`]'s plain one, or [`Strict`] ([`ListFormat`]) |
 //! | `describe.rs` | what strict mode and Gemini cannot say as keywords, said in the description |
 //! | `strict.rs` | the strict-mode form of an argument schema, in OpenAI's or Anthropic's subset |
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
@@ -18,6 +19,7 @@ mod definitions;
 mod describe;
 pub(crate) mod gemini;
 mod lists;
+mod mode;
 mod prompt;
 mod provider;
 mod results;
@@ -30,6 +32,7 @@ pub use definitions::openai_function;
 pub(crate) use definitions::parameters;
 pub use lists::ProviderTools;
 pub(crate) use lists::{Extra, ListCache, list};
+pub use mode::{ListFormat, Strict};
 pub(crate) use prompt::prompt_block;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};

@@ -8,11 +8,11 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Shared;
 use super::cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, unix_now};
 use super::map::{DISCOVERY_TIMEOUT, Module, ModuleMap};
 use super::remote::{Remote, read_capped};
 use super::wire::ReadManifest;
+use crate::registry::Shared;
 use crate::spec::{ToolHandler, ToolSpec};
 use serde::de::DeserializeSeed as _;
 
@@ -434,7 +434,7 @@ impl Gateway {
                     let remote = Arc::clone(&remote);
                     async move { remote.call(args, ctx).await }
                 });
-                if let Err(error) = registry.register_tool(spec, handler) {
+                if let Err(error) = registry.register(spec, handler) {
                     tracing::warn!(target: "tool_registry::http", module = name, %error, "a tool of the module cannot be registered; it is left out");
                     continue;
                 }

@@ -114,6 +114,8 @@ pub use server::{DEFAULT_MODULE_NAME, MAX_BODY_BYTES, Server, shutdown_signal};
 pub use trace::TRACEPARENT;
 pub use wire::{ExecuteRequest, Health, Manifest};
 
+use crate::registry::Shared;
+
 /// Serves `registry` (every tool, as the module [`DEFAULT_MODULE_NAME`], to guests) on the
 /// loopback address `addr` until Ctrl-C or SIGTERM. See [`Server`] for a name, a secret, a
 /// scope.
@@ -123,5 +125,3 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     Server::new(registry).serve(addr).await
 }
-
-pub use crate::registry::Shared;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::map::Module;
 use super::trace::{TRACEPARENT, current_traceparent};
-use crate::{Ctx, ToolError, ToolResult};
+use crate::call::{Ctx, ToolError, ToolResult};
 
 /// The largest answer read from a module: 16 MiB.
 pub const MAX_RESULT_BYTES: usize = 16 << 20;

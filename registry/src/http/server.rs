@@ -16,13 +16,14 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use tower_http::trace::TraceLayer;
 
-use super::Shared;
 use super::listen::ConnectionLimits;
 use super::trace::{continue_trace, request_span};
 use super::wire::{ExecuteRequest, Health};
 use crate::call::MAX_ARGS_BYTES;
+use crate::call::{Ctx, ToolError};
 use crate::def::Permission;
-use crate::{Ctx, Scope, ToolError, ToolResult};
+use crate::registry::Shared;
+use crate::scope::Scope;
 
 /// The most bytes of a request body a server reads unless told otherwise: the largest argument
 /// text a tool accepts by default ([`MAX_ARGS_BYTES`]) and 64 KiB for the rest of the request.
@@ -246,8 +247,7 @@ impl Server {
 
     /// Whether `scope` may see and run the local tool `name` here.
     fn serves(&self, name: &str, scope: &Scope) -> bool {
-        self.registry.get_for(name, &self.served).is_some()
-            && self.registry.get_for(name, scope).is_some()
+        self.registry.get(name, &self.served).is_some() && self.registry.get(name, scope).is_some()
     }
 }
 
@@ -269,12 +269,7 @@ async fn manifest(State(server): State<Arc<Server>>, headers: HeaderMap) -> Resp
         .registry
         .tools(&scope)
         .into_iter()
-        .filter(|tool| {
-            server
-                .registry
-                .get_for(tool.name(), &server.served)
-                .is_some()
-        })
+        .filter(|tool| server.registry.get(tool.name(), &server.served).is_some())
         .filter_map(|tool| {
             let mut spec = serde_json::to_value(tool.spec()).ok()?;
             spec["tool_name"] = Value::String(format!("{}.{}", server.name, tool.name()));
@@ -341,17 +336,18 @@ async fn execute(
     let args = request.arguments.map_or("{}", |raw| raw.get());
     let result = match (&request.approval_token, caller.trusted && request.confirmed) {
         (_, true) => {
-            server
-                .registry
-                .call_confirmed_for_model(name, args, &ctx)
+            (server.registry.call(name, args, &ctx))
+                .confirmed()
+                .for_model()
                 .await
         }
-        (Some(token), false) => server
-            .registry
-            .call_approved(name, args, token, &ctx)
-            .await
-            .unwrap_or_else(ToolResult::from),
-        (None, false) => server.registry.call_for_model(name, args, &ctx).await,
+        (Some(token), false) => {
+            (server.registry.call(name, args, &ctx))
+                .approved(token)
+                .for_model()
+                .await
+        }
+        (None, false) => server.registry.call(name, args, &ctx).for_model().await,
     };
     json(StatusCode::OK, &result)
 }
@@ -368,7 +364,7 @@ async fn health(State(server): State<Arc<Server>>) -> Response {
 /// `GET /`: the catalog of what a guest may see, as a page.
 async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
     let guest = Scope::guest();
-    let page = server.registry.catalog_for(&guest).html();
+    let page = server.registry.catalog(&guest).html();
     (
         [(
             header::CONTENT_SECURITY_POLICY,

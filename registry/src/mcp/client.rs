@@ -14,11 +14,11 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use crate::call::{ToolError, ToolResult};
 use crate::def::Annotations;
 use crate::http::MODULE_TIMEOUT;
 use crate::registry::Shared;
 use crate::spec::{ToolHandler, ToolSpec};
-use crate::{ToolError, ToolResult};
 
 /// An MCP server whose tools are tools of a registry, as `module.tool`. Dropping it ends the
 /// session; its tools stay listed and answer `module_unreachable` until removed
@@ -185,7 +185,7 @@ async fn refresh(
                 tool.name.to_string(),
                 local.clone(),
             );
-            if let Err(error) = inner.registry.register_tool(spec, handler) {
+            if let Err(error) = inner.registry.register(spec, handler) {
                 tracing::warn!(target: "tool_registry::mcp", module = %inner.name, %error, "a tool of the MCP server cannot be registered; it is left out");
                 continue;
             }

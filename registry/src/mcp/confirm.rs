@@ -3,10 +3,10 @@
 //!
 //! A call of a tool that needs a person's approval waits in the registry's approval store
 //! under a token bound to its tool, its user and its exact arguments
-//! ([`Registry::call_approved`](crate::Registry::call_approved)). The server asks the client's
+//! ([`Call::approved`](crate::registry::Call::approved)). The server asks the client's
 //! user to confirm that call with one form input request, `confirm`, and hands the token back
 //! as the opaque `requestState`. The retried request carries the answer; an accepted answer
-//! runs the call through [`call_approved`](crate::Registry::call_approved), which checks the
+//! runs the call through [`Call::approved`](crate::registry::Call::approved), which checks the
 //! token against the retried request's tool, caller and arguments and uses it up, so an
 //! answer runs once and cannot be moved to another call. `requestState` is a lookup key, never
 //! trusted: what runs is what the registry signed when it kept the call.
@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, RoleServer, service::RequestContext};
 use serde_json::{Value, json};
 
-use crate::ToolResult;
+use crate::call::ToolResult;
 
 /// The `_meta` key of a `tools/call` that redeems the approval token of an earlier answer, for
 /// a client that cannot answer `input_required` (the `initialize` era, or no elicitation).

@@ -21,8 +21,9 @@ use super::server::{Caller, McpServer};
 use super::sessions::{Full, Owner, Sessions};
 use super::stdio::error_answer;
 use crate::http::auth::Secret;
+use crate::meta::Permission;
 use crate::registry::Shared;
-use crate::{Permission, Scope};
+use crate::scope::Scope;
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -168,7 +169,7 @@ impl Callers {
 
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.
-/// Sessions are bounded by [`SessionLimits::default`]; see [`McpServer::session_limits`].
+/// Sessions are bounded by [`SessionLimits::default`](super::SessionLimits::default); see [`McpServer::session_limits`].
 pub fn router(registry: impl Into<Shared>, callers: Callers, origins: Vec<String>) -> Router {
     McpServer::new(registry, Scope::guest()).router(callers, origins)
 }

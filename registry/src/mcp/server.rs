@@ -16,10 +16,11 @@ use tokio::sync::watch;
 
 use super::confirm::{self, Answer};
 use super::sessions::SessionLimits;
+use crate::call::{Ctx, ToolCall, ToolResult};
 use crate::format::Provider;
 use crate::http::ConnectionLimits;
 use crate::registry::Shared;
-use crate::{Ctx, Scope, ToolCall, ToolResult};
+use crate::scope::Scope;
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;
@@ -205,8 +206,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let this = self.caller(&context.extensions);
-        let list = this.registry.tools_for(Provider::Mcp, &this.scope);
-        let all = list.as_array().map_or(&[][..], Vec::as_slice);
+        let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
+        let all = list.as_slice();
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
             Some(cursor) => decode_cursor(&cursor)
@@ -238,7 +239,7 @@ impl ServerHandler for McpServer {
         let (registry, scope) = (&this.registry, &this.scope);
         let name = request.name.to_string();
         // Hidden is unknown: the same error, from the same check, for both.
-        let Some(tool) = registry.get_for(&name, scope) else {
+        let Some(tool) = registry.get(&name, scope) else {
             return Err(unknown(&name));
         };
         let answer = confirm::answer_of(
@@ -266,11 +267,13 @@ impl ServerHandler for McpServer {
         let name = tool.name();
         let run = async {
             match &answer {
-                Answer::None => registry.call_for_model(name, arguments, &ctx).await,
-                Answer::Approve(token) => registry
-                    .call_approved(name, arguments, token, &ctx)
-                    .await
-                    .unwrap_or_else(ToolResult::from),
+                Answer::None => registry.call(name, arguments, &ctx).for_model().await,
+                Answer::Approve(token) => {
+                    (registry.call(name, arguments, &ctx))
+                        .approved(token)
+                        .for_model()
+                        .await
+                }
                 Answer::Decline(token) => registry
                     .deny(token, "the user declined the call", &ctx)
                     .await

@@ -53,7 +53,7 @@ pub use limits::RedisRateLimits;
 pub use manifests::RedisManifestCache;
 pub use switches::Following;
 
-use crate::RegistryBuilder;
+use crate::registry::builder::RegistryBuilder;
 use connection::Connection;
 
 /// One Redis shared by the instances of a fleet: a client that connects on first use and

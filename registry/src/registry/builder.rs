@@ -11,15 +11,15 @@ use rustc_hash::FxHashMap;
 use super::linked::{DuplicateToolError, checked, linked_tools};
 use super::switches::Switches;
 use super::writer::Writer;
-use super::{
-    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Registry,
-    SLOW_TIMEOUT, Snapshot,
-};
+use super::{Registry, Snapshot};
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
 use crate::def::ToolDef;
 use crate::discovery::Discovery;
-use crate::exec::{Policy, Timeouts};
+use crate::exec::{
+    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, SLOW_TIMEOUT,
+    Timeouts,
+};
 use crate::gate::{
     ApprovalKey, ApprovalStore, Gate, Gates, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
@@ -284,7 +284,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// How many calls of one batch ([`Registry::execute_all`], `toolreg run`: one model output)
+    /// How many calls of one batch ([`Registry::execute`], `toolreg run`: one model output)
     /// run at all ([`MAX_CALLS`], 32, by default). The calls after that many are not run; each
     /// is answered with [`ToolError::TooManyCalls`](crate::ToolError::TooManyCalls), so the
     /// model learns to spread its work over turns.

@@ -3,23 +3,21 @@
 //! ([`exec`](crate::exec)); the registry is its one [`Host`].
 
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::Registry;
 use crate::audit::Tick;
-use crate::call::{
-    Ctx, Handler, ToolArgs, ToolCall, ToolError, ToolEvent, ToolResult, TypeMap, dispose_args,
-};
+use crate::call::{Ctx, Handler, ToolArgs, ToolError, ToolResult, TypeMap};
 use crate::def::Tool;
 use crate::discovery::Meta;
 use crate::exec::{
-    Confirmation, ForModel, Host, Plain, Policy, execute_batch, refused, run_as, take_pending,
+    Answer, Batch, CallFuture, Confirmation, ForModel, Host, Plain, Policy, execute_batch, run_as,
+    take_pending,
 };
-use crate::gate::canonical_args;
-use crate::parse::Parsed;
 use crate::scope::Scope;
 
 impl Registry {
@@ -27,11 +25,16 @@ impl Registry {
     /// [`exec`](crate::exec) module).
     ///
     /// `args` is JSON text (`&str`) or a [`Value`](serde_json::Value). Text is deserialized
-    /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as unknown. A tool that
-    /// panics becomes [`ToolError::Panicked`]; the caller goes on. Every call, successful or
-    /// not, is audited; a result carries `tool`, `duration_ms`, `ts`, `user`, `outcome` and
-    /// `risk` in its `audit`. Every call is one `execute_tool` span (see
+    /// straight into the tool's argument type. A tool outside `ctx`'s scope is reported as
+    /// unknown. A tool that panics becomes [`ToolError::Panicked`]; the caller goes on. Every
+    /// call, successful or not, is audited; a result carries `tool`, `duration_ms`, `ts`,
+    /// `user`, `outcome` and `risk` in its `audit`. Every call is one `execute_tool` span (see
     /// [Spans](crate::exec#spans)), current while the tool runs.
+    ///
+    /// The call is a [`Call`], a future that answers `Result<ToolResult, ToolError>`; its
+    /// methods change it before it starts: [`for_model`](Call::for_model) answers as a model
+    /// should read it, [`approved`](Call::approved) comes back with an approval token,
+    /// [`confirmed`](Call::confirmed) is for a trusted caller that asked the person itself.
     ///
     /// Like any future, the call does nothing until it is awaited: a call that is created and
     /// dropped is neither validated, run nor audited. Dropping it while the tool runs cancels
@@ -41,35 +44,14 @@ impl Registry {
         name: &'r str,
         args: impl Into<ToolArgs<'a>>,
         ctx: &'r Ctx,
-    ) -> impl Future<Output = Result<ToolResult, ToolError>> + Send + 'r {
-        run_as::<Plain, _>(self, name, args.into(), ctx, Confirmation::Required)
-    }
-
-    /// Calls a tool whose confirmation a trusted caller has already obtained: every stage
-    /// applies except confirmation (stage 5), answered as by
-    /// [`call_for_model`](Self::call_for_model). For a caller that asked the person itself, as
-    /// the gateway of an HTTP tool module does before it forwards a call that needed approval;
-    /// never for input a model or an untrusted client controls.
-    pub fn call_confirmed_for_model<'r, 'a: 'r>(
-        &'r self,
-        name: &'r str,
-        args: impl Into<ToolArgs<'a>>,
-        ctx: &'r Ctx,
-    ) -> impl Future<Output = ToolResult> + Send + 'r {
-        run_as::<ForModel, _>(self, name, args.into(), ctx, Confirmation::Given)
-    }
-
-    /// Calls a tool like [`call`](Self::call), and answers as a model should read it: an error
-    /// becomes an unsuccessful result (see [`ToolResult::from`]) that carries the same audit
-    /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken from
-    /// the same clock reading as the record sent to the audit sink.
-    pub fn call_for_model<'r, 'a: 'r>(
-        &'r self,
-        name: &'r str,
-        args: impl Into<ToolArgs<'a>>,
-        ctx: &'r Ctx,
-    ) -> impl Future<Output = ToolResult> + Send + 'r {
-        run_as::<ForModel, _>(self, name, args.into(), ctx, Confirmation::Required)
+    ) -> Call<'r> {
+        Call(run_as::<Plain, _>(
+            self,
+            name,
+            args.into(),
+            ctx,
+            Confirmation::Required,
+        ))
     }
 
     /// Runs a call that waited for approval: the token must exist, not be expired, belong to
@@ -92,37 +74,6 @@ impl Registry {
         .await
     }
 
-    /// Calls a tool with an approval token from an earlier call: the token must be for this
-    /// tool, this user and exactly these arguments (after validation; key order and whitespace
-    /// do not matter), with the checks of [`approve`](Self::approve).
-    pub async fn call_approved<'a>(
-        &self,
-        name: &str,
-        args: impl Into<ToolArgs<'a>>,
-        token: &str,
-        ctx: &Ctx,
-    ) -> Result<ToolResult, ToolError> {
-        let args = args.into();
-        let taken = take_pending(self, token, ctx, |pending| {
-            let same_tool = self
-                .get_for(name, ctx.scope())
-                .is_some_and(|def| def.name() == pending.tool);
-            let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
-            match (same_tool, same_args) {
-                (true, true) => Ok(()),
-                // A mismatch does not use the token up: its owner can still approve it.
-                (true, false) => Err(refused("the token was issued for different arguments")),
-                (false, _) => Err(refused("the token was issued for another tool")),
-            }
-        })
-        .await;
-        if let Err(error) = taken {
-            dispose_args(args);
-            return Err(error);
-        }
-        run_as::<Plain, _>(self, name, args, ctx, Confirmation::Given).await
-    }
-
     /// Refuses a call that waited for approval, with the checks of [`approve`](Self::approve);
     /// the token is used up. Returns the result to hand back to the model (unsuccessful, with
     /// the reason); audited with outcome `denied`.
@@ -137,55 +88,27 @@ impl Registry {
             tool: pending.tool.clone(),
             reason: reason.to_owned(),
         };
-        let def = self.get(&pending.tool);
+        let def = self.lookup(&pending.tool);
         Ok(self
             .policy
             .stamped_error(&pending.tool, def.as_ref(), Tick::now(), ctx, denied))
     }
 
-    /// Runs a batch of calls through the pipeline: up to the concurrency cap at once (8 by
-    /// default), each `sequential` tool alone (after the calls before it finish, before the
-    /// ones after it start). Returns one result per call, in call order; errors become
-    /// unsuccessful results (see [`ToolResult::from`]) carrying the registry's audit.
+    /// Runs the calls of one model output (a [`Batch`]: a `Vec<ToolCall>`, a parse, ...)
+    /// through the pipeline: up to the concurrency cap at once (8 by default), each
+    /// `sequential` tool alone (after the calls before it finish, before the ones after it
+    /// start). Returns one result per call, in call order, answered as for a model
+    /// ([`ForModel`]: errors become unsuccessful results carrying the registry's audit).
     ///
-    /// A batch is one model output: at most [`RegistryBuilder::max_calls`](crate::registry::RegistryBuilder::max_calls)
-    /// of its calls run (32 by default). The calls after those do not run; one more result,
-    /// after the others, reports them all ([`ToolError::TooManyCalls`] with how many), so a
-    /// batch of 400,000 calls answers with 33 results.
-    pub async fn execute_all(
-        &self,
-        calls: impl IntoIterator<Item = ToolCall>,
-        ctx: &Ctx,
-    ) -> Vec<ToolResult> {
-        execute_batch(self, calls.into_iter().collect(), 0, ctx, None).await
-    }
-
-    /// Like [`Registry::execute_all`], reporting [`ToolEvent`]s to `on_event`: `Started` when a
-    /// call starts, `Progress` when a tool calls [`Ctx::progress`], `Finished` for every call.
-    pub async fn execute_all_with(
-        &self,
-        calls: impl IntoIterator<Item = ToolCall>,
-        ctx: &Ctx,
-        on_event: impl Fn(ToolEvent) + Send + Sync + 'static,
-    ) -> Vec<ToolResult> {
-        execute_batch(
-            self,
-            calls.into_iter().collect(),
-            0,
-            ctx,
-            Some(Arc::new(on_event)),
-        )
-        .await
-    }
-
-    /// Runs the calls a parse found, as [`Registry::execute_all`] does, with the calls the parse
-    /// counted past its cap ([`Parsed::left_out`], when it was read with
-    /// [`Options::max_calls`](crate::parse::Options::max_calls)) reported with those past
-    /// `max_calls`, in the one last result. Calls of unknown tools ([`Parsed::unknown`]) are not
-    /// run.
+    /// A batch is one model output: at most [`RegistryBuilder::max_calls`](crate::RegistryBuilder::max_calls)
+    /// of its calls run (32 by default). The calls after those do not run, nor do those a
+    /// parse counted past its own cap ([`Parsed::left_out`](crate::parse::Parsed::left_out));
+    /// one more result, after the others, reports them all ([`ToolError::TooManyCalls`] with
+    /// how many), so a batch of 400,000 calls answers with 33 results.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use tool_registry::exec::Batch;
     /// use tool_registry::parse::{self, Options};
     /// use tool_registry::{Ctx, Registry};
     ///
@@ -195,19 +118,82 @@ impl Registry {
     /// let tools = registry.scoped(ctx.scope());
     /// let parsed = parse::any_with(&output, &tools, Options::new().max_calls(registry.max_calls()));
     /// assert_eq!((parsed.unknown.len(), parsed.left_out.unknown), (2, 998));
-    /// let results = registry.execute_parsed(&parsed, &ctx).await;
+    /// let results = registry.execute(&parsed, &ctx).await;
     /// assert!(results.is_empty(), "calls of unknown tools do not run");
     /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
     /// ```
-    pub async fn execute_parsed(&self, parsed: &Parsed, ctx: &Ctx) -> Vec<ToolResult> {
-        let calls = parsed.calls.iter().cloned().map(ToolCall::from).collect();
-        execute_batch(self, calls, parsed.left_out.calls, ctx, None).await
+    pub async fn execute(&self, batch: impl Into<Batch>, ctx: &Ctx) -> Vec<ToolResult> {
+        execute_batch(self, batch.into(), ctx).await
     }
 
-    /// The most calls one model output runs ([`RegistryBuilder::max_calls`](crate::registry::RegistryBuilder::max_calls)):
+    /// The most calls one model output runs ([`RegistryBuilder::max_calls`](crate::RegistryBuilder::max_calls)):
     /// the cap to read an output with ([`Options::max_calls`](crate::parse::Options::max_calls)).
     pub fn max_calls(&self) -> usize {
         self.policy.max_calls
+    }
+}
+
+/// One call of a tool, as [`Registry::call`] makes it: a future that does nothing until
+/// polled, answering `A::Output` ([`Plain`]: `Result<ToolResult, ToolError>`; [`ForModel`]: a
+/// stamped [`ToolResult`]). Its methods change the call before it starts, in any order (on a
+/// call already polled, `approved` and `confirmed` change nothing):
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use tool_registry::{Ctx, Registry};
+///
+/// let registry = Registry::builder().without_linked().build()?;
+/// let ctx = Ctx::new();
+/// let error = registry.call("nope", "{}", &ctx).await.unwrap_err();
+/// assert_eq!(error.code(), "unknown_tool");
+/// let result = registry.call("nope", "{}", &ctx).for_model().await;
+/// assert!(!result.success);
+/// assert_eq!(result.audit.outcome.as_deref(), Some("unknown_tool"));
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// ```
+#[must_use = "a call does nothing until it is awaited"]
+pub struct Call<'r, A: Answer = Plain>(CallFuture<'r, A, Registry>);
+
+impl<'r, A: Answer> Call<'r, A> {
+    /// The same call, answered as a model should read it ([`ForModel`]): an error becomes an
+    /// unsuccessful [`ToolResult`] (see [`ToolResult::from`]) that carries the same audit
+    /// stamps as a success (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`), taken
+    /// from the same clock reading as the record sent to the audit sink.
+    pub fn for_model(self) -> Call<'r, ForModel> {
+        Call(self.0.answer_as())
+    }
+
+    /// The same call, made with the approval token an earlier call of it got
+    /// ([`ToolError::NeedsApproval`]): the token must be for this tool, this user and exactly
+    /// these arguments (after validation; key order and whitespace do not matter), with the
+    /// checks of [`Registry::approve`]. Every stage then applies except confirmation. A
+    /// mismatch does not use the token up: its owner can still approve it. A refused token
+    /// is not audited (the tool did not run).
+    pub fn approved(self, token: &'r str) -> Self {
+        Call(self.0.approved(token))
+    }
+
+    /// The same call, with its confirmation already obtained by a trusted caller: every stage
+    /// applies except confirmation (stage 5). For a caller that asked the person itself, as
+    /// the gateway of an HTTP tool module does before it forwards a call that needed
+    /// approval; never for input a model or an untrusted client controls.
+    pub fn confirmed(self) -> Self {
+        Call(self.0.confirmed())
+    }
+}
+
+impl<A: Answer> Future for Call<'_, A> {
+    type Output = A::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<A: Answer> std::fmt::Debug for Call<'_, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call").finish_non_exhaustive()
     }
 }
 

@@ -8,59 +8,44 @@ use super::{Listing, Registry};
 use crate::call::{ToolCall, ToolResult};
 use crate::catalog::Catalog;
 use crate::def::Tool;
-use crate::format::{self, Extra, Provider, ProviderTools, StrictError};
-use crate::scope::Scope;
+use crate::format::{self, Extra, ListFormat, Provider, ProviderTools, StrictError};
 
 impl Registry {
-    /// The `tools` of a request to `provider` for the tools `listing` holds, in name order:
-    /// an array of tool objects (for Gemini, one `{"functionDeclarations": [...]}` object). Names
-    /// are the provider's wire names ([`Provider::wire_name`]), which the registry resolves back
+    /// The `tools` of a request in `format`'s shape for the tools `listing` holds, in name
+    /// order. `format` is a [`Provider`] for its plain list, answered as [`ProviderTools`], or
+    /// [`provider.strict()`](Provider::strict) for its strict one, answered as
+    /// `Result<ProviderTools, StrictError>` (see [`Strict`](crate::format::Strict)). Names are
+    /// the provider's wire names ([`Provider::wire_name`]), which the registry resolves back
     /// wherever a call comes in.
     ///
     /// ```
-    /// # use tool_registry::{tool, Registry, Scope};
+    /// # use tool_registry::{tool, Listing, Registry, Scope};
     /// # use tool_registry::format::Provider;
     /// /// Create a document.
     /// #[tool(name = "files.create")]
     /// fn create(path: String) -> String { path }
     ///
     /// let registry = Registry::global();
-    /// let tools = registry.tools_for(Provider::Anthropic, &Scope::trusted());
+    /// let tools = registry.provider_tools(Provider::Anthropic, &Scope::trusted());
     /// assert_eq!(tools[0]["name"], "files__create");
-    /// assert!(registry.get("files__create").is_some());
+    /// assert!(registry.get("files__create", Listing::every()).is_some());
+    ///
+    /// let strict = registry.provider_tools(Provider::OpenAi.strict(), &Scope::trusted())?;
+    /// assert_eq!(strict[0]["function"]["strict"], true);
+    /// # Ok::<(), tool_registry::format::StrictError>(())
     /// ```
     ///
     /// `listing` says which tools: a `&Scope` for what it may see (tools marked
     /// `defer_loading` are left out, and what [`discovery`](crate::discovery) adds for them is
-    /// in), or a [`Listing`] narrowed by a filter or of every tool.
-    pub fn tools_for<'a>(
+    /// in), or a [`Listing`] narrowed by a filter or of every tool. A list is built once per
+    /// snapshot, provider, mode and set of tools, and shared.
+    pub fn provider_tools<'a, F: ListFormat>(
         &self,
-        provider: Provider,
+        format: F,
         listing: impl Into<Listing<'a>>,
-    ) -> ProviderTools {
-        self.provider_list(provider, false, listing.into())
-            .expect("a plain list always builds")
-    }
-
-    /// [`tools_for`](Self::tools_for) in strict mode: each tool's schema in the provider's
-    /// strict subset and `"strict": true`, for OpenAI Chat Completions and Responses (every
-    /// property required, optional ones admitting `null`, no other keys) and for Anthropic
-    /// (no other keys, `required` as declared, constraints it does not check moved into the
-    /// descriptions, no recursive schemas); Gemini and MCP have no strict mode and get their
-    /// plain list. A tool whose schema strict mode cannot express is an error naming the tool, the
-    /// place in its schema and the construct.
-    pub fn tools_for_strict<'a>(
-        &self,
-        provider: Provider,
-        listing: impl Into<Listing<'a>>,
-    ) -> Result<ProviderTools, StrictError> {
-        self.provider_list(provider, true, listing.into())
-    }
-
-    /// The OpenAI Chat Completions `tools` array of the tools `listing` holds, in name order:
-    /// `tools_for(Provider::OpenAi, listing)`.
-    pub fn openai_tools<'a>(&self, listing: impl Into<Listing<'a>>) -> ProviderTools {
-        self.tools_for(Provider::OpenAi, listing)
+    ) -> F::Output {
+        let (provider, strict) = format.parts();
+        F::answer(self.provider_list(provider, strict, listing.into()))
     }
 
     /// The list of the tools `listing` holds, with what [`discovery`](crate::discovery) adds
@@ -73,16 +58,14 @@ impl Registry {
         listing: Listing<'_>,
     ) -> Result<ProviderTools, StrictError> {
         let snapshot = self.current();
-        let visible = |i: usize| {
-            listing
-                .scope
-                .is_none_or(|scope| self.visible(&snapshot, i, scope))
-        };
-        let extra = match listing.scope {
+        let mut listing = listing;
+        let scope = listing.scope;
+        let visible = |i: usize| scope.is_none_or(|scope| self.visible(&snapshot, i, scope));
+        let extra = match scope {
             Some(scope) => self.extra(&snapshot, provider, scope),
             None => Extra::Nothing,
         };
-        let members: Box<[u32]> = match (extra, listing.scope) {
+        let members: Box<[u32]> = match (extra, scope) {
             // Deferred tools are in the list, flagged for the provider's own search; every
             // tool, whatever the scope and switches, for `Listing::every`.
             (Extra::Native, _) | (_, None) => (snapshot.tools.iter().enumerate())
@@ -121,7 +104,7 @@ impl Registry {
     ///
     /// ```
     /// # use tool_registry::tool;
-    /// use tool_registry::registry::Listing;
+    /// use tool_registry::Listing;
     ///
     /// /// Search the knowledge base for notes on a topic.
     /// #[tool(tag = "RESEARCH", example = "RESEARCH: [search query]")]
@@ -131,15 +114,14 @@ impl Registry {
     /// assert!(block.contains("- `RESEARCH: [search query]`: Search the knowledge base for notes on a topic."));
     /// ```
     pub fn prompt_block<'a>(&self, listing: impl Into<Listing<'a>>) -> String {
-        let listing = listing.into();
+        let mut listing = listing.into();
         let snapshot = self.current();
+        let scope = listing.scope;
         let tools: Vec<Tool> = (snapshot.tools.iter().enumerate())
             .filter(|(i, tool)| {
                 tool.tag().is_some()
+                    && scope.is_none_or(|scope| self.visible(&snapshot, *i, scope))
                     && listing.keeps(tool)
-                    && listing
-                        .scope
-                        .is_none_or(|scope| self.visible(&snapshot, *i, scope))
             })
             .map(|(_, tool)| tool.clone())
             .collect();
@@ -168,34 +150,35 @@ impl Registry {
     ) -> Value {
         let declares_output = provider == Provider::Mcp
             && self
-                .get(&call.name)
+                .lookup(&call.name)
                 .is_some_and(|tool| tool.output_schema().is_some());
         format::result_message(provider, declares_output, call, result)
     }
 
-    /// The documentation of every tool in this registry.
-    pub fn catalog(&self) -> Catalog<'_> {
-        Catalog::new(self.all_tools().collect())
-    }
-
-    /// The documentation of the tools `scope` may see and run (deferred ones included): a tool
-    /// outside the scope is left out, as if it did not exist.
+    /// The documentation of the tools `listing` holds, sorted by name: with a `&Scope`, those
+    /// it may see and run (deferred ones included; a tool outside the scope is left out, as
+    /// if it did not exist); with [`Listing::every`], every tool whatever the scope and
+    /// switches.
     ///
     /// ```
-    /// # use tool_registry::{tool, Registry, Scope};
+    /// # use tool_registry::{tool, Listing, Registry, Scope};
     /// /// Restart the service.
     /// #[tool(name = "ops.restart", permission = "admin")]
     /// fn restart() -> &'static str { "ok" }
     ///
     /// let registry = Registry::global();
-    /// assert!(registry.catalog().markdown().contains("ops.restart"));
-    /// assert!(!registry.catalog_for(&Scope::guest()).markdown().contains("ops.restart"));
+    /// assert!(registry.catalog(Listing::every()).markdown().contains("ops.restart"));
+    /// assert!(!registry.catalog(&Scope::guest()).markdown().contains("ops.restart"));
     /// ```
-    pub fn catalog_for<'r>(&'r self, scope: &'r Scope) -> Catalog<'r> {
+    pub fn catalog<'a>(&self, listing: impl Into<Listing<'a>>) -> Catalog<'_> {
+        let mut listing = listing.into();
         let snapshot = self.current();
-        let visible = (snapshot.tools.iter().enumerate())
-            .filter(|(i, _)| self.visible(&snapshot, *i, scope))
+        let scope = listing.scope;
+        let tools = (snapshot.tools.iter().enumerate())
+            .filter(|(i, tool)| {
+                scope.is_none_or(|scope| self.visible(&snapshot, *i, scope)) && listing.keeps(tool)
+            })
             .map(|(_, tool)| tool.clone());
-        Catalog::new(visible.collect())
+        Catalog::new(tools.collect())
     }
 }

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arc_swap::ArcSwap;
 
 use super::Snapshot;
+use super::listing::Listing;
 use super::writer::Writer;
 use crate::call::TypeMap;
 use crate::def::Tool;
 use crate::exec::Policy;
-use crate::scope::Scope;
 use crate::spec::RegistryChange;
 
 /// A set of tools with everything built from them once (lookup by name and alias, the sorted
@@ -21,6 +21,9 @@ use crate::spec::RegistryChange;
 /// [`Registry::builder`] adds application state, more tools, a gate, stores and policies.
 /// Tools can also be registered, replaced, switched and removed while the registry is in use
 /// ([`Registry::register`]): readers never wait for a writer and never see half a change.
+///
+/// Its methods follow one naming scheme, set out in the crate documentation's
+/// [Naming](crate#naming) section.
 pub struct Registry {
     /// What listings and calls read: replaced as a whole by each change.
     pub(super) snapshot: ArcSwap<Snapshot>,
@@ -39,8 +42,33 @@ impl Registry {
         self.snapshot.load()
     }
 
-    /// Looks a tool up by name or alias, in O(1), whatever the scope and switches.
-    pub fn get(&self, name: &str) -> Option<Tool> {
+    /// Looks a tool up by name or alias, in O(1), as `listing` holds it: with a `&Scope`, `None`
+    /// when the tool does not exist, is outside the scope or is switched off (a deferred tool
+    /// is found: it stays callable); with [`Listing::every`], any tool whatever the scope and
+    /// switches; either way `None` when the listing's filter leaves the tool out. The
+    /// meta-tools of [`discovery`](crate::discovery) are found when the registry answers them.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Listing, Registry, Scope};
+    /// /// Restart the service.
+    /// #[tool(name = "ops.reboot", permission = "admin")]
+    /// fn reboot() -> &'static str { "ok" }
+    ///
+    /// let registry = Registry::global();
+    /// assert!(registry.get("ops.reboot", Listing::every()).is_some());
+    /// assert!(registry.get("ops.reboot", &Scope::guest()).is_none());
+    /// ```
+    pub fn get<'a>(&self, name: &str, listing: impl Into<Listing<'a>>) -> Option<Tool> {
+        let mut listing = listing.into();
+        let tool = match listing.scope {
+            Some(scope) => self.resolve(name, scope).map(|(tool, _)| tool),
+            None => self.lookup(name),
+        }?;
+        listing.keeps(&tool).then_some(tool)
+    }
+
+    /// The tool a name or alias names, whatever the scope and switches.
+    pub(crate) fn lookup(&self, name: &str) -> Option<Tool> {
         let snapshot = self.current();
         match snapshot.get(name) {
             Some((_, tool)) => Some(tool.clone()),
@@ -48,25 +76,23 @@ impl Registry {
         }
     }
 
-    /// Looks a tool up by name or alias as `scope` sees it: `None` when it does not exist, is
-    /// outside the scope, or is switched off.
-    pub fn get_for(&self, name: &str, scope: &Scope) -> Option<Tool> {
-        self.resolve(name, scope).map(|(tool, _)| tool)
-    }
-
-    /// The tools `scope` may see, sorted by name. Tools marked `defer_loading` are left out
-    /// unless the scope includes deferred tools; they stay callable.
-    pub fn tools(&self, scope: &Scope) -> Vec<Tool> {
+    /// The tools `listing` holds, sorted by name: with a `&Scope`, those it may see (tools
+    /// marked `defer_loading` are left out unless the scope includes deferred tools; they stay
+    /// callable); with [`Listing::every`], every tool whatever the scope and switches.
+    pub fn tools<'a>(&self, listing: impl Into<Listing<'a>>) -> Vec<Tool> {
+        let mut listing = listing.into();
         let snapshot = self.current();
-        self.listed(&snapshot, scope)
-            .map(|(_, tool)| tool.clone())
-            .collect()
-    }
-
-    /// Every tool, whatever the scope and switches, sorted by name.
-    pub fn all_tools(&self) -> impl ExactSizeIterator<Item = Tool> + use<> {
-        let snapshot = self.snapshot.load_full();
-        (0..snapshot.tools.len()).map(move |i| snapshot.tools[i].clone())
+        match listing.scope {
+            Some(scope) => self
+                .listed(&snapshot, scope)
+                .filter(|(_, tool)| listing.keeps(tool))
+                .map(|(_, tool)| tool.clone())
+                .collect(),
+            None => (snapshot.tools.iter())
+                .filter(|tool| listing.keeps(tool))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The number of tools, whatever the scope.
@@ -77,12 +103,6 @@ impl Registry {
     /// Whether the registry has no tools.
     pub fn is_empty(&self) -> bool {
         self.current().tools.is_empty()
-    }
-
-    /// The JSON Schema (2020-12) of a tool's arguments (a copy; [`Tool::input_schema`] borrows
-    /// the cached one).
-    pub fn input_schema(&self, name: &str) -> Option<schemars::Schema> {
-        self.get(name).map(|tool| tool.input_schema().clone())
     }
 
     /// Every later change to the tools: registered, replaced, switched on or off (by name, tag

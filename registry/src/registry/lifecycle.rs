@@ -4,18 +4,15 @@
 use crate::audit::wall_now;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::future::Future;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
-use serde_json::Value;
 
 use super::switches::Switches;
 use super::writer::Writer;
 use super::{Registry, Snapshot};
+use crate::def::Tool;
 use crate::format::wire_aliases;
 use crate::spec::{Origin, RegisterError, RegistrySnapshot, SnapshotEntry, ToolHandler, ToolSpec};
-use crate::{Ctx, Tool};
 
 /// A tool as the registry holds it: the tool, and whether it is switched on.
 #[derive(Debug, Clone)]
@@ -27,16 +24,12 @@ pub struct Registration {
 }
 
 impl Registry {
-    /// Registers a tool from its spec alone: it is listed, and a call gets
-    /// [`ToolError::NoHandler`](crate::ToolError::NoHandler), unless the builder was given a
-    /// handler of that name ([`RegistryBuilder::handler`](crate::RegistryBuilder::handler)).
-    /// The rules are those of [`register_with_handler`](Self::register_with_handler).
-    pub fn register(&self, spec: ToolSpec) -> Result<Registration, RegisterError> {
-        self.put(spec, None)
-    }
-
-    /// Registers a tool that runs `handler`, an `async` closure over the arguments (validated
-    /// against the spec's input schema) and the call's [`Ctx`]:
+    /// Registers a tool from its spec, run by `handler`: a [`ToolHandler`] (an `async` closure
+    /// over the arguments, validated against the spec's input schema, and the call's [`Ctx`](crate::Ctx):
+    /// [`ToolHandler::new`]; or one that answers whole results: [`ToolHandler::from_results`]),
+    /// or `None`: then the builder's handler of that name
+    /// ([`RegistryBuilder::handler`](crate::RegistryBuilder::handler)) runs it, and without
+    /// one a call gets [`ToolError::NoHandler`](crate::ToolError::NoHandler).
     ///
     /// - a new name is registered, switched on, stamped with the time;
     /// - a spec equal to the registered one returns that registration unchanged (its handler
@@ -57,28 +50,26 @@ impl Registry {
     /// or client that normalizes case would call one for the other.
     /// Calls go through the same pipeline as a compiled tool's: scope, rate limits, gate,
     /// confirmation, timeout, audit.
-    pub fn register_with_handler<F, Fut, T, E>(
+    ///
+    /// ```
+    /// # use serde_json::json;
+    /// use tool_registry::spec::ToolHandler;
+    /// use tool_registry::{Registry, ToolSpec};
+    ///
+    /// let registry = Registry::builder().without_linked().build()?;
+    /// let echo = ToolSpec::builder("echo").description("Say it back.").build()?;
+    /// registry.register(echo, ToolHandler::new(|args, _ctx| async move { Ok::<_, String>(args) }))?;
+    /// let listed = ToolSpec::builder("listed").description("Listed, not run.").build()?;
+    /// registry.register(listed, None)?;
+    /// assert_eq!(registry.len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register(
         &self,
         spec: ToolSpec,
-        handler: F,
-    ) -> Result<Registration, RegisterError>
-    where
-        F: Fn(Value, Ctx) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Serialize + 'static,
-        E: std::fmt::Display + 'static,
-    {
-        self.put(spec, Some(ToolHandler::new(handler)))
-    }
-
-    /// [`register_with_handler`](Self::register_with_handler) with a [`ToolHandler`] built
-    /// beforehand (such as [`ToolHandler::from_results`], which keeps a whole result).
-    pub fn register_tool(
-        &self,
-        spec: ToolSpec,
-        handler: ToolHandler,
+        handler: impl Into<Option<ToolHandler>>,
     ) -> Result<Registration, RegisterError> {
-        self.put(spec, Some(handler))
+        self.put(spec, handler.into())
     }
 
     fn put(
@@ -127,12 +118,13 @@ impl Registry {
         Ok(registration_in(&snapshot, tool))
     }
 
-    /// Every tool, compiled and run-time, sorted by name; switched-off ones only with
-    /// `include_disabled`.
-    pub fn list(&self, include_disabled: bool) -> Vec<Registration> {
+    /// Every tool, compiled and run-time, sorted by name, each with its switch: what
+    /// administering the registry starts from (a tool switched off is listed; keep
+    /// `enabled` ones for what is switched on). What a caller may see is
+    /// [`tools`](Self::tools)' answer.
+    pub fn registrations(&self) -> Vec<Registration> {
         let snapshot = self.current();
         (snapshot.tools.iter().zip(&snapshot.slots))
-            .filter(|(_, slot)| include_disabled || !slot.disabled)
             .map(|(tool, slot)| Registration {
                 tool: tool.clone(),
                 enabled: !slot.disabled,
@@ -148,30 +140,6 @@ impl Registry {
             tool: tool.clone(),
             enabled: !snapshot.slots[i].disabled,
         })
-    }
-
-    /// Switches one tool on or off by name or alias; idempotent. A tool that a tag or category
-    /// switch ([`Registry::disable`]) turns off stays off until that switch is undone: the
-    /// registration returned says how it is.
-    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<Registration, RegisterError> {
-        let mut writer = self.write();
-        let Some(tool) = self.get(name) else {
-            return Err(RegisterError::UnknownTool {
-                name: name.to_owned(),
-            });
-        };
-        let key = tool.name().to_owned();
-        let changed = if enabled {
-            writer.switches.names.remove(&key)
-        } else {
-            writer.switches.names.insert(key)
-        };
-        if changed {
-            let snapshot = self.publish(&writer);
-            return Ok(registration_in(&snapshot, tool));
-        }
-        drop(writer);
-        Ok(self.registration_of(tool))
     }
 
     /// Removes a run-time tool; idempotent (removing a name that is not registered does
@@ -204,7 +172,7 @@ impl Registry {
     /// The snapshot of the tools `scope` could see were every tool switched on: a tool
     /// switched off keeps its entry, with its switch, as in [`snapshot`](Self::snapshot).
     #[cfg(feature = "cli")]
-    pub(crate) fn snapshot_for(&self, scope: &crate::Scope) -> RegistrySnapshot {
+    pub(crate) fn snapshot_for(&self, scope: &crate::scope::Scope) -> RegistrySnapshot {
         self.snapshot_where(|snapshot, i| self.in_scope(snapshot, i, scope))
     }
 

@@ -1,4 +1,5 @@
-//! [`Listing`]: which of the registry's tools a tool list or a prompt block holds.
+//! [`Listing`]: which of the registry's tools a lookup, a list, a catalog or a prompt block
+//! holds.
 
 use std::fmt;
 
@@ -6,12 +7,16 @@ use crate::def::Tool;
 use crate::scope::Scope;
 
 /// Which tools a listing holds: those a scope may see, or every tool whatever the scope and
-/// switches; of those, the ones a filter keeps. A `&Scope` converts into the listing of what it
-/// may see, so `registry.tools_for(provider, &scope)` reads as before.
+/// switches; of those, the ones a filter keeps. Every method of [`Registry`](crate::Registry)
+/// that reads tools for someone takes one (`impl Into<Listing>`), and a `&Scope` converts into
+/// the listing of what it may see, so `registry.tools(&scope)` reads as it says.
+///
+/// The filter is any closure over a [`Tool`], one that keeps state included; it is asked once
+/// per tool the listing would otherwise hold, in name order.
 ///
 /// ```
-/// # use tool_registry::{tool, Registry, Scope};
-/// use tool_registry::registry::Listing;
+/// # use tool_registry::{tool, Listing, Registry, Scope};
+/// use tool_registry::format::Provider;
 ///
 /// /// Search the notes.
 /// #[tool(category = "search")]
@@ -19,17 +24,28 @@ use crate::scope::Scope;
 ///
 /// let registry = Registry::global();
 /// let scope = Scope::trusted();
-/// let searches = |tool: &tool_registry::Tool| tool.category() == Some("search");
-/// let tools = registry.openai_tools(Listing::of(&scope).keep(&searches));
+/// let searches = Listing::of(&scope).keep(|tool| tool.category() == Some("search"));
+/// let tools = registry.provider_tools(Provider::OpenAi, searches);
 /// assert_eq!(tools[0]["function"]["name"], "find");
-/// assert_eq!(registry.openai_tools(Listing::every()), registry.openai_tools(&scope));
+/// assert_eq!(
+///     registry.provider_tools(Provider::OpenAi, Listing::every()),
+///     registry.provider_tools(Provider::OpenAi, &scope),
+/// );
+///
+/// // A filter may keep state: the first tool only.
+/// let mut room = 1;
+/// let first = Listing::every().keep(move |_| std::mem::take(&mut room) > 0);
+/// assert_eq!(registry.tools(first).len(), 1);
 /// ```
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 pub struct Listing<'a> {
     /// `None`: every tool.
     pub(crate) scope: Option<&'a Scope>,
-    keep: Option<&'a dyn Fn(&Tool) -> bool>,
+    keep: Option<Box<Filter<'a>>>,
 }
+
+/// A listing's filter: whether to keep a tool, asked once per tool in name order.
+type Filter<'a> = dyn FnMut(&Tool) -> bool + 'a;
 
 impl<'a> Listing<'a> {
     /// The tools `scope` may see.
@@ -47,17 +63,17 @@ impl<'a> Listing<'a> {
     }
 
     /// Of these, only the tools `keep` accepts.
-    pub fn keep(self, keep: &'a dyn Fn(&Tool) -> bool) -> Self {
+    pub fn keep(self, keep: impl FnMut(&Tool) -> bool + 'a) -> Self {
         Self {
-            keep: Some(keep),
+            keep: Some(Box::new(keep)),
             ..self
         }
     }
 
     /// Whether the filter keeps `tool`.
     #[inline]
-    pub(crate) fn keeps(&self, tool: &Tool) -> bool {
-        self.keep.is_none_or(|keep| keep(tool))
+    pub(crate) fn keeps(&mut self, tool: &Tool) -> bool {
+        self.keep.as_mut().is_none_or(|keep| keep(tool))
     }
 }
 

@@ -17,27 +17,27 @@
 //! | `snapshot.rs` | the immutable index: sorted tools, names, aliases and wire names, resolved allow-lists |
 //! | `changes.rs` | what changed between two snapshots, for subscribers |
 //! | `linked.rs` | the linked tools, checked once; duplicate names with both source locations |
-//! | `builder.rs` | [`RegistryBuilder`], [`BuildError`], [`Registry::global`] |
+//! | `builder.rs` | [`RegistryBuilder`](crate::RegistryBuilder), [`BuildError`], [`Registry::global`] |
 //! | `visibility.rs` | the one predicate of listing and execution, resolve, "did you mean" |
 //! | `switches.rs` | [`Selector`], [`SwitchSet`]: which tools are switched off |
 //! | `switching.rs` | [`Registry::disable`], [`Registry::enable`], [`SwitchSet::apply`] |
 //! | `lifecycle.rs` | run-time tools: register, replace, remove, snapshot, restore; [`Registration`] |
-//! | `calls.rs` | calling tools ([`Registry::call`], batches, approvals), through the pipeline of [`exec`](crate::exec) |
-//! | `listing.rs` | [`Listing`]: which tools a list or a prompt block holds |
+//! | `calls.rs` | calling tools ([`Registry::call`] and its [`Call`], batches, approvals), through the pipeline of [`exec`](crate::exec) |
+//! | `listing.rs` | [`Listing`]: which tools a lookup, a list, a catalog or a prompt block holds |
 //! | `formats.rs` | what each provider is given: tool lists, the prompt block, result messages, the catalog |
 //! | `discovery.rs` | the meta-tools a snapshot answers, and their answers |
 //! | `scoped.rs` | the registry as the parser reads it: [`Scoped`] |
 //! | `shared.rs` | [`Shared`]: a registry kept by a server or a gateway |
 
-mod builder;
+pub(crate) mod builder;
 mod calls;
 mod changes;
 mod discovery;
 mod formats;
-mod index;
+pub(crate) mod index;
 mod lifecycle;
 mod linked;
-mod listing;
+pub(crate) mod listing;
 mod scoped;
 mod shared;
 mod snapshot;
@@ -46,14 +46,12 @@ mod switching;
 mod visibility;
 mod writer;
 
-pub use crate::exec::{
-    APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, SLOW_TIMEOUT,
-};
-pub use builder::{BuildError, RegistryBuilder};
-pub use index::Registry;
+pub use builder::BuildError;
+pub use calls::Call;
+pub(crate) use index::Registry;
 pub use lifecycle::Registration;
 pub use linked::{Clash, DuplicateToolError};
-pub use listing::Listing;
+pub(crate) use listing::Listing;
 pub use scoped::Scoped;
 pub use shared::Shared;
 pub(crate) use snapshot::Snapshot;

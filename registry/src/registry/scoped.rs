@@ -18,10 +18,10 @@ use crate::scope::Scope;
 /// reads exactly as an unknown one.
 impl ToolSet for Registry {
     fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
+        self.lookup(name).is_some()
     }
     fn schema(&self, name: &str) -> Option<Cow<'_, Value>> {
-        let tool = self.get(name)?;
+        let tool = self.lookup(name)?;
         // A compiled tool's entry lives as long as the program.
         Some(match tool.static_input_schema() {
             Some(schema) => Cow::Borrowed(schema),

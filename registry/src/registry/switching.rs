@@ -23,7 +23,8 @@ impl SwitchSet {
 
 impl Registry {
     /// Switches tools off at once, for listing and for calls: one tool by name (or alias), or
-    /// every tool with a tag or of a category. Returns how many tools the selector covers.
+    /// every tool with a tag or of a category. Returns how many tools the selector covers (0
+    /// for a name no tool has); idempotent. [`registration`](Self::registration) says how a tool is.
     /// Subscribers get one [`RegistryChange::Disabled`](crate::spec::RegistryChange::Disabled) naming the tools that were on.
     pub fn disable(&self, selector: Selector) -> usize {
         self.switch(&selector, true)
@@ -39,7 +40,9 @@ impl Registry {
     fn switch(&self, selector: &Selector, off: bool) -> usize {
         let mut writer = self.write();
         let key = match selector {
-            Selector::Name(name) => self.get(name).map_or(name.clone(), |t| t.name().to_owned()),
+            Selector::Name(name) => self
+                .lookup(name)
+                .map_or(name.clone(), |t| t.name().to_owned()),
             Selector::Tag(tag) => tag.clone(),
             Selector::Category(category) => category.clone(),
         };

@@ -27,6 +27,12 @@ impl ToolSpecBuilder {
         self.fields.description = description.into();
         self
     }
+    /// The one line discovery results (`search_tools`), listings and the catalog show (the
+    /// allow-list design's `short_description`); without it, the description's first sentence.
+    pub fn short_description(mut self, short: impl Into<String>) -> Self {
+        self.fields.short_description = Some(short.into());
+        self
+    }
     /// The JSON Schema of the arguments (`"type": "object"`), read as JSON Schema reads it:
     /// write `"additionalProperties": false` on each object whose unknown keys are refused.
     pub fn input_schema(mut self, schema: Value) -> Self {
@@ -100,7 +106,7 @@ impl ToolSpecBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_registry::spec::ToolSpec;
+    /// use tool_registry::ToolSpec;
     ///
     /// // An `anyOf` that refers to itself at the same place: refused, with the place.
     /// let error = ToolSpec::builder("loop")
@@ -127,6 +133,7 @@ impl ToolSpec {
                 tool_name: tool_name.into(),
                 version: None,
                 description: String::new(),
+                short_description: None,
                 input_schema: serde_json::json!({ "type": "object" }),
                 output_schema: None,
                 tags: Vec::new(),

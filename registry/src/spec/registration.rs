@@ -56,7 +56,7 @@ pub enum RegisterError {
     /// The name belongs to a compiled tool (its name or alias), which a run-time spec cannot
     /// replace or remove.
     #[error(
-        "`{name}` is a compiled tool{}; a tool registered at run time cannot replace or remove it: choose another name, or switch the tool off with `set_enabled`",
+        "`{name}` is a compiled tool{}; a tool registered at run time cannot replace or remove it: choose another name, or switch the tool off with `Registry::disable`",
         match at { Some(at) => format!(" (declared at {at})"), None => String::new() }
     )]
     Compiled {

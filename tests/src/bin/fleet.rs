@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tool_registry::ToolSpec;
 use tool_registry::redis::{Fleet, FleetBuilder};
-use tool_registry::spec::ToolSpec;
+use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Permission, Registry, Scope};
 use tool_registry_tests::outcome;
 
@@ -31,7 +32,10 @@ fn registry(fleet: &Fleet, limit: u32) -> Arc<Registry> {
         .build()
         .expect("a spec");
     registry
-        .register_with_handler(burst, |_: Value, _: Ctx| async { Ok::<_, String>("ran") })
+        .register(
+            burst,
+            ToolHandler::new(|_: Value, _: Ctx| async { Ok::<_, String>("ran") }),
+        )
         .expect("registered");
     Arc::new(registry)
 }
@@ -56,7 +60,7 @@ async fn main() {
                 let registry = registry.clone();
                 tokio::spawn(async move {
                     let ctx = Ctx::for_scope(Scope::user("u"));
-                    outcome(&registry.call_for_model("burst", "{}", &ctx).await)
+                    outcome(&registry.call("burst", "{}", &ctx).for_model().await)
                 })
             });
             let mut counts = serde_json::Map::new();
@@ -69,13 +73,13 @@ async fn main() {
         }
         "ping" => {
             let registry = registry(&fleet, 1);
-            let result = registry.call_for_model("quota.ping", "{}", &ann).await;
+            let result = registry.call("quota.ping", "{}", &ann).for_model().await;
             println!("{}", json!({"outcome": outcome(&result)}));
         }
         "hold" => {
             let registry = registry(&fleet, 1);
             let args = r#"{"amount": 5, "to": "bob"}"#;
-            let result = registry.call_for_model("bank.transfer", args, &ann).await;
+            let result = registry.call("bank.transfer", args, &ann).for_model().await;
             let token = result.content.pointer("/error/token").cloned();
             println!("{}", json!({"outcome": outcome(&result), "token": token}));
         }

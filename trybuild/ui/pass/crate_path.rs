@@ -5,7 +5,7 @@ mod reexport {
     pub use ::tool_registry as registry;
 }
 
-use reexport::registry::{Registry, tool};
+use reexport::registry::{Listing, Registry, tool};
 
 /// Add two numbers.
 #[tool(crate = crate::reexport::registry, name = "math.add")]
@@ -20,6 +20,6 @@ fn sub(a: i64, b: i64) -> i64 {
 }
 
 fn main() {
-    assert!(Registry::global().get("math.add").is_some());
-    assert!(Registry::global().get("sub").is_some());
+    assert!(Registry::global().get("math.add", Listing::every()).is_some());
+    assert!(Registry::global().get("sub", Listing::every()).is_some());
 }

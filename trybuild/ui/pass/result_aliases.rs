@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use tool_registry::{Registry, ToolResult, tool};
+use tool_registry::{Listing, Registry, ToolResult, tool};
 
 #[derive(Debug)]
 struct AppError;
@@ -40,7 +40,7 @@ mod nested {
 fn main() {
     let registry = Registry::global();
     for name in ["parse", "answer", "nested.ping"] {
-        assert!(registry.get(name).is_some(), "missing tool {name}");
+        assert!(registry.get(name, Listing::every()).is_some(), "missing tool {name}");
     }
     assert_eq!(nested::ping(), "pong");
 }

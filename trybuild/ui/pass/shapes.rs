@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_registry::{Ctx, Registry, State, ToolError, ToolResult, tool};
+use tool_registry::{Ctx, Listing, Registry, State, ToolError, ToolResult, tool};
 
 #[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -83,7 +83,7 @@ fn opaque(n: u32) -> impl Serialize {
 }
 
 /// Renamed argument.
-#[tool(description = "Overrides the doc comment.")]
+#[tool(description = "Overrides the doc comment.", short_description = "Renamed.")]
 fn renamed(#[arg(rename = "q", desc = "The query")] query: String) -> String {
     query
 }
@@ -102,19 +102,18 @@ fn main() {
         "renamed",
         "opaque",
     ] {
-        assert!(registry.get(name).is_some(), "missing tool {name}");
+        assert!(registry.get(name, Listing::every()).is_some(), "missing tool {name}");
     }
-    assert!(Registry::global().get("define").is_some());
-    let define = registry.get("define").unwrap();
+    assert!(Registry::global().get("define", Listing::every()).is_some());
+    let define = registry.get("define", Listing::every()).unwrap();
     assert!(
         define
             .description()
             .starts_with("Look up a word in the dictionary.")
     );
-    assert_eq!(
-        registry.get("renamed").unwrap().description(),
-        "Overrides the doc comment."
-    );
+    let renamed = registry.get("renamed", Listing::every()).unwrap();
+    assert_eq!(renamed.description(), "Overrides the doc comment.");
+    assert_eq!(renamed.short_description(), "Renamed.");
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()

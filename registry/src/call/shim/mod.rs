@@ -43,9 +43,9 @@ impl<'a> CallEnv<'a> {
     }
 
     #[doc(hidden)]
-    pub fn state<T: Send + Sync + 'static>(self) -> Result<crate::State<T>, ToolError> {
+    pub fn state<T: Send + Sync + 'static>(self) -> Result<crate::call::State<T>, ToolError> {
         match self.state.get_arc::<T>() {
-            Some(state) => Ok(crate::State::from_arc(state)),
+            Some(state) => Ok(crate::call::State::from_arc(state)),
             None => Err(ToolError::Misconfigured {
                 tool: String::new(),
                 message: crate::call::missing_state::<T>(),

@@ -1,0 +1,493 @@
+//! [`ToolSpec`]: what a tool registered at run time is, its fields as JSON, the name rule, the
+//! schema checks; [`SpecError`].
+
+use std::fmt::{self, Display};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::meta::{Annotations, Permission};
+
+use super::depth::{self, MAX_SCHEMA_DEPTH};
+
+/// The most characters in a tool name.
+pub(crate) const MAX_NAME_LEN: usize = 64;
+
+/// What a tool registered at run time is: its name and version, what the model reads, the
+/// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.
+/// Immutable once built; build one with [`ToolSpec::builder`] or read one from JSON (unknown
+/// keys are refused). The name follows `#[tool]`'s rule; the version, when given, is a semantic
+/// version (`1.0.0`).
+///
+/// Two specs are the same registration when they are equal in every field. What replaces what
+/// when a spec is registered under a name that is taken: an equal spec changes nothing; a spec
+/// with a greater version (semver precedence, no version below every version) replaces the
+/// registered one; the same version with another spec, or a lower version, is refused
+/// ([`RegisterError::SameVersion`](super::RegisterError::SameVersion),
+/// [`RegisterError::Downgrade`](super::RegisterError::Downgrade)).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(try_from = "Fields", into = "Fields")]
+pub struct ToolSpec {
+    fields: Fields,
+    /// The input schema compiled when the spec was checked, for the registry to use.
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fields.fmt(f)
+    }
+}
+
+/// The fields of a spec as they read and write in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Fields {
+    pub(crate) tool_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) version: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) description: String,
+    /// The one line discovery and listings show; `None`: the description's first sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) short_description: Option<String>,
+    pub(crate) input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) permission: Permission,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) category: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) annotations: Annotations,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "humantime_serde::option"
+    )]
+    pub(crate) cooldown: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) daily_limit: Option<u32>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "humantime_serde::option"
+    )]
+    pub(crate) timeout: Option<Duration>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) requires_gate: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) defer_loading: bool,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+impl TryFrom<Fields> for ToolSpec {
+    type Error = SpecError;
+
+    fn try_from(fields: Fields) -> Result<Self, SpecError> {
+        let mut spec = Self {
+            fields,
+            validator: None,
+        };
+        spec.validator = Some(Arc::new(spec.check()?));
+        Ok(spec)
+    }
+}
+
+impl From<ToolSpec> for Fields {
+    fn from(spec: ToolSpec) -> Self {
+        spec.fields
+    }
+}
+
+/// Why a [`ToolSpec`] cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The name breaks the naming rule.
+    #[error(
+        "invalid tool name `{}`: {problem}",
+        name.escape_debug()
+    )]
+    Name {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The version is not a semantic version (<https://semver.org>).
+    #[error(
+        "tool `{tool}`: version `{}` is not a semantic version ({problem}); write MAJOR.MINOR.PATCH, such as `1.0.0`, `0.3.1` or `2.0.0-beta.1`",
+        shown(version)
+    )]
+    Version {
+        /// The tool.
+        tool: String,
+        /// The version as given.
+        version: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A schema is not a JSON Schema the registry can validate with.
+    #[error("tool `{tool}`: the {which} schema {problem}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl ToolSpec {
+    /// The spec of these fields, before its input schema is compiled: what a compiled tool's
+    /// declaration amounts to.
+    pub(crate) fn of_fields(fields: Fields) -> Self {
+        Self {
+            validator: None,
+            fields,
+        }
+    }
+
+    /// The same spec under another name (checked by the naming rule), keeping the input schema
+    /// already compiled: how a gateway lists a module's tool as `module.tool`.
+    pub fn with_name(mut self, tool_name: impl Into<String>) -> Result<Self, SpecError> {
+        let tool_name = tool_name.into();
+        check_name(&tool_name).map_err(|problem| SpecError::Name {
+            name: tool_name.clone(),
+            problem,
+        })?;
+        self.fields.tool_name = tool_name;
+        Ok(self)
+    }
+
+    /// The same spec with another timeout (`None`: the registry's default).
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.fields.timeout = timeout;
+        self
+    }
+
+    /// The unique name.
+    pub fn tool_name(&self) -> &str {
+        &self.fields.tool_name
+    }
+    /// The version, a semantic version (`1.2.0`), if the spec has one. A spec replaces the one
+    /// registered under its name only with a greater version, compared by semver precedence
+    /// (build metadata, `+…`, is not compared); no version is below every version. See
+    /// [`Registry::register`](crate::Registry::register).
+    pub fn version(&self) -> Option<&str> {
+        self.fields.version.as_deref()
+    }
+
+    /// How this spec's version compares with `other`'s by semver precedence, no version being
+    /// the least. A version that does not parse counts as none (neither the builder nor
+    /// `#[tool]` lets one through).
+    pub(crate) fn version_order(&self, other: &ToolSpec) -> std::cmp::Ordering {
+        let parse = |spec: &ToolSpec| {
+            spec.fields
+                .version
+                .as_deref()
+                .and_then(|v| semver::Version::parse(v).ok())
+        };
+        match (parse(self), parse(other)) {
+            (Some(mine), Some(theirs)) => mine.cmp_precedence(&theirs),
+            (mine, theirs) => mine.is_some().cmp(&theirs.is_some()),
+        }
+    }
+    /// What the model reads.
+    pub fn description(&self) -> &str {
+        &self.fields.description
+    }
+    /// The one line discovery, listings and the catalog show, when the spec gives one
+    /// ([`Tool::short_description`](crate::Tool::short_description) falls back on the
+    /// description's first sentence).
+    pub fn short_description(&self) -> Option<&str> {
+        self.fields.short_description.as_deref()
+    }
+    /// The JSON Schema the arguments are validated against, with JSON Schema's meaning
+    /// throughout: an object whose schema has no `additionalProperties` admits keys it does not
+    /// name (unlike a compiled tool, which refuses unknown keys at every depth), so write
+    /// `"additionalProperties": false` where unknown keys should be refused.
+    pub fn input_schema(&self) -> &Value {
+        &self.fields.input_schema
+    }
+    /// The JSON Schema of what the tool returns, if given.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.fields.output_schema.as_ref()
+    }
+    /// Labels for discovery and for switching tools on and off together.
+    pub fn tags(&self) -> &[String] {
+        &self.fields.tags
+    }
+    /// The least permission level a caller needs.
+    pub fn permission(&self) -> Permission {
+        self.fields.permission
+    }
+    /// The category (the allow-list design's categories).
+    pub fn category(&self) -> Option<&str> {
+        self.fields.category.as_deref()
+    }
+    /// The behavioural annotations, `requires_confirmation` included.
+    pub fn annotations(&self) -> Annotations {
+        self.fields.annotations
+    }
+    /// The least time between two calls by one user.
+    pub fn cooldown(&self) -> Option<Duration> {
+        self.fields.cooldown
+    }
+    /// Calls per user per UTC day.
+    pub fn daily_limit(&self) -> Option<u32> {
+        self.fields.daily_limit
+    }
+    /// The timeout of one call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.fields.timeout
+    }
+    /// An evaluation gate decides each call.
+    pub fn requires_gate(&self) -> bool {
+        self.fields.requires_gate
+    }
+    /// Left out of the upfront tool list, found through [`discovery`](crate::discovery).
+    pub fn defer_loading(&self) -> bool {
+        self.fields.defer_loading
+    }
+
+    /// Checks the name, the version and the schemas; returns the compiled input schema.
+    fn check(&self) -> Result<jsonschema::Validator, SpecError> {
+        check_name(&self.fields.tool_name).map_err(|problem| SpecError::Name {
+            name: self.fields.tool_name.clone(),
+            problem,
+        })?;
+        // The rule `#[tool(version = "...")]` is held to at compile time
+        // (`registry-macros/src/attr/values.rs`), so a snapshot's compiled tools read back too;
+        // the two must say the same.
+        if let Some(version) = &self.fields.version {
+            semver::Version::parse(version).map_err(|error| SpecError::Version {
+                tool: self.fields.tool_name.clone(),
+                version: version.clone(),
+                problem: error.to_string(),
+            })?;
+        }
+        self.check_depth("input", &self.fields.input_schema)?;
+        if let Some(output) = &self.fields.output_schema {
+            self.check_depth("output", output)?;
+        }
+        let validator = self.compile()?;
+        if let Some(output) = &self.fields.output_schema {
+            jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
+        }
+        Ok(validator)
+    }
+
+    /// The compiled validator of the input schema (compiled when the spec was checked).
+    pub(crate) fn validator(&self) -> Result<Arc<jsonschema::Validator>, SpecError> {
+        match &self.validator {
+            Some(validator) => Ok(Arc::clone(validator)),
+            None => self.compile().map(Arc::new),
+        }
+    }
+
+    /// Compiles the input schema, which must describe an object.
+    fn compile(&self) -> Result<jsonschema::Validator, SpecError> {
+        let schema = &self.fields.input_schema;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(SpecError::Schema {
+                tool: self.fields.tool_name.clone(),
+                which: "input",
+                problem: "must have `\"type\": \"object\"`: a tool takes named arguments".into(),
+            });
+        }
+        jsonschema::validator_for(schema).map_err(|e| self.schema_error("input", e))
+    }
+
+    /// Schemas nest at most [`MAX_SCHEMA_DEPTH`] levels, so every client that walks them can,
+    /// and every walk of the registry's own fits its budget ([`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas,
+    /// [`MAX_WALK_DEPTH`](super::MAX_WALK_DEPTH) levels with `$ref`s followed): the cost is paid here, once, never per
+    /// call or per listing.
+    fn check_depth(&self, which: &'static str, schema: &Value) -> Result<(), SpecError> {
+        if let Some((_, at)) = depth::too_deep(schema).first() {
+            return Err(SpecError::Schema {
+                tool: self.fields.tool_name.clone(),
+                which,
+                problem: format!(
+                    "nests schemas more than {MAX_SCHEMA_DEPTH} levels deep (at `{at}`); \
+                     flatten it, or move nested parts into `$defs` and refer to them with `$ref`"
+                ),
+            });
+        }
+        crate::schema::measure(schema).map_err(|stop| SpecError::Schema {
+            tool: self.fields.tool_name.clone(),
+            which,
+            problem: format!(
+                "cannot be read within the budget: {stop}; {}",
+                stop.why.remedy()
+            ),
+        })
+    }
+
+    fn schema_error(&self, which: &'static str, error: impl Display) -> SpecError {
+        SpecError::Schema {
+            tool: self.fields.tool_name.clone(),
+            which,
+            problem: format!("is invalid: {error}"),
+        }
+    }
+}
+
+/// A value for an error message: at most 64 characters of it, escaped, so a megabyte or a
+/// newline written as a version stays one short line.
+fn shown(text: &str) -> String {
+    const SHOWN: usize = 64;
+    let mut shown: String = text
+        .chars()
+        .take(SHOWN)
+        .collect::<String>()
+        .escape_debug()
+        .collect();
+    if text.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: the rule of `#[tool]`,
+/// which `registry-macros/src/check.rs` applies at compile time (a proc-macro crate cannot share
+/// code with the runtime; the two must say the same, and the trybuild cases and the tests of
+/// this module hold each to it).
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "it has {} characters; the limit is {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
+    for segment in name.split('.') {
+        if segment.is_empty() {
+            return Err("a `.` must separate two non-empty parts, as in `module.tool`".into());
+        }
+        if let Some(bad) = segment
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            return Err(format!(
+                "`{}` is not allowed; use letters, digits, `_` and `-`, with `.` between module and tool",
+                bad.escape_debug()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn names_follow_the_tool_attribute_rule() {
+        assert!(ToolSpec::builder("ok.name-1").build().is_ok());
+        for bad in ["", "a..b", ".a", "a b", "ä", &"x".repeat(65)] {
+            let error = ToolSpec::builder(bad).build().unwrap_err();
+            assert!(matches!(error, SpecError::Name { .. }), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn schemas_must_describe_objects_and_compile() {
+        let error = ToolSpec::builder("t")
+            .input_schema(json!({ "type": "string" }))
+            .build()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("\"type\": \"object\""),
+            "{error}"
+        );
+        let error = ToolSpec::builder("t")
+            .input_schema(json!({ "type": "object", "properties": { "a": { "type": 5 } } }))
+            .build()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("the input schema is invalid"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn schemas_nesting_deeper_than_the_bound_are_refused() {
+        let nested = |levels: usize| {
+            (1..levels).fold(
+                json!({ "type": "string" }),
+                |inner, _| json!({ "type": "object", "properties": { "a": inner } }),
+            )
+        };
+        let error = ToolSpec::builder("deep")
+            .input_schema(nested(100))
+            .build()
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.starts_with("tool `deep`: the input schema nests schemas more than 32 levels deep (at `/properties/a/"),
+            "{text}"
+        );
+        assert!(text.contains("move nested parts into `$defs`"), "{text}");
+        let error = ToolSpec::builder("deep")
+            .output_schema(nested(MAX_SCHEMA_DEPTH + 1))
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                SpecError::Schema {
+                    which: "output",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(
+            ToolSpec::builder("deep")
+                .input_schema(nested(MAX_SCHEMA_DEPTH))
+                .build()
+                .is_ok()
+        );
+        // From JSON too.
+        let spec = json!({ "tool_name": "deep", "input_schema": nested(100) });
+        assert!(serde_json::from_value::<ToolSpec>(spec).is_err());
+    }
+
+    #[test]
+    fn specs_round_trip_through_json_and_refuse_unknown_keys() {
+        let spec = ToolSpec::builder("t")
+            .version("1.0.0")
+            .tags(["a"])
+            .cooldown(Duration::from_secs(30))
+            .requires_confirmation(true)
+            .build()
+            .unwrap();
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(text.contains(r#""cooldown":"30s""#), "{text}");
+        assert_eq!(serde_json::from_str::<ToolSpec>(&text).unwrap(), spec);
+        let extra = json!({ "tool_name": "t", "input_schema": { "type": "object" }, "x": 1 });
+        assert!(serde_json::from_value::<ToolSpec>(extra).is_err());
+        let bad_name = json!({ "tool_name": "a b", "input_schema": { "type": "object" } });
+        assert!(serde_json::from_value::<ToolSpec>(bad_name).is_err());
+    }
+}
