@@ -157,7 +157,8 @@ pub use tag_set::TagSet;
 pub(crate) use tag_set::for_registry;
 pub use tools::{AnyTool, ToolList, ToolListError, ToolSet};
 pub use vocab::{
-    ErrorKind, Format, Formats, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking,
+    ErrorKind, Format, Formats, LeftOut, MAX_DEPTH, Options, ParseError, Parsed, ParsedCall,
+    Thinking,
 };
 
 /// Reads the calls, content and reasoning out of a model's text, with the default

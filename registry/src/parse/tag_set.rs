@@ -18,7 +18,8 @@ use crate::def::{Tool, ToolDef};
 /// Built once per set of tag tools (a registry's is cached and shared) and used by every
 /// parse; see [`ToolSet::tags`](super::ToolSet::tags).
 pub struct TagSet {
-    rules: TagRules,
+    /// Shared with the tag lines being read.
+    rules: Arc<TagRules>,
     /// The markers and `\nTAG:` lines, in one automaton.
     scanner: Scanner,
 }
@@ -38,7 +39,10 @@ impl TagSet {
     ) -> Option<Self> {
         let rules = TagRules::build(defs, schema)?;
         let scanner = Scanner::new(&rules.prefixes);
-        Some(TagSet { rules, scanner })
+        Some(TagSet {
+            rules: Arc::new(rules),
+            scanner,
+        })
     }
 
     /// The tags, e.g. `RESEARCH`, each once, sorted.
@@ -48,7 +52,7 @@ impl TagSet {
 
     /// The patterns, which the tag reader reads a line by.
     #[inline]
-    pub(crate) fn rules(&self) -> &TagRules {
+    pub(crate) fn rules(&self) -> &Arc<TagRules> {
         &self.rules
     }
 

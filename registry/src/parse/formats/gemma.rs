@@ -14,7 +14,9 @@
 use serde_json::{Map, Number, Value};
 
 use crate::call::unique;
-use crate::parse::block::{Env, Item, Outcome, RawCall, Step, ToolLookup};
+use crate::parse::block::{
+    self, Env, Family, Item, Outcome, RawCall, Step, Thought, Token, ToolLookup,
+};
 use crate::parse::scan::{Finder, Input, Prefix};
 use crate::parse::typing::{ToolTypes, Written, typed_written};
 use crate::parse::vocab::{ErrorKind, Format};
@@ -22,15 +24,31 @@ use crate::parse::vocab::{ErrorKind, Format};
 /// The deepest nesting read.
 const MAX_DEPTH: u32 = 64;
 
+/// Gemma's row of the family table: both dialects' call tokens, and Gemma 4's thought.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(Dialect::FunctionGemma.open(), Format::Gemma, |at, _| {
+            Box::new(GemmaBlock::new(at, Dialect::FunctionGemma))
+        }),
+        Token::opens(Dialect::Gemma4.open(), Format::Gemma, |at, _| {
+            Box::new(GemmaBlock::new(at, Dialect::Gemma4))
+        }),
+        Token::thought(Thought {
+            open: "<|channel>thought",
+            close: "<channel|>",
+        }),
+    ],
+};
+
 /// FunctionGemma's or Gemma 4's spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
+enum Dialect {
     FunctionGemma,
     Gemma4,
 }
 
 impl Dialect {
-    fn open(self) -> &'static str {
+    const fn open(self) -> &'static str {
         match self {
             Dialect::FunctionGemma => "<start_function_call>",
             Dialect::Gemma4 => "<|tool_call>",
@@ -56,7 +74,7 @@ const CALL: &str = "call:";
 
 /// One call between the dialect's tokens.
 #[derive(Debug)]
-pub(crate) struct GemmaBlock {
+struct GemmaBlock {
     start: usize,
     dialect: Dialect,
     /// Whether `call:` follows the open token.
@@ -65,7 +83,7 @@ pub(crate) struct GemmaBlock {
 }
 
 impl GemmaBlock {
-    pub(crate) fn new(start: usize, dialect: Dialect) -> Self {
+    fn new(start: usize, dialect: Dialect) -> Self {
         Self {
             start,
             dialect,
@@ -73,12 +91,11 @@ impl GemmaBlock {
             end: Finder::new(dialect.close()),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+// `Reader` in this file is the reader of a call's values.
+impl block::Reader for GemmaBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let body = self.start + self.dialect.open().len();
         if !self.checked {
             match input.prefix(input.skip_ws(body), CALL.as_bytes()) {
