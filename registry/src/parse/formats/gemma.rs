@@ -19,10 +19,7 @@ use crate::parse::block::{
 };
 use crate::parse::scan::{Finder, Input, Prefix};
 use crate::parse::typing::{ToolTypes, Written, typed_written};
-use crate::parse::vocab::{ErrorKind, Format};
-
-/// The deepest nesting read.
-const MAX_DEPTH: u32 = 64;
+use crate::parse::vocab::{ErrorKind, Format, MAX_DEPTH};
 
 /// Gemma's row of the family table: both dialects' call tokens, and Gemma 4's thought.
 pub(crate) const FAMILY: Family = Family {
@@ -205,7 +202,8 @@ struct Reader<'a> {
     text: &'a str,
     pos: usize,
     quote: &'static str,
-    depth: u32,
+    /// The lists and objects the reader is in, the arguments' object the first.
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -248,11 +246,16 @@ impl<'a> Reader<'a> {
         Ok(Some(string))
     }
 
+    /// A value; a list or an object one level below the one it is in, at most [`MAX_DEPTH`].
     fn value(&mut self) -> Result<Value, String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        self.ws();
+        if !self.rest().starts_with(['{', '[']) {
+            return self.value_inner();
+        }
+        if self.depth == MAX_DEPTH {
             return Err(format!("the value nests deeper than {MAX_DEPTH} levels"));
         }
+        self.depth += 1;
         let value = self.value_inner();
         self.depth -= 1;
         value
@@ -377,6 +380,29 @@ mod tests {
 
     fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Value>), String> {
         super::read_call(text, quote, &crate::parse::AnyTool)
+    }
+
+    /// The arguments' object and the values in it nest [`MAX_DEPTH`] levels and no deeper.
+    #[test]
+    fn a_value_nests_as_deep_as_the_bound_and_no_deeper() {
+        let call = |levels: usize| {
+            let lists = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+            read_call(&format!("f{{a:{lists}}}"), "<escape>")
+        };
+        let (_, arguments) = call(MAX_DEPTH - 1).unwrap();
+        let nested = (1..MAX_DEPTH).fold(json!(1), |value, _| json!([value]));
+        assert_eq!(arguments["a"], nested);
+        assert_eq!(
+            call(MAX_DEPTH).unwrap_err(),
+            format!("the value nests deeper than {MAX_DEPTH} levels")
+        );
+        // An object is a level as a list is.
+        let objects = |levels: usize| {
+            let value = format!("{}1{}", "{k:".repeat(levels), "}".repeat(levels));
+            read_call(&format!("f{{a:{value}}}"), "<escape>")
+        };
+        assert!(objects(MAX_DEPTH - 1).is_ok());
+        assert!(objects(MAX_DEPTH).is_err());
     }
 
     #[test]
