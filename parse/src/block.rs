@@ -1,15 +1,122 @@
-//! What the block readers and the scanner say to each other: a reader's step, the outcome of
-//! a block, the calls and errors in it, the thoughts, and what a reader asks of the tools
-//! ([`ToolLookup`]). The readers and the scanner depend on it; it depends only on `vocab.rs`.
+//! What the block readers and the scanner say to each other: the one trait every family's
+//! reader implements ([`Reader`]) and the row a family adds to the family table ([`Family`],
+//! its [`Token`]s), a reader's step, the outcome of a block, the calls and errors in it, the
+//! thoughts, and what a reader asks of the tools ([`ToolLookup`]). The readers and the scanner
+//! depend on it; it depends only on `vocab.rs` and `scan.rs`.
 
 use std::borrow::Cow;
-use std::fmt::Display;
+use std::fmt::{self, Display};
 use std::ops::Range;
 
 use serde_json::Value;
 
 use super::scan::{Input, Prefix};
 use super::vocab::{ErrorKind, Format, Formats, ParseError};
+
+/// A family's reader of one call block, from the token or line that opened it to its end, in
+/// steps that can stop for more input and resume where they stopped.
+///
+/// The scanner makes one when it finds where a block starts (a [`Token`] of the family table,
+/// or a line the scanner itself recognizes) and holds it as a `Box<dyn Reader>` until the
+/// block is read: one allocation per block, one dynamic call per step.
+pub(crate) trait Reader: fmt::Debug + Send + Sync {
+    /// Reads on as far as the available input goes: more is needed, the block is not a call
+    /// after all, or it is read.
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step;
+
+    /// The name of the call being written, once the block is surely a call attempt: a stream
+    /// announces the call with it before the call is whole. Asked only while the block needs
+    /// more input.
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
+        None
+    }
+}
+
+/// How a token starts its block: the reader for a block whose token begins at the first
+/// argument, given the token as written.
+pub(crate) type Open = fn(usize, &'static str) -> Box<dyn Reader>;
+
+/// A family of call syntax as the scanner meets it: one row of the family table
+/// (`formats/mod.rs`), declared by the family's reader in its own file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Family {
+    /// Every token of the family the scanner looks for.
+    pub(crate) tokens: &'static [Token],
+}
+
+/// One token a family writes, and what finding it does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Token {
+    /// The token as written.
+    pub(crate) text: &'static str,
+    /// How many bytes of `text` lead up to what the scanner searches for; zero for most. MiniMax
+    /// M3's section opens with its namespace token and `<tool_call>`: the scanner finds
+    /// `<tool_call>` and checks the namespace token before it, as a search pattern beginning
+    /// `]<` would slow the search of prose.
+    pub(crate) lead: usize,
+    /// The formats it counts for: any of them looked for enables it.
+    pub(crate) formats: Formats,
+    /// Whether it counts only at the start of a word (`functools[`, not `myfunctools[`).
+    pub(crate) word: bool,
+    pub(crate) does: Does,
+}
+
+/// What a family's token does where it counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Does {
+    /// Opens a call block, read by the reader this makes.
+    Open(Open),
+    /// Only wraps the answer or the family's calls: removed.
+    Drop,
+    /// Opens the family's own thought; its closing token is looked for as well.
+    Think(Thought),
+}
+
+impl Token {
+    const fn new(text: &'static str, formats: Formats, does: Does) -> Self {
+        Self {
+            text,
+            lead: 0,
+            formats,
+            word: false,
+            does,
+        }
+    }
+
+    /// A token that opens a block of `format`'s calls, read by the reader `open` makes.
+    pub(crate) const fn opens(text: &'static str, format: Format, open: Open) -> Self {
+        Self::new(text, Formats::of(format), Does::Open(open))
+    }
+
+    /// A token that only wraps the answer or `format`'s calls: removed when `format` is
+    /// looked for.
+    pub(crate) const fn dropped(text: &'static str, format: Format) -> Self {
+        Self::new(text, Formats::of(format), Does::Drop)
+    }
+
+    /// The opening token of a family's own thought, which counts whatever the formats.
+    pub(crate) const fn thought(thought: Thought) -> Self {
+        Self::new(thought.open, Formats::ALL, Does::Think(thought))
+    }
+
+    /// This token, counting for `format` as well.
+    pub(crate) const fn or(self, format: Format) -> Self {
+        Self {
+            formats: self.formats.and(format),
+            ..self
+        }
+    }
+
+    /// This token, counting only at the start of a word.
+    pub(crate) const fn word(self) -> Self {
+        Self { word: true, ..self }
+    }
+
+    /// This token, found as what follows its first `len` bytes.
+    pub(crate) const fn lead(self, len: usize) -> Self {
+        Self { lead: len, ..self }
+    }
+}
 
 /// The longest tool name a reader reads: past it, what looked like a name is prose.
 pub(crate) const MAX_NAME: usize = 256;
@@ -117,44 +224,23 @@ fn cut_off(place: impl Display) -> String {
     format!("the output ends {place}: the call was cut off; nothing was called")
 }
 
-/// The ways a model's thought is delimited in its output.
+/// How a model's thought is delimited in its output: `<think>…</think>`
+/// ([`Thought::THINK`]), or a family's own tokens, which the family declares in its row
+/// ([`Token::thought`]) or its reader hands over ([`Item::Thought`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Thought {
-    /// `<think>…</think>`.
-    Think,
-    /// Command R7B / Command A: `<|START_THINKING|>…<|END_THINKING|>`.
-    CommandR,
-    /// Gemma 4: `<|channel>thought…<channel|>`.
-    Gemma,
-    /// Seed-OSS: `<seed:think>…</seed:think>`.
-    Seed,
-    /// gpt-oss: the `analysis` channel's message, up to `<|end|>` (opened by the Harmony
-    /// reader, which reads the message header).
-    Harmony,
+pub(crate) struct Thought {
+    /// The token that opens the thought.
+    pub(crate) open: &'static str,
+    /// The token that closes it.
+    pub(crate) close: &'static str,
 }
 
 impl Thought {
-    /// The token that opens the thought.
-    pub(crate) fn open(self) -> &'static str {
-        match self {
-            Thought::Think => "<think>",
-            Thought::CommandR => "<|START_THINKING|>",
-            Thought::Gemma => "<|channel>thought",
-            Thought::Seed => "<seed:think>",
-            Thought::Harmony => "<|message|>",
-        }
-    }
-
-    /// The token that closes it.
-    pub(crate) fn close(self) -> &'static str {
-        match self {
-            Thought::Think => "</think>",
-            Thought::CommandR => "<|END_THINKING|>",
-            Thought::Gemma => "<channel|>",
-            Thought::Seed => "</seed:think>",
-            Thought::Harmony => "<|end|>",
-        }
-    }
+    /// `<think>…</think>`.
+    pub(crate) const THINK: Thought = Thought {
+        open: "<think>",
+        close: "</think>",
+    };
 }
 
 /// One thing found in a block.

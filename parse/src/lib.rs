@@ -112,7 +112,22 @@
 //! look-ahead is a forward-only search, a block that turns out to be prose is read again at most
 //! once, and a broken block ends where its reader stopped, so time is linear in the output, also
 //! on adversarial input. Tag patterns are compiled once per set
-//! of tools into one regex. docs/PERFORMANCE.md has the figures.
+//! of tools into one regex. A value read from the text nests at most [`MAX_DEPTH`] levels, the
+//! registry's own bound on arguments. docs/PERFORMANCE.md has the figures.
+//!
+//! # Adding a family
+//!
+//! One new file in `formats/` and one row in its table. The file holds the family's reader, a
+//! type that implements the one reader trait (`block::Reader`: its step over the input, and
+//! the call's name while a stream reads it), and its row, a `FAMILY` constant: the tokens that
+//! open its blocks, each with the [`Format`]s it counts for and the reader it opens, and any
+//! tokens that only wrap its answer or calls and its own thought. The map of `formats/` declares
+//! the file and lists `FAMILY` in `FAMILIES`; the marker automaton, the stream's held-back
+//! suffix and the scanner's dispatch are built from that table. A family users can switch on
+//! and off also needs its [`Format`] variant, in `vocab.rs` with its entry in `Format::ALL` (a
+//! missing entry does not build), and a row in the table above. A family found by where its
+//! text stands rather than by a token (a line start, the whole message) is opened by the
+//! scanner itself, in `machine/text.rs`.
 //!
 //! # Files
 //!
@@ -122,14 +137,14 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `vocab.rs` | a leaf: the results and settings ([`Parsed`], [`ParsedCall`], [`ParseError`], [`Format`], [`Formats`], [`Options`], [`Thinking`], [`LeftOut`]) |
+//! | `vocab.rs` | a leaf: the results and settings ([`Parsed`], [`ParsedCall`], [`ParseError`], [`Format`], [`Formats`], [`Options`], [`Thinking`], [`LeftOut`], [`MAX_DEPTH`]) |
 //! | `scan.rs` | a leaf: the input window, forward-only searches, where a value ends |
-//! | `block.rs` | what the readers and the machine say to each other (a reader's step, a block's outcome, its calls and errors, the thoughts), what a reader asks of the tools, and `close_with`, the optional closing token after a whole call; imports only the leaves `vocab.rs` and `scan.rs` |
+//! | `block.rs` | what the readers and the machine say to each other: the one reader trait (`Reader`), a family's row of the family table (`Family`, its `Token`s), a reader's step, a block's outcome, its calls and errors, the thoughts, what a reader asks of the tools, and `close_with`, the optional closing token after a whole call; imports only the leaves `vocab.rs` and `scan.rs` |
 //! | `event.rs` | [`StreamEvent`], and [`StreamDelta`], the borrowed form `push_with` hands out |
 //! | `content.rs` | display text and its joints |
 //! | `typing.rs` | the one rule for types: a value as written (text, quoted, JSON), typed by the kinds its argument's schema declares |
-//! | `formats/` | one reader per family, each importing only the files above (listed in the folder's own map) |
-//! | `markers.rs` | the marker table: which token opens which reader's block, and the automaton that finds them |
+//! | `formats/` | one reader per family, each importing only the files above and declaring its row; its own map lists the files and holds the family table (`FAMILIES`) |
+//! | `markers.rs` | the markers: the family table's tokens and the scanner's own, and the automaton that finds them |
 //! | `tag_set.rs` | [`TagSet`]: a tool set's tag patterns with the automaton that finds their lines |
 //! | `tools.rs` | [`ToolSet`] and the sets ([`AnyTool`], [`ToolList`]; the registry's `Registry` and `Scoped` implement it in the registry's crate), which answer the readers' questions |
 //! | `sink.rs` | where a parse's results go |
@@ -157,7 +172,8 @@ pub use stream::StreamParser;
 pub use tag_set::TagSet;
 pub use tools::{AnyTool, ToolList, ToolListError, ToolSet};
 pub use vocab::{
-    ErrorKind, Format, Formats, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking,
+    ErrorKind, Format, Formats, LeftOut, MAX_DEPTH, Options, ParseError, Parsed, ParsedCall,
+    Thinking,
 };
 
 /// Reads the calls, content and reasoning out of a model's text, with the default

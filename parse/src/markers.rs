@@ -1,75 +1,32 @@
-//! The one marker table: every token that opens a call block, thinking or a fence, and the
-//! automaton that finds them (and `\nTAG:` lines, and the end-of-turn tokens `end_tokens.rs`
-//! lists) in one pass. It stands above the readers: its rows name their kinds ([`Dialect`],
-//! [`Section`], [`ACTION`]), and no reader imports it.
+//! The markers the scanner looks for, and the automaton that finds them in one pass: the
+//! tokens of the family table ([`FAMILIES`]: what opens a call block, a token that only wraps
+//! the answer, a family's thought), the scanner's own (`<think>`, fences, JSON at a line
+//! start), `\nTAG:` lines, and the end-of-turn tokens `end_tokens.rs` lists. It stands above
+//! the readers: it reads their rows, and no reader imports it.
 
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use rustc_hash::FxHashMap;
 
-use super::block::Thought;
+use super::block::{Does, Thought, Token};
+use super::formats::FAMILIES;
 use super::formats::end_tokens::END_TOKENS;
-use super::formats::gemma::Dialect;
 use super::formats::react::ACTION;
-use super::formats::sections::Section;
 use super::scan::Input;
-use super::vocab::Format;
 
-/// The markers that open something, by first byte.
+/// What a marker the automaton finds opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Marker {
-    /// A thought's opening token.
-    Think(Thought),
+    /// `<think>`.
+    Think,
     /// `</think>`.
     ThinkEnd,
-    /// The closing token of another kind of thought (`<|END_THINKING|>`, `<channel|>`).
+    /// The closing token of a family's own thought (`<|END_THINKING|>`, `<channel|>`).
     ThoughtEnd,
-    /// `<|start|>` or `<|channel|>`: a Harmony message header.
-    Harmony,
-    ToolCall,
-    Function,
-    PythonTag,
-    PythonStart,
-    Granite,
-    Kimi,
-    KimiSingular,
-    /// `<｜tool▁calls▁begin｜>` or a plain spelling of it (`<｜tool_calls_begin｜>`); `ascii`:
-    /// spelled with `|`; `len`: the token's length.
-    DeepSeekCalls {
-        ascii: bool,
-        len: u8,
-    },
-    /// `<｜tool▁call▁begin｜>`.
-    DeepSeekCall {
-        ascii: bool,
-    },
-    /// `<minimax:tool_call>`.
-    MiniMax,
-    /// `]<]minimax[>[<tool_call>`: MiniMax M3's section, every tag after the namespace token.
-    /// Not in the automaton: found as `<tool_call>` with [`MINIMAX_NS`] before it.
-    MiniMaxM3,
-    /// A DSML section, by its index in the reader's spellings.
-    Dsml(u8),
-    /// `<start_function_call>` or `<|tool_call>`.
-    Gemma(Dialect),
-    /// A token followed by a value of calls and its end token.
-    Section(Section),
-    /// A token that only wraps the answer or a family's calls (`<|START_RESPONSE|>`, Hunyuan's
-    /// `<answer>`, Seed-OSS's `<seed:tool_call>`): removed
-    /// when `format` is looked for.
-    Drop {
-        len: u8,
-        format: Format,
-    },
-    Mistral,
-    Functools,
+    /// A token of the family table: what it does is in its row.
+    Token(TokenId),
     Fence,
-    /// `<tools>`, `<function_call>`: wrappers some fine-tunes write around JSON calls.
-    Tools,
-    FunctionCall,
-    /// `<function name="…">`.
-    FunctionAttr,
     /// `{` or `[` at the start of a line (the marker is the `\n` before it): JSON or a call
     /// list on lines of its own.
     LineValue,
@@ -77,91 +34,87 @@ pub(crate) enum Marker {
     EndToken,
 }
 
-/// Every marker but the end-of-turn tokens, in the order the automaton prefers them.
-const MARKERS: &[(&str, Marker)] = &[
-    ("<think>", Marker::Think(Thought::Think)),
-    ("</think>", Marker::ThinkEnd),
-    ("<|START_THINKING|>", Marker::Think(Thought::CommandR)),
-    ("<|END_THINKING|>", Marker::ThoughtEnd),
-    ("<|channel>thought", Marker::Think(Thought::Gemma)),
-    ("<channel|>", Marker::ThoughtEnd),
-    ("<seed:think>", Marker::Think(Thought::Seed)),
-    ("</seed:think>", Marker::ThoughtEnd),
-    ("<|start|>", Marker::Harmony),
-    ("<|channel|>", Marker::Harmony),
-    ("<tool_call>", Marker::ToolCall),
-    ("<function=", Marker::Function),
-    ("<|python_tag|>", Marker::PythonTag),
-    ("<|python_start|>", Marker::PythonStart),
-    ("<|tool_call|>", Marker::Granite),
-    ("<|tool_calls_section_begin|>", Marker::Kimi),
-    ("<|tool_call_section_begin|>", Marker::KimiSingular),
-    deepseek_calls("<｜tool▁calls▁begin｜>", false),
-    // The plain spellings llama.cpp's DeepSeek parser accepts for the section's first token.
-    deepseek_calls("<｜tool_calls_begin｜>", false),
-    deepseek_calls("<｜tool calls begin｜>", false),
-    deepseek_calls("<｜tool\\_calls\\_begin｜>", false),
-    deepseek_calls("<｜tool▁calls｜>", false),
-    (
-        "<｜tool▁call▁begin｜>",
-        Marker::DeepSeekCall { ascii: false },
-    ),
-    deepseek_calls("<|tool▁calls▁begin|>", true),
-    ("<|tool▁call▁begin|>", Marker::DeepSeekCall { ascii: true }),
-    ("<minimax:tool_call>", Marker::MiniMax),
-    (
-        "<start_function_call>",
-        Marker::Gemma(Dialect::FunctionGemma),
-    ),
-    ("<|tool_call>", Marker::Gemma(Dialect::Gemma4)),
-    (
-        "<|action_start|><|plugin|>",
-        Marker::Section(Section::InternLm),
-    ),
-    ("<|START_ACTION|>", Marker::Section(Section::CommandR)),
-    ("<tool_calls>", Marker::Section(Section::Hunyuan)),
-    ("<|tool_call_start|>", Marker::Section(Section::Lfm2)),
-    (
-        "<|START_RESPONSE|>",
-        drop("<|START_RESPONSE|>", Format::CommandR),
-    ),
-    (
-        "<|END_RESPONSE|>",
-        drop("<|END_RESPONSE|>", Format::CommandR),
-    ),
-    // Seed-OSS wraps its `<function=…>` elements in these.
-    (
-        "<seed:tool_call>",
-        drop("<seed:tool_call>", Format::Function),
-    ),
-    (
-        "</seed:tool_call>",
-        drop("</seed:tool_call>", Format::Function),
-    ),
-    ("<answer>", drop("<answer>", Format::Hunyuan)),
-    ("</answer>", drop("</answer>", Format::Hunyuan)),
-    ("<｜DSML｜function_calls>", Marker::Dsml(0)),
-    ("<｜DSML｜tool_calls>", Marker::Dsml(1)),
-    ("<|DSML|function_calls>", Marker::Dsml(2)),
-    ("<|DSML|tool_calls>", Marker::Dsml(3)),
-    ("[TOOL_CALLS]", Marker::Mistral),
-    ("functools[", Marker::Functools),
-    ("```", Marker::Fence),
-    ("<tools>", Marker::Tools),
-    ("<function_call>", Marker::FunctionCall),
-    ("<function name=", Marker::FunctionAttr),
-];
-
-const fn deepseek_calls(token: &'static str, ascii: bool) -> (&'static str, Marker) {
-    let len = token.len() as u8;
-    (token, Marker::DeepSeekCalls { ascii, len })
+/// Where a token is in the family table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TokenId {
+    family: u8,
+    token: u8,
 }
 
-const fn drop(token: &str, format: Format) -> Marker {
-    Marker::Drop {
-        len: token.len() as u8,
-        format,
+// `TokenId` holds a row's place in bytes.
+const _: () = {
+    assert!(FAMILIES.len() <= 256);
+    let mut family = 0;
+    while family < FAMILIES.len() {
+        assert!(FAMILIES[family].tokens.len() <= 256);
+        family += 1;
     }
+};
+
+impl TokenId {
+    /// The token's row.
+    #[inline]
+    pub(crate) fn token(self) -> &'static Token {
+        &FAMILIES[usize::from(self.family)].tokens[usize::from(self.token)]
+    }
+}
+
+/// Every token of the family table, with where it is.
+fn family_tokens() -> impl Iterator<Item = (TokenId, &'static Token)> {
+    FAMILIES.iter().enumerate().flat_map(|(family, row)| {
+        row.tokens.iter().enumerate().map(move |(token, t)| {
+            let id = TokenId {
+                family: family as u8,
+                token: token as u8,
+            };
+            (id, t)
+        })
+    })
+}
+
+/// Every marker the automaton searches for but the end-of-turn tokens and line starts: the
+/// scanner's own and the family table's (a family's thought by its opening and its closing
+/// token), in the order the automaton prefers them.
+static MARKERS: LazyLock<Vec<(&'static str, Marker)>> = LazyLock::new(|| {
+    let mut markers = vec![
+        (Thought::THINK.open, Marker::Think),
+        (Thought::THINK.close, Marker::ThinkEnd),
+    ];
+    for (id, token) in family_tokens().filter(|(_, token)| token.lead == 0) {
+        markers.push((token.text, Marker::Token(id)));
+        if let Does::Think(thought) = token.does {
+            markers.push((thought.close, Marker::ThoughtEnd));
+        }
+    }
+    markers.push(("```", Marker::Fence));
+    markers
+});
+
+/// The tokens found by what follows their lead ([`Token::lead`]).
+static LEAD: LazyLock<Vec<(TokenId, &'static Token)>> = LazyLock::new(|| {
+    family_tokens()
+        .filter(|(_, token)| token.lead > 0)
+        .collect()
+});
+
+/// The token written with a lead that a hit of `token` at `at` is the end of, with where it
+/// begins: MiniMax M3's section for a `<tool_call>` after its namespace token. `from` is the
+/// earliest place it may begin (text not yet handed on); `enabled` says which tokens count.
+pub(crate) fn with_lead(
+    input: &Input<'_>,
+    token: &Token,
+    at: usize,
+    from: usize,
+    enabled: impl Fn(&Token) -> bool,
+) -> Option<(TokenId, usize)> {
+    LEAD.iter().find_map(|&(id, led)| {
+        let start = at.checked_sub(led.lead)?;
+        (start >= from
+            && led.text[led.lead..] == *token.text
+            && enabled(led)
+            && input.bytes_from(start).starts_with(led.text.as_bytes()))
+        .then_some((id, start))
+    })
 }
 
 /// `{` or `[` at the start of a line and the byte after it: how JSON begins (`{"`, `[{`, a
@@ -174,21 +127,12 @@ const LINE_VALUES: &[&str] = &["\n{\"", "\n{\n", "\n[{", "\n[\n"];
 /// ([`trailing_end_tokens`](super::formats::end_tokens::trailing_end_tokens)): fewer patterns keep the automaton on its fastest search.
 const SCANNED_END_TOKENS: &[&str] = &["<|end|>"];
 
-/// MiniMax M3's namespace token, written before each of its tags.
-pub(crate) const MINIMAX_NS: &str = "]<]minimax[>[";
-
-/// Markers the automaton does not search for, found by what comes before another marker: a
-/// pattern beginning `]<` made the automaton's search of prose a quarter slower (markdown's
-/// `](` shares its fingerprint), so M3's section is found as `<tool_call>` with its namespace
-/// token before it (`Machine::namespaced` in `machine/enter.rs`).
-const LOOKBEHIND: &[&str] = &["]<]minimax[>[<tool_call>"];
-
 /// Every marker and end-of-turn token, for the held-back suffix of a stream.
 pub(crate) static ALL_MARKERS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     MARKERS
         .iter()
         .map(|(marker, _)| *marker)
-        .chain(LOOKBEHIND.iter().copied())
+        .chain(LEAD.iter().map(|(_, token)| token.text))
         .chain(END_TOKENS.iter().copied())
         .chain(LINE_VALUES.iter().copied())
         .collect()
@@ -306,7 +250,7 @@ impl Scanner {
     pub(crate) fn new(tags: &[String]) -> Self {
         let mut patterns: Vec<(Box<[u8]>, Hit)> = Vec::new();
         let mut add = |pattern: &[u8], hit: Hit| patterns.push((pattern.into(), hit));
-        for (pattern, marker) in MARKERS {
+        for (pattern, marker) in MARKERS.iter() {
             add(pattern.as_bytes(), Hit::Marker(*marker));
         }
         for token in SCANNED_END_TOKENS {
@@ -516,6 +460,9 @@ mod tests {
     #[test]
     fn a_search_resumes_where_a_pattern_may_still_begin() {
         let scanner = Scanner::new(&[]);
+        let (tool_call, _) = family_tokens()
+            .find(|(_, token)| token.text == "<tool_call>")
+            .unwrap();
         let prose = "The river rises in the hills north of the town. ".repeat(3);
         for filler in ["ab ", prose.as_str()] {
             let len = filler.len();
@@ -530,8 +477,36 @@ mod tests {
             let text = format!("{filler}<tool_call>{{");
             assert_eq!(
                 scanner.find(text.as_bytes()),
-                Ok((len, Hit::Marker(Marker::ToolCall))),
+                Ok((len, Hit::Marker(Marker::Token(tool_call)))),
                 "{text:?}"
+            );
+        }
+    }
+
+    /// The automaton's patterns: no one is the start of another, so a hit is the one pattern
+    /// that matches there, whatever the order of the family table's rows.
+    #[test]
+    fn no_pattern_is_the_start_of_another() {
+        let mut patterns: Vec<&str> = MARKERS.iter().map(|(pattern, _)| *pattern).collect();
+        patterns.extend(SCANNED_END_TOKENS.iter().chain(LINE_VALUES));
+        let action = format!("\n{ACTION}");
+        patterns.extend([action.as_str(), ")]\n"]);
+        for (i, a) in patterns.iter().enumerate() {
+            for (j, b) in patterns.iter().enumerate() {
+                assert!(i == j || !b.starts_with(a), "{a:?} begins {b:?}");
+            }
+        }
+    }
+
+    /// A token with a lead ends with another family's token, which the automaton finds.
+    #[test]
+    fn a_token_with_a_lead_ends_with_a_searched_token() {
+        for (_, token) in LEAD.iter() {
+            let rest = &token.text[token.lead..];
+            assert!(
+                MARKERS.iter().any(|(pattern, _)| *pattern == rest),
+                "{:?} is found by {rest:?}, which no row searches for",
+                token.text
             );
         }
     }

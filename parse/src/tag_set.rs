@@ -4,6 +4,8 @@
 //! ([`Scanner`]). The scanner only hands the patterns lines that start with a known `TAG:`, so
 //! text without tags never reaches them.
 
+use std::sync::Arc;
+
 use super::formats::tags::{TagRules, TagTool};
 use super::markers::Scanner;
 
@@ -12,7 +14,8 @@ use super::markers::Scanner;
 /// Built once per set of tag tools (a registry's is cached and shared) and used by every
 /// parse; see [`ToolSet::tags`](super::ToolSet::tags).
 pub struct TagSet {
-    rules: TagRules,
+    /// Shared with the tag lines being read.
+    rules: Arc<TagRules>,
     /// The markers and `\nTAG:` lines, in one automaton.
     scanner: Scanner,
 }
@@ -48,7 +51,10 @@ impl TagSet {
     pub fn new<'a>(tools: impl IntoIterator<Item = TagTool<'a>>) -> Option<Self> {
         let rules = TagRules::build(tools)?;
         let scanner = Scanner::new(&rules.prefixes);
-        Some(TagSet { rules, scanner })
+        Some(TagSet {
+            rules: Arc::new(rules),
+            scanner,
+        })
     }
 
     /// The tags, e.g. `RESEARCH`, each once, sorted.
@@ -63,7 +69,7 @@ impl TagSet {
 
     /// The patterns, which the tag reader reads a line by.
     #[inline]
-    pub(crate) fn rules(&self) -> &TagRules {
+    pub(crate) fn rules(&self) -> &Arc<TagRules> {
         &self.rules
     }
 

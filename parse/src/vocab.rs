@@ -172,6 +172,17 @@ impl ErrorKind {
     }
 }
 
+/// The deepest a value read from model output nests: 127 levels of lists and objects, the
+/// arguments' own object counting as the first. It equals the registry's bound on a call's
+/// arguments (`tool_registry::call::MAX_ARGS_DEPTH`), which is serde_json's own
+/// recursion limit on text (a JSON text of 127 levels is read, one of 128 is refused), so a
+/// value written in any syntax reads as deep as the same value written as JSON.
+///
+/// The readers that read nested values themselves keep to it: a pythonic call or Python literal
+/// and a Gemma call nesting deeper are errors, and MiniMax M3's child elements below it are
+/// kept as text.
+pub const MAX_DEPTH: usize = tool_registry_json::depth::MAX_DEPTH;
+
 /// The families of call syntax the parser reads. See the [module documentation](super) for
 /// examples of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -222,11 +233,15 @@ pub enum Format {
     /// The ReAct text form: an `Action: NAME` line, then `Action Input: {json}`.
     React,
     /// A provider's native tool calls (an OpenAI message or `tool_calls` array).
+    // Stays last: `Format::ALL` is sized by it.
     Native,
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 21] = [
+    /// Every format, in the order declared: the length is the last variant's index plus one,
+    /// so a variant added before [`Format::Native`] (which stays last) and missing here does
+    /// not build.
+    pub(crate) const ALL: [Format; Format::Native as usize + 1] = [
         Format::Tag,
         Format::Function,
         Format::Hermes,
@@ -285,6 +300,22 @@ impl Formats {
     /// Whether the set holds `format`.
     pub fn contains(self, format: Format) -> bool {
         self.0 & format.bit() != 0
+    }
+
+    /// The set of `format` alone, in a constant (the family table's).
+    pub(crate) const fn of(format: Format) -> Self {
+        Formats(format.bit())
+    }
+
+    /// This set with `format`, in a constant.
+    pub(crate) const fn and(self, format: Format) -> Self {
+        Formats(self.0 | format.bit())
+    }
+
+    /// Whether the two sets share a format.
+    #[inline]
+    pub(crate) fn meets(self, other: Formats) -> bool {
+        self.0 & other.0 != 0
     }
 
     /// The formats in the set.

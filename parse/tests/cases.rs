@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use cases::{Case, Tools, all_cases};
 use kb::{kb_tools, openai_tools};
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use tool_registry_parse::{
     self as parse, AnyTool, Options, Parsed, StreamDelta, StreamEvent, StreamParser, Thinking,
     ToolList, ToolSet,
@@ -1352,4 +1352,75 @@ fn a_cap_keeps_the_first_calls_and_counts_the_rest() {
         .count();
     assert_eq!(calls, 3, "no event for a call past the cap");
     assert_eq!(stream.into_parsed(), capped);
+}
+
+/// How deep a value nests: its lists and objects, one inside another.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// One bound on how deep a value read from model output nests, the registry's argument bound too: the readers
+/// that read nested values themselves (pythonic calls, Gemma, MiniMax M3's child elements) read
+/// a value of `MAX_DEPTH` levels, the arguments' object the first, and refuse a deeper one or
+/// keep what lies below the bound as text.
+#[test]
+fn values_nest_up_to_the_one_depth_bound() {
+    use parse::MAX_DEPTH;
+    let lists = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+    let refused = |parsed: &Parsed| {
+        parsed.calls.is_empty()
+            && parsed.errors.len() == 1
+            && parsed.errors[0]
+                .message
+                .contains("nests deeper than 127 levels")
+    };
+
+    let pythonic = |levels| format!("<|python_start|>[f(a={})]<|python_end|>", lists(levels));
+    let gemma = |levels| {
+        format!(
+            "<start_function_call>call:f{{a:{}}}<end_function_call>",
+            lists(levels)
+        )
+    };
+    for (family, text) in [
+        ("pythonic", &pythonic as &dyn Fn(usize) -> String),
+        ("gemma", &gemma),
+    ] {
+        // The arguments' object and `MAX_DEPTH - 1` lists in it.
+        let parsed = parse::text(&text(MAX_DEPTH - 1), &AnyTool);
+        assert_eq!(parsed.calls.len(), 1, "{family}: {:?}", parsed.errors);
+        assert_eq!(depth(&parsed.calls[0].arguments), MAX_DEPTH, "{family}");
+        let parsed = parse::text(&text(MAX_DEPTH), &AnyTool);
+        assert!(refused(&parsed), "{family}: {parsed:?}");
+    }
+
+    let ns = "]<]minimax[>[";
+    let m3 = |levels: usize| {
+        format!(
+            "{ns}<tool_call>{ns}<invoke name=\"f\">{}x{}{ns}</invoke>{ns}</tool_call>",
+            format!("{ns}<a>").repeat(levels),
+            format!("{ns}</a>").repeat(levels),
+        )
+    };
+    let innermost = |arguments: &Value| {
+        let mut value = arguments;
+        while let Some(inner) = value.get("a") {
+            value = inner;
+        }
+        value.clone()
+    };
+    // `levels` elements: the arguments' object and `levels - 1` objects.
+    let parsed = parse::text(&m3(MAX_DEPTH), &AnyTool);
+    assert_eq!(depth(&parsed.calls[0].arguments), MAX_DEPTH);
+    assert_eq!(innermost(&parsed.calls[0].arguments), "x");
+    let parsed = parse::text(&m3(MAX_DEPTH + 1), &AnyTool);
+    assert_eq!(depth(&parsed.calls[0].arguments), MAX_DEPTH);
+    assert_eq!(
+        innermost(&parsed.calls[0].arguments),
+        format!("{ns}<a>x{ns}</a>")
+    );
 }

@@ -6,10 +6,10 @@ use serde_json::Value;
 use super::cost;
 use super::{DEFINITIONS, MAX_WALK_DEPTH, Memo, Slot, Stop, Walk, Why, child_path, children};
 
-/// Checks that every walk over `schema` fits the budget: at most [`MAX_SCHEMA_NODES`] schemas in
+/// Checks that every walk over `schema` fits the budget: at most [`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas in
 /// the document, at most [`MAX_WALK_DEPTH`] levels deep once `$ref`s are followed (each target
 /// measured once; a target that leads back to itself is a recursive type, which is allowed),
-/// and at most [`MAX_SCHEMA_NODES`] schemas applied at one place of a value when one is
+/// and at most [`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas applied at one place of a value when one is
 /// validated against it (see `cost.rs`). The `Stop` names where a bound is crossed.
 pub fn measure(schema: &Value) -> Result<(), Stop> {
     // Each check runs without naming places, and again naming them only when it fails: a

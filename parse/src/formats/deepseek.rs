@@ -19,21 +19,49 @@
 
 use super::json;
 use crate::block::RawCall;
-use crate::block::{Item, Outcome, Step};
+use crate::block::{Env, Family, Item, Outcome, Reader, Step, Token};
 use crate::scan::{Finder, Input, delimited};
 use crate::vocab::{ErrorKind, Format};
 
+/// DeepSeek's row of the family table: the section's first token in every spelling read, and
+/// a call's begin token, which opens a lone call.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens("<｜tool▁calls▁begin｜>", Format::DeepSeek, open),
+        // The plain spellings llama.cpp's DeepSeek parser accepts for the section's first token.
+        Token::opens("<｜tool_calls_begin｜>", Format::DeepSeek, open),
+        Token::opens("<｜tool calls begin｜>", Format::DeepSeek, open),
+        Token::opens("<｜tool\\_calls\\_begin｜>", Format::DeepSeek, open),
+        Token::opens("<｜tool▁calls｜>", Format::DeepSeek, open),
+        Token::opens(FULLWIDTH.call_begin, Format::DeepSeek, open),
+        Token::opens("<|tool▁calls▁begin|>", Format::DeepSeek, open),
+        Token::opens(ASCII.call_begin, Format::DeepSeek, open),
+    ],
+};
+
+/// The block a token of [`FAMILY`] opens: a section, or a lone call after its begin token, in
+/// the token's bars.
+fn open(at: usize, token: &'static str) -> Box<dyn Reader> {
+    let tokens = if token.starts_with("<|") {
+        &ASCII
+    } else {
+        &FULLWIDTH
+    };
+    let single = token == tokens.call_begin;
+    Box::new(DeepSeekBlock::new(at, token.len(), single, tokens))
+}
+
 /// One spelling of the tokens.
 #[derive(Debug)]
-pub(crate) struct Tokens {
+struct Tokens {
     calls_end: &'static str,
-    pub(crate) call_begin: &'static str,
+    call_begin: &'static str,
     call_end: &'static str,
     sep: &'static str,
 }
 
 /// The tokens as the tokenizer defines them, with fullwidth bars.
-pub(crate) const FULLWIDTH: Tokens = Tokens {
+const FULLWIDTH: Tokens = Tokens {
     calls_end: "<｜tool▁calls▁end｜>",
     call_begin: "<｜tool▁call▁begin｜>",
     call_end: "<｜tool▁call▁end｜>",
@@ -41,7 +69,7 @@ pub(crate) const FULLWIDTH: Tokens = Tokens {
 };
 
 /// The same tokens with ASCII bars.
-pub(crate) const ASCII: Tokens = Tokens {
+const ASCII: Tokens = Tokens {
     calls_end: "<|tool▁calls▁end|>",
     call_begin: "<|tool▁call▁begin|>",
     call_end: "<|tool▁call▁end|>",
@@ -49,7 +77,7 @@ pub(crate) const ASCII: Tokens = Tokens {
 };
 
 #[derive(Debug)]
-pub(crate) struct DeepSeekBlock {
+struct DeepSeekBlock {
     start: usize,
     /// The length of the opening token.
     open: usize,
@@ -61,7 +89,7 @@ pub(crate) struct DeepSeekBlock {
 impl DeepSeekBlock {
     /// A section (or, `single`, one call) whose opening token of `open` bytes starts at
     /// `start`.
-    pub(crate) fn new(start: usize, open: usize, single: bool, tokens: &'static Tokens) -> Self {
+    fn new(start: usize, open: usize, single: bool, tokens: &'static Tokens) -> Self {
         Self {
             start,
             open,
@@ -74,12 +102,10 @@ impl DeepSeekBlock {
             }),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+impl Reader for DeepSeekBlock {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         let t = self.tokens;
         let body = self.start + self.open;
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {

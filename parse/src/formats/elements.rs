@@ -20,10 +20,8 @@
 use serde_json::{Map, Value};
 
 use crate::typing::{Kinds, Typing, typed_value};
+use crate::vocab::MAX_DEPTH;
 use tool_registry_json::unique;
-
-/// How deep elements nest before the rest is kept as text.
-const MAX_DEPTH: usize = 32;
 
 /// The longest element name read.
 const MAX_NAME: usize = 256;
@@ -77,7 +75,9 @@ impl<'r> Elements<'r> {
     }
 
     /// One element's content typed by `schema`: `None` without a tool schema, `Some(None)`
-    /// for a value the schema does not declare.
+    /// for a value the schema does not declare. `depth` is its level below the arguments'
+    /// object (an argument's is 1): at [`MAX_DEPTH`], a list or an object would be one level
+    /// too deep, so the content is kept as text.
     fn value(&mut self, content: &str, schema: Option<Option<&'r Value>>, depth: usize) -> Value {
         let kinds = match schema {
             None => self.bare,
@@ -238,18 +238,23 @@ mod tests {
         assert!(bare.arguments("<n>1</n><n>2</n>").is_err());
     }
 
+    /// Elements nest [`MAX_DEPTH`] levels, the arguments' object the first; below that, an
+    /// element's content is kept as text.
     #[test]
     fn deep_nesting_stops_at_the_bound() {
-        let depth = MAX_DEPTH + 8;
-        let text = format!("{}x{}", "<a>".repeat(depth), "</a>".repeat(depth));
-        let mut reader = Elements::new("", None, Kinds::JSON);
-        let mut value = &Value::Object(reader.arguments(&text).unwrap());
-        let mut levels = 0;
-        while let Some(inner) = value.get("a") {
-            value = inner;
-            levels += 1;
-        }
-        assert_eq!(levels, MAX_DEPTH);
-        assert!(value.is_string());
+        // `levels` elements inside one another: the arguments and `levels - 1` objects.
+        let read = |levels: usize| {
+            let text = format!("{}x{}", "<a>".repeat(levels), "</a>".repeat(levels));
+            let mut reader = Elements::new("", None, Kinds::JSON);
+            let mut value = Value::Object(reader.arguments(&text).unwrap());
+            let mut objects = 0;
+            while let Some(inner) = value.get_mut("a") {
+                value = inner.take();
+                objects += 1;
+            }
+            (objects, value)
+        };
+        assert_eq!(read(MAX_DEPTH), (MAX_DEPTH, Value::from("x")));
+        assert_eq!(read(MAX_DEPTH + 1), (MAX_DEPTH, Value::from("<a>x</a>")));
     }
 }

@@ -4,7 +4,7 @@
 //! here; the marker table scans for the ones that matter before the end, and the readers that
 //! end where an end-of-turn token may follow ask [`end_token_at`].
 
-use crate::block::{Outcome, Step};
+use crate::block::{Env, Outcome, Reader, Step};
 use crate::scan::{Input, Prefix, is_ws};
 
 /// End-of-turn tokens that raw output (special tokens not skipped) ends with. At the very end
@@ -39,12 +39,22 @@ const NEXT_MESSAGE: &str = "<|start|>";
 /// End-of-turn tokens: removed when nothing but whitespace (and more of them) follows.
 #[derive(Debug)]
 pub(crate) struct EndTokenBlock {
-    pub(crate) start: usize,
-    pub(crate) cursor: usize,
+    start: usize,
+    cursor: usize,
 }
 
 impl EndTokenBlock {
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+    /// The tokens from the one at `start` on.
+    pub(crate) fn new(start: usize) -> Self {
+        Self {
+            start,
+            cursor: start,
+        }
+    }
+}
+
+impl Reader for EndTokenBlock {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         loop {
             let at = input.skip_ws(self.cursor);
             if at == input.end() {

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 use super::json;
 use super::parameters::{ParamsStep, ValueScan, params_step};
-use crate::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step, close_with};
+use crate::block::{
+    Env, Family, Item, MAX_NAME, Outcome, RawCall, Reader, Step, Thought, Token, close_with,
+};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -18,6 +20,26 @@ pub(super) const FUNCTION: &str = "<function=";
 const FUNCTION_ATTRIBUTE: &str = "<function name=";
 const FUNCTION_END: &str = "</function>";
 const PARAMETER: &str = "<parameter=";
+
+/// The row of `<function=…>` elements in the family table: the element in both spellings, and
+/// Seed-OSS's tokens around it, its thought and the `<seed:tool_call>` it wraps its calls in
+/// (removed).
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(FUNCTION, Format::Function, |at, _| {
+            Box::new(FunctionBlock::new(at, false))
+        }),
+        Token::opens(FUNCTION_ATTRIBUTE, Format::Function, |at, _| {
+            Box::new(FunctionBlock::with_name_attribute(at))
+        }),
+        Token::thought(Thought {
+            open: "<seed:think>",
+            close: "</seed:think>",
+        }),
+        Token::dropped("<seed:tool_call>", Format::Function),
+        Token::dropped("</seed:tool_call>", Format::Function),
+    ],
+};
 
 /// A `<function=NAME>` block, alone or inside `<tool_call>`.
 #[derive(Debug)]
@@ -75,13 +97,11 @@ impl FunctionBlock {
             ..Self::new(start, false)
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
+impl Reader for FunctionBlock {
     /// The name, once the body has shown this is a call.
-    pub(crate) fn name_hint(&self) -> Option<String> {
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
         match &self.state {
             FunctionState::Json { name, .. } | FunctionState::Params { name, .. } => {
                 Some(name.clone())
@@ -90,7 +110,7 @@ impl FunctionBlock {
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         loop {
             let next = match &mut self.state {
                 FunctionState::Name => self.name(input),
@@ -154,7 +174,9 @@ impl FunctionBlock {
             }
         }
     }
+}
 
+impl FunctionBlock {
     /// The `NAME` of `<function=NAME>`, up to `>` (spaces and any character but `<` and a line
     /// break included, trimmed). A name cut off by a line break or `<` still counts when
     /// `<parameter=` follows (the `>` left out); a template placeholder (`{{ name }}`) is not a

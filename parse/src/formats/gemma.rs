@@ -13,24 +13,37 @@
 
 use serde_json::{Map, Number, Value};
 
-use crate::block::{Env, Item, Outcome, RawCall, Step, ToolLookup};
+use crate::block::{self, Env, Family, Item, Outcome, RawCall, Step, Thought, Token, ToolLookup};
 use crate::scan::{Finder, Input, Prefix};
 use crate::typing::{ToolTypes, Written, typed_written};
-use crate::vocab::{ErrorKind, Format};
+use crate::vocab::{ErrorKind, Format, MAX_DEPTH};
 use tool_registry_json::unique;
 
-/// The deepest nesting read.
-const MAX_DEPTH: u32 = 64;
+/// Gemma's row of the family table: both dialects' call tokens, and Gemma 4's thought.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(Dialect::FunctionGemma.open(), Format::Gemma, |at, _| {
+            Box::new(GemmaBlock::new(at, Dialect::FunctionGemma))
+        }),
+        Token::opens(Dialect::Gemma4.open(), Format::Gemma, |at, _| {
+            Box::new(GemmaBlock::new(at, Dialect::Gemma4))
+        }),
+        Token::thought(Thought {
+            open: "<|channel>thought",
+            close: "<channel|>",
+        }),
+    ],
+};
 
 /// FunctionGemma's or Gemma 4's spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dialect {
+enum Dialect {
     FunctionGemma,
     Gemma4,
 }
 
 impl Dialect {
-    fn open(self) -> &'static str {
+    const fn open(self) -> &'static str {
         match self {
             Dialect::FunctionGemma => "<start_function_call>",
             Dialect::Gemma4 => "<|tool_call>",
@@ -56,7 +69,7 @@ const CALL: &str = "call:";
 
 /// One call between the dialect's tokens.
 #[derive(Debug)]
-pub(crate) struct GemmaBlock {
+struct GemmaBlock {
     start: usize,
     dialect: Dialect,
     /// Whether `call:` follows the open token.
@@ -65,7 +78,7 @@ pub(crate) struct GemmaBlock {
 }
 
 impl GemmaBlock {
-    pub(crate) fn new(start: usize, dialect: Dialect) -> Self {
+    fn new(start: usize, dialect: Dialect) -> Self {
         Self {
             start,
             dialect,
@@ -73,12 +86,11 @@ impl GemmaBlock {
             end: Finder::new(dialect.close()),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+// `Reader` in this file is the reader of a call's values.
+impl block::Reader for GemmaBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let body = self.start + self.dialect.open().len();
         if !self.checked {
             match input.prefix(input.skip_ws(body), CALL.as_bytes()) {
@@ -188,7 +200,8 @@ struct Reader<'a> {
     text: &'a str,
     pos: usize,
     quote: &'static str,
-    depth: u32,
+    /// The lists and objects the reader is in, the arguments' object the first.
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -231,11 +244,16 @@ impl<'a> Reader<'a> {
         Ok(Some(string))
     }
 
+    /// A value; a list or an object one level below the one it is in, at most [`MAX_DEPTH`].
     fn value(&mut self) -> Result<Value, String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        self.ws();
+        if !self.rest().starts_with(['{', '[']) {
+            return self.value_inner();
+        }
+        if self.depth == MAX_DEPTH {
             return Err(format!("the value nests deeper than {MAX_DEPTH} levels"));
         }
+        self.depth += 1;
         let value = self.value_inner();
         self.depth -= 1;
         value
@@ -360,6 +378,29 @@ mod tests {
 
     fn read_call(text: &str, quote: &'static str) -> Result<(String, Map<String, Value>), String> {
         super::read_call(text, quote, &crate::AnyTool)
+    }
+
+    /// The arguments' object and the values in it nest [`MAX_DEPTH`] levels and no deeper.
+    #[test]
+    fn a_value_nests_as_deep_as_the_bound_and_no_deeper() {
+        let call = |levels: usize| {
+            let lists = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+            read_call(&format!("f{{a:{lists}}}"), "<escape>")
+        };
+        let (_, arguments) = call(MAX_DEPTH - 1).unwrap();
+        let nested = (1..MAX_DEPTH).fold(json!(1), |value, _| json!([value]));
+        assert_eq!(arguments["a"], nested);
+        assert_eq!(
+            call(MAX_DEPTH).unwrap_err(),
+            format!("the value nests deeper than {MAX_DEPTH} levels")
+        );
+        // An object is a level as a list is.
+        let objects = |levels: usize| {
+            let value = format!("{}1{}", "{k:".repeat(levels), "}".repeat(levels));
+            read_call(&format!("f{{a:{value}}}"), "<escape>")
+        };
+        assert!(objects(MAX_DEPTH - 1).is_ok());
+        assert!(objects(MAX_DEPTH).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::json;
 use super::parameters::end_by_names;
-use crate::block::{Env, Item, MAX_NAME, Outcome, RawCall, Step};
+use crate::block::{Env, Item, MAX_NAME, Outcome, RawCall, Reader, Step};
 use crate::scan::{Finder, Input, Prefix};
 use crate::typing::{ToolTypes, typed_value};
 use crate::vocab::{ErrorKind, Format};
@@ -38,12 +38,14 @@ impl GlmBlock {
             end: Finder::new(TOOL_CALL_END),
         }
     }
+}
 
-    pub(crate) fn name_hint(&self) -> Option<String> {
+impl Reader for GlmBlock {
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
         self.name.clone()
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         if self.name.is_none()
             && let Some(step) = self.read_name(input)
         {
@@ -98,7 +100,9 @@ impl GlmBlock {
         };
         Step::Done(Outcome::new(end, vec![item]))
     }
+}
 
+impl GlmBlock {
     /// The name after `<tool_call>`, once what follows it shows this is a call; `Some` when the
     /// step ends here.
     fn read_name(&mut self, input: &Input<'_>) -> Option<Step> {

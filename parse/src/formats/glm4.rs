@@ -15,7 +15,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::block::{Env, Item, MAX_NAME, Outcome, Step};
+use crate::block::{Env, Item, MAX_NAME, Outcome, Reader, Step};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::Format;
 
@@ -56,19 +56,17 @@ impl Glm4Block {
             state: State::Name { at: start },
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn name_hint(&self) -> Option<String> {
+impl Reader for Glm4Block {
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
         match &self.state {
             State::Arguments { name, .. } => Some(name.clone()),
             _ => None,
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let not_a_call = Step::NotACall { resume: self.start };
         loop {
             match &mut self.state {
@@ -137,7 +135,9 @@ impl Glm4Block {
             }
         }
     }
+}
 
+impl Glm4Block {
     /// The tool's name on a line of its own at `at`, and the `{` that opens its arguments on
     /// the next: a call starts here, or the message is prose.
     fn name_line(&self, input: &Input<'_>, env: &Env<'_>, at: usize) -> ControlFlow<Step, State> {

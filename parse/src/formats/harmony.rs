@@ -20,7 +20,7 @@
 use memchr::memmem;
 
 use super::json::arguments_item;
-use crate::block::{Item, Outcome, Step, Thought, close_with};
+use crate::block::{Env, Family, Item, Outcome, Reader, Step, Thought, Token, close_with};
 use crate::scan::{Input, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -30,12 +30,31 @@ const CONSTRAIN: &str = "<|constrain|>";
 const MESSAGE: &str = "<|message|>";
 const CALL: &str = "<|call|>";
 
+/// The `analysis` channel's message: reasoning up to its `<|end|>`, opened once its header is
+/// read.
+const ANALYSIS: Thought = Thought {
+    open: MESSAGE,
+    close: "<|end|>",
+};
+
+/// Harmony's row of the family table: a message header starts at either token.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(START, Format::Harmony, |at, _| {
+            Box::new(HarmonyBlock::new(at))
+        }),
+        Token::opens(CHANNEL, Format::Harmony, |at, _| {
+            Box::new(HarmonyBlock::new(at))
+        }),
+    ],
+};
+
 /// The longest header read; a longer one is prose that mentions a Harmony token.
 const MAX_HEADER: usize = 256;
 
 /// A Harmony message, from its `<|start|>` or `<|channel|>`.
 #[derive(Debug)]
-pub(crate) struct HarmonyBlock {
+struct HarmonyBlock {
     start: usize,
     state: State,
 }
@@ -61,26 +80,24 @@ struct Header<'h> {
 }
 
 impl HarmonyBlock {
-    pub(crate) fn new(start: usize) -> Self {
+    fn new(start: usize) -> Self {
         Self {
             start,
             state: State::Header,
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
+impl Reader for HarmonyBlock {
     /// The name of the call being written, once its header is read.
-    pub(crate) fn name_hint(&self) -> Option<String> {
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
         match &self.state {
             State::Arguments { name, .. } => Some(name.clone()),
             _ => None,
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         loop {
             match &mut self.state {
                 State::Header => {
@@ -137,7 +154,9 @@ impl HarmonyBlock {
             }
         }
     }
+}
 
+impl HarmonyBlock {
     /// Reads the header up to `<|message|>`; `None` when the arguments are to be read next.
     fn header(&mut self, input: &Input<'_>) -> Option<Step> {
         let available = input.bytes_from(self.start);
@@ -170,7 +189,7 @@ impl HarmonyBlock {
             }
             _ => {
                 let items = if header.channel == Some("analysis") {
-                    vec![Item::Thought(Thought::Harmony)]
+                    vec![Item::Thought(ANALYSIS)]
                 } else {
                     Vec::new()
                 };

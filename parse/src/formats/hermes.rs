@@ -14,16 +14,26 @@ use std::ops::ControlFlow;
 use super::function::{FUNCTION, FunctionBlock};
 use super::glm::GlmBlock;
 use super::json::{self, Shape, json_item};
-use crate::block::{Env, Outcome, Step, close_with};
+use crate::block::{Env, Family, Outcome, Reader, Step, Token, close_with};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
 const TOOL_CALL: &str = "<tool_call>";
 const TOOL_CALL_END: &str = "</tool_call>";
 
+/// The `<tool_call>` element's row of the family table: what follows the token says whose
+/// call it holds, so it counts for each of the three families that write it.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[Token::opens(TOOL_CALL, Format::Hermes, |at, _| {
+        Box::new(ToolCallBlock::new(at))
+    })
+    .or(Format::Function)
+    .or(Format::Glm)],
+};
+
 /// A `<tool_call>` block.
 #[derive(Debug)]
-pub(crate) struct ToolCallBlock {
+struct ToolCallBlock {
     start: usize,
     /// How far whitespace after `<tool_call>` has been skipped.
     cursor: usize,
@@ -44,20 +54,18 @@ enum ToolCallState {
 }
 
 impl ToolCallBlock {
-    pub(crate) fn new(start: usize) -> Self {
+    fn new(start: usize) -> Self {
         Self {
             start,
             cursor: start + TOOL_CALL.len(),
             state: ToolCallState::Start,
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
+impl Reader for ToolCallBlock {
     /// The name of the call being written, once it is known.
-    pub(crate) fn name_hint(&self, input: &Input<'_>) -> Option<String> {
+    fn name_hint(&self, input: &Input<'_>) -> Option<String> {
         match &self.state {
             ToolCallState::Json(values) => {
                 let from = values
@@ -66,13 +74,13 @@ impl ToolCallBlock {
                     .map_or_else(|| values.open_start(), |s| Some(s.start))?;
                 json::sniff_name(input.str(from..input.end()), 512).map(str::to_owned)
             }
-            ToolCallState::Function(f) => f.name_hint(),
-            ToolCallState::Glm(g) => g.name_hint(),
+            ToolCallState::Function(f) => f.name_hint(input),
+            ToolCallState::Glm(g) => g.name_hint(input),
             _ => None,
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         loop {
             let next = match &mut self.state {
                 ToolCallState::Start => self.begin(input, env),
@@ -101,7 +109,9 @@ impl ToolCallBlock {
             }
         }
     }
+}
 
+impl ToolCallBlock {
     /// What follows `<tool_call>`: JSON, a `<function=…>` element, or GLM's bare name.
     fn begin(&mut self, input: &Input<'_>, env: &Env<'_>) -> ControlFlow<Step, ToolCallState> {
         let at = input.skip_ws(self.cursor);

@@ -40,15 +40,45 @@ use serde_json::{Map, Value};
 use super::elements::Elements;
 use super::json;
 use super::parameters::end_by_names;
-use crate::block::{Env, Item, Outcome, RawCall, Step};
+use crate::block::{Env, Family, Item, Outcome, RawCall, Reader, Step, Token};
 use crate::scan::{Finder, Input, delimited_by};
 use crate::typing::{Kinds, ToolTypes, typed_json, typed_string, typed_value};
 use crate::vocab::{ErrorKind, Format};
 use tool_registry_json::unique;
 
+/// MiniMax M3's namespace token, written before each of its tags.
+const MINIMAX_NS: &str = "]<]minimax[>[";
+
+/// The row of `<invoke>` sections in the family table. M3's section is found as `<tool_call>`
+/// after its namespace token: a search pattern beginning `]<` made the automaton's search of
+/// prose a quarter slower (markdown's `](` shares its fingerprint).
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(MINIMAX.open, Format::MiniMax, |at, _| {
+            Box::new(InvokeBlock::new(at, &MINIMAX))
+        }),
+        Token::opens(MINIMAX_M3.open, Format::MiniMax, |at, _| {
+            Box::new(InvokeBlock::new(at, &MINIMAX_M3))
+        })
+        .lead(MINIMAX_NS.len()),
+        Token::opens(DSML[0].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[0]))
+        }),
+        Token::opens(DSML[1].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[1]))
+        }),
+        Token::opens(DSML[2].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[2]))
+        }),
+        Token::opens(DSML[3].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[3]))
+        }),
+    ],
+};
+
 /// One spelling of the markup: the section's tokens and the tags of the calls inside it.
 #[derive(Debug)]
-pub(crate) struct Spelling {
+struct Spelling {
     open: &'static str,
     close: &'static str,
     /// The tags of a call, in each spelling a section may hold (a DSML section mixes the
@@ -59,7 +89,7 @@ pub(crate) struct Spelling {
 
 /// The tags of one call and its arguments.
 #[derive(Debug)]
-pub(crate) struct Tags {
+struct Tags {
     invoke: &'static str,
     invoke_end: &'static str,
     parameter: &'static str,
@@ -69,7 +99,7 @@ pub(crate) struct Tags {
 }
 
 /// MiniMax M2.
-pub(crate) const MINIMAX: Spelling = Spelling {
+const MINIMAX: Spelling = Spelling {
     open: "<minimax:tool_call>",
     close: "</minimax:tool_call>",
     tags: &[Tags {
@@ -83,7 +113,7 @@ pub(crate) const MINIMAX: Spelling = Spelling {
 };
 
 /// MiniMax M3: every tag follows the namespace token.
-pub(crate) const MINIMAX_M3: Spelling = Spelling {
+const MINIMAX_M3: Spelling = Spelling {
     open: "]<]minimax[>[<tool_call>",
     close: "]<]minimax[>[</tool_call>",
     tags: &[Tags {
@@ -98,7 +128,7 @@ pub(crate) const MINIMAX_M3: Spelling = Spelling {
 
 /// The DSML spellings: V3.2's `function_calls` and V4's `tool_calls`, each with fullwidth and
 /// ASCII bars; the calls inside any of them with either.
-pub(crate) const DSML: [Spelling; 4] = [
+const DSML: [Spelling; 4] = [
     dsml("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     dsml("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"),
     dsml("<|DSML|function_calls>", "</|DSML|function_calls>"),
@@ -149,26 +179,24 @@ fn invokes<'t>(
 
 /// A section of `<invoke>` elements.
 #[derive(Debug)]
-pub(crate) struct InvokeBlock {
+struct InvokeBlock {
     start: usize,
     spelling: &'static Spelling,
     end: Finder,
 }
 
 impl InvokeBlock {
-    pub(crate) fn new(start: usize, spelling: &'static Spelling) -> Self {
+    fn new(start: usize, spelling: &'static Spelling) -> Self {
         Self {
             start,
             spelling,
             end: Finder::new(spelling.close),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+impl Reader for InvokeBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let s = self.spelling;
         let body = self.start + s.open.len();
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {
@@ -195,7 +223,9 @@ impl InvokeBlock {
         }
         Step::Done(Outcome::new(end, items))
     }
+}
 
+impl InvokeBlock {
     /// One `<invoke …>` element's text after `<invoke `; `complete` is false when its end tag
     /// never came.
     fn call(&self, text: &str, at: usize, complete: bool, t: &Tags, env: &Env<'_>) -> Item {

@@ -8,15 +8,30 @@ use serde_json::Value;
 use super::end_tokens::{EndToken, end_token_at};
 use super::json::{Shape, calls, sniff_name, value, value_items};
 use super::pythonic;
-use crate::block::{Env, Item, Outcome, RawCall, Step};
+use crate::block::{Env, Family, Item, Open, Outcome, RawCall, Reader, Step, Token};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::typing::ByTools;
 use crate::vocab::{ErrorKind, Format};
 
+/// The wrappers' row of the family table. A bare value and a fenced block are not opened by
+/// a token of their own: the scanner finds where they stand (`machine/text.rs`).
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Wrapper::PythonTag.token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::PythonTag))),
+        Wrapper::PythonStart.token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::PythonStart))),
+        Wrapper::Granite.token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::Granite))),
+        Wrapper::Functools
+            .token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::Functools)))
+            .word(),
+        Wrapper::Tools.token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::Tools))),
+        Wrapper::FunctionCall.token(|at, _| Box::new(WrapperBlock::new(at, Wrapper::FunctionCall))),
+    ],
+};
+
 /// The wrappers that introduce one or more values: `<|python_tag|>` (Llama 3.1),
 /// `<|python_start|>` (Llama 4), `<|tool_call|>` (Granite 3) and `functools[` (Phi-4-mini).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wrapper {
+enum Wrapper {
     PythonTag,
     PythonStart,
     Granite,
@@ -28,7 +43,16 @@ pub(crate) enum Wrapper {
 }
 
 impl Wrapper {
-    fn marker(self) -> &'static str {
+    /// The wrapper's token in the family table, read by the reader `open` makes.
+    const fn token(self, open: Open) -> Token {
+        let text = match self {
+            Wrapper::Functools => "functools[",
+            _ => self.marker(),
+        };
+        Token::opens(text, self.format(), open)
+    }
+
+    const fn marker(self) -> &'static str {
         match self {
             Wrapper::PythonTag => "<|python_tag|>",
             Wrapper::PythonStart => "<|python_start|>",
@@ -39,7 +63,7 @@ impl Wrapper {
         }
     }
 
-    fn format(self) -> Format {
+    const fn format(self) -> Format {
         match self {
             Wrapper::PythonTag => Format::PythonTag,
             Wrapper::PythonStart => Format::Pythonic,
@@ -72,7 +96,7 @@ impl Wrapper {
 
 /// A wrapper and the values after it.
 #[derive(Debug)]
-pub(crate) struct WrapperBlock {
+struct WrapperBlock {
     start: usize,
     wrapper: Wrapper,
     values: Values,
@@ -84,7 +108,7 @@ pub(crate) struct WrapperBlock {
 }
 
 impl WrapperBlock {
-    pub(crate) fn new(start: usize, wrapper: Wrapper) -> Self {
+    fn new(start: usize, wrapper: Wrapper) -> Self {
         let body = start + wrapper.marker().len();
         let multi = wrapper != Wrapper::Functools;
         Self {
@@ -96,12 +120,10 @@ impl WrapperBlock {
             cursor: start + "functools[".len(),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn name_hint(&self, input: &Input<'_>) -> Option<String> {
+impl Reader for WrapperBlock {
+    fn name_hint(&self, input: &Input<'_>) -> Option<String> {
         let from = self
             .values
             .spans
@@ -111,7 +133,7 @@ impl WrapperBlock {
         sniff_name(input.str(from..input.end()), 512).map(str::to_owned)
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         if let Some(step) = self.look_after_functools(input) {
             return step;
         }
@@ -122,7 +144,9 @@ impl WrapperBlock {
         }
         self.close(input)
     }
+}
 
+impl WrapperBlock {
     /// `functools[0]` in prose: only `functools[{` opens calls. `Some` when the step ends here.
     fn look_after_functools(&mut self, input: &Input<'_>) -> Option<Step> {
         if !self.checked {
@@ -348,12 +372,10 @@ impl BareBlock {
             ..Self::line(start)
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+impl Reader for BareBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let not_a_call = Step::NotACall {
             resume: self.resume.unwrap_or(self.start),
         };
@@ -510,12 +532,10 @@ impl FenceBlock {
             state: FenceState::Info { scanned: start + 3 },
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+impl Reader for FenceBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         loop {
             match &mut self.state {
                 FenceState::Info { scanned } => {

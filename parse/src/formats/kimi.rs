@@ -8,7 +8,7 @@
 
 use super::json;
 use crate::block::RawCall;
-use crate::block::{Item, Outcome, Step};
+use crate::block::{Env, Family, Item, Outcome, Reader, Step, Token};
 use crate::scan::{Finder, Input, delimited};
 use crate::vocab::{ErrorKind, Format};
 
@@ -16,8 +16,24 @@ const CALL_BEGIN: &str = "<|tool_call_begin|>";
 const ARGUMENT_BEGIN: &str = "<|tool_call_argument_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
 
+/// The section's first token, and the singular spelling some versions use.
+const SECTION: &str = "<|tool_calls_section_begin|>";
+const SINGULAR: &str = "<|tool_call_section_begin|>";
+
+/// Kimi K2's row of the family table.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Token::opens(SECTION, Format::Kimi, |at, _| {
+            Box::new(KimiBlock::new(at, false))
+        }),
+        Token::opens(SINGULAR, Format::Kimi, |at, _| {
+            Box::new(KimiBlock::new(at, true))
+        }),
+    ],
+};
+
 #[derive(Debug)]
-pub(crate) struct KimiBlock {
+struct KimiBlock {
     start: usize,
     open: &'static str,
     end: Finder,
@@ -25,11 +41,11 @@ pub(crate) struct KimiBlock {
 
 impl KimiBlock {
     /// `singular`: the `<|tool_call_section_begin|>` spelling some versions use.
-    pub(crate) fn new(start: usize, singular: bool) -> Self {
+    fn new(start: usize, singular: bool) -> Self {
         let (open, close) = if singular {
-            ("<|tool_call_section_begin|>", "<|tool_call_section_end|>")
+            (SINGULAR, "<|tool_call_section_end|>")
         } else {
-            ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")
+            (SECTION, "<|tool_calls_section_end|>")
         };
         Self {
             start,
@@ -37,12 +53,10 @@ impl KimiBlock {
             end: Finder::new(close),
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+impl Reader for KimiBlock {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         let body = self.start + self.open.len();
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {
             return Step::NeedMore;

@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 
 use super::json::value_items;
 use super::json::{self, sniff_name};
-use crate::block::{Item, MAX_NAME, Outcome, RawCall, Step};
+use crate::block::{Env, Family, Item, MAX_NAME, Outcome, RawCall, Reader, Step, Token};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -22,8 +22,15 @@ const MARKER: &str = "[TOOL_CALLS]";
 const ARGS: &str = "[ARGS]";
 const CALL_ID: &str = "[CALL_ID]";
 
+/// Mistral's row of the family table.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[Token::opens(MARKER, Format::Mistral, |at, _| {
+        Box::new(MistralBlock::new(at))
+    })],
+};
+
 #[derive(Debug)]
-pub(crate) struct MistralBlock {
+struct MistralBlock {
     start: usize,
     /// How far whitespace after the marker has been skipped.
     cursor: usize,
@@ -58,19 +65,17 @@ enum State {
 }
 
 impl MistralBlock {
-    pub(crate) fn new(start: usize) -> Self {
+    fn new(start: usize) -> Self {
         Self {
             start,
             cursor: start + MARKER.len(),
             state: State::Start,
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn name_hint(&self, input: &Input<'_>) -> Option<String> {
+impl Reader for MistralBlock {
+    fn name_hint(&self, input: &Input<'_>) -> Option<String> {
         match &self.state {
             State::Args { name, .. } | State::Id { name, .. } => Some(name.clone()),
             State::List(values) => {
@@ -85,7 +90,7 @@ impl MistralBlock {
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         let start = self.start;
         loop {
             let next = match &mut self.state {
@@ -106,7 +111,9 @@ impl MistralBlock {
             }
         }
     }
+}
 
+impl MistralBlock {
     /// What follows `[TOOL_CALLS]`: a JSON list or object, or a name.
     fn begin(&mut self, input: &Input<'_>) -> ControlFlow<Step, State> {
         let at = input.skip_ws(self.cursor);

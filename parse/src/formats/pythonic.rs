@@ -9,10 +9,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::vocab::MAX_DEPTH;
 use tool_registry_json::unique;
-
-/// The deepest nesting read; deeper values are reported as errors.
-const MAX_DEPTH: u32 = 128;
 
 /// A call read from Python syntax.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +68,8 @@ pub(crate) fn calls(text: &str, typing: &mut dyn TypeArgs) -> Result<Vec<PyCall>
         bytes: text.as_bytes(),
         text,
         pos: 0,
-        depth: 0,
+        // A call's arguments are an object: the values in them are one level down.
+        depth: 1,
     };
     p.ws();
     let mut calls = Vec::new();
@@ -103,7 +102,8 @@ struct Reader<'a> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
-    depth: u32,
+    /// The lists, tuples and dicts the reader is in (and a call's arguments).
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -253,11 +253,16 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// A value; a list, tuple or dict one level below the one it is in, at most
+    /// [`MAX_DEPTH`].
     fn value(&mut self) -> Result<Value, String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if !matches!(self.peek(), Some(b'[' | b'(' | b'{')) {
+            return self.value_inner();
+        }
+        if self.depth == MAX_DEPTH {
             return Err(format!("the value nests deeper than {MAX_DEPTH} levels"));
         }
+        self.depth += 1;
         let value = self.value_inner();
         self.depth -= 1;
         value
@@ -545,6 +550,28 @@ mod tests {
 
     fn calls(text: &str) -> Result<Vec<PyCall>, String> {
         super::calls(text, &mut Untyped)
+    }
+
+    /// A literal nests [`MAX_DEPTH`] levels and no deeper; in a call, its arguments are the
+    /// first.
+    #[test]
+    fn values_nest_as_deep_as_the_bound_and_no_deeper() {
+        let lists = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        let nested = |levels: usize| (0..levels).fold(json!(1), |value, _| json!([value]));
+        let too_deep = format!("the value nests deeper than {MAX_DEPTH} levels");
+
+        assert_eq!(literal(&lists(MAX_DEPTH)).unwrap(), nested(MAX_DEPTH));
+        assert_eq!(literal(&lists(MAX_DEPTH + 1)).unwrap_err(), too_deep);
+
+        let call = calls(&format!("f(a={})", lists(MAX_DEPTH - 1))).unwrap();
+        assert_eq!(call[0].arguments["a"], nested(MAX_DEPTH - 1));
+        let error = calls(&format!("f(a={})", lists(MAX_DEPTH))).unwrap_err();
+        assert_eq!(error, too_deep);
+        // A dict is a level as a list is.
+        let dicts = |levels: usize| format!("{}1{}", "{'k': ".repeat(levels), "}".repeat(levels));
+        assert!(calls(&format!("f(a={})", dicts(MAX_DEPTH - 1))).is_ok());
+        let error = calls(&format!("f(a={})", dicts(MAX_DEPTH))).unwrap_err();
+        assert_eq!(error, too_deep);
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::block::{Env, MAX_NAME, Outcome, Step};
+use crate::block::{Env, MAX_NAME, Outcome, Reader, Step};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -51,19 +51,17 @@ impl ReactBlock {
             },
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn name_hint(&self) -> Option<String> {
+impl Reader for ReactBlock {
+    fn name_hint(&self, _input: &Input<'_>) -> Option<String> {
         match &self.state {
             State::Arguments { name, .. } => Some(name.clone()),
             _ => None,
         }
     }
 
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let not_a_call = Step::NotACall {
             resume: self.start + 1,
         };
@@ -126,7 +124,9 @@ impl ReactBlock {
             }
         }
     }
+}
 
+impl ReactBlock {
     /// The `Action Input:` line after the action of `name`, up to the `{` its JSON opens with.
     fn action_input(
         start: usize,

@@ -13,13 +13,32 @@
 use serde_json::Value;
 
 use super::json::{self, Shape, value_items};
-use crate::block::{Env, Item, Outcome, Step, close_with};
+use crate::block::{Env, Family, Item, Open, Outcome, Reader, Step, Thought, Token, close_with};
 use crate::scan::{Input, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
+/// The sections' row of the family table, with the tokens of the same families that only wrap
+/// the answer (removed) and Command R's thought.
+pub(crate) const FAMILY: Family = Family {
+    tokens: &[
+        Section::InternLm.token(|at, _| Box::new(SectionBlock::new(at, Section::InternLm))),
+        Section::CommandR.token(|at, _| Box::new(SectionBlock::new(at, Section::CommandR))),
+        Section::Hunyuan.token(|at, _| Box::new(SectionBlock::new(at, Section::Hunyuan))),
+        Section::Lfm2.token(|at, _| Box::new(SectionBlock::new(at, Section::Lfm2))),
+        Token::thought(Thought {
+            open: "<|START_THINKING|>",
+            close: "<|END_THINKING|>",
+        }),
+        Token::dropped("<|START_RESPONSE|>", Format::CommandR),
+        Token::dropped("<|END_RESPONSE|>", Format::CommandR),
+        Token::dropped("<answer>", Format::Hunyuan),
+        Token::dropped("</answer>", Format::Hunyuan),
+    ],
+};
+
 /// The families of this reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Section {
+enum Section {
     InternLm,
     CommandR,
     Hunyuan,
@@ -27,8 +46,13 @@ pub(crate) enum Section {
 }
 
 impl Section {
+    /// The section's token in the family table, read by the reader `open` makes.
+    const fn token(self, open: Open) -> Token {
+        Token::opens(self.open(), self.format(), open)
+    }
+
     /// The token that opens the section.
-    pub(crate) fn open(self) -> &'static str {
+    const fn open(self) -> &'static str {
         match self {
             Section::InternLm => "<|action_start|><|plugin|>",
             Section::CommandR => "<|START_ACTION|>",
@@ -47,7 +71,7 @@ impl Section {
     }
 
     /// The format the section's calls are in.
-    pub(crate) fn format(self) -> Format {
+    const fn format(self) -> Format {
         match self {
             Section::InternLm => Format::InternLm,
             Section::CommandR => Format::CommandR,
@@ -63,7 +87,7 @@ impl Section {
 
 /// A section: its begin token, a value, its end token.
 #[derive(Debug)]
-pub(crate) struct SectionBlock {
+struct SectionBlock {
     start: usize,
     section: Section,
     values: Values,
@@ -71,7 +95,7 @@ pub(crate) struct SectionBlock {
 }
 
 impl SectionBlock {
-    pub(crate) fn new(start: usize, section: Section) -> Self {
+    fn new(start: usize, section: Section) -> Self {
         Self {
             start,
             section,
@@ -79,12 +103,10 @@ impl SectionBlock {
             closing: None,
         }
     }
+}
 
-    pub(crate) fn start(&self) -> usize {
-        self.start
-    }
-
-    pub(crate) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+impl Reader for SectionBlock {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         if self.closing.is_none() {
             let format = self.section.format();
             match self.values.scan(input) {

@@ -3,11 +3,14 @@
 //! tool set's [`TagSet`](crate::TagSet) holds) splits the argument into its groups. The
 //! prompt block that teaches a model the tags is the registry's (`tool_registry::format`).
 
+use std::fmt;
+use std::sync::Arc;
+
 use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::block::{Item, Outcome, RawCall, Step};
+use crate::block::{Env, Item, Outcome, RawCall, Reader, Step};
 use crate::scan::Input;
 use crate::typing::{Kinds, schema_arg_kinds, typed_value};
 use crate::vocab::{ErrorKind, Format};
@@ -68,15 +71,35 @@ impl<'a> TagTool<'a> {
     }
 }
 
-/// A `TAG: argument` line.
-#[derive(Debug)]
+/// A `TAG: argument` line, read by the patterns of the parse's tools.
 pub(crate) struct TagLine {
-    pub(crate) start: usize,
-    pub(crate) scanned: usize,
+    start: usize,
+    scanned: usize,
+    tags: Arc<TagRules>,
+}
+
+impl fmt::Debug for TagLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TagLine")
+            .field("start", &self.start)
+            .field("scanned", &self.scanned)
+            .finish_non_exhaustive()
+    }
 }
 
 impl TagLine {
-    pub(crate) fn step(&mut self, input: &Input<'_>, tags: Option<&TagRules>) -> Step {
+    /// The line that starts at `start`.
+    pub(crate) fn new(start: usize, tags: Arc<TagRules>) -> Self {
+        Self {
+            start,
+            scanned: start,
+            tags,
+        }
+    }
+}
+
+impl Reader for TagLine {
+    fn step(&mut self, input: &Input<'_>, _env: &Env<'_>) -> Step {
         let line_end = match memchr::memchr(b'\n', input.bytes_from(self.scanned)) {
             Some(i) => self.scanned + i,
             None if input.eof() => input.end(),
@@ -86,12 +109,7 @@ impl TagLine {
             }
         };
         let line = input.str(self.start..line_end).trim_end();
-        let Some(tags) = tags else {
-            return Step::NotACall {
-                resume: self.start + 1,
-            };
-        };
-        Step::Done(match tags.read_line(line) {
+        Step::Done(match self.tags.read_line(line) {
             Ok(call) => Outcome {
                 end: line_end,
                 items: vec![Item::found(

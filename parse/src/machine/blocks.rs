@@ -1,103 +1,56 @@
-//! The call blocks, one per reader, and the one enum the machine steps them through. A leaf of
-//! this folder: it knows the readers, not the machine.
+//! The call block being read: its family's reader behind the one trait every reader
+//! implements, where it starts, and what its turning out not to be a call tells the scan. A
+//! leaf of this folder: it knows the trait, not the machine.
 
-use crate::block::{Env, Step};
-use crate::formats::deepseek::DeepSeekBlock;
-use crate::formats::end_tokens::EndTokenBlock;
-use crate::formats::function::FunctionBlock;
-use crate::formats::gemma::GemmaBlock;
-use crate::formats::glm4::Glm4Block;
-use crate::formats::harmony::HarmonyBlock;
-use crate::formats::hermes::ToolCallBlock;
-use crate::formats::invoke::InvokeBlock;
-use crate::formats::json_blocks::{BareBlock, FenceBlock, WrapperBlock};
-use crate::formats::kimi::KimiBlock;
-use crate::formats::mistral::MistralBlock;
-use crate::formats::react::ReactBlock;
-use crate::formats::sections::SectionBlock;
-use crate::formats::tags::{TagLine, TagRules};
+use crate::block::{Env, Reader, Step};
 use crate::scan::Input;
 
-/// The call blocks, one per format family.
+/// A call block being read.
 #[derive(Debug)]
-pub(super) enum Block {
-    ToolCall(ToolCallBlock),
-    Function(FunctionBlock),
-    Wrapper(WrapperBlock),
-    Bare(BareBlock),
-    Fence(FenceBlock),
-    Mistral(MistralBlock),
-    DeepSeek(DeepSeekBlock),
-    Kimi(KimiBlock),
-    Harmony(HarmonyBlock),
-    Invoke(InvokeBlock),
-    Section(SectionBlock),
-    Gemma(GemmaBlock),
-    Glm4(Glm4Block),
-    React(ReactBlock),
-    TagLine(TagLine),
-    EndToken(EndTokenBlock),
+pub(super) struct Block {
+    /// Where the block starts, which the stream keeps until the block is read.
+    pub(super) start: usize,
+    reader: Box<dyn Reader>,
+    pub(super) kind: Kind,
+}
+
+/// What a block that is not a call tells the scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Nothing: a token or a line opened it.
+    Marked,
+    /// A bare value standing alone: no later one can be the whole message.
+    Bare,
+    /// GLM-4's name line: the message is not `NAME\n{json}`.
+    NameLine,
 }
 
 impl Block {
-    pub(super) fn start(&self) -> usize {
-        match self {
-            Block::ToolCall(b) => b.start(),
-            Block::Function(b) => b.start(),
-            Block::Wrapper(b) => b.start(),
-            Block::Bare(b) => b.start(),
-            Block::Fence(b) => b.start(),
-            Block::Mistral(b) => b.start(),
-            Block::DeepSeek(b) => b.start(),
-            Block::Kimi(b) => b.start(),
-            Block::Harmony(b) => b.start(),
-            Block::Invoke(b) => b.start(),
-            Block::Section(b) => b.start(),
-            Block::Gemma(b) => b.start(),
-            Block::Glm4(b) => b.start(),
-            Block::React(b) => b.start(),
-            Block::TagLine(b) => b.start,
-            Block::EndToken(b) => b.start,
+    /// The block `reader` reads from `start`.
+    pub(super) fn new(start: usize, reader: Box<dyn Reader>) -> Self {
+        Self {
+            start,
+            reader,
+            kind: Kind::Marked,
         }
     }
 
-    pub(super) fn step(
-        &mut self,
-        input: &Input<'_>,
-        env: &Env<'_>,
-        tags: Option<&TagRules>,
-    ) -> Step {
-        match self {
-            Block::ToolCall(b) => b.step(input, env),
-            Block::Function(b) => b.step(input, env),
-            Block::Wrapper(b) => b.step(input, env),
-            Block::Bare(b) => b.step(input, env),
-            Block::Fence(b) => b.step(input, env),
-            Block::Mistral(b) => b.step(input),
-            Block::DeepSeek(b) => b.step(input),
-            Block::Kimi(b) => b.step(input),
-            Block::Harmony(b) => b.step(input),
-            Block::Invoke(b) => b.step(input, env),
-            Block::Section(b) => b.step(input, env),
-            Block::Gemma(b) => b.step(input, env),
-            Block::Glm4(b) => b.step(input, env),
-            Block::React(b) => b.step(input, env),
-            Block::TagLine(b) => b.step(input, tags),
-            Block::EndToken(b) => b.step(input),
-        }
+    /// [`Block::new`] for a reader made here.
+    pub(super) fn of(start: usize, reader: impl Reader + 'static) -> Self {
+        Self::new(start, Box::new(reader))
+    }
+
+    /// This block, of `kind`.
+    pub(super) fn kind(self, kind: Kind) -> Self {
+        Self { kind, ..self }
+    }
+
+    pub(super) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        self.reader.step(input, env)
     }
 
     /// The name of the call being written, once the block is surely a call attempt.
     pub(super) fn name_hint(&self, input: &Input<'_>) -> Option<String> {
-        match self {
-            Block::ToolCall(b) => b.name_hint(input),
-            Block::Function(b) => b.name_hint(),
-            Block::Wrapper(b) => b.name_hint(input),
-            Block::Mistral(b) => b.name_hint(input),
-            Block::Harmony(b) => b.name_hint(),
-            Block::Glm4(b) => b.name_hint(),
-            Block::React(b) => b.name_hint(),
-            _ => None,
-        }
+        self.reader.name_hint(input)
     }
 }

@@ -2,7 +2,7 @@
 //! marker, a line that may be a tag, an action or a call list, end-of-turn tokens), a last call
 //! list, and plain chunks handed on without the scan.
 
-use super::blocks::Block;
+use super::blocks::{Block, Kind};
 use super::{Machine, Mode, Plain, Ready};
 use crate::block::Env;
 use crate::formats::end_tokens::trailing_end_tokens;
@@ -157,7 +157,7 @@ impl Machine {
                     {
                         self.commit(input, line);
                         let block = BareBlock::list_ending(line, list_end);
-                        self.enter_block(input, Block::Bare(block));
+                        self.enter_block(input, Block::of(line, block).kind(Kind::Bare));
                         return true;
                     }
                 }

@@ -14,10 +14,10 @@
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | the machine's state, its modes, the loop that runs them, what a stream is told ([`Ready`], [`Plain`]) |
-//! | `blocks.rs` | the call blocks, one per reader, stepped through one enum (a leaf: readers only) |
+//! | `blocks.rs` | the call block being read: its family's reader behind the one reader trait, and what its not being a call tells the scan (a leaf: the trait only) |
 //! | `text.rs` | the scan of text where calls count: markers, tag and action lines, a whole-message value, fenced code |
 //! | `thinking.rs` | thoughts: whether the output starts in one, reading one to its close, restarting a tentative read |
-//! | `enter.rs` | which marker is enabled and counts where it stands, and the block or token it opens |
+//! | `enter.rs` | which marker is enabled and counts where it stands, and what it opens: a family's block, thought or removed token through its row of the family table, or the scanner's own |
 //! | `outcome.rs` | a block stepped, and what its outcome leaves in the parse: calls, errors, a thought, text |
 //! | `held.rs` | the end of the available input: what a stream holds back, a last call list, plain chunks |
 
@@ -140,7 +140,7 @@ impl Machine {
             line_start_at: 0,
             hits: HitCache::default(),
             think_open: Finder::new("<think>"),
-            think_end: Thought::Think,
+            think_end: Thought::THINK,
             think_close: Finder::new("</think>"),
             fence_close: Finder::new("```"),
             fence_from: 0,
@@ -168,7 +168,7 @@ impl Machine {
     pub(crate) fn keep_from(&self) -> usize {
         let earliest = match &self.mode {
             Mode::Undecided => 0,
-            Mode::Block(block) => block.start().min(self.text_from),
+            Mode::Block(block) => block.start.min(self.text_from),
             _ => self.text_from,
         };
         earliest.saturating_sub(CONTEXT)

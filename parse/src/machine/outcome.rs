@@ -4,13 +4,12 @@
 
 use std::ops::Range;
 
-use super::blocks::Block;
+use super::blocks::Kind;
 use super::{HINT_WINDOW, Machine, Mode};
 use crate::block::{Env, Item, Outcome, RawCall, Step};
 use crate::event::StreamEvent;
 use crate::scan::{Finder, Input};
 use crate::sink::{List, Region};
-use crate::tag_set::TagSet;
 use crate::typing::type_json_arguments;
 use crate::vocab::{Format, ParseError, ParsedCall};
 
@@ -20,8 +19,8 @@ impl Machine {
         let Mode::Block(block) = &mut self.mode else {
             return false;
         };
-        let start = block.start();
-        let step = block.step(input, env, self.tags.as_deref().map(TagSet::rules));
+        let start = block.start;
+        let step = block.step(input, env);
         let hint = match &step {
             Step::NeedMore if self.sink.streaming && self.announced.is_none() && !self.hint_off => {
                 block.name_hint(input)
@@ -31,8 +30,7 @@ impl Machine {
         if hint.is_none() && input.end() - start > HINT_WINDOW {
             self.hint_off = true;
         }
-        let is_bare = matches!(block, Block::Bare(_));
-        let is_name_line = matches!(block, Block::Glm4(_));
+        let kind = block.kind;
         match step {
             Step::NeedMore => {
                 if let Some(name) = hint {
@@ -47,11 +45,10 @@ impl Machine {
                 false
             }
             Step::NotACall { resume } => {
-                if is_bare {
-                    self.bare_off = true;
-                }
-                if is_name_line {
-                    self.name_line_off = true;
+                match kind {
+                    Kind::Bare => self.bare_off = true,
+                    Kind::NameLine => self.name_line_off = true,
+                    Kind::Marked => {}
                 }
                 self.pos = resume;
                 self.mode = self.text_mode();

@@ -2,13 +2,15 @@
 //! call list end, whether it counts where it stands, and the block it opens; a bare value that
 //! is the whole message; fenced code, read to its closing fence.
 
+use std::sync::Arc;
+
 use super::Machine;
-use super::blocks::Block;
-use crate::block::{Env, Thought};
+use super::blocks::{Block, Kind};
+use crate::block::Env;
 use crate::formats::glm4::Glm4Block;
 use crate::formats::json_blocks::BareBlock;
 use crate::formats::react::{self, ReactBlock};
-use crate::formats::tags::TagLine;
+use crate::formats::tags::{TagLine, TagRules};
 use crate::markers::{Hit, Marker, Scanner};
 use crate::scan::{Finder, Input};
 use crate::sink::Region;
@@ -110,7 +112,8 @@ impl Machine {
                     && !self.name_line_off
                 {
                     self.commit(input, first);
-                    self.enter_block(input, Block::Glm4(Glm4Block::new(first)));
+                    let block = Block::of(first, Glm4Block::new(first)).kind(Kind::NameLine);
+                    self.enter_block(input, block);
                     return Some(true);
                 }
                 if b != b'<' {
@@ -119,7 +122,8 @@ impl Machine {
                         && (b == b'[' || b.is_ascii_alphabetic() || b == b'_');
                     if json || python {
                         self.commit(input, first);
-                        self.enter_block(input, Block::Bare(BareBlock::new(first)));
+                        let block = Block::of(first, BareBlock::new(first)).kind(Kind::Bare);
+                        self.enter_block(input, block);
                         return Some(true);
                     }
                     self.bare_off = true;
@@ -137,18 +141,15 @@ impl Machine {
             && (self.pos == 0 || self.pos == self.line_start_at)
             && tags.rules().starts_tag(input.bytes_from(self.pos))
         {
-            self.enter_tag_line(input, self.pos);
+            let rules = Arc::clone(tags.rules());
+            self.enter_tag_line(input, self.pos, rules);
             return true;
         }
         false
     }
 
-    fn enter_tag_line(&mut self, input: &Input<'_>, line: usize) {
-        let block = TagLine {
-            start: line,
-            scanned: line,
-        };
-        self.enter_block(input, Block::TagLine(block));
+    fn enter_tag_line(&mut self, input: &Input<'_>, line: usize, tags: Arc<TagRules>) {
+        self.enter_block(input, Block::of(line, TagLine::new(line, tags)));
     }
 
     /// A ReAct `Action:` line right at the start of the output or after a removed block.
@@ -161,7 +162,7 @@ impl Machine {
                 .starts_with(react::ACTION.as_bytes())
         {
             let line = self.pos;
-            self.enter_block(input, Block::React(ReactBlock::new(line)));
+            self.enter_block(input, Block::of(line, ReactBlock::new(line)));
             return true;
         }
         false
@@ -186,11 +187,14 @@ impl Machine {
             match hit {
                 Hit::Tag => {
                     let line = at;
+                    // Only a tag set's automaton finds tags.
+                    let Some(tags) = &self.tags else { continue };
                     if line < self.text_from || !self.is_line_start(input, line) {
                         continue;
                     }
+                    let rules = Arc::clone(tags.rules());
                     self.commit(input, line);
-                    self.enter_tag_line(input, line);
+                    self.enter_tag_line(input, line, rules);
                     return true;
                 }
                 Hit::React => {
@@ -199,14 +203,14 @@ impl Machine {
                         continue;
                     }
                     self.commit(input, line);
-                    self.enter_block(input, Block::React(ReactBlock::new(line)));
+                    self.enter_block(input, Block::of(line, ReactBlock::new(line)));
                     return true;
                 }
                 Hit::ListEnd => {
                     if let Some(line) = self.call_list_line(input, at, env) {
                         self.commit(input, line);
                         let block = BareBlock::list_ending(line, at + 2);
-                        self.enter_block(input, Block::Bare(block));
+                        self.enter_block(input, Block::of(line, block).kind(Kind::Bare));
                         return true;
                     }
                 }
@@ -218,7 +222,7 @@ impl Machine {
                     self.restart_in_reasoning();
                     return true;
                 }
-                Hit::Marker(Marker::Think(Thought::Think))
+                Hit::Marker(Marker::Think)
                     if self.tentative
                         && self.region == Region::Reasoning
                         && !Self::backtick_before(input, at) =>
@@ -232,7 +236,7 @@ impl Machine {
                     if self.region == Region::Reasoning
                         && input
                             .bytes_from(at)
-                            .starts_with(self.think_end.close().as_bytes())
+                            .starts_with(self.think_end.close.as_bytes())
                         && !Self::backtick_before(input, at) =>
                 {
                     self.commit(input, at);
@@ -240,7 +244,7 @@ impl Machine {
                     return true;
                 }
                 Hit::Marker(marker) => {
-                    let (marker, at) = self.namespaced(input, marker, at, env);
+                    let (marker, at) = self.with_lead(input, marker, at, env);
                     if self.marker_counts(input, at, marker, env) {
                         self.commit(input, at);
                         self.enter(input, marker, at);

@@ -55,7 +55,7 @@ impl Machine {
         self.list_checked = 0;
         self.line_start_at = 0;
         self.hits = HitCache::default();
-        self.think_end = Thought::Think;
+        self.think_end = Thought::THINK;
         self.think_close = Finder::new("</think>");
         self.mode = self.text_mode();
     }
@@ -64,14 +64,14 @@ impl Machine {
     pub(super) fn start_think(&mut self, from: usize, thought: Thought) {
         // Only `<think>` settles a tentative read, as only it settles a stream's undecided
         // start; a `</think>` in another family's thought is looked for when it ends.
-        if thought == Thought::Think {
+        if thought == Thought::THINK {
             self.tentative = false;
         }
         self.sink.cut(Region::Content, false);
         self.region = Region::Reasoning;
         if self.think_end != thought {
             self.think_end = thought;
-            self.think_close = Finder::new(thought.close());
+            self.think_close = Finder::new(thought.close);
         }
         self.text_from = from;
         self.pos = self.text_from;
@@ -81,7 +81,7 @@ impl Machine {
     pub(super) fn end_think(&mut self, at: usize) {
         self.sink.cut(Region::Reasoning, true);
         self.region = Region::Content;
-        self.text_from = at + self.think_end.close().len();
+        self.text_from = at + self.think_end.close.len();
         self.pos = self.text_from;
         self.line_start_at = self.pos;
         self.mode = Mode::Text;
@@ -129,7 +129,7 @@ impl Machine {
             self.pos = input.end();
             return false;
         }
-        let hold = self.held_suffix(input, &[self.think_end.close()]);
+        let hold = self.held_suffix(input, &[self.think_end.close]);
         self.commit(input, hold);
         self.pos = self.pos.max(hold);
         false

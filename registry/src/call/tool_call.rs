@@ -30,7 +30,7 @@ impl ToolCall {
 }
 
 impl From<crate::parse::ParsedCall> for ToolCall {
-    /// The call as [`Registry::execute_all`](crate::Registry::execute_all) takes it.
+    /// The call as [`Registry::execute`](crate::Registry::execute) takes it.
     fn from(call: crate::parse::ParsedCall) -> Self {
         ToolCall {
             id: call.id,

@@ -8,7 +8,7 @@
 //! | `entry.rs` | what a handle points at: the tool with what the registry derives from it once |
 //! | `tool.rs` | [`Tool`]: the handle, every field read from a definition or a spec, and the handles' constructors |
 //!
-//! The metadata types ([`Tier`], [`Cost`], [`Permission`], [`TagForm`](crate::parse::TagForm), [`SourceLocation`],
+//! The metadata types ([`Tier`], [`Cost`], [`Permission`], [`TagForm`], [`SourceLocation`],
 //! [`ArgInfo`], [`Annotations`], [`Risk`]) are the crate's vocabulary, below both a definition
 //! and a spec; they are re-exported here, where a declaration's reader looks for them.
 
