@@ -10,6 +10,7 @@ pub const MAX_DEPTH: usize = 127;
 
 /// Whether arrays and objects nest more than `limit` levels deep in `value`, found with an
 /// explicit stack of at most `limit` levels.
+#[inline]
 pub fn nests_deeper(value: &Value, limit: usize) -> bool {
     enum Children<'v> {
         Array(std::slice::Iter<'v, Value>),
@@ -49,6 +50,7 @@ pub fn nests_deeper(value: &Value, limit: usize) -> bool {
 
 /// Drops `value` without recursion: each array and object is emptied onto a heap stack before
 /// it is dropped, so no drop goes deeper than one level.
+#[inline]
 pub fn dispose(value: Value) {
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {

@@ -14,11 +14,13 @@ use serde_json::{Map, Value};
 
 /// What is said about a key written twice: the words serde's derived `Deserialize` uses for a
 /// compiled tool's arguments.
+#[inline]
 pub fn duplicate(key: &str) -> String {
     format!("duplicate field `{key}`")
 }
 
 /// Adds `key` to an object being built from what a model wrote, refusing a key already there.
+#[inline]
 pub fn insert(map: &mut Map<String, Value>, key: String, value: Value) -> Result<(), String> {
     if map.contains_key(&key) {
         return Err(duplicate(&key));
@@ -28,12 +30,14 @@ pub fn insert(map: &mut Map<String, Value>, key: String, value: Value) -> Result
 }
 
 /// Reads JSON text into a [`Value`], refusing an object at any depth that writes a key twice.
+#[inline]
 pub fn from_str(text: &str) -> serde_json::Result<Value> {
     serde_json::from_str::<UniqueValue>(text).map(|UniqueValue(value)| value)
 }
 
 /// Whether an error of [`from_str`] is a repeated key rather than broken JSON: the only data
 /// error its visitor raises (syntax, the end of input and the nesting limit are the reader's).
+#[inline]
 pub fn is_duplicate(error: &serde_json::Error) -> bool {
     error.is_data()
 }

@@ -22,12 +22,15 @@ impl Kinds {
     /// text.
     pub const JSON: Kinds = Kinds(128);
 
+    #[inline]
     pub fn has(self, other: Kinds) -> bool {
         self.0 & other.0 != 0
     }
+    #[inline]
     pub fn union(self, other: Kinds) -> Kinds {
         Kinds(self.0 | other.0)
     }
+    #[inline]
     pub fn is_unknown(self) -> bool {
         self.0 == 0
     }
@@ -146,6 +149,7 @@ pub struct Typing<'r> {
 
 impl<'r> Typing<'r> {
     /// Questions about `root` and the schemas inside it.
+    #[inline]
     pub fn new(root: &'r Value) -> Self {
         Self {
             walk: Walk::new(root),
@@ -155,6 +159,7 @@ impl<'r> Typing<'r> {
     }
 
     /// Questions about `root` that visit at most `budget` schemas in all.
+    #[inline]
     pub fn with_budget(root: &'r Value, budget: usize) -> Self {
         Self {
             walk: Walk::with_budget(root, budget),
@@ -163,6 +168,7 @@ impl<'r> Typing<'r> {
     }
 
     /// Whether a query stopped early (the budget spent, or deeper than [`MAX_WALK_DEPTH`]).
+    #[inline]
     pub fn spent(&self) -> bool {
         self.spent
     }
@@ -173,6 +179,7 @@ impl<'r> Typing<'r> {
     ///
     /// An answer that took more than a few visits is kept for the rest of the walk, so asking
     /// again about the same schema (for each item of a long array) costs one lookup.
+    #[inline]
     pub fn kinds(&mut self, schema: &'r Value) -> Kinds {
         if !self.kinds.is_empty()
             && let Some(Slot::Done(kinds)) = self.kinds.get(schema)
@@ -241,12 +248,14 @@ impl<'r> Typing<'r> {
 
     /// The schema of property `key` of an object schema, looking into its `anyOf`/`oneOf`/
     /// `allOf` options (the first that names it).
+    #[inline]
     pub fn property(&mut self, schema: &'r Value, key: &str) -> Option<&'r Value> {
         self.find(schema, &|s| keyword(s, "properties")?.get(key))
     }
 
     /// The schema of an array schema's items (one schema, not a list of them), looking into its
     /// options.
+    #[inline]
     pub fn items(&mut self, schema: &'r Value) -> Option<&'r Value> {
         self.find(schema, &|s| {
             keyword(s, "items").filter(|items| items.is_object())
@@ -304,6 +313,7 @@ impl<'r> Typing<'r> {
     }
 
     /// `schema` with its `$ref`s followed (itself when one leads nowhere or in a circle).
+    #[inline]
     pub fn resolve(&mut self, schema: &'r Value) -> &'r Value {
         match self.walk.resolve(schema) {
             Ok(resolved) => resolved,

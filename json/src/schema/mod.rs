@@ -83,6 +83,7 @@ const DEFINITIONS: &[&str] = &["$defs", "definitions"];
 
 /// The schemas directly inside `schema` (through the applicator keywords of JSON Schema
 /// 2020-12, and `definitions`), each with the JSON Pointer segments that lead to it.
+#[inline]
 pub fn children(schema: &Value) -> impl Iterator<Item = (&str, Option<Segment<'_>>, &Value)> {
     let map = schema.as_object();
     map.into_iter().flatten().flat_map(|(key, value)| {
@@ -113,6 +114,7 @@ pub enum Segment<'a> {
 }
 
 /// `path` with a child's segments appended, as a JSON Pointer.
+#[inline]
 pub fn child_path(path: &str, key: &str, segment: Option<Segment<'_>>) -> String {
     let mut out = format!("{path}/{}", escape(key));
     match segment {
@@ -127,12 +129,14 @@ pub fn child_path(path: &str, key: &str, segment: Option<Segment<'_>>) -> String
 }
 
 /// A key as a JSON Pointer segment.
+#[inline]
 pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
 impl Why {
     /// What to do about it, for a spec's author.
+    #[inline]
     pub fn remedy(&self) -> &'static str {
         match self {
             Self::Spent => "split the tool, or share repeated parts through definitions",
@@ -176,6 +180,7 @@ pub enum Why {
 }
 
 impl Stop {
+    #[inline]
     pub fn at(path: impl Into<String>, why: Why) -> Self {
         Self {
             path: path.into(),
@@ -232,21 +237,25 @@ pub struct Walk<'r> {
 
 impl<'r> Walk<'r> {
     /// A walk over `root` with the whole budget.
+    #[inline]
     pub fn new(root: &'r Value) -> Self {
         Self::with_budget(root, MAX_SCHEMA_NODES)
     }
 
     /// A walk over `root` that visits at most `budget` schemas.
+    #[inline]
     pub fn with_budget(root: &'r Value, budget: usize) -> Self {
         Self { root, left: budget }
     }
 
     /// Counts one schema visited; `Err` once the budget is spent.
+    #[inline]
     pub fn visit(&mut self) -> Result<(), Why> {
         self.spend(1)
     }
 
     /// Counts `n` schemas (a copy of a part already written); `Err` once the budget is spent.
+    #[inline]
     pub fn spend(&mut self, n: usize) -> Result<(), Why> {
         #[cfg(any(test, feature = "testing"))]
         crate::testing::count(n);
@@ -263,12 +272,14 @@ impl<'r> Walk<'r> {
     }
 
     /// The schema the local `$ref` `reference` names, if any.
+    #[inline]
     pub fn target(&self, reference: &str) -> Option<&'r Value> {
         let pointer = reference.strip_prefix('#')?;
         self.root.pointer(pointer)
     }
 
     /// `schema` with its `$ref`s followed until one is not a `$ref` (each hop counted).
+    #[inline]
     pub fn resolve(&mut self, mut schema: &'r Value) -> Result<&'r Value, Why> {
         for _ in 0..MAX_REF_HOPS {
             let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
@@ -308,21 +319,25 @@ impl<T> Default for Memo<T> {
 
 impl<T> Memo<T> {
     /// Whether nothing was kept yet (a lookup would find nothing).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 
     /// The state of `target`: `None` when it was never met.
+    #[inline]
     pub fn get(&self, target: &Value) -> Option<&Slot<T>> {
         self.slots.get(&key(target))
     }
 
     /// Marks `target` as being computed.
+    #[inline]
     pub fn open(&mut self, target: &Value) {
         self.slots.insert(key(target), Slot::Open);
     }
 
     /// Keeps what was computed for `target`.
+    #[inline]
     pub fn close(&mut self, target: &Value, value: T) {
         self.slots.insert(key(target), Slot::Done(value));
     }
