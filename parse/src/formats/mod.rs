@@ -7,16 +7,16 @@
 //! end-of-turn token, and `hermes.rs`, whose `<tool_call>` element holds `function.rs`'s and
 //! `glm.rs`'s calls too. No circle runs between these files.
 //!
-//! Every block reader implements the one trait [`Reader`](crate::block::Reader) (its step over the input, and the
-//! call's name while a stream reads it), and a family whose blocks a token opens declares a
-//! [`Family`] in its file: its tokens, the formats each counts for and the reader each
-//! opens, the tokens that only wrap its answer or calls, its own thought. [`FAMILIES`] below
-//! lists them; the scanner builds its automaton from that table and opens what it finds
-//! through it, so a new family is **one new file and one row**: the file declares the reader
-//! and its `FAMILY`, and this file gets `mod` for it and its row in [`FAMILIES`] (and a line in
-//! the table of files below). What the scanner finds by where text stands rather than by a
-//! token (a tag line, an `Action:` line, a whole-message or fenced value, GLM-4's name line)
-//! is opened in `machine/text.rs`.
+//! Every block reader implements the one trait [`Reader`](crate::block::Reader) (its
+//! step over the input, and the call's name while a stream reads it), and a family whose blocks
+//! a token opens declares a [`Family`] in its file: its tokens, the formats each counts for and
+//! the reader each opens, the tokens that only wrap its answer or calls, its own thought.
+//! [`FAMILIES`] below lists them; the scanner builds its automaton from that table and opens
+//! what it finds through it, so a new family is **one new file and one row**: the file declares
+//! the reader and its `FAMILY`, and this file gets `mod` for it and its row in [`FAMILIES`] (and
+//! a line in the table of files below). What the scanner finds by where text stands rather than
+//! by a token (a tag line, an `Action:` line, a whole-message or fenced value, GLM-4's name
+//! line) is opened in `machine/text.rs`.
 //!
 //! | file | reads |
 //! | --- | --- |
