@@ -19,31 +19,24 @@ use tool_registry::parse::{self, Options, ToolList};
 use tool_registry::spec::ToolHandler;
 use tool_registry::spec::{MAX_SCHEMA_NODES, SpecError};
 use tool_registry::{Ctx, Registry, Scope, tool};
+use tool_registry_json::testing;
 
-/// `depth` definitions, each an `anyOf` of `k` `$ref`s to the next, the last a string.
+/// `depth` definitions, each an `anyOf` of `k` `$ref`s to the next, the last a string; the
+/// arguments `value` (the chain) and `count`.
 fn chain(depth: usize, k: usize) -> Value {
-    let mut defs = Map::new();
-    for level in 0..depth {
-        let next = json!({ "$ref": format!("#/$defs/D{}", level + 1) });
-        defs.insert(format!("D{level}"), json!({ "anyOf": vec![next; k] }));
-    }
-    defs.insert(format!("D{depth}"), json!({ "type": "string" }));
-    json!({
-        "type": "object",
-        "properties": { "value": { "$ref": "#/$defs/D0" }, "count": { "type": "integer" } },
-        "$defs": defs,
-    })
+    with_count(testing::chain(depth, k))
 }
 
-/// One definition whose `anyOf` is a string and `k` `$ref`s to itself.
+/// One definition whose `anyOf` is a string and `k` `$ref`s to itself; the arguments `value`
+/// and `count`.
 fn self_referring(k: usize) -> Value {
-    let mut options = vec![json!({ "type": "string" })];
-    options.extend(std::iter::repeat_n(json!({ "$ref": "#/$defs/S" }), k));
-    json!({
-        "type": "object",
-        "properties": { "value": { "$ref": "#/$defs/S" }, "count": { "type": "integer" } },
-        "$defs": { "S": { "anyOf": options } },
-    })
+    with_count(testing::self_referring(k))
+}
+
+/// The schema with an integer argument `count` beside `value`.
+fn with_count(mut schema: Value) -> Value {
+    schema["properties"]["count"] = json!({ "type": "integer" });
+    schema
 }
 
 /// `n` definitions; `value` refers to the last.
