@@ -89,6 +89,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         &p,
         &arg_infos,
         output_schema(attr, func, &p),
+        returns(func, &p),
     );
     let uniqueness = unique_names(attr, resolved);
 
@@ -319,19 +320,39 @@ fn error_type(err: Option<&Type>) -> TokenStream {
     }
 }
 
-/// `Some(schema function)` of the return type when the tool declares `output_schema`.
-fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
-    let wanted = attr.output_schema.as_ref().is_some_and(|f| f.value);
-    let ty = match &func.output {
-        Output::Result { ok, .. } if wanted => Some(&**ok),
-        Output::Value(ty) if wanted => Some(&**ty),
+/// The type a tool's return value is converted from, when the macro can name it: `T` of `T` or
+/// `Result<T, E>`; none for `()`, a `ToolResult` or an `impl Trait`.
+fn returned_type(func: &ToolFn) -> Option<&Type> {
+    match &func.output {
+        Output::Result { ok, .. } if !has_impl_trait(ok) => Some(&**ok),
+        Output::Value(ty) if !has_impl_trait(ty) => Some(&**ty),
         _ => None,
-    };
-    ty.map(|ty| {
+    }
+}
+
+/// The `output_schema` field: the JSON Schema of the returned value's structured part
+/// (`<T as IntoToolResult>::Value`). By default, when that type implements `JsonSchema` (a
+/// probe picks it, so a type without one is no error); with `output_schema`, required (an
+/// error says what to derive); with `output_schema = false`, none.
+fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
+    let wanted = attr.output_schema.as_ref().map(|f| f.value);
+    let ty = returned_type(func).filter(|_| wanted != Some(false))?;
+    let value = quote!(<#ty as #p::IntoToolResult>::Value);
+    Some(if wanted == Some(true) {
         quote_spanned!(ty.span()=> ::core::option::Option::Some(
-            <#ty as #p::OutputSchema>::output_schema as fn() -> #p::schemars::Schema
+            || ::core::option::Option::Some(<#value as #p::OutputSchema>::output_schema())
         ))
+    } else {
+        quote!(::core::option::Option::Some(|| {
+            use #p::probe::{OutputTyped as _, OutputUntyped as _};
+            (&&#p::probe::Probe::<#value>::new()).__tool_registry_output_schema()
+        }))
     })
+}
+
+/// The `returns` field: the kinds of blocks the returned type gives besides its value.
+fn returns(func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
+    returned_type(func).map(|ty| quote!(<#ty as #p::IntoToolResult>::KINDS))
 }
 
 /// The tool's `ToolParts`: the fields every tool has, the others only when the tool sets them
@@ -345,6 +366,7 @@ fn parts(
     p: &TokenStream,
     arg_infos: &[TokenStream],
     output_schema: Option<TokenStream>,
+    returns: Option<TokenStream>,
 ) -> TokenStream {
     let name = &resolved.name;
     let description = description(&resolved.description);
@@ -429,6 +451,9 @@ fn parts(
     }
     if let Some(output_schema) = output_schema {
         field("output_schema", output_schema);
+    }
+    if let Some(returns) = returns {
+        field("returns", returns);
     }
     let targets = targets::bits(attr.target_names());
     if targets != 0 {

@@ -12,6 +12,7 @@ pub mod catalog;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+pub mod content;
 pub mod def;
 pub mod discovery;
 pub mod exec;

@@ -47,6 +47,22 @@ pub enum ToolError {
         /// The tool's error message.
         message: String,
     },
+    /// The tool answered with something it may not: a value that does not fit its declared
+    /// output schema, or a block past the size limits, of another MIME type than it says, or
+    /// linking where a client must not go. Nothing of the result reaches the model.
+    #[error(
+        "tool `{tool}` gave an invalid result: {}{message}; the result was withheld",
+        at_path(path)
+    )]
+    InvalidOutput {
+        /// The tool that was called.
+        tool: String,
+        /// Where in the result the problem is: a JSON path into the structured value
+        /// (`items[2].name`), or the block (`blocks[1]`); empty for the result as a whole.
+        path: String,
+        /// What was expected and what was found.
+        message: String,
+    },
     /// The tool panicked; the panic was caught and the caller goes on.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
@@ -250,6 +266,7 @@ impl ToolError {
             Self::UnknownTool { .. } => "unknown_tool",
             Self::InvalidArguments { .. } => "invalid_arguments",
             Self::Handler { .. } => "handler_error",
+            Self::InvalidOutput { .. } => "invalid_output",
             Self::Panicked { .. } => "panicked",
             Self::Misconfigured { .. } => "misconfigured",
             Self::RateLimited { .. } => "rate_limited",
@@ -310,6 +327,7 @@ impl ToolError {
         match self {
             Self::InvalidArguments { tool, .. }
             | Self::Handler { tool, .. }
+            | Self::InvalidOutput { tool, .. }
             | Self::Panicked { tool, .. }
             | Self::Misconfigured { tool, .. }
             | Self::RateLimited { tool, .. }
@@ -350,6 +368,11 @@ impl Serialize for ToolError {
                 }
             }
             Self::InvalidArguments {
+                tool,
+                path,
+                message,
+            }
+            | Self::InvalidOutput {
                 tool,
                 path,
                 message,
@@ -463,6 +486,11 @@ impl ToolError {
                     suggestion: None,
                 }),
                 "invalid_arguments" => Some(Self::InvalidArguments {
+                    tool: tool.clone(),
+                    path: text("path").unwrap_or_default(),
+                    message: detail.clone().unwrap_or_default(),
+                }),
+                "invalid_output" => Some(Self::InvalidOutput {
                     tool: tool.clone(),
                     path: text("path").unwrap_or_default(),
                     message: detail.clone().unwrap_or_default(),

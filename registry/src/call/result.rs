@@ -5,19 +5,32 @@ use serde_json::{Value, json};
 
 use super::ToolError;
 use crate::audit::Audit;
+use crate::content::Block;
 
-/// The outcome of one tool call, as the knowledge-base bot spec defines it.
+/// The outcome of one tool call, as the knowledge-base bot spec defines it: a structured value
+/// (`content`) and an ordered list of [`Block`]s (images, audio, files, links; see
+/// [`content`](crate::content)).
 ///
 /// A tool may return a `ToolResult` itself for full control (a follow-up message, side effects);
-/// any other return value becomes `content`. The registry, never the handler, stamps `audit`
+/// any other return value becomes `content` and `blocks` (see
+/// [`IntoToolResult`](crate::content::IntoToolResult)). The model reads `content` first, as
+/// text (a string as it is, anything else as JSON), then the blocks in order. The registry, never the handler, stamps `audit`
 /// with `tool`, `duration_ms`, `ts` and `outcome`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Whether the tool did what was asked.
     pub success: bool,
-    /// The value handed back to the model.
+    /// The structured value handed back to the model; `Null` when the result is only blocks.
     #[serde(default)]
     pub content: Value,
+    /// The blocks after the value, in order. Serialized in the shapes of
+    /// [`content`](crate::content)'s wire format (binary as base64).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::content::wire"
+    )]
+    pub blocks: Vec<Block>,
     /// A follow-up message for the user, if any (`None` = silent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -35,10 +48,25 @@ impl ToolResult {
         Self {
             success: true,
             content: content.into(),
+            blocks: Vec::new(),
             message: None,
             side_effects: Vec::new(),
             audit: Audit::default(),
         }
+    }
+
+    /// A successful result of `blocks` only, with no structured value.
+    pub fn from_blocks(blocks: Vec<Block>) -> Self {
+        Self {
+            blocks,
+            ..Self::ok(Value::Null)
+        }
+    }
+
+    /// Adds one block after the others.
+    pub fn with_block(mut self, block: impl Into<Block>) -> Self {
+        self.blocks.push(block.into());
+        self
     }
 
     /// An unsuccessful result: the tool ran but could not do what was asked.
@@ -84,6 +112,7 @@ impl From<ToolError> for ToolResult {
         Self {
             success: false,
             content: json!({ "error": detail }),
+            blocks: Vec::new(),
             message: Some(message),
             side_effects: Vec::new(),
             audit,

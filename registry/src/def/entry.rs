@@ -131,6 +131,16 @@ impl Entry {
             .as_ref()
     }
 
+    /// The validator of a run-time tool's declared output schema; `None` for a compiled tool,
+    /// typed by construction, and for a tool that declares none.
+    #[inline]
+    pub(crate) fn output_validator(&self) -> Option<&jsonschema::Validator> {
+        match &self.kind {
+            Kind::Owned(owned) if owned.meta.is_none() => owned.spec.output_validator(),
+            _ => None,
+        }
+    }
+
     pub(crate) fn input_schema(&self) -> &Schema {
         self.input_schema.get_or_init(|| match &self.kind {
             Kind::Linked(def) => def.build_input_schema(),
@@ -315,7 +325,7 @@ impl Owned {
 }
 
 /// A JSON Pointer (`/items/2/name`) as the path a compiled tool's error names (`items[2].name`).
-fn json_path(pointer: &str) -> String {
+pub(crate) fn json_path(pointer: &str) -> String {
     let mut path = String::new();
     for segment in pointer.split('/').skip(1) {
         let segment = segment.replace("~1", "/").replace("~0", "~");

@@ -20,7 +20,7 @@ pub(crate) use crate::meta::Permission;
 pub use crate::meta::{Annotations, Risk};
 pub use crate::meta::{ArgInfo, Cost, SourceLocation, Tier};
 use crate::parse::TagForm;
-pub(crate) use entry::{Entry, Meta, PROVIDERS};
+pub(crate) use entry::{Entry, Meta, PROVIDERS, json_path};
 pub(crate) use tool::Tool;
 pub(crate) use tool::{linked, meta, owned};
 pub use tool_def::ToolDef;

@@ -175,10 +175,29 @@ impl Tool {
         self.entry().input_schema()
     }
 
-    /// The JSON Schema of what the tool returns: a compiled tool's return type when it declares
-    /// `#[tool(output_schema)]`, or a run-time spec's `output_schema`. Built once and cached.
+    /// The JSON Schema of what the tool returns: a compiled tool's returned value's, when its
+    /// type implements `schemars::JsonSchema` (unless `#[tool(output_schema = false)]`), or a
+    /// run-time spec's `output_schema`. Built once and cached.
     pub fn output_schema(&self) -> Option<&Value> {
         self.entry().output_schema()
+    }
+
+    /// The kinds of blocks the tool returns besides its value, as the catalog shows them: a
+    /// compiled tool's from its return type ([`IntoToolResult::KINDS`](crate::content::IntoToolResult::KINDS)),
+    /// a run-time tool's as its spec declares ([`ToolSpecBuilder::returns`](crate::spec::ToolSpecBuilder::returns)).
+    /// Empty: a value only.
+    pub fn returns(&self) -> &[crate::content::BlockKind] {
+        match self.kind() {
+            Kind::Linked(def) => def.returns(),
+            Kind::Owned(owned) => owned.spec.returns(),
+        }
+    }
+
+    /// The validator of a run-time tool's declared output schema (see
+    /// [`Entry::output_validator`]).
+    #[inline]
+    pub(crate) fn output_validator(&self) -> Option<&jsonschema::Validator> {
+        self.entry().output_validator()
     }
 
     /// The input schema of a linked tool, borrowed for the life of the program.
@@ -249,7 +268,11 @@ impl Tool {
     pub fn spec(&self) -> ToolSpec {
         match self.kind() {
             Kind::Owned(owned) => owned.spec.clone(),
-            Kind::Linked(def) => ToolSpec::of_fields(declared_fields(def, self.input_schema())),
+            Kind::Linked(def) => ToolSpec::of_fields(declared_fields(
+                def,
+                self.input_schema(),
+                self.output_schema(),
+            )),
         }
     }
 
@@ -276,14 +299,19 @@ impl fmt::Debug for Tool {
 }
 
 /// The spec fields a compiled tool's declaration amounts to.
-fn declared_fields(def: &ToolDef, input_schema: &Schema) -> crate::spec::Fields {
+fn declared_fields(
+    def: &ToolDef,
+    input_schema: &Schema,
+    output_schema: Option<&Value>,
+) -> crate::spec::Fields {
     crate::spec::Fields {
         tool_name: def.name().to_owned(),
         version: def.version().map(str::to_owned),
         description: def.description().to_owned(),
         short_description: def.declared_short_description().map(str::to_owned),
         input_schema: input_schema.as_value().clone(),
-        output_schema: None,
+        output_schema: output_schema.cloned(),
+        returns: def.returns().to_vec(),
         tags: def.tags().iter().map(|t| (*t).to_owned()).collect(),
         permission: def.permission(),
         category: def.category().map(str::to_owned),

@@ -35,7 +35,8 @@ pub struct ToolParts {
     pub source: SourceLocation,
     pub args: &'static [ArgInfo],
     pub input_schema: fn() -> Schema,
-    pub output_schema: Option<fn() -> Schema>,
+    pub output_schema: Option<fn() -> Option<Schema>>,
+    pub returns: &'static [crate::content::BlockKind],
     pub call: CallFn,
     pub enabled: Option<fn(&Scope) -> bool>,
     pub gate_fail_closed: bool,
@@ -79,6 +80,7 @@ impl ToolParts {
         args: &[],
         input_schema: Schema::default,
         output_schema: None,
+        returns: &[],
         call: |args, _| {
             crate::call::dispose_args(args);
             Err(ToolError::Misconfigured {
@@ -241,9 +243,14 @@ impl ToolDef {
         (crate::meta::Target::ALL.into_iter()).filter(move |target| bits & target.bit() != 0)
     }
 
-    /// Builds the JSON Schema of what the tool returns, when it declares `output_schema`.
+    /// The kinds of blocks the tool returns besides its value.
+    pub fn returns(&self) -> &'static [crate::content::BlockKind] {
+        self.parts.returns
+    }
+
+    /// Builds the JSON Schema of the value the tool returns, when it has one.
     pub fn build_output_schema(&self) -> Option<Schema> {
-        self.parts.output_schema.map(|schema| schema())
+        self.parts.output_schema.and_then(|schema| schema())
     }
 
     pub(crate) fn call_fn(&self) -> CallFn {

@@ -43,6 +43,8 @@ pub(crate) struct Policy {
     pub(crate) max_calls: usize,
     /// Arguments are read strictly: none of the lenient readings of `call::lenient`.
     pub(crate) strict_arguments: bool,
+    /// The bounds on what tools return.
+    pub(crate) content_limits: crate::content::ContentLimits,
     /// How deferred tools are found.
     pub(crate) discovery: crate::discovery::Discovery,
 }

@@ -24,6 +24,7 @@ impl Policy {
         outcome: &mut Result<ToolResult, ToolError>,
         span: &CallSpan,
     ) -> Stamp {
+        check_output(tool, &self.content_limits, outcome);
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
                 .audit
@@ -169,5 +170,41 @@ pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
     match tool.definition() {
         Some(def) => Cow::Borrowed(def.name()),
         None => Cow::Owned(tool.name().to_owned()),
+    }
+}
+
+/// What a tool answered, checked before anyone reads it: its blocks against the limits (every
+/// tool), its value against its output schema (run-time, remote and MCP-module tools only:
+/// a compiled tool's value is typed by construction). A result that fails becomes the error.
+#[inline]
+fn check_output(
+    tool: &Tool,
+    limits: &crate::content::ContentLimits,
+    outcome: &mut Result<ToolResult, ToolError>,
+) {
+    let Ok(result) = outcome else { return };
+    if !result.blocks.is_empty()
+        && let Err(error) = crate::content::check_result(result, limits)
+    {
+        *outcome = Err(error);
+        return;
+    }
+    if !result.success {
+        return;
+    }
+    let Some(validator) = tool.output_validator() else {
+        return;
+    };
+    let invalid =
+        validator
+            .iter_errors(&result.content)
+            .next()
+            .map(|error| ToolError::InvalidOutput {
+                tool: String::new(),
+                path: crate::def::json_path(&error.instance_path().to_string()),
+                message: format!("the value does not fit the declared output schema: {error}"),
+            });
+    if let Some(error) = invalid {
+        *outcome = Err(error);
     }
 }

@@ -1,6 +1,7 @@
 //! [`RegistryBuilder`]: the linked tools, more tools, application state and policies, checked
 //! and indexed into a [`Registry`].
 
+use crate::content::ContentLimits;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -78,6 +79,7 @@ impl Registry {
             max_concurrency: MAX_CONCURRENCY,
             max_calls: MAX_CALLS,
             strict_arguments: false,
+            content_limits: ContentLimits::DEFAULT,
             discovery: Discovery::default(),
         }
     }
@@ -136,6 +138,7 @@ pub struct RegistryBuilder {
     max_concurrency: usize,
     max_calls: usize,
     strict_arguments: bool,
+    content_limits: ContentLimits,
     discovery: Discovery,
 }
 
@@ -293,6 +296,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// The bounds on what tools return ([`ContentLimits::DEFAULT`]: 10 MiB a block, 20 MiB a
+    /// result). A result past them, or with a block whose bytes are not of its MIME type, or a
+    /// link to a `file:` or `javascript:` URI, is refused with
+    /// [`ToolError::InvalidOutput`](crate::ToolError::InvalidOutput).
+    pub fn content_limits(mut self, limits: ContentLimits) -> Self {
+        self.content_limits = limits;
+        self
+    }
+
     /// Builds the registry; reports any name claimed twice, any unknown name in the
     /// allow-lists, and any tool whose arguments do not fit a target it declares
     /// (`#[tool(targets(...))]`).
@@ -330,6 +342,7 @@ impl RegistryBuilder {
             max_concurrency: self.max_concurrency,
             max_calls: self.max_calls,
             strict_arguments: self.strict_arguments,
+            content_limits: self.content_limits,
             discovery: self.discovery,
         };
         let writer = Writer {

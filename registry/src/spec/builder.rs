@@ -39,9 +39,17 @@ impl ToolSpecBuilder {
         self.fields.input_schema = schema;
         self
     }
-    /// The JSON Schema of what the tool returns.
+    /// The JSON Schema of the value the tool returns. The registry checks every result of the
+    /// tool against it: one that does not fit is refused with
+    /// [`ToolError::InvalidOutput`](crate::ToolError::InvalidOutput).
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.fields.output_schema = Some(schema);
+        self
+    }
+    /// The kinds of blocks the tool returns besides its value (images, files, links), for the
+    /// catalog.
+    pub fn returns(mut self, kinds: impl IntoIterator<Item = crate::content::BlockKind>) -> Self {
+        self.fields.returns = kinds.into_iter().collect();
         self
     }
     /// Labels for discovery and switches.
@@ -136,6 +144,7 @@ impl ToolSpec {
                 short_description: None,
                 input_schema: serde_json::json!({ "type": "object" }),
                 output_schema: None,
+                returns: Vec::new(),
                 tags: Vec::new(),
                 permission: Permission::Guest,
                 category: None,

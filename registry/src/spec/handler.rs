@@ -4,11 +4,11 @@ use std::fmt::{self, Display};
 use std::future::Future;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::call::shim::output;
 use crate::call::{BoxFuture, Ctx, ToolError, ToolResult};
+use crate::content::IntoToolResult;
 
 type HandlerFn =
     dyn Fn(Value, Ctx) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;
@@ -16,8 +16,9 @@ type HandlerFn =
 /// What runs a tool registered at run time: an `async` closure over the arguments (already
 /// validated against the input schema) and the call's [`Ctx`].
 ///
-/// It returns `Result<T, E>` with `T: Serialize` (the result's content) and `E: Display` (a
-/// handler error; a [`ToolError`] is kept as it is), like a `#[tool]` function.
+/// It returns `Result<T, E>` with `T:` [`IntoToolResult`] (a `Serialize` value, media such as
+/// an [`Image`](crate::content::Image), or a [`Content`](crate::content::Content)) and
+/// `E: Display` (a handler error; a [`ToolError`] is kept as it is), like a `#[tool]` function.
 #[derive(Clone)]
 pub struct ToolHandler(Arc<HandlerFn>);
 
@@ -27,7 +28,7 @@ impl ToolHandler {
     where
         F: Fn(Value, Ctx) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
-        T: Serialize + 'static,
+        T: IntoToolResult + 'static,
         E: Display + 'static,
     {
         Self(Arc::new(move |args, ctx| {

@@ -33,6 +33,9 @@ pub struct ToolSpec {
     fields: Fields,
     /// The input schema compiled when the spec was checked, for the registry to use.
     validator: Option<Arc<jsonschema::Validator>>,
+    /// The output schema compiled when the spec was checked: the registry checks every result
+    /// of a run-time tool against it.
+    output_validator: Option<Arc<jsonschema::Validator>>,
 }
 
 impl PartialEq for ToolSpec {
@@ -62,6 +65,9 @@ pub(crate) struct Fields {
     pub(crate) input_schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output_schema: Option<Value>,
+    /// The kinds of blocks the tool returns besides its value, for the catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) returns: Vec<crate::content::BlockKind>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tags: Vec<String>,
     #[serde(default, skip_serializing_if = "is_default")]
@@ -101,8 +107,11 @@ impl TryFrom<Fields> for ToolSpec {
         let mut spec = Self {
             fields,
             validator: None,
+            output_validator: None,
         };
-        spec.validator = Some(Arc::new(spec.check()?));
+        let (input, output) = spec.check()?;
+        spec.validator = Some(Arc::new(input));
+        spec.output_validator = output.map(Arc::new);
         Ok(spec)
     }
 }
@@ -159,6 +168,7 @@ impl ToolSpec {
     pub(crate) fn of_fields(fields: Fields) -> Self {
         Self {
             validator: None,
+            output_validator: None,
             fields,
         }
     }
@@ -267,7 +277,7 @@ impl ToolSpec {
     }
 
     /// Checks the name, the version and the schemas; returns the compiled input schema.
-    fn check(&self) -> Result<jsonschema::Validator, SpecError> {
+    fn check(&self) -> Result<(jsonschema::Validator, Option<jsonschema::Validator>), SpecError> {
         check_name(&self.fields.tool_name).map_err(|problem| SpecError::Name {
             name: self.fields.tool_name.clone(),
             problem,
@@ -287,10 +297,27 @@ impl ToolSpec {
             self.check_depth("output", output)?;
         }
         let validator = self.compile()?;
-        if let Some(output) = &self.fields.output_schema {
-            jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
-        }
-        Ok(validator)
+        let output = match &self.fields.output_schema {
+            Some(output) => {
+                jsonschema::meta::validate(output).map_err(|e| self.schema_error("output", e))?;
+                Some(
+                    jsonschema::validator_for(output)
+                        .map_err(|e| self.schema_error("output", e))?,
+                )
+            }
+            None => None,
+        };
+        Ok((validator, output))
+    }
+
+    /// The kinds of blocks the tool returns besides its value.
+    pub fn returns(&self) -> &[crate::content::BlockKind] {
+        &self.fields.returns
+    }
+
+    /// The compiled validator of the output schema, when the spec declares one.
+    pub(crate) fn output_validator(&self) -> Option<&jsonschema::Validator> {
+        self.output_validator.as_deref()
     }
 
     /// The compiled validator of the input schema (compiled when the spec was checked).

@@ -3,33 +3,22 @@
 use std::any::Any;
 use std::fmt::Display;
 
-use serde::Serialize;
-
 use crate::call::{ToolError, ToolResult};
-
-/// A value a `#[tool]` function may return.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from a `#[tool]` function",
-    label = "this return type does not implement `serde::Serialize`",
-    note = "return a type that derives `serde::Serialize`, a `String`, `()`, `Result<T, E>` with `E: Display`, or `ToolResult`"
-)]
-pub trait ToolOutput {}
-impl<T: Serialize + ?Sized> ToolOutput for T {}
+use crate::content::IntoToolResult;
 
 #[doc(hidden)]
-pub fn assert_output<T: ToolOutput + ?Sized>() {}
+pub fn assert_output<T: IntoToolResult>() {}
 
-pub fn value<T: Serialize>(value: T) -> Result<ToolResult, ToolError> {
-    serde_json::to_value(value)
-        .map(ToolResult::ok)
-        .map_err(|e| ToolError::handler("", format!("the tool's output is not JSON: {e}")))
+#[inline]
+pub fn value<T: IntoToolResult>(value: T) -> Result<ToolResult, ToolError> {
+    value.into_tool_result()
 }
 
 pub fn tool_result(result: ToolResult) -> Result<ToolResult, ToolError> {
     Ok(result)
 }
 
-pub fn result<T: Serialize, E: Display + 'static>(
+pub fn result<T: IntoToolResult, E: Display + 'static>(
     result: Result<T, E>,
 ) -> Result<ToolResult, ToolError> {
     match result {

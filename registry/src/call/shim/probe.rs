@@ -113,3 +113,26 @@ pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
     schema.remove("title");
     schema
 }
+
+// Called as `(&&Probe::<<T as IntoToolResult>::Value>::new()).__tool_registry_output_schema()`:
+// the output schema of a tool whose value has a JSON Schema, and none (no error) otherwise.
+
+pub trait OutputTyped {
+    fn __tool_registry_output_schema(&self) -> Option<Schema>;
+}
+impl<T: JsonSchema> OutputTyped for &Probe<T> {
+    fn __tool_registry_output_schema(&self) -> Option<Schema> {
+        let schema = schema_for::<T>();
+        // `()` and the like: a value that is always `null` says nothing.
+        (schema.get("type").and_then(serde_json::Value::as_str) != Some("null")).then_some(schema)
+    }
+}
+
+pub trait OutputUntyped {
+    fn __tool_registry_output_schema(&self) -> Option<Schema>;
+}
+impl<T> OutputUntyped for Probe<T> {
+    fn __tool_registry_output_schema(&self) -> Option<Schema> {
+        None
+    }
+}

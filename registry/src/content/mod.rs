@@ -1,0 +1,57 @@
+//! What a tool gives back besides a JSON value: images, audio, files, links to resources and
+//! embedded resources, as typed blocks every front end carries.
+//!
+//! A [`ToolResult`](crate::ToolResult) is an optional structured value (`content`, which the
+//! model reads as the first text block) followed by an ordered list of [`Block`]s. The common
+//! case stays one line: a tool returning `T: Serialize` gives the structured value, as before.
+//! A tool that returns media says so in its return type:
+//!
+//! ```
+//! use tool_registry::content::{Content, File, Image, ResourceLink};
+//! use tool_registry::tool;
+//!
+//! /// Draw the logo.
+//! #[tool(read_only)]
+//! fn logo() -> Image {
+//!     let png: Vec<u8> = draw();
+//!     Image::png(png)
+//! }
+//! # fn draw() -> Vec<u8> { b"\x89PNG\r\n\x1a\n...".to_vec() }
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Report { quarter: u8, pages: u32 }
+//!
+//! /// The quarterly report: its summary, the PDF, and a link to the archive.
+//! #[tool(read_only)]
+//! fn report() -> Content<Report> {
+//!     Content::value(Report { quarter: 3, pages: 12 })
+//!         .file(File::new("q3.pdf", b"%PDF-1.7 ...".to_vec()))
+//!         .link(ResourceLink::new("https://example.com/reports/q3", "q3 archive"))
+//! }
+//! ```
+//!
+//! The macro derives the output schema from the structured part (`Report` above) when it
+//! implements `schemars::JsonSchema`, and records which kinds of blocks the tool returns
+//! ([`IntoToolResult::KINDS`]) for the catalog.
+//!
+//! Every result is checked before it leaves the registry ([`ContentLimits`]): a block's size and
+//! the result's total size are bounded, an image, audio clip or PDF must start as its MIME type
+//! says, and links may not use the `file:`, `javascript:`, `vbscript:` or `data:` schemes. A
+//! result that fails is an [`invalid_output`](crate::ToolError::InvalidOutput) error.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `block.rs` | [`Block`], [`BlockKind`] and the media types: [`Image`], [`Audio`], [`File`], [`ResourceLink`], [`Resource`] |
+//! | `into.rs` | [`IntoToolResult`], what a tool may return; [`Content`], a value with blocks |
+//! | `check.rs` | [`ContentLimits`]: sizes, MIME types against bytes, link schemes |
+//! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules and `toolreg` use |
+
+mod block;
+mod check;
+mod into;
+pub(crate) mod wire;
+
+pub use block::{Audio, Block, BlockKind, File, Image, Resource, ResourceBody, ResourceLink};
+pub use check::ContentLimits;
+pub(crate) use check::check_result;
+pub use into::{Content, IntoToolResult, NoValue, Structured};
