@@ -89,7 +89,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         &p,
         &arg_infos,
         output_schema(attr, func, &p),
-        returns(func, &p),
+        returns(attr, func, &p),
     );
     let uniqueness = unique_names(attr, resolved);
 
@@ -350,8 +350,18 @@ fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<Toke
     })
 }
 
-/// The `returns` field: the kinds of blocks the returned type gives besides its value.
-fn returns(func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
+/// The `returns` field: the kinds of blocks the tool gives besides its value, as
+/// `returns(...)` lists them, else as the returned type says.
+fn returns(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
+    if let Some(kinds) = &attr.returns {
+        let variants = kinds.iter().filter_map(|kind| {
+            crate::attr::BLOCK_KINDS
+                .iter()
+                .find(|(name, _)| *name == kind.value)
+                .map(|(_, variant)| format_ident!("{}", variant))
+        });
+        return Some(quote!(&[#(#p::BlockKind::#variants),*]));
+    }
     returned_type(func).map(|ty| quote!(<#ty as #p::IntoToolResult>::KINDS))
 }
 

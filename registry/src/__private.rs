@@ -12,7 +12,7 @@ pub use crate::call::shim::probe::{self, schema_for};
 pub use crate::call::shim::{
     CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
 };
-pub use crate::content::IntoToolResult;
+pub use crate::content::{BlockKind, IntoToolResult};
 pub use crate::def::tool_def::ToolParts;
 pub use crate::def::{Annotations, ArgInfo, Cost, SourceLocation, Tier, ToolDef};
 pub use crate::meta::Permission;

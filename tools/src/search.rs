@@ -24,7 +24,7 @@ const SNIPPET_AFTER: usize = 180;
 const MAX_TERMS: usize = 32;
 
 /// One matching note.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Note {
     /// The note's path relative to the knowledge-base folder, with `/` separators.
     pub path: String,

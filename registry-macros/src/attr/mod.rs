@@ -11,10 +11,10 @@ mod key;
 mod values;
 
 use key::{Key, skip_value};
-pub(crate) use values::{Sp, Text};
+pub(crate) use values::{BLOCK_KINDS, Sp, Text};
 use values::{
-    choice, crate_path, daily_limit, duration, flag, groups, names, one_line, positive, predicate,
-    string, targets, text, version,
+    block_kinds, choice, crate_path, daily_limit, duration, flag, groups, names, one_line,
+    positive, predicate, string, targets, text, version,
 };
 
 /// `#[tool(...)]`, read.
@@ -48,6 +48,9 @@ pub(crate) struct ToolAttr {
     pub(crate) blocking: Option<Sp<bool>>,
     pub(crate) output_schema: Option<Sp<bool>>,
     pub(crate) targets: Vec<Sp<String>>,
+    /// `returns(image, file)`: the kinds of blocks the tool returns, for the catalog; `None`:
+    /// as the return type says.
+    pub(crate) returns: Option<Vec<Sp<String>>>,
     pub(crate) tag: Option<LitStr>,
     pub(crate) pattern: Option<LitStr>,
     pub(crate) groups: Option<Sp<Vec<Sp<String>>>>,
@@ -86,6 +89,7 @@ const TOOL_KEYS: &[&str] = &[
     "blocking",
     "output_schema",
     "targets",
+    "returns",
     "tag",
     "pattern",
     "groups",
@@ -158,6 +162,7 @@ struct ToolSlots {
     blocking: BoolAttr,
     output_schema: BoolAttr,
     targets: Attr<Vec<Sp<String>>>,
+    returns: Attr<Vec<Sp<String>>>,
     tag: Attr<LitStr>,
     pattern: Attr<LitStr>,
     groups: Attr<Sp<Vec<Sp<String>>>>,
@@ -221,6 +226,8 @@ impl ToolSlots {
             "output_schema" => self.output_schema.read(cx, key),
             // #[tool(targets(openai_strict, anthropic_strict, gemini))]
             "targets" => self.targets.read(cx, key, targets),
+            // #[tool(returns(image, resource_link))]: what the catalog says the tool returns
+            "returns" => self.returns.read(cx, key, block_kinds),
             // #[tool(tag = "RESEARCH")]
             "tag" => self.tag.read(cx, key, string),
             // #[tool(pattern = r"(factual|communication)\s+(.+)")]
@@ -264,6 +271,7 @@ impl ToolSlots {
             blocking: self.blocking.get(),
             output_schema: self.output_schema.get(),
             targets: self.targets.get().unwrap_or_default(),
+            returns: self.returns.get(),
             tag: self.tag.get(),
             pattern: self.pattern.get(),
             groups: self.groups.get(),

@@ -312,6 +312,40 @@ pub(super) fn targets(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Vec<Sp<Str
     Ok(Some(targets))
 }
 
+/// The block kinds `returns(...)` takes, as the runtime's `BlockKind` variants name them.
+pub(crate) const BLOCK_KINDS: &[(&str, &str)] = &[
+    ("text", "Text"),
+    ("image", "Image"),
+    ("audio", "Audio"),
+    ("file", "File"),
+    ("resource_link", "ResourceLink"),
+    ("resource", "Resource"),
+];
+
+/// `returns(image, file)`: names of [`BLOCK_KINDS`].
+pub(super) fn block_kinds(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Vec<Sp<String>>>> {
+    let mut kinds = Vec::new();
+    for item in list(cx, key)? {
+        if BLOCK_KINDS.iter().any(|(name, _)| *name == item.value) {
+            kinds.push(item);
+        } else {
+            let names: Vec<String> = BLOCK_KINDS
+                .iter()
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            cx.error_at(
+                item.span,
+                format!(
+                    "unknown block kind `{}`: `returns` takes {}",
+                    item.value,
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+    Ok(Some(kinds))
+}
+
 struct ListItem(Sp<String>);
 
 impl syn::parse::Parse for ListItem {

@@ -67,6 +67,47 @@ pub struct ToolDoc {
     /// The JSON Schema of what the tool returns, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// The kinds of blocks (images, files, links, ...) the tool returns besides its value;
+    /// empty for a value only (see [`Tool::returns`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub returns: Vec<crate::content::BlockKind>,
+}
+
+impl ToolDoc {
+    /// What the tool returns, in words: `a value`, `a value, then image blocks`, `blocks of
+    /// any kind`, ...
+    pub fn returns_text(&self) -> String {
+        use crate::content::BlockKind;
+        let blocks = if self.returns.is_empty() {
+            None
+        } else if self.returns == BlockKind::ALL {
+            Some("blocks of any kind (text, images, audio, files, links)".to_owned())
+        } else {
+            let kinds: Vec<&str> = self
+                .returns
+                .iter()
+                .map(|kind| match kind {
+                    BlockKind::Text => "text",
+                    BlockKind::Image => "an image",
+                    BlockKind::Audio => "audio",
+                    BlockKind::File => "a file",
+                    BlockKind::ResourceLink => "a resource link",
+                    BlockKind::Resource => "an embedded resource",
+                })
+                .collect();
+            Some(kinds.join(" and "))
+        };
+        let value = if self.output_schema.is_some() {
+            "a value (see the output schema)"
+        } else {
+            "a value"
+        };
+        match blocks {
+            None => value.to_owned(),
+            Some(blocks) if self.returns.len() == 1 && self.output_schema.is_none() => blocks,
+            Some(blocks) => format!("{value}, then {blocks}"),
+        }
+    }
 }
 
 pub(super) fn tool_doc(def: &Tool) -> ToolDoc {
@@ -93,6 +134,7 @@ pub(super) fn tool_doc(def: &Tool) -> ToolDoc {
             .map(|at| humantime::format_rfc3339_millis(at).to_string()),
         input_schema: schema,
         output_schema: def.output_schema().cloned(),
+        returns: def.returns().to_vec(),
     }
 }
 

@@ -204,6 +204,11 @@ fn card(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     out.push_str("</div>\n");
     origin(out, tool)?;
     schema(out, "Input schema", &tool.input_schema)?;
+    write!(
+        out,
+        "<p class=\"returns\"><strong>Returns:</strong> {}.</p>\n",
+        Esc(&tool.returns_text())
+    )?;
     if let Some(output) = &tool.output_schema {
         schema(out, "Output schema", output)?;
     }

@@ -62,6 +62,7 @@ fn write_tool(out: &mut String, tool: &ToolDoc) {
         }
         (None, None) => {}
     }
+    let _ = writeln!(out, "- **Returns:** {}", tool.returns_text());
     if let Some(schema) = &tool.output_schema {
         let _ = writeln!(out, "- **Output schema:** `{schema}`");
     }

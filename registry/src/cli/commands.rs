@@ -90,13 +90,14 @@ pub(super) fn call(
     name: &str,
     args: &str,
     message: Option<String>,
+    save: Option<&std::path::Path>,
 ) -> i32 {
     let mut ctx = Ctx::for_scope(scope);
     if let Some(message) = message {
         ctx = ctx.with_user_message(message);
     }
     let outcome = block_on(err, registry.call(name, args, &ctx).for_model());
-    finish(out, err, outcome.map(Ok))
+    finish(out, err, outcome.map(Ok), save)
 }
 
 /// `toolreg deny TOKEN REASON`: refuses a call waiting for approval.
@@ -116,7 +117,7 @@ pub(super) fn deny(
             let _ = print_json(out, &result);
             EXIT_OK
         }
-        Some(Err(error)) => finish(out, err, Some(Err(error))),
+        Some(Err(error)) => finish(out, err, Some(Err(error)), None),
     }
 }
 
@@ -212,12 +213,13 @@ pub(super) fn finish(
     out: &mut dyn Write,
     err: &mut dyn Write,
     outcome: Option<Result<ToolResult, crate::call::ToolError>>,
+    save: Option<&std::path::Path>,
 ) -> i32 {
     let Some(outcome) = outcome else {
         return EXIT_TOOL_ERROR;
     };
     let result = outcome.unwrap_or_else(ToolResult::from);
-    if let Err(error) = print_json(out, &result) {
+    if let Err(error) = print_json(out, &super::blocks::printable(&result, save)) {
         let _ = writeln!(err, "error: {error}");
     }
     if result.success {

@@ -53,6 +53,7 @@ use crate::registry::Registry;
 use crate::registry::builder::RegistryBuilder;
 use crate::scope::Scope;
 
+mod blocks;
 mod commands;
 #[cfg(feature = "redis")]
 mod fleet;
@@ -221,11 +222,19 @@ enum Command {
         /// The user's message that led to the call.
         #[arg(long)]
         message: Option<String>,
+        /// Write the result's binary blocks (images, audio, files) to new files in this
+        /// directory (made if missing) and print their paths; without it they are printed by
+        /// kind, MIME type and size only.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
     },
     /// Run a call that awaits approval (same --user as the call).
     Approve {
         /// The token the call printed.
         token: String,
+        /// As for `call`: where to write the result's binary blocks.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
     },
     /// Refuse a call that awaits approval (same --user as the call).
     Deny {
@@ -434,11 +443,23 @@ fn command_on(
             name,
             args,
             message,
-        } => return call(out, err, registry, scope, &name, &args, message),
-        Command::Approve { token } => {
+            save,
+        } => {
+            return call(
+                out,
+                err,
+                registry,
+                scope,
+                &name,
+                &args,
+                message,
+                save.as_deref(),
+            );
+        }
+        Command::Approve { token, save } => {
             let ctx = Ctx::for_scope(scope);
             let outcome = block_on(err, registry.approve(&token, &ctx));
-            return finish(out, err, outcome);
+            return finish(out, err, outcome, save.as_deref());
         }
         Command::Deny { token, reason } => return deny(out, err, registry, scope, &token, &reason),
         Command::Snapshot => snapshot(out, registry, &scope),

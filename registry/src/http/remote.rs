@@ -134,9 +134,8 @@ impl Remote {
 
     /// The module's `ToolResult`: a success as it is, an error result as its typed error.
     fn result(&self, body: &[u8]) -> Result<ToolResult, ToolError> {
-        let mut result: ToolResult = serde_json::from_slice(body).map_err(|error| {
-            self.unreachable(format!("the answer is not a tool result: {error}"))
-        })?;
+        let mut result: ToolResult =
+            serde_json::from_slice(body).map_err(|error| self.not_a_result(body, &error))?;
         if !result.success
             && let Some(error) = result
                 .content
@@ -158,6 +157,42 @@ impl Remote {
                 .insert("module_duration_ms".to_owned(), json!(ms));
         }
         Ok(result)
+    }
+
+    /// Why `body` did not read as a tool result: a result whose blocks are malformed (a kind
+    /// this version does not know, base64 that is not) is the tool's invalid output; anything
+    /// else is an answer that is not a tool result at all.
+    #[cold]
+    fn not_a_result(&self, body: &[u8], error: &serde_json::Error) -> ToolError {
+        let blocks = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|value| match value {
+                Value::Object(mut object) if object.contains_key("success") => {
+                    object.remove("blocks")
+                }
+                _ => None,
+            })
+            .and_then(|blocks| match blocks {
+                Value::Array(blocks) => Some(blocks),
+                _ => None,
+            });
+        let Some(blocks) = blocks else {
+            return self.unreachable(format!("the answer is not a tool result: {error}"));
+        };
+        let (index, problem) = blocks
+            .into_iter()
+            .enumerate()
+            .find_map(|(index, block)| {
+                crate::content::wire::from_value(block)
+                    .err()
+                    .map(|e| (index, e))
+            })
+            .unwrap_or_else(|| (0, error.to_string()));
+        ToolError::InvalidOutput {
+            tool: self.local_name.clone(),
+            path: format!("blocks[{index}]"),
+            message: problem,
+        }
     }
 
     fn unreachable(&self, reason: String) -> ToolError {

@@ -49,6 +49,7 @@ pub struct Exported {
     version = "1.0.0",
     category = "charts",
     tags(chart, image),
+    returns(image),
     read_only,
     idempotent,
     open_world = false
@@ -75,6 +76,7 @@ pub fn draw(
     version = "1.0.0",
     category = "charts",
     tags(chart, file),
+    returns(file, resource_link),
     read_only,
     idempotent,
     open_world = false

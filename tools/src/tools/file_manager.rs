@@ -9,6 +9,7 @@ use std::io::{self, Read as _};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
 use tool_registry::{Ctx, State, ToolError, ToolResult, tool};
@@ -96,7 +97,7 @@ pub async fn create_document(
 }
 
 /// What `file_manager.read` returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ReadOutput {
     /// The path as resolved, relative to the sandbox root.
     pub path: String,
@@ -193,7 +194,7 @@ pub async fn read(
 }
 
 /// One entry of a folder listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ListEntry {
     /// The file or folder name.
     pub name: String,
@@ -207,7 +208,7 @@ pub struct ListEntry {
 }
 
 /// What `file_manager.list` returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ListOutput {
     /// The folder listed, relative to the sandbox root (`.` for the root).
     pub dir: String,
@@ -308,7 +309,7 @@ pub async fn list(
 }
 
 /// What `file_manager.wait_for` returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WaitOutput {
     /// The file waited for, relative to the sandbox root.
     pub path: String,

@@ -189,7 +189,7 @@ pub enum LearningCategory {
 }
 
 /// One line of the learnings file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Learning {
     /// When it was recorded (RFC 3339, UTC).
     pub ts: String,

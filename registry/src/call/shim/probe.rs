@@ -123,8 +123,13 @@ pub trait OutputTyped {
 impl<T: JsonSchema> OutputTyped for &Probe<T> {
     fn __tool_registry_output_schema(&self) -> Option<Schema> {
         let schema = schema_for::<T>();
-        // `()` and the like: a value that is always `null` says nothing.
-        (schema.get("type").and_then(serde_json::Value::as_str) != Some("null")).then_some(schema)
+        // `()` (always `null`) and `serde_json::Value` (anything) say nothing.
+        let says_nothing = schema.as_bool() == Some(true)
+            || schema.get("type").and_then(serde_json::Value::as_str) == Some("null")
+            || schema
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| k == "$schema"));
+        (!says_nothing).then_some(schema)
     }
 }
 
