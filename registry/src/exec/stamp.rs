@@ -202,9 +202,18 @@ fn check_output(
             .map(|error| ToolError::InvalidOutput {
                 tool: String::new(),
                 path: crate::def::json_path(&error.instance_path().to_string()),
-                message: format!("the value does not fit the declared output schema: {error}"),
+                message: breaks_rule(&error.schema_path().to_string()),
             });
     if let Some(error) = invalid {
         *outcome = Err(error);
     }
+}
+
+/// Which rule of the output schema a value breaks, without the value itself: what reaches the
+/// model says what was wrong, never what the tool answered.
+fn breaks_rule(schema_path: &str) -> String {
+    let keyword = schema_path.rsplit('/').next().unwrap_or_default();
+    format!(
+        "the value breaks the `{keyword}` rule of the declared output schema (at `{schema_path}`)"
+    )
 }
