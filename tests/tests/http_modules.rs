@@ -788,3 +788,151 @@ async fn keep_fresh_fetches_again_when_the_ttl_runs_out() {
     assert!(gateway.status().await[0].error.is_some());
     refresher.abort();
 }
+
+/// The smallest PNG signature and header, enough for the MIME check.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0";
+
+/// A module served in this process by the library's own server, with one run-time tool that
+/// answers a value, an image and a link; its address and server task.
+async fn media_module() -> (String, tokio::task::JoinHandle<()>) {
+    use tool_registry::ToolSpec;
+    use tool_registry::content::{Content, Image, ResourceLink};
+    use tool_registry::spec::ToolHandler;
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let spec = ToolSpec::builder("picture")
+        .description("A picture and where it comes from.")
+        .output_schema(json!({"type": "object", "required": ["width"]}))
+        .build()
+        .unwrap();
+    registry
+        .register(
+            spec,
+            ToolHandler::new(|_, _| async {
+                Ok::<_, ToolError>(
+                    Content::value(json!({"width": 1}))
+                        .image(Image::png(PNG))
+                        .link(ResourceLink::new("https://example.com/p/1", "picture 1")),
+                )
+            }),
+        )
+        .unwrap();
+    let app = tool_registry::http::Server::new(registry)
+        .name("media")
+        .router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, task)
+}
+
+/// A stand-in module whose one tool, declared with an output schema, answers the result its
+/// `case` argument names: a value that breaks the schema, or blocks no module may send.
+async fn lying_module() -> (String, tokio::task::JoinHandle<()>) {
+    use axum::routing::{get, post};
+    let manifest = json!({
+        "name": "liar",
+        "tools": [{
+            "tool_name": "liar.answer",
+            "description": "Answers.",
+            "input_schema": {"type": "object", "properties": {"case": {"type": "string"}}},
+            "output_schema": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}},
+        }],
+    })
+    .to_string();
+    let execute = |axum::Json(request): axum::Json<Value>| async move {
+        let image =
+            |mime: &str, data: &str| json!({"type": "image", "mimeType": mime, "data": data});
+        let blocks = match request["arguments"]["case"].as_str().unwrap_or_default() {
+            "wrong_type" => return axum::Json(json!({"success": true, "content": {"n": "many"}})),
+            "bad_base64" => json!([image("image/png", "not base64 at all!")]),
+            "not_png" => json!([image("image/png", "R0lGODlhAQABAAAAACw=")]),
+            "file_link" => {
+                json!([{"type": "resource_link", "uri": "file:///etc/shadow", "name": "s"}])
+            }
+            "unknown_kind" => json!([{"type": "hologram", "data": ""}]),
+            _ => json!([]),
+        };
+        axum::Json(json!({"success": true, "content": {"n": 1}, "blocks": blocks}))
+    };
+    let app = axum::Router::new()
+        .route("/manifest", get(move || async move { manifest }))
+        .route("/execute", post(execute));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_cross_a_module_and_what_breaks_its_promises_is_invalid_output() {
+    use tool_registry::content::{Block, BlockKind};
+    let (media, media_task) = media_module().await;
+    let (liar, liar_task) = lying_module().await;
+    let registry = gateway_registry();
+    let status = Gateway::builder(
+        registry.clone(),
+        ModuleMap::new()
+            .with("media", Module::new(&media))
+            .with("liar", Module::new(&liar)),
+    )
+    .cache(MemoryManifestCache::new())
+    .build()
+    .unwrap()
+    .start()
+    .await;
+    assert!(status.iter().all(|s| s.error.is_none()), "{status:?}");
+    let ctx = Ctx::for_scope(Scope::guest());
+
+    // The image's bytes and the link come through the wire as they left the tool.
+    let picture = registry
+        .call("media.picture", json!({}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(picture.content, json!({"width": 1}));
+    let kinds: Vec<BlockKind> = picture.blocks.iter().map(Block::kind).collect();
+    assert_eq!(kinds, [BlockKind::Image, BlockKind::ResourceLink]);
+    match &picture.blocks[0] {
+        Block::Image(image) => {
+            assert_eq!(image.data().as_ref(), PNG);
+            assert_eq!(image.mime_type(), "image/png");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The module's declared output schema came with its manifest.
+    let tool = registry.get("media.picture", Listing::every()).unwrap();
+    assert_eq!(tool.output_schema().unwrap()["required"], json!(["width"]));
+
+    // What the liar answers is checked at the gateway, whatever the module says of it.
+    for (case, path, says) in [
+        ("wrong_type", "n", "`type` rule"),
+        ("bad_base64", "blocks[0]", "invalid base64"),
+        ("not_png", "blocks[0]", "not image/png"),
+        ("file_link", "blocks[0]", "`file:` scheme"),
+        ("unknown_kind", "blocks[0]", "hologram"),
+    ] {
+        let error = registry
+            .call("liar.answer", json!({"case": case}), &ctx)
+            .await
+            .unwrap_err();
+        match &error {
+            ToolError::InvalidOutput {
+                tool,
+                path: at,
+                message,
+            } => {
+                assert_eq!(tool, "liar.answer", "{case}");
+                assert_eq!(at, path, "{case}: {message}");
+                assert!(message.contains(says), "{case}: {message}");
+            }
+            other => panic!("{case}: {other:?}"),
+        }
+    }
+    // And the gateway goes on.
+    let fine = registry
+        .call("liar.answer", json!({"case": "none"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(fine.content, json!({"n": 1}));
+    media_task.abort();
+    liar_task.abort();
+}
