@@ -924,3 +924,77 @@ fn a_closed_standard_output_ends_the_command_quietly_with_141() {
     let (stderr, code) = parsing.stderr_and_code();
     assert_eq!((stderr.as_str(), code), ("", Some(141)));
 }
+
+#[test]
+fn call_prints_binary_blocks_by_size_and_saves_them_only_where_told() {
+    let dir = workspace();
+    let args = r#"{"values": [1, 4, 2]}"#;
+
+    // Without --save: kind, MIME type and size, never the bytes or their base64.
+    let output = toolreg(dir.path(), &["call", "chart.draw", args]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let printed = stdout_json(&output);
+    assert_eq!(printed["content"]["bars"], 3);
+    let image = &printed["blocks"][0];
+    assert_eq!(image["type"], "image");
+    assert_eq!(image["mimeType"], "image/png");
+    assert!(image.get("data").is_none(), "{image}");
+    assert_eq!(image["saved"], Value::Null);
+    let size = image["bytes"].as_u64().unwrap();
+
+    // With --save: the same bytes the registry gives, in a new file whose path is printed.
+    let save = dir.path().join("out");
+    let output = toolreg(
+        dir.path(),
+        &["call", "chart.draw", args, "--save", save.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let saved = PathBuf::from(stdout_json(&output)["blocks"][0]["saved"].as_str().unwrap());
+    assert_eq!(saved.parent(), Some(save.as_path()));
+    let bytes = std::fs::read(&saved).unwrap();
+    assert_eq!(bytes.len() as u64, size);
+    let direct = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(Registry::global().call(
+            "chart.draw",
+            serde_json::json!({"values": [1, 4, 2]}),
+            &tool_registry::Ctx::new(),
+        ))
+        .unwrap();
+    match &direct.blocks[0] {
+        tool_registry::content::Block::Image(image) => assert_eq!(image.data().as_ref(), bytes),
+        other => panic!("{other:?}"),
+    }
+
+    // A file keeps its name; a name already taken, even by a link to elsewhere, is left alone
+    // and the next free name is used.
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "keep me").unwrap();
+    std::os::unix::fs::symlink(&outside, save.join("q3.csv")).unwrap();
+    let output = toolreg(
+        dir.path(),
+        &[
+            "call",
+            "chart.export",
+            r#"{"name": "q3", "values": [5]}"#,
+            "--save",
+            save.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let printed = stdout_json(&output);
+    assert_eq!(printed["blocks"][0]["name"], "q3.csv");
+    assert_eq!(
+        printed["blocks"][0]["saved"].as_str(),
+        save.join("q3-1.csv").to_str()
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
+    assert_eq!(
+        std::fs::read_to_string(save.join("q3-1.csv")).unwrap(),
+        "index,value\n0,5\n"
+    );
+    assert_eq!(printed["blocks"][1]["type"], "resource_link");
+    assert_eq!(printed["blocks"][1]["uri"], "chart://q3.png");
+}
