@@ -337,15 +337,15 @@ fn returned_type(func: &ToolFn) -> Option<&Type> {
 fn output_schema(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStream> {
     let wanted = attr.output_schema.as_ref().map(|f| f.value);
     let ty = returned_type(func).filter(|_| wanted != Some(false))?;
-    let value = quote!(<#ty as #p::IntoToolResult>::Value);
     Some(if wanted == Some(true) {
+        let value = quote_spanned!(ty.span()=> <#ty as #p::IntoToolResult>::Value);
         quote_spanned!(ty.span()=> ::core::option::Option::Some(
             || ::core::option::Option::Some(<#value as #p::OutputSchema>::output_schema())
         ))
     } else {
         quote!(::core::option::Option::Some(|| {
             use #p::probe::{OutputTyped as _, OutputUntyped as _};
-            (&&#p::probe::Probe::<#value>::new()).__tool_registry_output_schema()
+            (&&#p::probe::Probe::<#ty>::new()).__tool_registry_output_schema()
         }))
     })
 }
@@ -360,9 +360,14 @@ fn returns(attr: &ToolAttr, func: &ToolFn, p: &TokenStream) -> Option<TokenStrea
                 .find(|(name, _)| *name == kind.value)
                 .map(|(_, variant)| format_ident!("{}", variant))
         });
-        return Some(quote!(&[#(#p::BlockKind::#variants),*]));
+        return Some(quote!(|| &[#(#p::BlockKind::#variants),*]));
     }
-    returned_type(func).map(|ty| quote!(<#ty as #p::IntoToolResult>::KINDS))
+    returned_type(func).map(|ty| {
+        quote!(|| {
+            use #p::probe::{ReturnsKnown as _, ReturnsUnknown as _};
+            (&&#p::probe::Probe::<#ty>::new()).__tool_registry_returns()
+        })
+    })
 }
 
 /// The tool's `ToolParts`: the fields every tool has, the others only when the tool sets them

@@ -36,7 +36,7 @@ pub struct ToolParts {
     pub args: &'static [ArgInfo],
     pub input_schema: fn() -> Schema,
     pub output_schema: Option<fn() -> Option<Schema>>,
-    pub returns: &'static [crate::content::BlockKind],
+    pub returns: fn() -> &'static [crate::content::BlockKind],
     pub call: CallFn,
     pub enabled: Option<fn(&Scope) -> bool>,
     pub gate_fail_closed: bool,
@@ -80,7 +80,7 @@ impl ToolParts {
         args: &[],
         input_schema: Schema::default,
         output_schema: None,
-        returns: &[],
+        returns: || &[],
         call: |args, _| {
             crate::call::dispose_args(args);
             Err(ToolError::Misconfigured {
@@ -245,7 +245,7 @@ impl ToolDef {
 
     /// The kinds of blocks the tool returns besides its value.
     pub fn returns(&self) -> &'static [crate::content::BlockKind] {
-        self.parts.returns
+        (self.parts.returns)()
     }
 
     /// Builds the JSON Schema of the value the tool returns, when it has one.

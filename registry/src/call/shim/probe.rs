@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 
 use crate::call::{ToolArgs, ToolError};
+use crate::content::{BlockKind, IntoToolResult};
 
 /// The type under test.
 pub struct Probe<T>(PhantomData<T>);
@@ -114,15 +115,21 @@ pub fn schema_for<T: schemars::JsonSchema>() -> schemars::Schema {
     schema
 }
 
-// Called as `(&&Probe::<<T as IntoToolResult>::Value>::new()).__tool_registry_output_schema()`:
-// the output schema of a tool whose value has a JSON Schema, and none (no error) otherwise.
+// Called as `(&&Probe::<T>::new()).__tool_registry_output_schema()` and
+// `.__tool_registry_returns()`, for a tool's returned type `T`: the JSON Schema of its value and
+// the kinds of blocks it gives. A type that is no `IntoToolResult` has been reported once, by
+// `assert_output`; a value without a JSON Schema has none, and that is no error.
 
 pub trait OutputTyped {
     fn __tool_registry_output_schema(&self) -> Option<Schema>;
 }
-impl<T: JsonSchema> OutputTyped for &Probe<T> {
+impl<T> OutputTyped for &Probe<T>
+where
+    T: IntoToolResult,
+    T::Value: JsonSchema,
+{
     fn __tool_registry_output_schema(&self) -> Option<Schema> {
-        let schema = schema_for::<T>();
+        let schema = schema_for::<T::Value>();
         // `()` (always `null`) and `serde_json::Value` (anything) say nothing.
         let says_nothing = schema.as_bool() == Some(true)
             || schema.get("type").and_then(serde_json::Value::as_str) == Some("null")
@@ -139,5 +146,23 @@ pub trait OutputUntyped {
 impl<T> OutputUntyped for Probe<T> {
     fn __tool_registry_output_schema(&self) -> Option<Schema> {
         None
+    }
+}
+
+pub trait ReturnsKnown {
+    fn __tool_registry_returns(&self) -> &'static [BlockKind];
+}
+impl<T: IntoToolResult> ReturnsKnown for &Probe<T> {
+    fn __tool_registry_returns(&self) -> &'static [BlockKind] {
+        T::KINDS
+    }
+}
+
+pub trait ReturnsUnknown {
+    fn __tool_registry_returns(&self) -> &'static [BlockKind];
+}
+impl<T> ReturnsUnknown for Probe<T> {
+    fn __tool_registry_returns(&self) -> &'static [BlockKind] {
+        &[]
     }
 }
