@@ -9,6 +9,10 @@
 #   - one clean build of each 1,000-tool crate (skipped when BIG is 0).
 #
 #   registry/benches/compile_time.sh [RUNS [BIG]]     # RUNS defaults to 5, BIG to 1000
+#   OUTPUT_SCHEMAS=off registry/benches/compile_time.sh  # every tool `output_schema = false`
+#
+# By default every #[tool] fn's output schema is generated from its return type (all four
+# shapes return types with a JSON Schema); OUTPUT_SCHEMAS=off measures the macro without them.
 #
 # All crates have the same dependencies, built once and not timed; a clean build is
 # `cargo clean -p <crate>` then `cargo build` (debug profile) of that crate alone. Generated
@@ -176,6 +180,9 @@ generate_macro() {
             function_item "$i" macro
         done
     } >"$dir/src/lib.rs"
+    if [[ ${OUTPUT_SCHEMAS:-on} == off ]]; then
+        sed -i 's/^#\[tool(\(.*\))\]$/#[tool(\1, output_schema = false)]/' "$dir/src/lib.rs"
+    fi
 }
 
 # $1: the crate's name; $2: how many tools; $3: "serde" or "schemars" (serde + schemars, with
