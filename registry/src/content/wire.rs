@@ -233,11 +233,13 @@ fn block_of(wire: In) -> Result<Block, String> {
 }
 
 /// One block as JSON, in the shape above.
+#[cfg(any(feature = "cli", feature = "http", feature = "mcp"))]
 pub(crate) fn to_value(block: &Block) -> serde_json::Value {
     serde_json::to_value(out(block)).unwrap_or_default()
 }
 
 /// One block read from JSON in the shape above (base64 checked).
+#[cfg(any(feature = "http", feature = "mcp"))]
 pub(crate) fn from_value(value: serde_json::Value) -> Result<Block, String> {
     let wire = In::deserialize(value).map_err(|e| e.to_string())?;
     block_of(wire)
@@ -261,7 +263,7 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         .collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
 
