@@ -145,7 +145,7 @@ impl Registry {
     ///
     /// A result with [blocks](crate::content) carries them as the provider's own parts, and
     /// says in text what the provider cannot take (see the table in
-    /// [`format`](crate::format)'s `results.rs`). For OpenAI Chat Completions this is the
+    /// [`format`](mod@format)'s `results.rs`). For OpenAI Chat Completions this is the
     /// `tool` message only: its media go in a `user` message after it, which
     /// [`result_messages`](Self::result_messages) gives too.
     pub fn result_message(
