@@ -365,9 +365,14 @@ async fn results_answer_each_provider_in_its_shape() {
     assert_eq!(mcp["isError"], true);
     assert!(mcp.get("structuredContent").is_none());
     // A tool without an output schema answers in text only.
-    let list = tool_registry::ToolCall::new("file_manager.list", json!({}));
-    let listed = tool_registry::ToolResult::ok(json!({ "files": [] }));
-    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    let create = tool_registry::ToolCall::new("file_manager.create_document", json!({}));
+    let tool = registry.get(&create.name, Listing::every()).unwrap();
+    assert!(
+        tool.output_schema().is_none(),
+        "the case needs a tool without one"
+    );
+    let created = tool_registry::ToolResult::ok(json!({ "created": "notes/a.md" }));
+    let mcp = registry.result_message(Provider::Mcp, &create, &created);
     assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
 }
 

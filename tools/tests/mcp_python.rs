@@ -10,24 +10,19 @@ use std::process::Command;
 mod common;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
+#[path = "common/venv.rs"]
+mod venv;
 
 /// The virtualenv's Python: `$TOOLREG_MCP_PYTHON`, else `target/py-mcp/bin/python` at the
 /// workspace's root.
 fn python() -> PathBuf {
-    if let Some(path) = std::env::var_os("TOOLREG_MCP_PYTHON") {
-        return path.into();
-    }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/py-mcp/bin/python");
-    let ready = Command::new(&path)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|output| output.status.success());
-    assert!(
-        ready,
-        "the MCP Python SDK is missing: run scripts/test, which installs it, or \
-         `python3 -m venv target/py-mcp && target/py-mcp/bin/pip install mcp==2.3.0`"
-    );
-    path
+    venv::python(&venv::Venv {
+        var: "TOOLREG_MCP_PYTHON",
+        dir: "py-mcp",
+        imports: "mcp",
+        install: "mcp==2.3.0",
+        what: "the MCP Python SDK is",
+    })
 }
 
 #[test]

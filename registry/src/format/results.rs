@@ -11,12 +11,70 @@
 //! - MCP: a `CallToolResult` `{"content": [{"type": "text", "text"}], "structuredContent",
 //!   "isError"}`, with `structuredContent` when the tool declares an output schema
 //!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result>).
+//!
+//! # Blocks
+//!
+//! A result without [blocks](crate::content) keeps the plain form above: its value as text.
+//! With blocks, the value comes first as text (Gemini keeps it in `response`), then each block
+//! in order, as the provider's own part where it has one. What a provider cannot take becomes,
+//! in its place, a text that names it and says why, such as `[audio/wav, 5120 bytes: Anthropic
+//! tool results carry no audio]`: nothing is left out silently. Chat Completions' `tool`
+//! message takes text only, so its images, audio and PDFs go in a `user` message after it
+//! (`Registry::result_messages`), each announced in the `tool` message in its place.
+//!
+//! | block | OpenAI Chat Completions | OpenAI Responses | Anthropic | Gemini |
+//! | --- | --- | --- | --- | --- |
+//! | value | `text` part of the `tool` message | `input_text` | `text` | `response`'s `output` or `error` |
+//! | text | `text` part | `input_text` | `text` | `inlineData`, `text/plain` |
+//! | image: PNG, JPEG, WebP | `image_url` (data URL) in the `user` message | `input_image` (data URL) | `image` (base64 source) | `inlineData` |
+//! | image: GIF | as PNG | as PNG | as PNG | text: left out |
+//! | image: any other (SVG, ...) | text: left out | text: left out | text: left out | text: left out |
+//! | audio: WAV, MP3 | `input_audio` (base64, `wav`/`mp3`) in the `user` message | text: left out | text: left out | text: left out |
+//! | audio: any other | text: left out | text: left out | text: left out | text: left out |
+//! | file: PDF | `file` (`file_data` data URL, `filename`) in the `user` message | `input_file` (`file_data` data URL, `filename`) | `document` (base64 PDF source, `title`) | `inlineData`, `application/pdf`, `displayName` |
+//! | file: text (`text/*`, JSON, XML, in UTF-8) | its text in a `text` part, after a line that names it | `input_file` | `document` (plain-text source, `title`) | `inlineData`, `text/plain`, `displayName` |
+//! | file: office document, spreadsheet | text: left out | `input_file` | text: left out | text: left out |
+//! | file: any other (zip, ...) | text: left out | text: left out | text: left out | text: left out |
+//! | resource link | text: its URI, name, type, size and description (no provider's model fetches a link) | the same | the same | the same |
+//! | embedded resource | as a file of its MIME type named by its URI (text without a file name: as text, after a line that names it, for OpenAI) | the same | the same | the same |
+//!
+//! A named image (a file, an embedded resource) goes after a text that names it where the
+//! image part has no field for a name (OpenAI Responses, Anthropic). MIME types are read
+//! without parameters, `image/jpg`, `audio/x-wav` and `audio/mp3` as their standard names.
+//!
+//! What each provider accepts, as it documents it (and as `tools/tests/provider_types.rs`
+//! checks against the types of its official SDK):
+//!
+//! - OpenAI Chat Completions: a `tool` message's content is a string or `text` parts; a `user`
+//!   message's parts are `text`, `image_url`, `input_audio` (`wav`, `mp3`) and `file`
+//!   (<https://platform.openai.com/docs/api-reference/chat/create>); its `file` parts are PDFs
+//!   only, and for text "read the file in your application and send its contents as a text
+//!   content part" (<https://developers.openai.com/api/docs/guides/file-inputs>).
+//! - OpenAI Responses: a `function_call_output`'s `output` is a string or a list of
+//!   `input_text`, `input_image` and `input_file` parts, with no audio
+//!   (<https://platform.openai.com/docs/guides/function-calling>,
+//!   <https://platform.openai.com/docs/api-reference/responses/create#responses-create-input>);
+//!   `input_file` takes PDFs, text and code, rich documents, presentations and spreadsheets
+//!   (<https://developers.openai.com/api/docs/guides/file-inputs>). OpenAI's images are PNG, JPEG,
+//!   WebP and non-animated GIF (<https://platform.openai.com/docs/guides/images-vision>).
+//! - Anthropic: a `tool_result`'s `content` is a string or `text`, `image` and `document`
+//!   blocks (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>);
+//!   images are JPEG, PNG, GIF and WebP (<https://docs.anthropic.com/en/docs/build-with-claude/vision>);
+//!   documents are base64 PDFs (<https://docs.anthropic.com/en/docs/build-with-claude/pdf-support>)
+//!   or plain text (<https://docs.anthropic.com/en/docs/build-with-claude/citations>).
+//! - Gemini: a `functionResponse`'s `parts` hold media as `inlineData` (`mimeType`, base64
+//!   `data`, `displayName`), images (PNG, JPEG, WebP) and documents (PDF, plain text)
+//!   (<https://ai.google.dev/gemini-api/docs/function-calling#multimodal>,
+//!   `FunctionResponsePart` at <https://ai.google.dev/api/caching#FunctionResponse>); they
+//!   hold no text field, so text goes as `text/plain` data.
 
 use serde_json::{Map, Value, json};
 
 use super::Provider;
 use crate::call::ToolCall;
 use crate::call::ToolResult;
+use crate::content::wire::encode;
+use crate::content::{Block, ResourceBody, ResourceLink};
 
 /// `result`, the answer to `call`, as the message `provider` expects back; for MCP, a
 /// successful object is also the structured content of a tool that `declares_output`.
@@ -29,14 +87,15 @@ pub(crate) fn result_message(
     let id = call.id.as_deref().unwrap_or_default();
     let text = text_of(result);
     match provider {
-        Provider::OpenAi => json!({ "role": "tool", "tool_call_id": id, "content": text }),
+        Provider::OpenAi => chat_messages(call, result, text).swap_remove(0),
         Provider::Responses => {
-            json!({ "type": "function_call_output", "call_id": id, "output": text })
+            let output = parts_or_text(result, &RESPONSES, text);
+            json!({ "type": "function_call_output", "call_id": id, "output": output })
         }
         Provider::Anthropic => json!({
             "type": "tool_result",
             "tool_use_id": id,
-            "content": text,
+            "content": parts_or_text(result, &ANTHROPIC, text),
             "is_error": !result.success,
         }),
         Provider::Gemini => {
@@ -49,6 +108,9 @@ pub(crate) fn result_message(
             }
             part.insert("name".into(), call.name.clone().into());
             part.insert("response".into(), Value::Object(response));
+            if let Some(parts) = parts(result, &GEMINI) {
+                part.insert("parts".into(), Value::Array(parts.here));
+            }
             json!({ "functionResponse": part })
         }
         Provider::Mcp => {
@@ -75,5 +137,828 @@ fn text_of(result: &ToolResult) -> String {
     match answer_value(result) {
         Value::String(text) => text,
         other => other.to_string(),
+    }
+}
+
+/// Every message to append for `result`, in order: for OpenAI Chat Completions the `tool`
+/// message, then a `user` message with the media a tool message cannot carry, when there are
+/// any; for the others the one message of [`result_message`].
+pub(crate) fn result_messages(
+    provider: Provider,
+    declares_output: bool,
+    call: &ToolCall,
+    result: &ToolResult,
+) -> Vec<Value> {
+    match provider {
+        Provider::OpenAi => chat_messages(call, result, text_of(result)),
+        _ => vec![result_message(provider, declares_output, call, result)],
+    }
+}
+
+/// The Chat Completions messages of `result`: the `tool` message (its text as one string when
+/// there are no blocks, else text parts), then a `user` message with the media it announces,
+/// when there are any. `text` is [`text_of`] the result.
+fn chat_messages(call: &ToolCall, result: &ToolResult, text: String) -> Vec<Value> {
+    let id = call.id.as_deref().unwrap_or_default();
+    let Some(parts) = parts(result, &CHAT) else {
+        return vec![json!({ "role": "tool", "tool_call_id": id, "content": text })];
+    };
+    let mut messages = vec![json!({ "role": "tool", "tool_call_id": id, "content": parts.here })];
+    if !parts.after.is_empty() {
+        let intro = format!(
+            "The media of the result of tool call {id} ({}), announced in that result:",
+            call.name
+        );
+        let content: Vec<Value> = std::iter::once(text_part(&intro))
+            .chain(parts.after)
+            .collect();
+        messages.push(json!({ "role": "user", "content": content }));
+    }
+    messages
+}
+
+/// `result`'s parts for a provider whose result holds a list of them, or `text` when the
+/// result has no blocks (the shape every plain result keeps).
+fn parts_or_text(result: &ToolResult, rules: &Rules, text: String) -> Value {
+    match parts(result, rules) {
+        Some(parts) => Value::Array(parts.here),
+        None => Value::String(text),
+    }
+}
+
+/// How one provider carries what a result holds. One table row a provider, below.
+struct Rules {
+    /// A text part.
+    text: fn(&str) -> Value,
+    /// The part of some bytes, or why they cannot go.
+    media: fn(&Media<'_>) -> Carry,
+    /// What the provider's results are called, to say they carry no resource links: no
+    /// provider's model fetches the resources a tool links to.
+    results: &'static str,
+    /// Whether the structured value leads the parts; Gemini keeps it in `response` instead.
+    value: bool,
+}
+
+impl Rules {
+    const fn new(
+        text: fn(&str) -> Value,
+        media: fn(&Media<'_>) -> Carry,
+        results: &'static str,
+    ) -> Self {
+        Self {
+            text,
+            media,
+            results,
+            value: true,
+        }
+    }
+}
+
+const CHAT: Rules = Rules::new(text_part, chat_media, "OpenAI Chat Completions messages");
+const RESPONSES: Rules = Rules::new(
+    responses_text,
+    responses_media,
+    "OpenAI function call outputs",
+);
+const ANTHROPIC: Rules = Rules::new(text_part, anthropic_media, "Anthropic tool results");
+const GEMINI: Rules = Rules {
+    value: false,
+    ..Rules::new(gemini_text, gemini_media, "Gemini function responses")
+};
+
+/// What a provider does with some bytes.
+enum Carry {
+    /// These parts, in the result's place.
+    Here(Vec<Value>),
+    /// This part in a `user` message after the result, announced in the result's place (Chat
+    /// Completions, whose `tool` message takes text only).
+    After(Value),
+    /// Nothing but a text, in the result's place, that says what was left out and this reason.
+    Refused(&'static str),
+}
+
+/// The parts of a result message, and of the `user` message after it.
+#[derive(Default)]
+struct Parts {
+    here: Vec<Value>,
+    after: Vec<Value>,
+}
+
+/// `result`'s value (where `rules` puts it among the parts) and blocks as `rules`' parts, in
+/// order; `None` for a result without blocks, or one whose blocks come to nothing (empty text).
+fn parts(result: &ToolResult, rules: &Rules) -> Option<Parts> {
+    if result.blocks.is_empty() {
+        return None;
+    }
+    let text = rules.text;
+    let mut parts = Parts::default();
+    if rules.value && !answer_value(result).is_null() {
+        parts.here.push(text(&text_of(result)));
+    }
+    for block in &result.blocks {
+        match Piece::of(block) {
+            Piece::Text("") => {}
+            Piece::Text(said) => parts.here.push(text(said)),
+            Piece::Link(link) => {
+                let why = format!("{} carry no resource links", rules.results);
+                parts.here.push(text(&note(&link_text(link), &why)));
+            }
+            Piece::Media(media) => match (rules.media)(&media) {
+                Carry::Here(more) => parts.here.extend(more),
+                Carry::After(part) => {
+                    let after = "in the user message after this result";
+                    parts.here.push(text(&note(&media.describe(), after)));
+                    parts.after.push(part);
+                }
+                Carry::Refused(why) => parts.here.push(text(&note(&media.describe(), why))),
+            },
+        }
+    }
+    (!parts.here.is_empty()).then_some(parts)
+}
+
+/// One block as the providers see it.
+enum Piece<'a> {
+    Text(&'a str),
+    Link(&'a ResourceLink),
+    Media(Media<'a>),
+}
+
+impl<'a> Piece<'a> {
+    fn of(block: &'a Block) -> Self {
+        match block {
+            Block::Text(text) => Self::Text(text),
+            Block::Image(image) => Self::Media(Media::new(image.mime_type(), image.data(), None)),
+            Block::Audio(audio) => Self::Media(Media::new(audio.mime_type(), audio.data(), None)),
+            Block::File(file) => {
+                Self::Media(Media::new(file.mime_type(), file.data(), Some(file.name())))
+            }
+            Block::ResourceLink(link) => Self::Link(link),
+            Block::Resource(resource) => {
+                let (mime, data) = match &resource.body {
+                    ResourceBody::Text(text) => ("text/plain", text.as_bytes()),
+                    ResourceBody::Blob(data) => ("application/octet-stream", &data[..]),
+                };
+                let mime = resource.mime_type.as_deref().unwrap_or(mime);
+                Self::Media(Media::new(mime, data, Some(&resource.uri)))
+            }
+        }
+    }
+}
+
+/// Bytes of a result, whichever block brought them: an image, a clip, a file, an embedded
+/// resource.
+struct Media<'a> {
+    kind: Kind<'a>,
+    /// The MIME type without parameters, in lower case, common aliases resolved.
+    mime: String,
+    data: &'a [u8],
+    /// The file's name, or the embedded resource's URI.
+    name: Option<&'a str>,
+    /// A name for a provider's `filename` field: the file's, or the last segment of the
+    /// resource's URI when it has an extension.
+    file: Option<&'a str>,
+}
+
+/// What the providers tell apart.
+enum Kind<'a> {
+    Image,
+    Audio,
+    Pdf,
+    /// Text in UTF-8 (`text/*`, JSON, XML), as a string.
+    Text(&'a str),
+    Other,
+}
+
+impl<'a> Media<'a> {
+    fn new(mime: &str, data: &'a [u8], name: Option<&'a str>) -> Self {
+        let essence = mime.split(';').next().unwrap_or_default().trim();
+        let mime = match essence.to_ascii_lowercase().as_str() {
+            "image/jpg" => "image/jpeg".to_owned(),
+            "audio/x-wav" | "audio/wave" => "audio/wav".to_owned(),
+            "audio/mp3" => "audio/mpeg".to_owned(),
+            other => other.to_owned(),
+        };
+        let textual = mime.starts_with("text/")
+            || ["application/json", "application/xml"].contains(&mime.as_str())
+            || mime.ends_with("+json")
+            || mime.ends_with("+xml");
+        let kind = if mime.starts_with("image/") {
+            Kind::Image
+        } else if mime.starts_with("audio/") {
+            Kind::Audio
+        } else if mime == "application/pdf" {
+            Kind::Pdf
+        } else if textual {
+            std::str::from_utf8(data).map_or(Kind::Other, Kind::Text)
+        } else {
+            Kind::Other
+        };
+        let file = name.and_then(|name| {
+            let path = name.split(['?', '#']).next().unwrap_or_default();
+            let last = path.rsplit(['/', ':']).next().unwrap_or_default();
+            (last.contains('.') && !last.starts_with('.')).then_some(last)
+        });
+        Self {
+            kind,
+            mime,
+            data,
+            name,
+            file,
+        }
+    }
+
+    /// `q3.pdf (application/pdf, 1234 bytes)`, or `image/png, 1234 bytes` without a name.
+    fn describe(&self) -> String {
+        let (mime, len) = (&self.mime, self.data.len());
+        match self.name {
+            Some(name) => format!("{name} ({mime}, {len} bytes)"),
+            None => format!("{mime}, {len} bytes"),
+        }
+    }
+
+    /// The bytes as standard base64.
+    fn base64(&self) -> String {
+        encode(self.data)
+    }
+
+    /// `data:<mime>;base64,<bytes>`.
+    fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64())
+    }
+
+    /// The text of a text file, after a line that names it.
+    fn headed(&self, text: &str) -> String {
+        format!("[{}]\n{text}", self.describe())
+    }
+}
+
+/// `[what: why]`: what a provider was not given, and why; or where it went.
+fn note(what: &str, why: &str) -> String {
+    format!("[{what}: {why}]")
+}
+
+/// `resource link kb://q3 (q3 archive, application/pdf, 512 bytes): what it is`.
+fn link_text(link: &ResourceLink) -> String {
+    let mut about = vec![link.name.clone()];
+    about.extend(link.title.as_ref().map(|title| format!("{title:?}")));
+    about.extend(link.mime_type.clone());
+    about.extend(link.size.map(|size| format!("{size} bytes")));
+    let mut text = format!("resource link {} ({})", link.uri, about.join(", "));
+    if let Some(description) = &link.description {
+        text.push_str(": ");
+        text.push_str(description);
+    }
+    text
+}
+
+/// `value` with `key` set to `name` when there is one.
+fn named(mut value: Value, key: &str, name: Option<&str>) -> Value {
+    if let (Some(object), Some(name)) = (value.as_object_mut(), name) {
+        object.insert(key.into(), name.into());
+    }
+    value
+}
+
+/// `part` after a text that names it, for a named file where the part has no field for a
+/// name.
+fn labelled(text: fn(&str) -> Value, media: &Media<'_>, part: Value) -> Vec<Value> {
+    match media.name {
+        Some(_) => vec![text(&format!("[{}]", media.describe())), part],
+        None => vec![part],
+    }
+}
+
+/// The image types OpenAI and Anthropic both take.
+const WEB_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The image types Gemini takes in a function response.
+const GEMINI_IMAGES: [&str; 3] = ["image/png", "image/jpeg", "image/webp"];
+
+/// The office documents and spreadsheets OpenAI's file inputs read, besides PDF and text.
+fn is_office(mime: &str) -> bool {
+    mime.starts_with("application/vnd.openxmlformats-officedocument.")
+        || mime.starts_with("application/vnd.oasis.opendocument.")
+        || [
+            "application/msword",
+            "application/rtf",
+            "application/vnd.ms-excel",
+            "application/vnd.ms-powerpoint",
+        ]
+        .contains(&mime)
+}
+
+/// A text part of Chat Completions and Anthropic, which write it alike.
+fn text_part(text: &str) -> Value {
+    json!({ "type": "text", "text": text })
+}
+
+/// Images, WAV and MP3 clips and PDFs follow in a `user` message; text files go in the `tool`
+/// message, as OpenAI advises for text in Chat Completions.
+fn chat_media(media: &Media<'_>) -> Carry {
+    match (&media.kind, media.mime.as_str()) {
+        (Kind::Image, mime) if WEB_IMAGES.contains(&mime) => Carry::After(json!({
+            "type": "image_url",
+            "image_url": { "url": media.data_url() },
+        })),
+        (Kind::Image, _) => Carry::Refused("OpenAI takes PNG, JPEG, GIF and WebP images"),
+        (Kind::Audio, "audio/wav" | "audio/mpeg") => {
+            let format = if media.mime == "audio/wav" {
+                "wav"
+            } else {
+                "mp3"
+            };
+            Carry::After(json!({
+                "type": "input_audio",
+                "input_audio": { "data": media.base64(), "format": format },
+            }))
+        }
+        (Kind::Audio, _) => Carry::Refused("OpenAI Chat Completions takes WAV and MP3 audio"),
+        (Kind::Pdf, _) => {
+            let file = named(
+                json!({ "file_data": media.data_url() }),
+                "filename",
+                media.file,
+            );
+            Carry::After(json!({ "type": "file", "file": file }))
+        }
+        (Kind::Text(text), _) => Carry::Here(vec![text_part(&media.headed(text))]),
+        (Kind::Other, _) => Carry::Refused("OpenAI Chat Completions takes PDF files only"),
+    }
+}
+
+fn responses_text(text: &str) -> Value {
+    json!({ "type": "input_text", "text": text })
+}
+
+/// Images as `input_image`; PDFs, office documents and text files as `input_file`; text
+/// without a file name (an embedded resource's) as text.
+fn responses_media(media: &Media<'_>) -> Carry {
+    let file = || {
+        let file = json!({ "type": "input_file", "file_data": media.data_url() });
+        Carry::Here(vec![named(file, "filename", media.file)])
+    };
+    match (&media.kind, media.mime.as_str()) {
+        (Kind::Image, mime) if WEB_IMAGES.contains(&mime) => {
+            let image = json!({ "type": "input_image", "image_url": media.data_url() });
+            Carry::Here(labelled(responses_text, media, image))
+        }
+        (Kind::Image, _) => Carry::Refused("OpenAI takes PNG, JPEG, GIF and WebP images"),
+        (Kind::Audio, _) => Carry::Refused("OpenAI function call outputs carry no audio"),
+        (Kind::Text(text), _) if media.file.is_none() => {
+            Carry::Here(vec![responses_text(&media.headed(text))])
+        }
+        (Kind::Pdf | Kind::Text(_), _) => file(),
+        (Kind::Other, mime) if is_office(mime) => file(),
+        (Kind::Other, _) => {
+            Carry::Refused("OpenAI file inputs are PDF, text, office documents and spreadsheets")
+        }
+    }
+}
+
+/// Images as `image`, PDFs and text files as `document` (base64 PDF, or plain text) titled
+/// with their names.
+fn anthropic_media(media: &Media<'_>) -> Carry {
+    let document = |source: Value| {
+        let document = json!({ "type": "document", "source": source });
+        Carry::Here(vec![named(document, "title", media.name)])
+    };
+    match (&media.kind, media.mime.as_str()) {
+        (Kind::Image, mime) if WEB_IMAGES.contains(&mime) => {
+            let image = json!({
+                "type": "image",
+                "source": { "type": "base64", "media_type": mime, "data": media.base64() },
+            });
+            Carry::Here(labelled(text_part, media, image))
+        }
+        (Kind::Image, _) => Carry::Refused("Anthropic takes JPEG, PNG, GIF and WebP images"),
+        (Kind::Audio, _) => Carry::Refused("Anthropic tool results carry no audio"),
+        (Kind::Pdf, _) => document(json!({
+            "type": "base64", "media_type": "application/pdf", "data": media.base64(),
+        })),
+        (Kind::Text(text), _) => document(json!({
+            "type": "text", "media_type": "text/plain", "data": text,
+        })),
+        (Kind::Other, _) => Carry::Refused("Anthropic documents are PDF or plain text"),
+    }
+}
+
+/// Text as a `text/plain` part: a function response's parts hold media only.
+fn gemini_text(text: &str) -> Value {
+    gemini_inline("text/plain", text.as_bytes(), None)
+}
+
+/// Images (PNG, JPEG, WebP), PDFs and text files (as `text/plain`) as inline data, named.
+fn gemini_media(media: &Media<'_>) -> Carry {
+    let inline = |mime| Carry::Here(vec![gemini_inline(mime, media.data, media.name)]);
+    match (&media.kind, media.mime.as_str()) {
+        (Kind::Image, mime) if GEMINI_IMAGES.contains(&mime) => inline(mime),
+        (Kind::Image, _) => Carry::Refused("Gemini takes PNG, JPEG and WebP images"),
+        (Kind::Audio, _) => Carry::Refused("Gemini function responses carry no audio"),
+        (Kind::Pdf, _) => inline("application/pdf"),
+        (Kind::Text(_), _) => inline("text/plain"),
+        (Kind::Other, _) => Carry::Refused("Gemini function responses take PDF and plain text"),
+    }
+}
+
+/// A `FunctionResponsePart` of inline data.
+fn gemini_inline(mime: &str, data: &[u8], name: Option<&str>) -> Value {
+    let blob = json!({ "mimeType": mime, "data": encode(data) });
+    json!({ "inlineData": named(blob, "displayName", name) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::wire::decode;
+    use crate::content::{Audio, File, Image, Resource};
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
+    const WAV: &[u8] = b"RIFF\0\0\0\0WAVE";
+
+    fn call() -> ToolCall {
+        let mut call = ToolCall::new("report__get", json!({}));
+        call.id = Some("call_1".into());
+        call
+    }
+
+    /// A value and one block of every kind, some of which no provider takes.
+    fn every_kind() -> ToolResult {
+        let link = ResourceLink::new("kb://q3", "q3")
+            .with_mime_type("application/pdf")
+            .with_description("the archive");
+        ToolResult::ok(json!({ "quarter": 3 }))
+            .with_block(Block::text("Summary below."))
+            .with_block(Image::png(PNG.to_vec()))
+            .with_block(Audio::wav(WAV.to_vec()))
+            .with_block(File::new("q3.pdf", b"%PDF-1.7".to_vec()))
+            .with_block(File::new("q3.csv", b"a,b\n1,2\n".to_vec()))
+            .with_block(File::new("q3.zip", b"PK\x03\x04".to_vec()))
+            .with_block(link)
+            .with_block(Resource::text("kb://notes", "a note"))
+            .with_block(Resource::blob("kb://logo", "image/png", PNG.to_vec()))
+            .with_block(Image::new("image/svg+xml", b"<svg/>".to_vec()))
+            .with_block(Block::text(""))
+    }
+
+    fn message(provider: Provider, result: &ToolResult) -> Value {
+        result_message(provider, false, &call(), result)
+    }
+
+    /// The `type` of each part.
+    fn types(parts: &Value) -> Vec<&str> {
+        let parts = parts.as_array().expect("a list of parts");
+        parts
+            .iter()
+            .map(|part| part["type"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_result_without_blocks_keeps_its_plain_form() {
+        let result = ToolResult::ok(json!({ "n": 1 }));
+        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        assert_eq!(
+            chat,
+            [json!({ "role": "tool", "tool_call_id": "call_1", "content": r#"{"n":1}"# })]
+        );
+        assert_eq!(
+            message(Provider::Responses, &result)["output"],
+            r#"{"n":1}"#
+        );
+        assert_eq!(
+            message(Provider::Anthropic, &result)["content"],
+            r#"{"n":1}"#
+        );
+        let gemini = message(Provider::Gemini, &result);
+        assert_eq!(
+            gemini["functionResponse"]["response"],
+            json!({ "output": { "n": 1 } })
+        );
+        assert!(gemini["functionResponse"].get("parts").is_none());
+        for provider in Provider::ALL {
+            let messages = result_messages(provider, false, &call(), &result);
+            assert_eq!(messages, [message(provider, &result)], "{provider}");
+        }
+    }
+
+    #[test]
+    fn responses_output_is_a_list_of_input_parts() {
+        let output = &message(Provider::Responses, &every_kind())["output"];
+        assert_eq!(
+            types(output),
+            [
+                "input_text",  // the value
+                "input_text",  // the text block
+                "input_image", // the PNG
+                "input_text",  // the audio, refused
+                "input_file",  // the PDF
+                "input_file",  // the CSV
+                "input_text",  // the zip, refused
+                "input_text",  // the link, refused
+                "input_text",  // the text resource, which has no file name
+                "input_text",  // the label of the PNG resource
+                "input_image", // the PNG resource
+                "input_text",  // the SVG, refused
+            ]
+        );
+        assert_eq!(output[0]["text"], r#"{"quarter":3}"#);
+        assert_eq!(output[1]["text"], "Summary below.");
+        assert_eq!(output[2]["image_url"], "data:image/png;base64,iVBORw0KGgo=");
+        assert_eq!(
+            output[3]["text"],
+            "[audio/wav, 12 bytes: OpenAI function call outputs carry no audio]"
+        );
+        assert_eq!(
+            output[4],
+            json!({
+                "type": "input_file",
+                "file_data": "data:application/pdf;base64,JVBERi0xLjc=",
+                "filename": "q3.pdf",
+            })
+        );
+        assert_eq!(
+            output[5],
+            json!({
+                "type": "input_file",
+                "file_data": "data:text/csv;base64,YSxiCjEsMgo=",
+                "filename": "q3.csv",
+            })
+        );
+        assert!(
+            output[6]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[q3.zip (application/zip")
+        );
+        assert_eq!(
+            output[7]["text"],
+            "[resource link kb://q3 (q3, application/pdf): the archive: \
+             OpenAI function call outputs carry no resource links]"
+        );
+        assert_eq!(
+            output[8]["text"],
+            "[kb://notes (text/plain, 6 bytes)]\na note"
+        );
+        assert_eq!(output[9]["text"], "[kb://logo (image/png, 8 bytes)]");
+        assert_eq!(
+            output[11]["text"],
+            "[image/svg+xml, 6 bytes: OpenAI takes PNG, JPEG, GIF and WebP images]"
+        );
+    }
+
+    #[test]
+    fn anthropic_content_is_text_image_and_document_blocks() {
+        let message = message(Provider::Anthropic, &every_kind());
+        assert_eq!(message["is_error"], false);
+        let content = &message["content"];
+        assert_eq!(
+            types(content),
+            [
+                "text", "text", "image", "text", "document", "document", "text", "text",
+                "document", "text", "image", "text",
+            ]
+        );
+        assert_eq!(
+            content[2]["source"],
+            json!({ "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo=" })
+        );
+        assert_eq!(
+            content[3]["text"],
+            "[audio/wav, 12 bytes: Anthropic tool results carry no audio]"
+        );
+        assert_eq!(
+            content[4],
+            json!({
+                "type": "document",
+                "source": { "type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjc=" },
+                "title": "q3.pdf",
+            })
+        );
+        assert_eq!(
+            content[5],
+            json!({
+                "type": "document",
+                "source": { "type": "text", "media_type": "text/plain", "data": "a,b\n1,2\n" },
+                "title": "q3.csv",
+            })
+        );
+        assert_eq!(
+            content[6]["text"],
+            "[q3.zip (application/zip, 4 bytes): Anthropic documents are PDF or plain text]"
+        );
+        assert_eq!(content[8]["title"], "kb://notes");
+        assert_eq!(content[9]["text"], "[kb://logo (image/png, 8 bytes)]");
+    }
+
+    #[test]
+    fn gemini_keeps_the_value_in_response_and_the_rest_in_parts() {
+        let message = message(Provider::Gemini, &every_kind());
+        let response = &message["functionResponse"];
+        assert_eq!(response["response"], json!({ "output": { "quarter": 3 } }));
+        let parts = response["parts"].as_array().unwrap();
+        let inline: Vec<(&str, String, Option<&str>)> = parts
+            .iter()
+            .map(|part| {
+                let blob = &part["inlineData"];
+                let data = decode(blob["data"].as_str().unwrap()).unwrap();
+                let name = blob.get("displayName").and_then(Value::as_str);
+                let mime = blob["mimeType"].as_str().unwrap();
+                (mime, String::from_utf8_lossy(&data).into_owned(), name)
+            })
+            .collect();
+        let text = |text: &str| ("text/plain", text.to_owned(), None);
+        assert_eq!(inline.len(), 10, "{inline:?}");
+        assert_eq!(inline[0], text("Summary below."));
+        assert_eq!(inline[1].0, "image/png");
+        assert_eq!(
+            inline[2],
+            text("[audio/wav, 12 bytes: Gemini function responses carry no audio]")
+        );
+        assert_eq!(
+            inline[3],
+            ("application/pdf", "%PDF-1.7".into(), Some("q3.pdf"))
+        );
+        assert_eq!(
+            inline[4],
+            ("text/plain", "a,b\n1,2\n".into(), Some("q3.csv"))
+        );
+        assert!(
+            inline[5]
+                .1
+                .ends_with("Gemini function responses take PDF and plain text]")
+        );
+        assert!(inline[6].1.contains("kb://q3"));
+        assert_eq!(
+            inline[7],
+            ("text/plain", "a note".into(), Some("kb://notes"))
+        );
+        assert_eq!(inline[8].2, Some("kb://logo"));
+        assert!(
+            inline[9]
+                .1
+                .ends_with("Gemini takes PNG, JPEG and WebP images]")
+        );
+    }
+
+    #[test]
+    fn chat_says_in_the_tool_message_what_the_user_message_after_it_carries() {
+        let messages = result_messages(Provider::OpenAi, false, &call(), &every_kind());
+        assert_eq!(messages.len(), 2);
+        let tool = &messages[0];
+        assert_eq!(tool["role"], "tool");
+        assert_eq!(tool["tool_call_id"], "call_1");
+        assert_eq!(tool, &message(Provider::OpenAi, &every_kind()));
+        let said: Vec<&str> = (tool["content"].as_array().unwrap().iter())
+            .map(|part| {
+                assert_eq!(part["type"], "text");
+                part["text"].as_str().unwrap()
+            })
+            .collect();
+        let after = "in the user message after this result]";
+        assert_eq!(said[0], r#"{"quarter":3}"#);
+        assert_eq!(said[1], "Summary below.");
+        assert_eq!(said[2], format!("[image/png, 8 bytes: {after}"));
+        assert_eq!(said[3], format!("[audio/wav, 12 bytes: {after}"));
+        assert_eq!(
+            said[4],
+            format!("[q3.pdf (application/pdf, 8 bytes): {after}")
+        );
+        assert_eq!(said[5], "[q3.csv (text/csv, 8 bytes)]\na,b\n1,2\n");
+        assert!(said[6].ends_with("OpenAI Chat Completions takes PDF files only]"));
+        assert!(said[7].ends_with("OpenAI Chat Completions messages carry no resource links]"));
+        assert_eq!(said[8], "[kb://notes (text/plain, 6 bytes)]\na note");
+        assert_eq!(said[9], format!("[kb://logo (image/png, 8 bytes): {after}"));
+        assert!(said[10].ends_with("OpenAI takes PNG, JPEG, GIF and WebP images]"));
+        assert_eq!(said.len(), 11);
+
+        let user = &messages[1];
+        assert_eq!(user["role"], "user");
+        let content = &user["content"];
+        assert_eq!(
+            types(content),
+            ["text", "image_url", "input_audio", "file", "image_url"]
+        );
+        assert!(
+            content[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("call_1 (report__get)")
+        );
+        assert_eq!(
+            content[2]["input_audio"],
+            json!({ "data": "UklGRgAAAABXQVZF", "format": "wav" })
+        );
+        assert_eq!(
+            content[3]["file"],
+            json!({ "file_data": "data:application/pdf;base64,JVBERi0xLjc=", "filename": "q3.pdf" })
+        );
+    }
+
+    #[test]
+    fn chat_with_text_only_blocks_is_one_message() {
+        let result = ToolResult::ok("done").with_block(File::new("a.txt", b"hi".to_vec()));
+        let messages = result_messages(Provider::OpenAi, false, &call(), &result);
+        assert_eq!(
+            messages,
+            [
+                json!({ "role": "tool", "tool_call_id": "call_1", "content": [
+                { "type": "text", "text": "done" },
+                { "type": "text", "text": "[a.txt (text/plain, 2 bytes)]\nhi" },
+            ] })
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failure_with_blocks_is_still_an_error() {
+        let result = ToolResult::failure("the chart is empty").with_block(Image::png(PNG.to_vec()));
+        let anthropic = message(Provider::Anthropic, &result);
+        assert_eq!(anthropic["is_error"], true);
+        assert_eq!(anthropic["content"][0]["text"], "the chart is empty");
+        assert_eq!(anthropic["content"][1]["type"], "image");
+        let gemini = &message(Provider::Gemini, &result)["functionResponse"];
+        assert_eq!(gemini["response"], json!({ "error": "the chart is empty" }));
+        assert_eq!(gemini["parts"][0]["inlineData"]["mimeType"], "image/png");
+    }
+
+    #[test]
+    fn a_result_of_blocks_only_has_no_value_part() {
+        let result = ToolResult::from_blocks(vec![Image::jpeg(b"\xff\xd8\xff".to_vec()).into()]);
+        let content = &message(Provider::Anthropic, &result)["content"];
+        assert_eq!(types(content), ["image"]);
+        assert_eq!(content[0]["source"]["media_type"], "image/jpeg");
+        let output = &message(Provider::Responses, &result)["output"];
+        assert_eq!(types(output), ["input_image"]);
+        // Empty text is nothing to say: the plain form stays.
+        let empty = ToolResult::from_blocks(vec![Block::text("")]);
+        assert_eq!(message(Provider::Anthropic, &empty)["content"], "null");
+    }
+
+    #[test]
+    fn mime_aliases_and_parameters_are_read_as_their_types() {
+        let result = ToolResult::from_blocks(vec![
+            Image::new("image/JPG", b"\xff\xd8\xff".to_vec()).into(),
+            Audio::new("audio/mp3", b"ID3".to_vec()).into(),
+            File::new("n.md", b"# hi".to_vec())
+                .with_mime_type("text/markdown; charset=utf-8")
+                .into(),
+        ]);
+        let content = &message(Provider::Anthropic, &result)["content"];
+        assert_eq!(content[0]["source"]["media_type"], "image/jpeg");
+        assert_eq!(content[2]["source"]["data"], "# hi");
+        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        assert_eq!(chat[1]["content"][2]["input_audio"]["format"], "mp3");
+        assert_eq!(
+            chat[0]["content"][2]["text"],
+            "[n.md (text/markdown, 4 bytes)]\n# hi"
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_a_binary_file() {
+        let result = ToolResult::from_blocks(vec![File::new("a.txt", b"\xff\xfe".to_vec()).into()]);
+        assert_eq!(
+            message(Provider::Anthropic, &result)["content"][0]["text"],
+            "[a.txt (text/plain, 2 bytes): Anthropic documents are PDF or plain text]"
+        );
+    }
+
+    #[test]
+    fn an_embedded_resource_is_a_file_named_by_its_uri() {
+        let pdf = |uri| Resource::blob(uri, "application/pdf", b"%PDF-1.7".to_vec());
+        let result = ToolResult::from_blocks(vec![
+            pdf("https://example.com/r/q3.pdf?v=2").into(),
+            pdf("kb://q4").into(),
+        ]);
+        let output = &message(Provider::Responses, &result)["output"];
+        assert_eq!(output[0]["filename"], "q3.pdf");
+        assert_eq!(output[1]["type"], "input_file");
+        assert!(output[1].get("filename").is_none(), "no file name to give");
+        let content = &message(Provider::Anthropic, &result)["content"];
+        assert_eq!(content[0]["title"], "https://example.com/r/q3.pdf?v=2");
+        assert_eq!(content[1]["title"], "kb://q4");
+    }
+
+    #[test]
+    fn office_documents_go_to_responses_as_files() {
+        let docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+        let result = ToolResult::from_blocks(vec![
+            File::new("a.docx", b"PK\x03\x04".to_vec())
+                .with_mime_type(docx)
+                .into(),
+            Audio::new("audio/ogg", b"OggS".to_vec()).into(),
+        ]);
+        let output = &message(Provider::Responses, &result)["output"];
+        assert_eq!(output[0]["type"], "input_file");
+        assert_eq!(output[0]["filename"], "a.docx");
+        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        assert_eq!(chat.len(), 1, "neither a docx nor an OGG clip goes to chat");
+        assert!(
+            chat[0]["content"][1]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("takes WAV and MP3 audio]")
+        );
     }
 }

@@ -142,17 +142,64 @@ impl Registry {
     ///     "type": "tool_result", "tool_use_id": "toolu_01", "content": "3 notes", "is_error": false
     /// }));
     /// ```
+    ///
+    /// A result with [blocks](crate::content) carries them as the provider's own parts, and
+    /// says in text what the provider cannot take (see the table in
+    /// [`format`](mod@format)'s `results.rs`). For OpenAI Chat Completions this is the
+    /// `tool` message only: its media go in a `user` message after it, which
+    /// [`result_messages`](Self::result_messages) gives too.
     pub fn result_message(
         &self,
         provider: Provider,
         call: &ToolCall,
         result: &ToolResult,
     ) -> Value {
-        let declares_output = provider == Provider::Mcp
+        let declares_output = self.declares_output(provider, call);
+        format::result_message(provider, declares_output, call, result)
+    }
+
+    /// Every message to append to the conversation for `result`, the answer to `call`, in
+    /// order: for OpenAI Chat Completions the `tool` message, then, when the result holds
+    /// images, audio or PDFs (which a `tool` message cannot carry), a `user` message with them;
+    /// for the other providers the one message of [`result_message`](Self::result_message).
+    ///
+    /// ```
+    /// # use serde_json::json;
+    /// # use tool_registry::content::Image;
+    /// # use tool_registry::{Registry, ToolCall, ToolResult};
+    /// # use tool_registry::format::Provider;
+    /// let mut call = ToolCall::new("chart", json!({}));
+    /// call.id = Some("call_1".into());
+    /// let png = b"\x89PNG\r\n\x1a\n".to_vec();
+    /// let result = ToolResult::ok(json!({"bars": 3})).with_block(Image::png(png));
+    ///
+    /// let messages = Registry::global().result_messages(Provider::OpenAi, &call, &result);
+    /// assert_eq!(messages.len(), 2);
+    /// assert_eq!(messages[0]["role"], "tool");
+    /// assert_eq!(messages[0]["content"][0]["text"], r#"{"bars":3}"#);
+    /// assert_eq!(messages[1]["role"], "user");
+    /// assert_eq!(messages[1]["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
+    ///
+    /// let messages = Registry::global().result_messages(Provider::Anthropic, &call, &result);
+    /// assert_eq!(messages.len(), 1);
+    /// assert_eq!(messages[0]["content"][1]["type"], "image");
+    /// ```
+    pub fn result_messages(
+        &self,
+        provider: Provider,
+        call: &ToolCall,
+        result: &ToolResult,
+    ) -> Vec<Value> {
+        let declares_output = self.declares_output(provider, call);
+        format::result_messages(provider, declares_output, call, result)
+    }
+
+    /// Whether `call`'s tool declares an output schema, which only MCP's results reflect.
+    fn declares_output(&self, provider: Provider, call: &ToolCall) -> bool {
+        provider == Provider::Mcp
             && self
                 .lookup(&call.name)
-                .is_some_and(|tool| tool.output_schema().is_some());
-        format::result_message(provider, declares_output, call, result)
+                .is_some_and(|tool| tool.output_schema().is_some())
     }
 
     /// The documentation of the tools `listing` holds, sorted by name: with a `&Scope`, those

@@ -1,0 +1,41 @@
+//! The Python of a virtualenv that `scripts/test` makes, for the tests that check the registry
+//! against official Python SDKs.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A virtualenv under `target/` and what it holds.
+pub struct Venv {
+    /// The variable that names another Python to use instead.
+    pub var: &'static str,
+    /// Its folder under `target/`.
+    pub dir: &'static str,
+    /// The modules it must import, comma-separated as in Python's `import`.
+    pub imports: &'static str,
+    /// What `pip install` takes to fill it by hand.
+    pub install: &'static str,
+    /// What it holds, for the message when it is missing.
+    pub what: &'static str,
+}
+
+/// `$var` when set, else the virtualenv's Python at the workspace's root, once it imports what
+/// it must; fails naming the commands that make it when it does not.
+pub fn python(venv: &Venv) -> PathBuf {
+    if let Some(path) = std::env::var_os(venv.var) {
+        return path.into();
+    }
+    let dir = venv.dir;
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../target/{dir}/bin/python"));
+    let ready = Command::new(&path)
+        .args(["-c", &format!("import {}", venv.imports)])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    assert!(
+        ready,
+        "{} missing: run scripts/test, which installs it, or \
+         `python3 -m venv target/{dir} && target/{dir}/bin/pip install {}`",
+        venv.what, venv.install
+    );
+    path
+}
