@@ -24,6 +24,7 @@ pub mod http;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
+pub(crate) mod media;
 mod meta;
 #[doc(inline)]
 pub use tool_registry_parse as parse;

@@ -12,6 +12,7 @@
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
+//! | `into_result.rs` | what a tool may return (`IntoToolResult`), and `Content`, a value with blocks; public in [`content`](crate::content) |
 //! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code |
 //! | `tool_call.rs` | [`ToolCall`]: one call a model asked for |
 //! | `events.rs` | [`ToolEvent`]: what a batch of calls reports as it runs |
@@ -26,6 +27,7 @@ pub(crate) mod error;
 mod events;
 pub(crate) mod fields;
 mod guard;
+pub(crate) mod into_result;
 pub(crate) mod lenient;
 pub(crate) mod result;
 pub(crate) mod shim;
@@ -44,6 +46,7 @@ pub(crate) use depth::{dispose, nests_deeper};
 pub(crate) use error::ToolError;
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};
+pub(crate) use into_result::IntoToolResult;
 pub(crate) use result::ToolResult;
 pub(crate) use shim::{BoxFuture, CallEnv, CallFn};
 

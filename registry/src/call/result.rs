@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ToolError;
 use crate::audit::Audit;
-use crate::content::Block;
+use crate::media::Block;
 
 /// The outcome of one tool call, as the knowledge-base bot spec defines it: a structured value
 /// (`content`) and an ordered list of [`Block`]s (images, audio, files, links; see
@@ -28,7 +28,7 @@ pub struct ToolResult {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        with = "crate::content::wire"
+        with = "crate::media::wire"
     )]
     pub blocks: Vec<Block>,
     /// A follow-up message for the user, if any (`None` = silent).

@@ -70,14 +70,14 @@ pub struct ToolDoc {
     /// The kinds of blocks (images, files, links, ...) the tool returns besides its value;
     /// empty for a value only (see [`Tool::returns`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub returns: Vec<crate::content::BlockKind>,
+    pub returns: Vec<crate::media::BlockKind>,
 }
 
 impl ToolDoc {
     /// What the tool returns, in words: `a value`, `a value, then image blocks`, `blocks of
     /// any kind`, ...
     pub fn returns_text(&self) -> String {
-        use crate::content::BlockKind;
+        use crate::media::BlockKind;
         let blocks = if self.returns.is_empty() {
             None
         } else if self.returns == BlockKind::ALL {

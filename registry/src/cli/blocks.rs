@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use crate::call::ToolResult;
-use crate::content::{Block, ResourceBody};
+use crate::media::{Block, ResourceBody};
 
 /// How many names `save` tries for one block before it gives up.
 const MAX_NAME_TRIES: usize = 1000;
@@ -53,9 +53,9 @@ fn shown(index: usize, block: &Block, save: Option<&Path>) -> Value {
                 let mime = resource.mime_type.as_deref().unwrap_or_default();
                 (data, format!("block-{index}.{}", extension(mime)))
             }
-            ResourceBody::Text(_) => return crate::content::wire::to_value(block),
+            ResourceBody::Text(_) => return crate::media::wire::to_value(block),
         },
-        Block::Text(_) | Block::ResourceLink(_) => return crate::content::wire::to_value(block),
+        Block::Text(_) | Block::ResourceLink(_) => return crate::media::wire::to_value(block),
     };
     let mut shown = Map::new();
     shown.insert("type".into(), block.kind().as_str().into());

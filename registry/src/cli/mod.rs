@@ -31,6 +31,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`], [`EXIT_PIPE_CLOSED`]), the streams that note a closed standard output, JSON as every command prints it, text made safe for a terminal |
+//! | `blocks.rs` | a result's blocks as `call` prints them: binary ones by kind, MIME type and size, or saved with `--save DIR` in new files |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
 //! | `commands.rs` | the commands on the registry alone (`list`, `schema`, `tools --strict`, `call`, `deny`, `snapshot`), the formats they print in |

@@ -186,7 +186,7 @@ impl Tool {
     /// compiled tool's from its return type ([`IntoToolResult::KINDS`](crate::content::IntoToolResult::KINDS)),
     /// a run-time tool's as its spec declares ([`ToolSpecBuilder::returns`](crate::spec::ToolSpecBuilder::returns)).
     /// Empty: a value only.
-    pub fn returns(&self) -> &[crate::content::BlockKind] {
+    pub fn returns(&self) -> &[crate::media::BlockKind] {
         match self.kind() {
             Kind::Linked(def) => def.returns(),
             Kind::Owned(owned) => owned.spec.returns(),

@@ -36,7 +36,7 @@ pub struct ToolParts {
     pub args: &'static [ArgInfo],
     pub input_schema: fn() -> Schema,
     pub output_schema: Option<fn() -> Option<Schema>>,
-    pub returns: fn() -> &'static [crate::content::BlockKind],
+    pub returns: fn() -> &'static [crate::media::BlockKind],
     pub call: CallFn,
     pub enabled: Option<fn(&Scope) -> bool>,
     pub gate_fail_closed: bool,
@@ -244,7 +244,7 @@ impl ToolDef {
     }
 
     /// The kinds of blocks the tool returns besides its value.
-    pub fn returns(&self) -> &'static [crate::content::BlockKind] {
+    pub fn returns(&self) -> &'static [crate::media::BlockKind] {
         (self.parts.returns)()
     }
 

@@ -44,7 +44,7 @@ pub(crate) struct Policy {
     /// Arguments are read strictly: none of the lenient readings of `call::lenient`.
     pub(crate) strict_arguments: bool,
     /// The bounds on what tools return.
-    pub(crate) content_limits: crate::content::ContentLimits,
+    pub(crate) content_limits: crate::media::ContentLimits,
     /// How deferred tools are found.
     pub(crate) discovery: crate::discovery::Discovery,
 }

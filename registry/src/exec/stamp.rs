@@ -179,14 +179,18 @@ pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
 #[inline]
 fn check_output(
     tool: &Tool,
-    limits: &crate::content::ContentLimits,
+    limits: &crate::media::ContentLimits,
     outcome: &mut Result<ToolResult, ToolError>,
 ) {
     let Ok(result) = outcome else { return };
     if !result.blocks.is_empty()
-        && let Err(error) = crate::content::check_result(result, limits)
+        && let Err(refused) = crate::media::check_blocks(&result.blocks, limits)
     {
-        *outcome = Err(error);
+        *outcome = Err(ToolError::InvalidOutput {
+            tool: String::new(),
+            path: format!("blocks[{}]", refused.index),
+            message: refused.message,
+        });
         return;
     }
     if !result.success {

@@ -73,8 +73,8 @@ use serde_json::{Map, Value, json};
 use super::Provider;
 use crate::call::ToolCall;
 use crate::call::ToolResult;
-use crate::content::wire::encode;
-use crate::content::{Block, ResourceBody, ResourceLink};
+use crate::media::wire::encode;
+use crate::media::{Block, ResourceBody, ResourceLink};
 
 /// `result`, the answer to `call`, as the message `provider` expects back; for MCP, a
 /// successful object is also the structured content of a tool that `declares_output`.
@@ -570,8 +570,8 @@ fn gemini_inline(mime: &str, data: &[u8], name: Option<&str>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::wire::decode;
-    use crate::content::{Audio, File, Image, Resource};
+    use crate::media::wire::decode;
+    use crate::media::{Audio, File, Image, Resource};
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
     const WAV: &[u8] = b"RIFF\0\0\0\0WAVE";

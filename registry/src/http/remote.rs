@@ -183,7 +183,7 @@ impl Remote {
             .into_iter()
             .enumerate()
             .find_map(|(index, block)| {
-                crate::content::wire::from_value(block)
+                crate::media::wire::from_value(block)
                     .err()
                     .map(|e| (index, e))
             })

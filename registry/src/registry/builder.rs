@@ -1,7 +1,7 @@
 //! [`RegistryBuilder`]: the linked tools, more tools, application state and policies, checked
 //! and indexed into a [`Registry`].
 
-use crate::content::ContentLimits;
+use crate::media::ContentLimits;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;

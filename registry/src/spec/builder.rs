@@ -48,7 +48,7 @@ impl ToolSpecBuilder {
     }
     /// The kinds of blocks the tool returns besides its value (images, files, links), for the
     /// catalog.
-    pub fn returns(mut self, kinds: impl IntoIterator<Item = crate::content::BlockKind>) -> Self {
+    pub fn returns(mut self, kinds: impl IntoIterator<Item = crate::media::BlockKind>) -> Self {
         self.fields.returns = kinds.into_iter().collect();
         self
     }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::call::IntoToolResult;
 use crate::call::shim::output;
 use crate::call::{BoxFuture, Ctx, ToolError, ToolResult};
-use crate::content::IntoToolResult;
 
 type HandlerFn =
     dyn Fn(Value, Ctx) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;

@@ -67,7 +67,7 @@ pub(crate) struct Fields {
     pub(crate) output_schema: Option<Value>,
     /// The kinds of blocks the tool returns besides its value, for the catalog.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) returns: Vec<crate::content::BlockKind>,
+    pub(crate) returns: Vec<crate::media::BlockKind>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) tags: Vec<String>,
     #[serde(default, skip_serializing_if = "is_default")]
@@ -311,7 +311,7 @@ impl ToolSpec {
     }
 
     /// The kinds of blocks the tool returns besides its value.
-    pub fn returns(&self) -> &[crate::content::BlockKind] {
+    pub fn returns(&self) -> &[crate::media::BlockKind] {
         &self.fields.returns
     }
 

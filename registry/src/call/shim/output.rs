@@ -3,8 +3,8 @@
 use std::any::Any;
 use std::fmt::Display;
 
+use crate::call::IntoToolResult;
 use crate::call::{ToolError, ToolResult};
-use crate::content::IntoToolResult;
 
 #[doc(hidden)]
 pub fn assert_output<T: IntoToolResult>() {}

@@ -9,8 +9,9 @@ use std::marker::PhantomData;
 use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 
+use crate::call::IntoToolResult;
 use crate::call::{ToolArgs, ToolError};
-use crate::content::{BlockKind, IntoToolResult};
+use crate::media::BlockKind;
 
 /// The type under test.
 pub struct Probe<T>(PhantomData<T>);

@@ -2,7 +2,15 @@
 //! bytes, link schemes.
 
 use super::{Block, ResourceBody};
-use crate::call::{ToolError, ToolResult};
+
+/// Why a result's blocks were refused: which block, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// The block's index in the result.
+    pub(crate) index: usize,
+    /// What is wrong.
+    pub(crate) message: String,
+}
 
 /// The bounds on what a tool returns: one block's bytes and the whole result's. Set with
 /// [`RegistryBuilder::content_limits`](crate::RegistryBuilder::content_limits).
@@ -44,15 +52,11 @@ const REFUSED_SCHEMES: &[&str] = &["file", "javascript", "vbscript", "data", "bl
 /// The longest URI a link may have.
 const MAX_URI_BYTES: usize = 8 << 10;
 
-/// Checks the blocks of `result` against `limits`; the error names the block (`blocks[2]`).
-pub(crate) fn check_result(result: &ToolResult, limits: &ContentLimits) -> Result<(), ToolError> {
+/// Checks `blocks` against `limits`; the refusal names the first block that fails.
+pub(crate) fn check_blocks(blocks: &[Block], limits: &ContentLimits) -> Result<(), Refused> {
     let mut total = 0usize;
-    for (index, block) in result.blocks.iter().enumerate() {
-        let refuse = |message: String| ToolError::InvalidOutput {
-            tool: String::new(),
-            path: format!("blocks[{index}]"),
-            message,
-        };
+    for (index, block) in blocks.iter().enumerate() {
+        let refuse = |message: String| Refused { index, message };
         let len = block.len();
         if len > limits.max_block_bytes {
             return Err(refuse(format!(
@@ -224,16 +228,12 @@ fn truncated(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{Image, ResourceLink};
-
-    fn result(block: impl Into<Block>) -> ToolResult {
-        ToolResult::from_blocks(vec![block.into()])
-    }
+    use crate::media::{Image, ResourceLink};
 
     fn refusal(block: impl Into<Block>, limits: &ContentLimits) -> String {
-        match check_result(&result(block), limits) {
-            Err(ToolError::InvalidOutput { path, message, .. }) => format!("{path}: {message}"),
-            other => panic!("expected invalid_output, got {other:?}"),
+        match check_blocks(&[block.into()], limits) {
+            Err(Refused { index, message }) => format!("blocks[{index}]: {message}"),
+            Ok(()) => panic!("expected a refusal"),
         }
     }
 
@@ -248,7 +248,7 @@ mod tests {
             Block::from(ResourceLink::new("kb://notes/1", "note")),
             Block::text("hello"),
         ] {
-            assert_eq!(check_result(&result(block), &limits), Ok(()));
+            assert_eq!(check_blocks(&[block], &limits), Ok(()));
         }
     }
 
@@ -276,13 +276,7 @@ mod tests {
             let message = refusal(ResourceLink::new(uri, "x"), &ContentLimits::DEFAULT);
             assert!(message.starts_with("blocks[0]:"), "{uri}: {message}");
         }
-        let total = ToolResult::from_blocks(vec![
-            Block::text("a".repeat(60)),
-            Block::text("b".repeat(60)),
-        ]);
-        match check_result(&total, &limits) {
-            Err(ToolError::InvalidOutput { path, .. }) => assert_eq!(path, "blocks[1]"),
-            other => panic!("{other:?}"),
-        }
+        let total = [Block::text("a".repeat(60)), Block::text("b".repeat(60))];
+        assert_eq!(check_blocks(&total, &limits).map_err(|r| r.index), Err(1));
     }
 }

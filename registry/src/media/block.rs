@@ -250,20 +250,24 @@ impl File {
 }
 
 /// A link to a resource: its URI and name, and what the client may want to know before it
-/// fetches it. MCP's `resource_link`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// fetches it. MCP's `resource_link`; it reads from MCP's JSON shape (`mimeType`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct ResourceLink {
     /// Where the resource is (`https://...`, or a scheme of the server's own such as `kb://`).
     pub uri: String,
     /// A short name.
     pub name: String,
     /// A title for people.
+    #[serde(default)]
     pub title: Option<String>,
     /// What the resource is.
+    #[serde(default)]
     pub description: Option<String>,
     /// Its MIME type, when known.
+    #[serde(default, rename = "mimeType")]
     pub mime_type: Option<String>,
     /// Its size in bytes, when known.
+    #[serde(default)]
     pub size: Option<u64>,
 }
 

@@ -39,19 +39,11 @@
 //! says, and links may not use the `file:`, `javascript:`, `vbscript:` or `data:` schemes. A
 //! result that fails is an [`invalid_output`](crate::ToolError::InvalidOutput) error.
 //!
-//! | file | what |
-//! | --- | --- |
-//! | `block.rs` | [`Block`], [`BlockKind`] and the media types: [`Image`], [`Audio`], [`File`], [`ResourceLink`], [`Resource`] |
-//! | `into.rs` | [`IntoToolResult`], what a tool may return; [`Content`], a value with blocks |
-//! | `check.rs` | [`ContentLimits`]: sizes, MIME types against bytes, link schemes |
-//! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules and `toolreg` use |
+//! This module gathers what a tool's author needs; the blocks and their checks live in
+//! `media/` (below `call/`, whose `ToolResult` holds them), what a tool may return in
+//! `call/into_result.rs`.
 
-mod block;
-mod check;
-mod into;
-pub(crate) mod wire;
-
-pub use block::{Audio, Block, BlockKind, File, Image, Resource, ResourceBody, ResourceLink};
-pub use check::ContentLimits;
-pub(crate) use check::check_result;
-pub use into::{Content, IntoToolResult, NoValue, Structured};
+pub use crate::call::into_result::{Content, IntoToolResult, NoValue, Structured};
+pub use crate::media::{
+    Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink,
+};

@@ -154,18 +154,7 @@ enum In {
         mime_type: String,
         data: String,
     },
-    ResourceLink {
-        uri: String,
-        name: String,
-        #[serde(default)]
-        title: Option<String>,
-        #[serde(default)]
-        description: Option<String>,
-        #[serde(rename = "mimeType", default)]
-        mime_type: Option<String>,
-        #[serde(default)]
-        size: Option<u64>,
-    },
+    ResourceLink(ResourceLink),
     Resource {
         resource: InResource,
     },
@@ -202,21 +191,7 @@ fn block_of(wire: In) -> Result<Block, String> {
             mime_type,
             data: decode(&data)?,
         }),
-        In::ResourceLink {
-            uri,
-            name,
-            title,
-            description,
-            mime_type,
-            size,
-        } => Block::ResourceLink(ResourceLink {
-            uri,
-            name,
-            title,
-            description,
-            mime_type,
-            size,
-        }),
+        In::ResourceLink(link) => Block::ResourceLink(link),
         In::Resource { resource } => {
             let body = match (resource.text, resource.blob) {
                 (Some(text), None) => ResourceBody::Text(text),

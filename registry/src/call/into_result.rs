@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Audio, Block, BlockKind, File, Image, Resource, ResourceLink};
 use crate::call::{ToolError, ToolResult};
+use crate::media::{Audio, Block, BlockKind, File, Image, Resource, ResourceLink};
 
 /// A value a tool may return: anything `Serialize` (the structured value, as JSON), one media
 /// type ([`Image`], [`Audio`], [`File`], [`ResourceLink`], [`Resource`], [`Block`]), or a

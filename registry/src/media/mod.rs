@@ -1,0 +1,16 @@
+//! The blocks of a tool's result and their checks, below `call/` (whose `ToolResult` holds
+//! them); users reach them through [`content`](crate::content).
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `block.rs` | `Block`, `BlockKind` and the media types: `Image`, `Audio`, `File`, `ResourceLink`, `Resource` |
+//! | `check.rs` | `ContentLimits`: sizes, MIME types against bytes, link schemes |
+//! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules, MCP and `toolreg` use |
+
+mod block;
+mod check;
+pub(crate) mod wire;
+
+pub use block::{Audio, Block, BlockKind, File, Image, Resource, ResourceBody, ResourceLink};
+pub use check::ContentLimits;
+pub(crate) use check::check_blocks;
