@@ -45,5 +45,6 @@
 
 pub use crate::call::into_result::{Content, IntoToolResult, NoValue, Structured};
 pub use crate::media::{
-    Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink,
+    Audio, Block, BlockKind, Blocks, ContentLimits, File, Image, Resource, ResourceBody,
+    ResourceLink,
 };

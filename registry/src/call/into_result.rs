@@ -187,7 +187,7 @@ impl<T: Structured> IntoToolResult for Content<T> {
 
     fn into_tool_result(self) -> Result<ToolResult, ToolError> {
         let mut result = ToolResult::ok(self.value.into_json()?);
-        result.blocks = self.blocks;
+        result.blocks = self.blocks.into();
         Ok(result)
     }
 }

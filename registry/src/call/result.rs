@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::ToolError;
 use crate::audit::Audit;
-use crate::media::Block;
+use crate::media::{Block, Blocks};
 
 /// The outcome of one tool call, as the knowledge-base bot spec defines it: a structured value
 /// (`content`) and an ordered list of [`Block`]s (images, audio, files, links; see
@@ -27,10 +27,10 @@ pub struct ToolResult {
     /// [`content`](crate::content)'s wire format (binary as base64).
     #[serde(
         default,
-        skip_serializing_if = "Vec::is_empty",
+        skip_serializing_if = "<[_]>::is_empty",
         with = "crate::media::wire"
     )]
-    pub blocks: Vec<Block>,
+    pub blocks: Blocks,
     /// A follow-up message for the user, if any (`None` = silent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -48,7 +48,7 @@ impl ToolResult {
         Self {
             success: true,
             content: content.into(),
-            blocks: Vec::new(),
+            blocks: Blocks::new(),
             message: None,
             side_effects: Vec::new(),
             audit: Audit::default(),
@@ -58,7 +58,7 @@ impl ToolResult {
     /// A successful result of `blocks` only, with no structured value.
     pub fn from_blocks(blocks: Vec<Block>) -> Self {
         Self {
-            blocks,
+            blocks: blocks.into(),
             ..Self::ok(Value::Null)
         }
     }
@@ -112,7 +112,7 @@ impl From<ToolError> for ToolResult {
         Self {
             success: false,
             content: json!({ "error": detail }),
-            blocks: Vec::new(),
+            blocks: Blocks::new(),
             message: Some(message),
             side_effects: Vec::new(),
             audit,

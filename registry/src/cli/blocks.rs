@@ -17,7 +17,7 @@ const MAX_NAME_TRIES: usize = 1000;
 /// when given. A block that cannot be saved says why in its `error`.
 pub(super) fn printable(result: &ToolResult, save: Option<&Path>) -> Value {
     let mut value = serde_json::to_value(ToolResult {
-        blocks: Vec::new(),
+        blocks: crate::media::Blocks::new(),
         ..result.clone()
     })
     .unwrap_or_default();

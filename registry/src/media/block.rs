@@ -1,6 +1,7 @@
 //! One content block and the media types it holds.
 
 use std::fmt;
+use std::ops::Deref;
 
 use bytes::Bytes;
 
@@ -70,6 +71,102 @@ impl Block {
     /// Whether the block carries no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The blocks of a result, in order: a list of [`Block`]s that takes the room of one pointer in
+/// a result that has none, so that the common result (a value, no blocks) stays as small as it
+/// was. It reads as a slice (`result.blocks.iter()`, `result.blocks[0]`, `.is_empty()`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Blocks(Option<Box<Vec<Block>>>);
+
+impl Blocks {
+    /// No blocks.
+    pub const fn new() -> Self {
+        Self(None)
+    }
+
+    /// Adds a block after the others.
+    pub fn push(&mut self, block: Block) {
+        self.0.get_or_insert_with(Box::default).push(block);
+    }
+
+    /// The blocks as a vector, to change them in place.
+    pub fn as_mut_vec(&mut self) -> &mut Vec<Block> {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// The blocks, as a vector.
+    pub fn into_vec(self) -> Vec<Block> {
+        self.0.map(|blocks| *blocks).unwrap_or_default()
+    }
+}
+
+impl Deref for Blocks {
+    type Target = [Block];
+
+    fn deref(&self) -> &[Block] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl fmt::Debug for Blocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl From<Vec<Block>> for Blocks {
+    fn from(blocks: Vec<Block>) -> Self {
+        Self((!blocks.is_empty()).then(|| Box::new(blocks)))
+    }
+}
+
+impl FromIterator<Block> for Blocks {
+    fn from_iter<I: IntoIterator<Item = Block>>(blocks: I) -> Self {
+        Self::from(blocks.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl Extend<Block> for Blocks {
+    fn extend<I: IntoIterator<Item = Block>>(&mut self, blocks: I) {
+        self.as_mut_vec().extend(blocks);
+    }
+}
+
+impl IntoIterator for Blocks {
+    type Item = Block;
+    type IntoIter = std::vec::IntoIter<Block>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_vec().into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Blocks {
+    type Item = &'a Block;
+    type IntoIter = std::slice::Iter<'a, Block>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<const N: usize> PartialEq<[Block; N]> for Blocks {
+    fn eq(&self, other: &[Block; N]) -> bool {
+        **self == other[..]
+    }
+}
+
+impl PartialEq<[Block]> for Blocks {
+    fn eq(&self, other: &[Block]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Vec<Block>> for Blocks {
+    fn eq(&self, other: &Vec<Block>) -> bool {
+        **self == other[..]
     }
 }
 

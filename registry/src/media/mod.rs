@@ -3,7 +3,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `block.rs` | `Block`, `BlockKind` and the media types: `Image`, `Audio`, `File`, `ResourceLink`, `Resource` |
+//! | `block.rs` | `Block`, `Blocks`, `BlockKind` and the media types: `Image`, `Audio`, `File`, `ResourceLink`, `Resource` |
 //! | `check.rs` | `ContentLimits`: sizes, MIME types against bytes, link schemes |
 //! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules, MCP and `toolreg` use |
 
@@ -11,6 +11,8 @@ mod block;
 mod check;
 pub(crate) mod wire;
 
-pub use block::{Audio, Block, BlockKind, File, Image, Resource, ResourceBody, ResourceLink};
+pub use block::{
+    Audio, Block, BlockKind, Blocks, File, Image, Resource, ResourceBody, ResourceLink,
+};
 pub use check::ContentLimits;
 pub(crate) use check::check_blocks;

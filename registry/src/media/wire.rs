@@ -17,7 +17,7 @@ use bytes::Bytes;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Audio, Block, File, Image, Resource, ResourceBody, ResourceLink};
+use super::{Audio, Block, Blocks, File, Image, Resource, ResourceBody, ResourceLink};
 
 /// `data` as standard base64.
 pub(crate) fn encode(data: &[u8]) -> String {
@@ -220,15 +220,13 @@ pub(crate) fn from_value(value: serde_json::Value) -> Result<Block, String> {
     block_of(wire)
 }
 
-/// `#[serde(with = "wire")]` for `Vec<Block>`.
+/// `#[serde(with = "wire")]` for [`Blocks`].
 pub(crate) fn serialize<S: Serializer>(blocks: &[Block], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(blocks.iter().map(out))
 }
 
-/// `#[serde(with = "wire")]` for `Vec<Block>`.
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<Block>, D::Error> {
+/// `#[serde(with = "wire")]` for [`Blocks`].
+pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Blocks, D::Error> {
     let wire = Vec::<In>::deserialize(deserializer)?;
     wire.into_iter()
         .enumerate()
