@@ -78,6 +78,9 @@ impl Block {
 /// a result that has none, so that the common result (a value, no blocks) stays as small as it
 /// was. It reads as a slice (`result.blocks.iter()`, `result.blocks[0]`, `.is_empty()`).
 #[derive(Clone, Default, PartialEq, Eq)]
+// One pointer, not a `Vec`'s three words: the extra allocation is paid only by results that
+// have blocks, and every result without them is moved through the pipeline 16 bytes smaller.
+#[allow(clippy::box_collection)]
 pub struct Blocks(Option<Box<Vec<Block>>>);
 
 impl Blocks {
