@@ -204,9 +204,9 @@ fn card(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     out.push_str("</div>\n");
     origin(out, tool)?;
     schema(out, "Input schema", &tool.input_schema)?;
-    write!(
+    writeln!(
         out,
-        "<p class=\"returns\"><strong>Returns:</strong> {}.</p>\n",
+        "<p class=\"returns\"><strong>Returns:</strong> {}.</p>",
         Esc(&tool.returns_text())
     )?;
     if let Some(output) = &tool.output_schema {

@@ -80,22 +80,17 @@ pub(super) fn strict_tools(
     exit_code(err, written)
 }
 
-/// `toolreg call NAME ARGS`: one call as the model would make it, with the user's message when
-/// given.
+/// `toolreg call NAME ARGS`: one call as the model would make it, in `ctx` (the caller's scope,
+/// and the user's message when given).
 pub(super) fn call(
     out: &mut dyn Write,
     err: &mut dyn Write,
     registry: &Registry,
-    scope: Scope,
+    ctx: Ctx,
     name: &str,
     args: &str,
-    message: Option<String>,
     save: Option<&std::path::Path>,
 ) -> i32 {
-    let mut ctx = Ctx::for_scope(scope);
-    if let Some(message) = message {
-        ctx = ctx.with_user_message(message);
-    }
     let outcome = block_on(err, registry.call(name, args, &ctx).for_model());
     finish(out, err, outcome.map(Ok), save)
 }

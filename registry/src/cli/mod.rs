@@ -445,16 +445,11 @@ fn command_on(
             message,
             save,
         } => {
-            return call(
-                out,
-                err,
-                registry,
-                scope,
-                &name,
-                &args,
-                message,
-                save.as_deref(),
-            );
+            let mut ctx = Ctx::for_scope(scope);
+            if let Some(message) = message {
+                ctx = ctx.with_user_message(message);
+            }
+            return call(out, err, registry, ctx, &name, &args, save.as_deref());
         }
         Command::Approve { token, save } => {
             let ctx = Ctx::for_scope(scope);
