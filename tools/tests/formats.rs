@@ -365,10 +365,17 @@ async fn results_answer_each_provider_in_its_shape() {
     assert_eq!(mcp["isError"], true);
     assert!(mcp.get("structuredContent").is_none());
     // A tool without an output schema answers in text only.
-    let list = tool_registry::ToolCall::new("file_manager.list", json!({}));
-    let listed = tool_registry::ToolResult::ok(json!({ "files": [] }));
-    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    let delete = tool_registry::ToolCall::new("file_manager.delete_file", json!({}));
+    let deleted = tool_registry::ToolResult::ok(json!({ "deleted": "a.txt" }));
+    let mcp = registry.result_message(Provider::Mcp, &delete, &deleted);
     assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
+    // One whose schema is not an object schema answers its value wrapped, as its listed
+    // `outputSchema` says.
+    let list = tool_registry::ToolCall::new("scheduler.list_jobs", json!({}));
+    let listed = tool_registry::ToolResult::ok(json!([]));
+    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    assert_eq!(mcp["structuredContent"], json!({ "result": [] }));
+    assert_eq!(mcp["content"], json!([{ "type": "text", "text": "[]" }]));
 }
 
 /// A provider's response holding one call of `name` with `{"path": "."}`.

@@ -8,9 +8,12 @@
 //!   next user message (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>).
 //! - Gemini: a `{"functionResponse": {"id", "name", "response"}}` part, whose `response` holds
 //!   `output` or `error` (<https://ai.google.dev/api/caching#FunctionResponse>).
-//! - MCP: a `CallToolResult` `{"content": [{"type": "text", "text"}], "structuredContent",
-//!   "isError"}`, with `structuredContent` when the tool declares an output schema
-//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result>).
+//! - MCP: a `CallToolResult` `{"content": [...], "structuredContent", "isError"}`
+//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result>):
+//!   `content` is a text block of the value (none when there is no value), then every block in
+//!   MCP's shapes (a file as an embedded resource, see `mcp.rs`); `structuredContent` when the
+//!   tool declares an output schema and the call succeeded, wrapped as `{"result": value}` when
+//!   that schema is not an object schema.
 
 use serde_json::{Map, Value, json};
 
@@ -19,10 +22,10 @@ use crate::call::ToolCall;
 use crate::call::ToolResult;
 
 /// `result`, the answer to `call`, as the message `provider` expects back; for MCP, a
-/// successful object is also the structured content of a tool that `declares_output`.
+/// successful value is also the structured content of a tool that declares `output_schema`.
 pub(crate) fn result_message(
     provider: Provider,
-    declares_output: bool,
+    output_schema: Option<&Value>,
     call: &ToolCall,
     result: &ToolResult,
 ) -> Value {
@@ -51,15 +54,7 @@ pub(crate) fn result_message(
             part.insert("response".into(), Value::Object(response));
             json!({ "functionResponse": part })
         }
-        Provider::Mcp => {
-            let mut message = Map::new();
-            message.insert("content".into(), json!([{ "type": "text", "text": text }]));
-            if declares_output && result.success && result.content.is_object() {
-                message.insert("structuredContent".into(), result.content.clone());
-            }
-            message.insert("isError".into(), (!result.success).into());
-            Value::Object(message)
-        }
+        Provider::Mcp => mcp_message(output_schema, text, result),
     }
 }
 /// What the model reads: the content, or for a failure with nothing in it the message.
@@ -76,4 +71,24 @@ fn text_of(result: &ToolResult) -> String {
         Value::String(text) => text,
         other => other.to_string(),
     }
+}
+
+/// The MCP `CallToolResult` of `result`: `text` (the value as the model reads it) as the first
+/// block unless there is no value, then every block; `structuredContent` as the header says.
+fn mcp_message(output_schema: Option<&Value>, text: String, result: &ToolResult) -> Value {
+    let mut content = Vec::with_capacity(1 + result.blocks.len());
+    if !matches!((&result.content, &result.message), (Value::Null, None)) {
+        content.push(json!({ "type": "text", "text": text }));
+    }
+    content.extend(result.blocks.iter().map(super::mcp::content_block));
+    let mut message = Map::new();
+    message.insert("content".into(), Value::Array(content));
+    let structured = output_schema
+        .filter(|_| result.success)
+        .and_then(|schema| super::mcp::structured_content(schema, &result.content));
+    if let Some(structured) = structured {
+        message.insert("structuredContent".into(), structured);
+    }
+    message.insert("isError".into(), (!result.success).into());
+    Value::Object(message)
 }

@@ -148,11 +148,11 @@ impl Registry {
         call: &ToolCall,
         result: &ToolResult,
     ) -> Value {
-        let declares_output = provider == Provider::Mcp
-            && self
-                .lookup(&call.name)
-                .is_some_and(|tool| tool.output_schema().is_some());
-        format::result_message(provider, declares_output, call, result)
+        let tool = (provider == Provider::Mcp)
+            .then(|| self.lookup(&call.name))
+            .flatten();
+        let output_schema = tool.as_ref().and_then(|tool| tool.output_schema());
+        format::result_message(provider, output_schema, call, result)
     }
 
     /// The documentation of the tools `listing` holds, sorted by name: with a `&Scope`, those
