@@ -10,12 +10,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, ErrorCode, ResourceContents, Tool,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::stdio::{StdioTransport, TOO_LONG};
 use crate::call::{ToolError, ToolResult};
 use crate::content::{
     Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink, wire,
@@ -32,6 +33,8 @@ use crate::spec::{ToolHandler, ToolSpec};
 pub struct McpModule {
     inner: Arc<Inner>,
     session: RunningService<RoleClient, Follower>,
+    /// The server's process, for a server on stdio: killed when the module is dropped.
+    _process: Option<tokio::process::Child>,
 }
 
 struct Inner {
@@ -65,15 +68,34 @@ impl ClientHandler for Follower {
 }
 
 impl McpModule {
-    /// Starts `command` (an MCP server on stdio) and mounts its tools as `name.tool`.
+    /// Starts `command` (an MCP server on stdio) and mounts its tools as `name.tool`. The
+    /// process is killed when the module is dropped.
+    ///
+    /// Its output is read one message a line, each line bounded by what the registry's
+    /// [`ContentLimits`] let a result hold in base64 and [`MCP_ANSWER_ROOM`] more: an answer
+    /// past that is skipped as it arrives, never held whole, and its call is `invalid_output`
+    /// at once.
     pub async fn spawn(
         registry: impl Into<Shared>,
         name: &str,
-        command: tokio::process::Command,
+        mut command: tokio::process::Command,
     ) -> Result<Self, McpModuleError> {
-        let transport = TokioChildProcess::new(command.configure(|_| {}))
+        let registry = registry.into();
+        let max_line = answer_bound(&registry.policy.content_limits);
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut process = command
+            .spawn()
             .map_err(|error| failed(name, error.to_string()))?;
-        Self::mount(registry.into(), name, transport).await
+        let (Some(output), Some(input)) = (process.stdout.take(), process.stdin.take()) else {
+            return Err(failed(name, "its standard streams are not pipes".into()));
+        };
+        let transport = StdioTransport::<_, RoleClient>::new(output, input, max_line);
+        let mut module = Self::mount(registry, name, transport).await?;
+        module._process = Some(process);
+        Ok(module)
     }
 
     /// Connects to the MCP server at `url` (streamable HTTP), with its bearer `token` if any,
@@ -115,7 +137,11 @@ impl McpModule {
             name: name.to_owned(),
             tools: Mutex::new(BTreeMap::new()),
         });
-        let module = Self { inner, session };
+        let module = Self {
+            inner,
+            session,
+            _process: None,
+        };
         module.refresh().await?;
         // Follow the server's changes while the session lasts.
         let inner = Arc::clone(&module.inner);
@@ -268,6 +294,19 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
             let local = mounted.local.clone();
             match peer.call_tool(request).await {
                 Ok(result) => answer(result, &mounted),
+                // An answer too long to read, skipped by the transport.
+                Err(ServiceError::McpError(error))
+                    if error
+                        .data
+                        .as_ref()
+                        .is_some_and(|d| d.get(TOO_LONG).is_some()) =>
+                {
+                    Err(ToolError::InvalidOutput {
+                        tool: local,
+                        path: String::new(),
+                        message: error.message.to_string(),
+                    })
+                }
                 Err(ServiceError::McpError(error)) if error.code == ErrorCode::INVALID_PARAMS => {
                     Err(ToolError::InvalidArguments {
                         tool: local,
@@ -532,6 +571,18 @@ impl McpModule {
 
 /// How long a mounted tool's call may take before it is `timed_out`: the HTTP modules' 30 s.
 pub const MCP_MODULE_TIMEOUT: Duration = MODULE_TIMEOUT;
+
+/// What one message from a server on stdio may hold beyond its blocks' base64: its text and
+/// value, and the JSON around them. 4 MiB, what this registry's own server reads of a message.
+pub const MCP_ANSWER_ROOM: usize = super::MAX_LINE_BYTES;
+
+/// The longest line read from a server on stdio: the most a result's blocks may hold, in
+/// base64, and [`MCP_ANSWER_ROOM`].
+fn answer_bound(limits: &ContentLimits) -> usize {
+    (limits.max_result_bytes.div_ceil(3))
+        .saturating_mul(4)
+        .saturating_add(MCP_ANSWER_ROOM)
+}
 
 #[cfg(test)]
 mod tests {

@@ -8,11 +8,11 @@
 //! | file | what |
 //! | --- | --- |
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
-//! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too (imports none of the others) |
+//! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept (imports none of the others) |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
@@ -65,7 +65,7 @@ mod sessions;
 mod stdio;
 
 pub use crate::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
-pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
+pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
