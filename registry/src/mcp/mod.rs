@@ -71,3 +71,5 @@ pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
+#[cfg(feature = "bench-internals")]
+pub(crate) use {server::call_tool_result, stdio::line_of};
