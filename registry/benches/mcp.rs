@@ -22,6 +22,13 @@
 //! Both servers are checked to give the same answer before anything is measured: the same 1,000
 //! tool names with the same descriptions and input schemas, and the same echo content.
 //!
+//! - `mcp/image_1mib`: a tool answering a 1 MiB PNG and a small value, served: `serve` is the
+//!   call and the line our server writes on stdio for it (the result message, rmcp's
+//!   `CallToolResult`, the JSON-RPC line: `bench::mcp_stdio_answer`), `round_trip` the whole
+//!   `tools/call` from rmcp's client over the pipe (which reads the line and the base64 back),
+//!   and `baseline` what the answer cannot cost less than: the 1 MiB base64-encoded, and the
+//!   text copied once.
+//!
 //! Run with `cargo bench -p tool-registry --bench mcp`; docs/PERFORMANCE.md has the figures.
 
 use std::hint::black_box;
@@ -36,10 +43,19 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tool_registry::format::Provider;
 use tool_registry::mcp::McpServer;
 use tool_registry::{Ctx, Registry, Scope};
+
+/// The runtime both sides of each pipe run on: two workers, as the machine has two cores.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
 
 fn config() -> Criterion {
     Criterion::default()
@@ -137,11 +153,7 @@ fn answered(result: &CallToolResult) -> (Value, bool) {
 }
 
 fn mcp(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = runtime();
     let registry: Arc<Registry> = echo::echo_registry(names());
     let (ours, theirs) = runtime.block_on(async {
         let ours = connect(McpServer::new(registry.clone(), Scope::trusted())).await;
@@ -216,9 +228,49 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 }
 
+fn image(c: &mut Criterion) {
+    use base64::Engine as _;
+    let runtime = runtime();
+    let (registry, png) = tool_registry::bench::picture_registry(1 << 20);
+    let registry = Arc::new(registry);
+    let client = runtime.block_on(connect(McpServer::new(registry.clone(), Scope::trusted())));
+    let ctx = Ctx::new();
+    let serve = || async {
+        let result = registry.call("picture", json!({}), &ctx).for_model().await;
+        tool_registry::bench::mcp_stdio_answer(&registry, "picture", &result, 7).unwrap()
+    };
+    let call = || CallToolRequestParams::new("picture");
+
+    // The client reads back the very bytes, before anything is measured.
+    let answer = runtime.block_on(client.call_tool(call())).unwrap();
+    let image = answer.content[1].as_image().unwrap();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    assert_eq!(decoded, png);
+    assert_eq!(answer.structured_content, Some(json!({"bytes": 1 << 20})));
+
+    let mut group = c.benchmark_group("mcp/image_1mib");
+    group.bench_function("baseline", |b| {
+        b.iter(|| {
+            let text = base64::engine::general_purpose::STANDARD.encode(black_box(&png));
+            black_box(text.as_bytes().to_vec())
+        })
+    });
+    group.bench_function("serve", |b| b.iter(|| runtime.block_on(serve())));
+    group.bench_function("round_trip", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(client.call_tool(black_box(call())))
+                .unwrap()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = mcp
+    targets = mcp, image
 }
 criterion_main!(benches);

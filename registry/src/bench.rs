@@ -64,3 +64,64 @@ pub async fn dispatch_stamped<'a>(
     Stamp::now(started).put_timing(&mut result.audit, name);
     Ok(result)
 }
+
+/// The line `toolreg mcp` writes on standard output for `result`, the answer of the tool `name`
+/// to the request `id`: the same steps as the MCP server's `tools/call` and its stdio
+/// transport (the result message, rmcp's `CallToolResult`, the JSON-RPC response as a line).
+#[cfg(feature = "mcp")]
+pub fn mcp_stdio_answer(
+    registry: &Registry,
+    name: &str,
+    result: &ToolResult,
+    id: i64,
+) -> std::io::Result<Vec<u8>> {
+    use rmcp::model::{NumberOrString, ServerJsonRpcMessage, ServerResult};
+    let answer = crate::mcp::call_tool_result(registry, name, result)
+        .map_err(|error| std::io::Error::other(error.message.to_string()))?;
+    let message = ServerJsonRpcMessage::response(
+        ServerResult::CallToolResult(answer),
+        NumberOrString::Number(id),
+    );
+    crate::mcp::line_of(&message)
+}
+
+/// A registry of one run-time tool, `picture`, whose output schema is an object and which
+/// answers `{"bytes": N}` and a PNG image of `size` bytes (the PNG signature, then bytes that
+/// look random), the same bytes shared by every call; and those bytes. What the MCP image
+/// benchmark and test serve.
+pub fn picture_registry(size: usize) -> (Registry, bytes::Bytes) {
+    use crate::content::{Content, Image};
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    while png.len() < size {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        png.push(state as u8);
+    }
+    let png = bytes::Bytes::from(png);
+    let registry = Registry::builder()
+        .without_linked()
+        .build()
+        .expect("an empty registry builds");
+    let spec = crate::ToolSpec::builder("picture")
+        .description("A picture.")
+        .output_schema(serde_json::json!({
+            "type": "object",
+            "properties": {"bytes": {"type": "integer"}},
+        }))
+        .build()
+        .expect("the picture's spec is valid");
+    let image = png.clone();
+    let handler = crate::spec::ToolHandler::new(move |_, _| {
+        let image = image.clone();
+        async move {
+            let value = serde_json::json!({"bytes": image.len()});
+            Ok::<_, ToolError>(Content::value(value).image(Image::png(image)))
+        }
+    });
+    registry
+        .register(spec, handler)
+        .expect("the picture registers");
+    (registry, png)
+}

@@ -374,6 +374,13 @@ async fn results_answer_each_provider_in_its_shape() {
     let created = tool_registry::ToolResult::ok(json!({ "created": "notes/a.md" }));
     let mcp = registry.result_message(Provider::Mcp, &create, &created);
     assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
+    // One whose schema is not an object schema answers its value wrapped, as its listed
+    // `outputSchema` says.
+    let list = tool_registry::ToolCall::new("scheduler.list_jobs", json!({}));
+    let listed = tool_registry::ToolResult::ok(json!([]));
+    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    assert_eq!(mcp["structuredContent"], json!({ "result": [] }));
+    assert_eq!(mcp["content"], json!([{ "type": "text", "text": "[]" }]));
 }
 
 /// A provider's response holding one call of `name` with `{"path": "."}`.

@@ -1,8 +1,14 @@
 //! `toolreg mcp` driven by the official MCP Python SDK (`mcp` 2.3.0), over stdio and streamable
 //! HTTP, in both protocol eras: listing per scope and per token, calls, refusals, progress,
-//! cancellation, `list_changed` after a `toolreg disable`, and confirmation (`input_required`
-//! in 2026-07-28, the approval token before). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
+//! cancellation, `list_changed` after a `toolreg disable`, confirmation (`input_required`
+//! in 2026-07-28, the approval token before), and media (`chart.draw`'s image and
+//! `chart.export`'s file and link, byte for byte, with `structuredContent` that fits the listed
+//! `outputSchema`). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
 //! virtualenv it runs in (`target/py-mcp`).
+//!
+//! The other way round, a server written with the SDK's `MCPServer` (`tests/mcp_py/server.py`)
+//! mounted with `McpModule`: its image, link and value arrive whole, through the registry, the
+//! `toolreg` gateway and `toolreg mcp` alike, and its lies are typed errors.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,6 +16,8 @@ use std::process::Command;
 mod common;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
+#[path = "common/serve.rs"]
+mod serve;
 #[path = "common/venv.rs"]
 mod venv;
 
@@ -49,6 +57,9 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
         for check in [
             "stdio lists per scope",
             "stdio call",
+            "stdio media",
+            "a list answers structuredContent {result}",
+            "HTTP media",
             "stdio progress notifications",
             "list_changed",
             "confirmation",
@@ -61,4 +72,258 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
             );
         }
     }
+}
+
+/// `tests/mcp_py/server.py` (the Python SDK's `MCPServer`) as a command that serves `picture`.
+fn python_server(picture: &std::path::Path) -> Vec<String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_py/server.py");
+    [python(), script, picture.to_owned()]
+        .iter()
+        .map(|path| path.to_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A real PNG, as `chart.draw` draws it, written to `dir/picture.png`.
+fn picture(dir: &std::path::Path) -> (PathBuf, Vec<u8>) {
+    use tool_registry::content::{Block, IntoToolResult};
+    let drawn = tool_registry_tools::chart::draw(vec![2.0, 7.0, 1.0, 8.0])
+        .unwrap()
+        .into_tool_result()
+        .unwrap();
+    let Block::Image(image) = &drawn.blocks[0] else {
+        panic!("{drawn:?}")
+    };
+    let path = dir.join("picture.png");
+    std::fs::write(&path, image.data()).unwrap();
+    (path, image.data().to_vec())
+}
+
+/// What `picture` answers besides the image, for `name`, of a picture of `bytes` bytes.
+fn picture_value(name: &str, bytes: usize) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "bytes": bytes,
+        "source": format!("https://example.com/pictures/{name}.png"),
+    })
+}
+
+#[tokio::test]
+async fn a_python_sdk_server_mounted_keeps_every_block_and_its_lies_are_invalid_output() {
+    use serde_json::json;
+    use tool_registry::content::{Block, ContentLimits, Image, ResourceLink};
+    use tool_registry::mcp::McpModule;
+    use tool_registry::{Ctx, Listing, Registry, Scope, ToolError};
+
+    let dir = common::workspace();
+    let (path, png) = picture(dir.path());
+    // A block may hold 64 KiB here, a result 128 KiB.
+    let registry = std::sync::Arc::new(
+        Registry::builder()
+            .without_linked()
+            .content_limits(ContentLimits::new(64 << 10, 128 << 10))
+            .build()
+            .unwrap(),
+    );
+    let command = python_server(&path);
+    let mut process = tokio::process::Command::new(&command[0]);
+    process.args(&command[1..]);
+    let module = McpModule::spawn(registry.clone(), "py", process)
+        .await
+        .unwrap();
+    assert_eq!(module.tools(), ["py.liar", "py.numbers", "py.picture"]);
+    let listed = registry.get("py.picture", Listing::every()).unwrap();
+    assert_eq!(
+        listed.output_schema().unwrap()["required"],
+        json!(["name", "bytes", "source"]),
+        "the server's output schema is this registry's"
+    );
+    let ctx = Ctx::for_scope(Scope::user("bob"));
+
+    // The value, the image byte for byte and the link, in order; the text that repeats the
+    // value is not kept twice.
+    let cat = registry
+        .call("py.picture", json!({"name": "cat"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(cat.content, picture_value("cat", png.len()));
+    let source = "https://example.com/pictures/cat.png";
+    assert_eq!(
+        cat.blocks,
+        [
+            Block::from(Image::png(png.clone())),
+            Block::from(
+                ResourceLink::new(source, "cat.png")
+                    .with_mime_type("image/png")
+                    .with_size(png.len() as u64)
+            ),
+        ]
+    );
+    // The SDK's own wrapper (no marker of ours) stays, and its text blocks with it.
+    let numbers = registry
+        .call("py.numbers", json!({"n": 3}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(numbers.content, json!({"result": [0, 1, 2]}));
+
+    // What the liar answers is checked here, whatever its server says of it, and each lie is
+    // a typed error naming the block or the field.
+    // A 1 MiB image is refused before it is decoded; one of 8 MiB is past the longest answer
+    // read from the server (what a result may hold in base64, and 4 MiB), skipped as it
+    // arrives, and its call answered at once.
+    for (case, size, path, says) in [
+        ("bad_base64", 0, "blocks[0]", "invalid base64"),
+        ("not_png", 0, "blocks[0]", "not image/png"),
+        ("file_link", 0, "blocks[0]", "`file:` scheme"),
+        ("javascript_link", 0, "blocks[0]", "`javascript:` scheme"),
+        ("wrong_value", 0, "n", "`type` rule"),
+        (
+            "big",
+            1 << 20,
+            "blocks[0]",
+            "more than the limit of 65536 bytes a block",
+        ),
+        ("huge", 8 << 20, "", "longer than 4369068 bytes"),
+    ] {
+        let started = std::time::Instant::now();
+        let error = registry
+            .call("py.liar", json!({"case": case, "size": size}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{case}: answered, not timed out"
+        );
+        let ToolError::InvalidOutput {
+            tool,
+            path: at,
+            message,
+        } = &error
+        else {
+            panic!("{case}: {error:?}")
+        };
+        let said = (tool.as_str(), at.as_str(), message.contains(says));
+        assert_eq!(said, ("py.liar", path, true), "{case}: {message}");
+    }
+    // And the module goes on: an honest answer, another tool.
+    let fine = registry
+        .call("py.liar", json!({"case": "fine"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(fine.content, json!({"n": 1}));
+    assert!(fine.blocks.is_empty());
+    let again = registry
+        .call("py.picture", json!({"name": "dog"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(again.blocks[0], Block::from(Image::png(png)));
+}
+
+#[tokio::test]
+async fn a_mounted_python_sdk_server_answers_the_same_bytes_through_toolreg() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASE64;
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ContentBlock};
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use serde_json::{Value, json};
+
+    let dir = common::workspace();
+    let (path, png) = picture(dir.path());
+    // A JSON list of strings is a TOML array too.
+    let map = serde_json::to_string(&python_server(&path)).unwrap();
+    std::fs::write(
+        dir.path().join("map.toml"),
+        format!("[mcp.py]\ncommand = {map}\n"),
+    )
+    .unwrap();
+    let value = picture_value("cat", png.len());
+
+    // `toolreg call`, the registry with the module mounted: the image saved is the picture.
+    let called = common::toolreg_command(
+        dir.path(),
+        &[
+            "--module-map",
+            "map.toml",
+            "--user",
+            "bob",
+            "call",
+            "py.picture",
+            r#"{"name": "cat"}"#,
+            "--save",
+            "out",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(called.status.code(), Some(0), "{called:?}");
+    let printed: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(printed["content"], value);
+    let saved = printed["blocks"][0]["saved"].as_str().unwrap();
+    assert_eq!(std::fs::read(dir.path().join(saved)).unwrap(), png);
+    assert_eq!(printed["blocks"][1]["uri"], value["source"]);
+
+    // Through `toolreg serve --http`, the gateway: `/execute` answers the same blocks.
+    let served = serve::serve(
+        dir.path(),
+        &["--module-map", "map.toml", "serve", "--http", "127.0.0.1:0"],
+    );
+    let executed = serve::guest_call(&served.addr, "py.picture", &json!({"name": "cat"}));
+    drop(served);
+    assert_eq!(executed["content"], value);
+    let blocks = &executed["blocks"];
+    assert_eq!(
+        (&blocks[0]["type"], &blocks[0]["mimeType"]),
+        (&json!("image"), &json!("image/png"))
+    );
+    assert_eq!(
+        BASE64.decode(blocks[0]["data"].as_str().unwrap()).unwrap(),
+        png
+    );
+    assert_eq!(
+        blocks[1],
+        json!({"type": "resource_link", "uri": value["source"], "name": "cat.png",
+               "mimeType": "image/png", "size": png.len()})
+    );
+
+    // Served again from `toolreg mcp`: an MCP client gets the same image, link and value.
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg")).configure(|c| {
+        c.current_dir(dir.path()).args([
+            "--module-map",
+            "map.toml",
+            "--level",
+            "user",
+            "--user",
+            "bob",
+            "mcp",
+        ]);
+    });
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let listed = tools.iter().find(|t| t.name == "py.picture").unwrap();
+    assert_eq!(
+        listed.output_schema.as_ref().unwrap()["required"],
+        json!(["name", "bytes", "source"])
+    );
+    let arguments = json!({"name": "cat"}).as_object().unwrap().clone();
+    let answer = client
+        .call_tool(CallToolRequestParams::new("py.picture").with_arguments(arguments))
+        .await
+        .unwrap();
+    assert_eq!(answer.structured_content, Some(value.clone()));
+    let [
+        ContentBlock::Text(text),
+        ContentBlock::Image(image),
+        ContentBlock::ResourceLink(link),
+    ] = answer.content.as_slice()
+    else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(serde_json::from_str::<Value>(&text.text).unwrap(), value);
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(BASE64.decode(&image.data).unwrap(), png);
+    assert_eq!(
+        (link.uri.as_str(), link.name.as_str()),
+        (value["source"].as_str().unwrap(), "cat.png")
+    );
+    client.cancel().await.unwrap();
 }

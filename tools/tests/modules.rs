@@ -1,46 +1,16 @@
 //! `toolreg serve --http` and `toolreg --module-map`: the reference binary as an HTTP tool
 //! module and as the gateway that uses it.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 use common::{toolreg_command, workspace};
-
-/// `toolreg serve`, killed when dropped.
-struct Served {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(root: &Path, args: &[&str]) -> Served {
-    let mut command = toolreg_command(root, args);
-    command
-        .env("TOOLREG_MODULE_TOKEN", "kb-secret")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().expect("toolreg serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("toolreg serve did not start: {line:?}"))
-        .to_owned();
-    Served { child, addr }
-}
+use serve::{guest_call, serve};
 
 /// `GET path` over a plain socket: the whole answer, headers in lower case.
 fn get(addr: &str, path: &str) -> String {
@@ -56,26 +26,6 @@ fn get(addr: &str, path: &str) -> String {
     stream.read_to_string(&mut answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     format!("{}\r\n\r\n{body}", head.to_lowercase())
-}
-
-/// `POST /execute` of `tool` with `args` over a plain socket and without a token, as a guest
-/// of the module: the call's result.
-fn guest_call(addr: &str, tool: &str, args: &Value) -> Value {
-    use std::io::{Read, Write};
-    let host = addr.trim_start_matches("http://");
-    let body = serde_json::json!({ "tool_name": tool, "arguments": args }).to_string();
-    let mut stream = std::net::TcpStream::connect(host).unwrap();
-    write!(
-        stream,
-        "POST /execute HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    assert!(head.starts_with("HTTP/1.1 200"), "{answer}");
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
 }
 
 fn run(root: &Path, args: &[&str]) -> Output {

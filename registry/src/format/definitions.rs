@@ -14,7 +14,8 @@
 //!   subset, see `gemini.rs`; `parametersJsonSchema` for a schema that subset cannot say), inside
 //!   one `{"functionDeclarations": [...]}` tool (<https://ai.google.dev/api/caching#FunctionDeclaration>).
 //! - MCP: a `Tool` `{"name", "title", "description", "inputSchema", "outputSchema",
-//!   "annotations"}`, the hints `readOnlyHint` (default `false`), `destructiveHint` (default
+//!   "annotations"}` (an `outputSchema` that is not an object schema wrapped in one, see
+//!   `mcp.rs`), the hints `readOnlyHint` (default `false`), `destructiveHint` (default
 //!   `true`), `idempotentHint` (default `false`) and `openWorldHint` (default `true`)
 //!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool>). The schemas
 //!   are JSON Schema 2020-12 as generated, MCP's default dialect
@@ -119,9 +120,10 @@ fn mcp(tool: &Tool, name: &str) -> Value {
     let mut input = Value::Object(parameters(tool));
     let mut cut = crate::spec::depth::cut(&mut input);
     object.insert("inputSchema".into(), input);
-    // MCP takes an object schema here, whose instances are the `structuredContent`.
-    if let Some(output) = tool.output_schema().filter(|o| o["type"] == "object") {
-        let mut output = output.clone();
+    // MCP takes an object schema here, whose instances are the `structuredContent`; any other
+    // schema is wrapped in one (see `mcp.rs`).
+    if let Some(output) = tool.output_schema() {
+        let mut output = super::mcp::output_schema(output);
         cut |= crate::spec::depth::cut(&mut output);
         object.insert("outputSchema".into(), output);
     }

@@ -12,6 +12,7 @@
 //! | `strict.rs` | the strict-mode form of an argument schema, in OpenAI's or Anthropic's subset |
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
 //! | `results.rs` | a call's result as the message each provider expects back |
+//! | `mcp.rs` | what only MCP has: structured output (wrapped when not an object) and its content blocks, a file as an embedded resource; written by the server, read back by a mounted MCP module |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 //! | `schema_budget.rs` | tests: the readers of schemas here stay within the schema walk's budget on hostile shapes |
 
@@ -19,6 +20,7 @@ mod definitions;
 mod describe;
 pub(crate) mod gemini;
 mod lists;
+pub(crate) mod mcp;
 mod mode;
 mod prompt;
 mod provider;

@@ -8,9 +8,12 @@
 //!   next user message (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use>).
 //! - Gemini: a `{"functionResponse": {"id", "name", "response"}}` part, whose `response` holds
 //!   `output` or `error` (<https://ai.google.dev/api/caching#FunctionResponse>).
-//! - MCP: a `CallToolResult` `{"content": [{"type": "text", "text"}], "structuredContent",
-//!   "isError"}`, with `structuredContent` when the tool declares an output schema
-//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result>).
+//! - MCP: a `CallToolResult` `{"content": [...], "structuredContent", "isError"}`
+//!   (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result>):
+//!   `content` is a text block of the value (none when there is no value), then every block in
+//!   MCP's shapes (a file as an embedded resource, see `mcp.rs`); `structuredContent` when the
+//!   tool declares an output schema and the call succeeded, wrapped as `{"result": value}` when
+//!   that schema is not an object schema.
 //!
 //! # Blocks
 //!
@@ -77,10 +80,10 @@ use crate::media::wire::encode;
 use crate::media::{Block, ResourceBody, ResourceLink};
 
 /// `result`, the answer to `call`, as the message `provider` expects back; for MCP, a
-/// successful object is also the structured content of a tool that `declares_output`.
+/// successful value is also the structured content of a tool that declares `output_schema`.
 pub(crate) fn result_message(
     provider: Provider,
-    declares_output: bool,
+    output_schema: Option<&Value>,
     call: &ToolCall,
     result: &ToolResult,
 ) -> Value {
@@ -113,15 +116,7 @@ pub(crate) fn result_message(
             }
             json!({ "functionResponse": part })
         }
-        Provider::Mcp => {
-            let mut message = Map::new();
-            message.insert("content".into(), json!([{ "type": "text", "text": text }]));
-            if declares_output && result.success && result.content.is_object() {
-                message.insert("structuredContent".into(), result.content.clone());
-            }
-            message.insert("isError".into(), (!result.success).into());
-            Value::Object(message)
-        }
+        Provider::Mcp => mcp_message(output_schema, text, result),
     }
 }
 /// What the model reads: the content, or for a failure with nothing in it the message.
@@ -145,13 +140,13 @@ fn text_of(result: &ToolResult) -> String {
 /// any; for the others the one message of [`result_message`].
 pub(crate) fn result_messages(
     provider: Provider,
-    declares_output: bool,
+    output_schema: Option<&Value>,
     call: &ToolCall,
     result: &ToolResult,
 ) -> Vec<Value> {
     match provider {
         Provider::OpenAi => chat_messages(call, result, text_of(result)),
-        _ => vec![result_message(provider, declares_output, call, result)],
+        _ => vec![result_message(provider, output_schema, call, result)],
     }
 }
 
@@ -567,6 +562,26 @@ fn gemini_inline(mime: &str, data: &[u8], name: Option<&str>) -> Value {
     json!({ "inlineData": named(blob, "displayName", name) })
 }
 
+/// The MCP `CallToolResult` of `result`: `text` (the value as the model reads it) as the first
+/// block unless there is no value, then every block; `structuredContent` as the header says.
+fn mcp_message(output_schema: Option<&Value>, text: String, result: &ToolResult) -> Value {
+    let mut content = Vec::with_capacity(1 + result.blocks.len());
+    if !matches!((&result.content, &result.message), (Value::Null, None)) {
+        content.push(json!({ "type": "text", "text": text }));
+    }
+    content.extend(result.blocks.iter().map(super::mcp::content_block));
+    let mut message = Map::new();
+    message.insert("content".into(), Value::Array(content));
+    let structured = output_schema
+        .filter(|_| result.success)
+        .and_then(|schema| super::mcp::structured_content(schema, &result.content));
+    if let Some(structured) = structured {
+        message.insert("structuredContent".into(), structured);
+    }
+    message.insert("isError".into(), (!result.success).into());
+    Value::Object(message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -602,7 +617,7 @@ mod tests {
     }
 
     fn message(provider: Provider, result: &ToolResult) -> Value {
-        result_message(provider, false, &call(), result)
+        result_message(provider, None, &call(), result)
     }
 
     /// The `type` of each part.
@@ -617,7 +632,7 @@ mod tests {
     #[test]
     fn a_result_without_blocks_keeps_its_plain_form() {
         let result = ToolResult::ok(json!({ "n": 1 }));
-        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        let chat = result_messages(Provider::OpenAi, None, &call(), &result);
         assert_eq!(
             chat,
             [json!({ "role": "tool", "tool_call_id": "call_1", "content": r#"{"n":1}"# })]
@@ -637,7 +652,7 @@ mod tests {
         );
         assert!(gemini["functionResponse"].get("parts").is_none());
         for provider in Provider::ALL {
-            let messages = result_messages(provider, false, &call(), &result);
+            let messages = result_messages(provider, None, &call(), &result);
             assert_eq!(messages, [message(provider, &result)], "{provider}");
         }
     }
@@ -803,7 +818,7 @@ mod tests {
 
     #[test]
     fn chat_says_in_the_tool_message_what_the_user_message_after_it_carries() {
-        let messages = result_messages(Provider::OpenAi, false, &call(), &every_kind());
+        let messages = result_messages(Provider::OpenAi, None, &call(), &every_kind());
         assert_eq!(messages.len(), 2);
         let tool = &messages[0];
         assert_eq!(tool["role"], "tool");
@@ -858,7 +873,7 @@ mod tests {
     #[test]
     fn chat_with_text_only_blocks_is_one_message() {
         let result = ToolResult::ok("done").with_block(File::new("a.txt", b"hi".to_vec()));
-        let messages = result_messages(Provider::OpenAi, false, &call(), &result);
+        let messages = result_messages(Provider::OpenAi, None, &call(), &result);
         assert_eq!(
             messages,
             [
@@ -907,7 +922,7 @@ mod tests {
         let content = &message(Provider::Anthropic, &result)["content"];
         assert_eq!(content[0]["source"]["media_type"], "image/jpeg");
         assert_eq!(content[2]["source"]["data"], "# hi");
-        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        let chat = result_messages(Provider::OpenAi, None, &call(), &result);
         assert_eq!(chat[1]["content"][2]["input_audio"]["format"], "mp3");
         assert_eq!(
             chat[0]["content"][2]["text"],
@@ -952,7 +967,7 @@ mod tests {
         let output = &message(Provider::Responses, &result)["output"];
         assert_eq!(output[0]["type"], "input_file");
         assert_eq!(output[0]["filename"], "a.docx");
-        let chat = result_messages(Provider::OpenAi, false, &call(), &result);
+        let chat = result_messages(Provider::OpenAi, None, &call(), &result);
         assert_eq!(chat.len(), 1, "neither a docx nor an OGG clip goes to chat");
         assert!(
             chat[0]["content"][1]["text"]

@@ -8,11 +8,11 @@
 //! | file | what |
 //! | --- | --- |
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
-//! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too (imports none of the others) |
+//! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed (imports none of the others) |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
@@ -27,8 +27,13 @@
 //! - `tools/call`: through the whole pipeline. A tool that does not exist and one outside the
 //!   scope are the same JSON-RPC error -32602 (`Unknown tool: NAME`); bad arguments, a tool's
 //!   failure and a rate limit (with when to retry) are results with `isError: true` and the
-//!   message a model reads; a tool with an output
-//!   schema answers `structuredContent` too. A progress token turns the tool's
+//!   message a model reads. The answer's `content` is the value as text, then every block of
+//!   the result in MCP's shapes (images and audio as base64, resource links, embedded
+//!   resources; a file as an embedded resource under the URI `attachment:NAME`, see
+//!   [`FILE_SCHEME`]); a tool with an output schema answers `structuredContent` too, as
+//!   `{"result": value}` under a wrapped `outputSchema` ([`WRAPPED_KEY`]) when its schema is not
+//!   an object schema. A mounted MCP server's answers are read back the same way, into the same
+//!   blocks. A progress token turns the tool's
 //!   [`Ctx::progress`](crate::Ctx::progress) into progress notifications; a cancellation drops
 //!   the call, which stops an async tool.
 //! - Confirmation: a call of a tool that needs a person's approval waits under a token bound to
@@ -59,9 +64,12 @@ mod server;
 mod sessions;
 mod stdio;
 
-pub use client::{MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
+pub use crate::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
+pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
+#[cfg(feature = "bench-internals")]
+pub(crate) use {server::call_tool_result, stdio::line_of};

@@ -19,7 +19,7 @@ use super::sessions::SessionLimits;
 use crate::call::{Ctx, ToolCall, ToolResult};
 use crate::format::Provider;
 use crate::http::ConnectionLimits;
-use crate::registry::Shared;
+use crate::registry::{Registry, Shared};
 use crate::scope::Scope;
 
 /// How many tools one `tools/list` page holds.
@@ -297,13 +297,7 @@ impl ServerHandler for McpServer {
         {
             return Ok(question.into());
         }
-        let call = ToolCall::new(name, Value::Null);
-        let message = registry.result_message(Provider::Mcp, &call, &result);
-        let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
-            ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
-        })?;
-        answer.result_type = Some(ResultType::COMPLETE);
-        Ok(answer.into())
+        call_tool_result(registry, name, &result).map(Into::into)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -355,6 +349,23 @@ impl ServerHandler for McpServer {
             }
         }
     }
+}
+
+/// `result`, the answer of the tool `name`, as rmcp's `CallToolResult`: the registry's MCP
+/// result message read into it. The message's strings (a block's base64 above all) are moved
+/// into the `CallToolResult`, not copied.
+pub(crate) fn call_tool_result(
+    registry: &Registry,
+    name: &str,
+    result: &ToolResult,
+) -> Result<CallToolResult, ErrorData> {
+    let call = ToolCall::new(name, Value::Null);
+    let message = registry.result_message(Provider::Mcp, &call, result);
+    let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
+        ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
+    })?;
+    answer.result_type = Some(ResultType::COMPLETE);
+    Ok(answer)
 }
 
 /// A page's start as an opaque cursor.

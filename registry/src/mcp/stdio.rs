@@ -1,5 +1,7 @@
 //! MCP over standard input and output: one JSON-RPC message a line, read with a bound, and an
-//! answer for every line that cannot be served.
+//! answer for every line that cannot be served. The server reads its own standard input this
+//! way; a mounted module reads the standard output of its server's process the same way
+//! ([`Side`]).
 //!
 //! rmcp's own stdio transport drops what it cannot read without a word: a line over its cap,
 //! text that is not JSON, JSON nested deeper than serde_json reads. A client that sent one
@@ -17,15 +19,21 @@
 //! each with `"id": null` unless the message carried an id of its own, and the next line is
 //! served as if nothing had happened. Every line written, rmcp's and these answers, goes through
 //! one writer task, a whole line at a time, so no two lines ever interleave.
+//!
+//! On the client's side (a mounted server's process), a line longer than the bound is an
+//! answer too long to read: it is skipped as it arrives too, and the request it answers (its id
+//! read from the line's first bytes) gets a JSON-RPC error marked [`TOO_LONG`] at once, where
+//! rmcp's own transport would drop it and leave the call waiting for its timeout. A line that
+//! is no message is passed over, as rmcp's transport does.
 
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use rmcp::RoleServer;
-use rmcp::model::ErrorCode;
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::model::{ErrorCode, ErrorData, RequestId};
+use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, RoleServer};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -46,13 +54,22 @@ const CHUNK_BYTES: usize = 64 << 10;
 /// standard input and reads nothing more does not keep the process alive.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
+/// How much of a line too long to read is kept to find its id.
+const HEAD_BYTES: usize = 4 << 10;
+
+/// The key in the `data` of the error a client's transport gives for an answer too long to
+/// read; its value is the bound in bytes.
+pub(super) const TOO_LONG: &str = "tool-registry/answerTooLong";
+
 /// The transport on standard input and output.
 pub(super) fn stdio() -> StdioTransport<tokio::io::Stdin> {
     StdioTransport::new(tokio::io::stdin(), tokio::io::stdout(), MAX_LINE_BYTES)
 }
 
-/// Lines read from `input` with a bound; lines written to an output by one task.
-pub(super) struct StdioTransport<R> {
+/// Lines read from `input` with a bound; lines written to an output by one task. `S` is the
+/// side of the session this end speaks for.
+pub(super) struct StdioTransport<R, S = RoleServer> {
+    side: std::marker::PhantomData<S>,
     input: R,
     chunk: Box<[u8]>,
     /// The bytes of `chunk` read and not yet looked at.
@@ -71,9 +88,9 @@ pub(super) struct StdioTransport<R> {
 
 /// What one line is.
 #[derive(Debug)]
-enum Read {
+pub(super) enum Read<S: ServiceRole = RoleServer> {
     /// A message for rmcp.
-    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    Message(Box<RxJsonRpcMessage<S>>),
     /// An answer for the client, and nothing for rmcp.
     Answer(Vec<u8>),
     /// Nothing to do: a blank line, or a notification that is not one (never answered).
@@ -84,17 +101,112 @@ enum Read {
 enum Line {
     /// A whole line is in `line`.
     Whole,
-    /// The line was longer than the bound; what was read of it is gone.
-    TooLong,
+    /// The line was longer than the bound: its first [`HEAD_BYTES`] bytes; the rest is gone.
+    TooLong(Vec<u8>),
 }
 
-impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
-    fn new<W>(input: R, output: W, max_line: usize) -> Self
+/// What a side of a session does with the lines it reads.
+pub(super) trait Side: ServiceRole {
+    /// What one whole line (without its newline) is.
+    fn read(line: &[u8]) -> Read<Self>;
+
+    /// What a line longer than `max` bytes is, from its first bytes `head`.
+    fn too_long(head: &[u8], max: usize) -> Read<Self>;
+}
+
+impl Side for RoleServer {
+    fn read(line: &[u8]) -> Read<Self> {
+        read(line)
+    }
+
+    fn too_long(_head: &[u8], max: usize) -> Read<Self> {
+        Read::Answer(error_line(
+            Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            &format!(
+                "Invalid Request: a message is at most {max} bytes on one line; this line was longer and was skipped"
+            ),
+        ))
+    }
+}
+
+impl Side for RoleClient {
+    fn read(line: &[u8]) -> Read<Self> {
+        let Some(line) = trimmed(line) else {
+            return Read::Nothing;
+        };
+        match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+            Ok(message) => Read::Message(Box::new(message)),
+            Err(error) => {
+                tracing::debug!(target: "tool_registry::mcp", %error, "a line of the MCP server is no message; passed over");
+                Read::Nothing
+            }
+        }
+    }
+
+    fn too_long(head: &[u8], max: usize) -> Read<Self> {
+        let Some(id) = id_of(head) else {
+            tracing::warn!(target: "tool_registry::mcp", max, "a line of the MCP server over the bound, without an id in its first bytes, was skipped");
+            return Read::Nothing;
+        };
+        let error = ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "the server's answer is longer than {max} bytes, the most read of one message; it was skipped"
+            ),
+            Some(serde_json::json!({ TOO_LONG: max })),
+        );
+        Read::Message(Box::new(RxJsonRpcMessage::<RoleClient>::error(
+            error,
+            Some(id),
+        )))
+    }
+}
+
+/// The `id` member of the JSON-RPC object whose first bytes are `head`, when they hold it
+/// whole.
+fn id_of(head: &[u8]) -> Option<RequestId> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    /// Reads members until `id`, then stops: the rest of the line is not there.
+    struct Id<'a>(&'a mut Option<RequestId>);
+
+    impl<'de> Visitor<'de> for Id<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON-RPC message")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "id" {
+                    *self.0 = Some(map.next_value()?);
+                    // Stops the walk here, where the line is cut.
+                    return Err(serde::de::Error::custom("found"));
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+
+    let mut id = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(head);
+    let _ = deserializer.deserialize_map(Id(&mut id));
+    id
+}
+
+impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {
+    /// A transport that reads lines of at most `max_line` bytes from `input` and writes to
+    /// `output`.
+    pub(super) fn new<W>(input: R, output: W, max_line: usize) -> Self
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (lines, queue) = mpsc::channel(QUEUED_LINES);
         Self {
+            side: std::marker::PhantomData,
             input,
             chunk: vec![0; CHUNK_BYTES].into_boxed_slice(),
             unread: 0..0,
@@ -129,9 +241,12 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                 continue;
             }
             if self.line.len() + content > self.max_line {
-                self.line = Vec::new();
+                let mut head = std::mem::take(&mut self.line);
+                head.truncate(HEAD_BYTES);
+                let more = (HEAD_BYTES - head.len()).min(content);
+                head.extend_from_slice(&available[..more]);
                 self.skipping = newline.is_none();
-                return Some(Ok(Line::TooLong));
+                return Some(Ok(Line::TooLong(head)));
             }
             self.line.extend_from_slice(&available[..content]);
             if newline.is_some() {
@@ -141,20 +256,17 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
     }
 }
 
-impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for StdioTransport<R> {
+impl<R: AsyncRead + Unpin + Send, S: Side> Transport<S> for StdioTransport<R, S> {
     type Error = io::Error;
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        item: TxJsonRpcMessage<S>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
-        let line = serde_json::to_vec(&item).map(|mut line| {
-            line.push(b'\n');
-            line
-        });
+        let line = line_of(&item);
         let lines = self.lines.clone();
         async move {
-            let line = line.map_err(io::Error::other)?;
+            let line = line?;
             match lines {
                 Some(lines) => lines.send(line).await.map_err(|_| closed()),
                 None => Err(closed()),
@@ -162,7 +274,7 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for StdioTransport<R> {
         }
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<S>> {
         loop {
             if self.answer.is_some() {
                 let permit = self.lines.as_ref()?.reserve().await.ok()?;
@@ -172,7 +284,7 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for StdioTransport<R> {
             }
             match self.next_line().await? {
                 Ok(Line::Whole) => {
-                    let read = read(&self.line);
+                    let read = S::read(&self.line);
                     self.line.clear();
                     // A long line's room is given back rather than kept for the session.
                     self.line.shrink_to(CHUNK_BYTES);
@@ -182,19 +294,16 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for StdioTransport<R> {
                         Read::Nothing => {}
                     }
                 }
-                Ok(Line::TooLong) => {
+                Ok(Line::TooLong(head)) => {
                     tracing::debug!(target: "tool_registry::mcp", max = self.max_line, "an MCP line over the bound was skipped");
-                    self.answer = Some(error_line(
-                        Value::Null,
-                        ErrorCode::INVALID_REQUEST,
-                        &format!(
-                            "Invalid Request: a message is at most {} bytes on one line; this line was longer and was skipped",
-                            self.max_line
-                        ),
-                    ));
+                    match S::too_long(&head, self.max_line) {
+                        Read::Message(message) => return Some(*message),
+                        Read::Answer(answer) => self.answer = Some(answer),
+                        Read::Nothing => {}
+                    }
                 }
                 Err(error) => {
-                    tracing::warn!(target: "tool_registry::mcp", %error, "standard input cannot be read; the MCP session ends");
+                    tracing::warn!(target: "tool_registry::mcp", %error, "the MCP session's input cannot be read; the session ends");
                     return None;
                 }
             }
@@ -210,6 +319,41 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for StdioTransport<R> {
                 tracing::warn!(target: "tool_registry::mcp", "standard output took no more lines; the last answers are dropped");
             }
         }
+        Ok(())
+    }
+}
+
+/// One message as the line that carries it, written through [`Written`].
+pub(crate) fn line_of<T: serde::Serialize>(item: &T) -> io::Result<Vec<u8>> {
+    let mut line = Written(Vec::with_capacity(128));
+    serde_json::to_writer(&mut line, item).map_err(io::Error::other)?;
+    line.0.push(b'\n');
+    Ok(line.0)
+}
+
+/// A write at least this long makes room for itself and [`LINE_TAIL`] at once.
+const LARGE_WRITE: usize = 64 << 10;
+
+/// The room a large write leaves after itself for the rest of its message.
+const LINE_TAIL: usize = 64 << 10;
+
+/// A line's bytes as serde_json writes them. A large write (a block's base64, which serde_json
+/// writes in one piece) makes room for itself and [`LINE_TAIL`] more, so the rest of the
+/// message fits behind it: with `Vec`'s doubling alone, the quote that closes 1.4 MB of base64
+/// would grow the line to 2.8 MB and copy it again.
+struct Written(Vec<u8>);
+
+impl io::Write for Written {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let room = self.0.capacity() - self.0.len();
+        if bytes.len() >= LARGE_WRITE && room < bytes.len() {
+            self.0.reserve_exact(bytes.len() + LINE_TAIL);
+        }
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
@@ -232,14 +376,12 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut queue: mpsc::Rece
     let _ = output.flush().await;
 }
 
-/// What the line `line` (without its newline) is: a message, or the answer it gets.
+/// What the line `line` (without its newline) is to the server: a message, or the answer it
+/// gets.
 fn read(line: &[u8]) -> Read {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    // RFC 8259 lets a reader skip a byte order mark, and rmcp's transport does.
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
+    let Some(line) = trimmed(line) else {
         return Read::Nothing;
-    }
+    };
     match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
         Ok(message) => Read::Message(Box::new(message)),
         Err(error) if error.is_syntax() || error.is_eof() => Read::Answer(error_line(
@@ -282,6 +424,14 @@ fn read(line: &[u8]) -> Read {
     }
 }
 
+/// `line` without a carriage return at its end or a byte order mark at its start (RFC 8259 lets
+/// a reader skip one, and rmcp's transport does); `None` for a blank line.
+fn trimmed(line: &[u8]) -> Option<&[u8]> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    (!line.iter().all(u8::is_ascii_whitespace)).then_some(line)
+}
+
 /// A JSON-RPC error answer. Written by hand rather than as rmcp's `JsonRpcError`, which leaves
 /// out an id it does not know: JSON-RPC 2.0 says `"id": null` then.
 pub(super) fn error_answer(id: Value, code: ErrorCode, message: &str) -> Value {
@@ -299,7 +449,10 @@ fn error_line(id: Value, code: ErrorCode, message: &str) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Read, read};
+    use super::{Read, Side, StdioTransport, TOO_LONG, id_of, read};
+    use rmcp::model::RequestId;
+    use rmcp::transport::Transport;
+    use rmcp::{RoleClient, RoleServer};
     use serde_json::Value;
 
     fn answer(line: &[u8]) -> Value {
@@ -354,5 +507,72 @@ mod tests {
             read(b"\xEF\xBB\xBF{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}\r"),
             Read::Message(_)
         ));
+    }
+
+    #[test]
+    fn the_id_of_a_cut_line_is_read_from_its_first_bytes() {
+        let cut = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"image","data":"AAAA"#;
+        assert_eq!(id_of(cut), Some(RequestId::Number(7)));
+        let quoted = br#"{"jsonrpc": "2.0", "id": "a\"b", "result": {"#;
+        assert_eq!(id_of(quoted), Some(RequestId::String("a\"b".into())));
+        // Only the message's own id: one inside the result, before it, is not.
+        let nested = br#"{"result": {"id": 1, "content": [{"data": "AAAA"#;
+        assert_eq!(id_of(nested), None);
+        assert_eq!(id_of(b"not json"), None);
+        assert_eq!(id_of(b"[1, 2"), None);
+    }
+
+    #[test]
+    fn a_line_too_long_is_an_answer_for_the_server_and_an_error_for_the_client() {
+        let head = br#"{"jsonrpc":"2.0","id":3,"result":{"content":["#;
+        match <RoleClient as Side>::too_long(head, 100) {
+            Read::Message(message) => {
+                let message = serde_json::to_value(&message).unwrap();
+                assert_eq!(message["id"], 3, "{message}");
+                assert_eq!(message["error"]["data"][TOO_LONG], 100, "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            <RoleClient as Side>::too_long(b"{\"result\": {", 100),
+            Read::Nothing
+        ));
+        assert!(matches!(
+            <RoleServer as Side>::too_long(head, 100),
+            Read::Answer(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_client_skips_an_answer_too_long_and_reads_the_next() {
+        use tokio::io::AsyncWriteExt;
+        let (mut server, client) = tokio::io::duplex(1 << 16);
+        let (input, output) = tokio::io::split(client);
+        let mut transport = StdioTransport::<_, RoleClient>::new(input, output, 1024);
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}}}\n",
+            "x".repeat(100_000)
+        );
+        let writing = tokio::spawn(async move {
+            server.write_all(long.as_bytes()).await.unwrap();
+            server.write_all(b"not a message\n").await.unwrap();
+            server
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n")
+                .await
+                .unwrap();
+            server
+        });
+        let first = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(
+            (&first["id"], &first["error"]["data"][TOO_LONG]),
+            (&Value::from(1), &Value::from(1024)),
+            "{first}"
+        );
+        let second = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(
+            (&second["id"], &second["result"]),
+            (&Value::from(2), &serde_json::json!({}))
+        );
+        drop(writing.await.unwrap());
     }
 }

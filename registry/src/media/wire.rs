@@ -15,7 +15,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serializer};
+use serde_json::{Map, Value};
 
 use super::{Audio, Block, Blocks, File, Image, Resource, ResourceBody, ResourceLink};
 
@@ -32,104 +33,57 @@ pub(crate) fn decode(text: &str) -> Result<Bytes, String> {
         .map_err(|e| format!("invalid base64: {e}"))
 }
 
-/// Bytes written as base64.
-struct Base64<'a>(&'a [u8]);
-
-impl Serialize for Base64<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&encode(self.0))
-    }
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Out<'a> {
-    Text {
-        text: &'a str,
-    },
-    Image {
-        #[serde(rename = "mimeType")]
-        mime_type: &'a str,
-        data: Base64<'a>,
-    },
-    Audio {
-        #[serde(rename = "mimeType")]
-        mime_type: &'a str,
-        data: Base64<'a>,
-    },
-    File {
-        name: &'a str,
-        #[serde(rename = "mimeType")]
-        mime_type: &'a str,
-        data: Base64<'a>,
-    },
-    ResourceLink {
-        uri: &'a str,
-        name: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        title: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        description: Option<&'a str>,
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
-        mime_type: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        size: Option<u64>,
-    },
-    Resource {
-        resource: OutResource<'a>,
-    },
-}
-
-#[derive(Serialize)]
-struct OutResource<'a> {
-    uri: &'a str,
-    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
-    mime_type: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    blob: Option<Base64<'a>>,
-}
-
-fn out(block: &Block) -> Out<'_> {
+/// One block as JSON, in the shape above. Built by hand rather than through `Serialize`: the
+/// base64 text is made once and moved into the value, where `serde_json::to_value` would copy
+/// every string it is given, so that an image costs its base64 once.
+pub(crate) fn to_value(block: &Block) -> Value {
+    let mut object = Map::new();
+    let kind = block.kind().as_str();
+    object.insert("type".into(), kind.into());
     match block {
-        Block::Text(text) => Out::Text { text },
-        Block::Image(image) => Out::Image {
-            mime_type: &image.mime_type,
-            data: Base64(&image.data),
-        },
-        Block::Audio(audio) => Out::Audio {
-            mime_type: &audio.mime_type,
-            data: Base64(&audio.data),
-        },
-        Block::File(file) => Out::File {
-            name: &file.name,
-            mime_type: &file.mime_type,
-            data: Base64(&file.data),
-        },
-        Block::ResourceLink(link) => Out::ResourceLink {
-            uri: &link.uri,
-            name: &link.name,
-            title: link.title.as_deref(),
-            description: link.description.as_deref(),
-            mime_type: link.mime_type.as_deref(),
-            size: link.size,
-        },
-        Block::Resource(resource) => {
-            let (text, blob) = match &resource.body {
-                ResourceBody::Text(text) => (Some(text.as_str()), None),
-                ResourceBody::Blob(data) => (None, Some(Base64(data))),
-            };
-            Out::Resource {
-                resource: OutResource {
-                    uri: &resource.uri,
-                    mime_type: resource.mime_type.as_deref(),
-                    text,
-                    blob,
-                },
+        Block::Text(text) => {
+            object.insert("text".into(), text.as_str().into());
+        }
+        Block::Image(Image { mime_type, data }) | Block::Audio(Audio { mime_type, data }) => {
+            object.insert("mimeType".into(), mime_type.as_str().into());
+            object.insert("data".into(), encode(data).into());
+        }
+        Block::File(file) => {
+            object.insert("name".into(), file.name.as_str().into());
+            object.insert("mimeType".into(), file.mime_type.as_str().into());
+            object.insert("data".into(), encode(&file.data).into());
+        }
+        Block::ResourceLink(link) => {
+            object.insert("uri".into(), link.uri.as_str().into());
+            object.insert("name".into(), link.name.as_str().into());
+            let optional = [
+                ("title", link.title.as_deref()),
+                ("description", link.description.as_deref()),
+                ("mimeType", link.mime_type.as_deref()),
+            ];
+            for (key, value) in optional {
+                if let Some(value) = value {
+                    object.insert(key.into(), value.into());
+                }
+            }
+            if let Some(size) = link.size {
+                object.insert("size".into(), size.into());
             }
         }
+        Block::Resource(resource) => {
+            let mut inner = Map::new();
+            inner.insert("uri".into(), resource.uri.as_str().into());
+            if let Some(mime_type) = &resource.mime_type {
+                inner.insert("mimeType".into(), mime_type.as_str().into());
+            }
+            match &resource.body {
+                ResourceBody::Text(text) => inner.insert("text".into(), text.as_str().into()),
+                ResourceBody::Blob(data) => inner.insert("blob".into(), encode(data).into()),
+            };
+            object.insert("resource".into(), Value::Object(inner));
+        }
     }
+    Value::Object(object)
 }
 
 #[derive(Deserialize)]
@@ -207,22 +161,16 @@ fn block_of(wire: In) -> Result<Block, String> {
     })
 }
 
-/// One block as JSON, in the shape above.
-#[cfg(any(feature = "cli", feature = "http", feature = "mcp"))]
-pub(crate) fn to_value(block: &Block) -> serde_json::Value {
-    serde_json::to_value(out(block)).unwrap_or_default()
-}
-
 /// One block read from JSON in the shape above (base64 checked).
 #[cfg(any(feature = "http", feature = "mcp"))]
-pub(crate) fn from_value(value: serde_json::Value) -> Result<Block, String> {
+pub(crate) fn from_value(value: Value) -> Result<Block, String> {
     let wire = In::deserialize(value).map_err(|e| e.to_string())?;
     block_of(wire)
 }
 
 /// `#[serde(with = "wire")]` for [`Blocks`].
 pub(crate) fn serialize<S: Serializer>(blocks: &[Block], serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(blocks.iter().map(out))
+    serializer.collect_seq(blocks.iter().map(to_value))
 }
 
 /// `#[serde(with = "wire")]` for [`Blocks`].

@@ -154,8 +154,13 @@ impl Registry {
         call: &ToolCall,
         result: &ToolResult,
     ) -> Value {
-        let declares_output = self.declares_output(provider, call);
-        format::result_message(provider, declares_output, call, result)
+        let tool = self.output_tool(provider, call);
+        format::result_message(
+            provider,
+            tool.as_ref().and_then(Tool::output_schema),
+            call,
+            result,
+        )
     }
 
     /// Every message to append to the conversation for `result`, the answer to `call`, in
@@ -190,16 +195,20 @@ impl Registry {
         call: &ToolCall,
         result: &ToolResult,
     ) -> Vec<Value> {
-        let declares_output = self.declares_output(provider, call);
-        format::result_messages(provider, declares_output, call, result)
+        let tool = self.output_tool(provider, call);
+        format::result_messages(
+            provider,
+            tool.as_ref().and_then(Tool::output_schema),
+            call,
+            result,
+        )
     }
 
-    /// Whether `call`'s tool declares an output schema, which only MCP's results reflect.
-    fn declares_output(&self, provider: Provider, call: &ToolCall) -> bool {
-        provider == Provider::Mcp
-            && self
-                .lookup(&call.name)
-                .is_some_and(|tool| tool.output_schema().is_some())
+    /// `call`'s tool, whose output schema only MCP's results reflect.
+    fn output_tool(&self, provider: Provider, call: &ToolCall) -> Option<Tool> {
+        (provider == Provider::Mcp)
+            .then(|| self.lookup(&call.name))
+            .flatten()
     }
 
     /// The documentation of the tools `listing` holds, sorted by name: with a `&Scope`, those

@@ -7,6 +7,7 @@ Run in the folder the servers run in (its `sandbox/` is the file tools' area, it
 and exits non-zero at the first that fails.
 """
 
+import base64
 import json
 import pathlib
 import sys
@@ -14,6 +15,7 @@ import time
 
 import anyio
 import httpx2
+import jsonschema
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -276,12 +278,72 @@ async def over_http(mode, expected, guest):
             assert not jobs.is_error, jobs
     print(f"{mode}: streamable HTTP: no token is a guest, the admin token sees and calls more")
     async with http() as anonymous:
+        await media(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
+    async with http() as anonymous:
         await progress_and_cancellation(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
+
+
+VALUES = [3, 1, 4, 1, 5, 9, 2, 6]
+
+
+async def direct(tool, arguments):
+    """What the registry itself answers, `toolreg call --save`: the printed result and the bytes
+    of each binary block it saved."""
+    saved = pathlib.Path(f"saved-{tool}")
+    done = await anyio.run_process([TOOLREG, "call", tool, json.dumps(arguments), "--save", str(saved)])
+    printed = json.loads(done.stdout)
+    return printed, [pathlib.Path(block["saved"]).read_bytes() for block in printed.get("blocks", []) if block.get("saved")]
+
+
+def validates(value, schema):
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(value)
+
+
+async def media(server, mode, label):
+    drawn, (png,) = await direct("chart.draw", {"values": VALUES})
+    exported, (csv,) = await direct("chart.export", {"name": "q3", "values": VALUES})
+    async with Client(server, mode=mode) as client:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        # The SDK checks `structuredContent` against the listed schema itself; so does this.
+        draw = await client.call_tool("chart.draw", {"values": VALUES})
+        assert not draw.is_error, draw
+        text, image = draw.content
+        assert isinstance(image, types.ImageContent) and image.mime_type == "image/png", draw
+        assert base64.b64decode(image.data, validate=True) == png, "the PNG the registry returns"
+        assert json.loads(text.text) == draw.structured_content == drawn["content"], draw
+        validates(draw.structured_content, schemas["chart.draw"])
+
+        export = await client.call_tool("chart.export", {"name": "q3", "values": VALUES})
+        assert not export.is_error, export
+        text, file, link = export.content
+        assert isinstance(file, types.EmbeddedResource), export
+        assert isinstance(file.resource, types.BlobResourceContents), export
+        assert (file.resource.uri, file.resource.mime_type) == ("attachment:q3.csv", "text/csv"), file
+        assert base64.b64decode(file.resource.blob, validate=True) == csv
+        assert isinstance(link, types.ResourceLink), export
+        assert (link.uri, link.name, link.mime_type) == ("chart://q3.png", "q3.png", "image/png"), link
+        assert export.structured_content == exported["content"] == json.loads(text.text), export
+        validates(export.structured_content, schemas["chart.export"])
+    print(f"{mode}: {label} media: the image, file and link byte for byte, structuredContent fits outputSchema")
+
+
+async def wrapped(mode):
+    async with Client(stdio("--level", "admin", "--user", "ann"), mode=mode) as client:
+        schema = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}["scheduler.list_jobs"]
+        assert schema["type"] == "object" and schema["x-tool-registry-wrapped"] == "result", schema
+        assert schema["properties"]["result"]["type"] == "array", schema
+        jobs = await client.call_tool("scheduler.list_jobs", {})
+        assert not jobs.is_error and jobs.structured_content == {"result": json.loads(jobs.content[0].text)}, jobs
+        validates(jobs.structured_content, schema)
+    print(f"{mode}: a list answers structuredContent {{result}} under a wrapped outputSchema")
 
 
 async def check(mode):
     expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
     guest, _ = await lists_and_calls(mode, expected)
+    await media(stdio("--level", "guest"), mode, "stdio")
+    await wrapped(mode)
     await progress_and_cancellation(stdio("--level", "guest"), mode, "stdio")
     await list_changed(mode)
     await confirmation(mode)
