@@ -15,6 +15,8 @@ use tool_registry_tools::Config;
 
 /// The tools of `tool-registry-tools`.
 const REFERENCE_TOOLS: &[&str] = &[
+    "chart.draw",
+    "chart.export",
     "claim",
     "file_manager.create_document",
     "file_manager.delete_file",
