@@ -25,7 +25,8 @@
 //! - `mcp/image_1mib`: a tool answering a 1 MiB PNG and a small value, served: `serve` is the
 //!   call and the line our server writes on stdio for it (the result message, rmcp's
 //!   `CallToolResult`, the JSON-RPC line: `bench::mcp_stdio_answer`), `round_trip` the whole
-//!   `tools/call` from rmcp's client over the pipe (which reads the line and the base64 back),
+//!   `tools/call` from rmcp's client over the pipe to our server on its stdio transport
+//!   (`bench::mcp_serve_lines`; the client reads the line and the base64 back),
 //!   and `baseline` what the answer cannot cost less than: the 1 MiB base64-encoded, and the
 //!   text copied once.
 //!
@@ -233,7 +234,16 @@ fn image(c: &mut Criterion) {
     let runtime = runtime();
     let (registry, png) = tool_registry::bench::picture_registry(1 << 20);
     let registry = Arc::new(registry);
-    let client = runtime.block_on(connect(McpServer::new(registry.clone(), Scope::trusted())));
+    // Our server on its own transport, as `toolreg mcp` runs on stdio.
+    let server = McpServer::new(registry.clone(), Scope::trusted());
+    let client = runtime.block_on(async {
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let (input, output) = tokio::io::split(server_end);
+            let _ = tool_registry::bench::mcp_serve_lines(server, input, output).await;
+        });
+        ().serve(tokio::io::split(client_end)).await.unwrap()
+    });
     let ctx = Ctx::new();
     let serve = || async {
         let result = registry.call("picture", json!({}), &ctx).for_model().await;

@@ -82,7 +82,7 @@ pub fn mcp_stdio_answer(
         ServerResult::CallToolResult(answer),
         NumberOrString::Number(id),
     );
-    crate::mcp::line_of(&message)
+    crate::mcp::server_line(message)
 }
 
 /// A registry of one run-time tool, `picture`, whose output schema is an object and which
@@ -124,4 +124,19 @@ pub fn picture_registry(size: usize) -> (Registry, bytes::Bytes) {
         .register(spec, handler)
         .expect("the picture registers");
     (registry, png)
+}
+
+/// Serves `server` on `input` and `output` as `toolreg mcp` serves standard input and output
+/// (its own bounded transport, not rmcp's), until the client closes the stream.
+#[cfg(feature = "mcp")]
+pub async fn mcp_serve_lines<R, W>(
+    server: crate::mcp::McpServer,
+    input: R,
+    output: W,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    server.serve_lines(input, output).await
 }

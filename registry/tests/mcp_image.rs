@@ -83,10 +83,10 @@ async fn a_1_mib_image_costs_its_base64_and_one_copy_through_the_server() {
         kib(base64.len()),
         kib(line.len())
     );
-    // The base64, the line that carries it (with 64 KiB of room behind the base64 for the rest
-    // of the message), and the small parts of the message: 128 KiB at the most beyond the two.
+    // The base64, the line that carries it, and the small parts of the message: 32 KiB at the
+    // most beyond the two.
     assert!(
-        allocated <= base64.len() + line.len() + (128 << 10),
+        allocated <= base64.len() + line.len() + (32 << 10),
         "{allocated} bytes allocated for a line of {}",
         line.len()
     );

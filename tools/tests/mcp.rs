@@ -173,22 +173,39 @@ fn raw(host: &str, request: &str) -> String {
     answer
 }
 
-#[tokio::test]
-async fn toolreg_mcp_mounts_as_a_module_behind_this_registrys_gates() {
-    use std::sync::Arc;
-    use tool_registry::mcp::McpModule;
-    use tool_registry::{Ctx, Registry, Scope};
-
-    let dir = workspace();
-    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+/// `toolreg --modules MODULES mcp`, run in `root`, mounted as the module `name` of a registry
+/// of its own.
+async fn mounted(
+    root: &Path,
+    modules: &str,
+    name: &str,
+) -> (
+    std::sync::Arc<tool_registry::Registry>,
+    tool_registry::mcp::McpModule,
+) {
+    let registry = std::sync::Arc::new(
+        tool_registry::Registry::builder()
+            .without_linked()
+            .build()
+            .unwrap(),
+    );
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg"));
     command
-        .current_dir(dir.path())
-        .args(["--modules", "research,file_manager", "mcp"])
+        .current_dir(root)
+        .args(["--modules", modules, "mcp"])
         .env_remove("TOOLREG_KB");
-    let module = McpModule::spawn(registry.clone(), "kb", command)
+    let module = tool_registry::mcp::McpModule::spawn(registry.clone(), name, command)
         .await
         .unwrap();
+    (registry, module)
+}
+
+#[tokio::test]
+async fn toolreg_mcp_mounts_as_a_module_behind_this_registrys_gates() {
+    use tool_registry::{Ctx, Scope};
+
+    let dir = workspace();
+    let (registry, module) = mounted(dir.path(), "research,file_manager", "kb").await;
     let tools = module.tools();
     assert!(tools.contains(&"kb.research".to_owned()), "{tools:?}");
     assert!(
@@ -242,6 +259,64 @@ async fn toolreg_mcp_mounts_as_a_module_behind_this_registrys_gates() {
         .await
         .unwrap_err();
     assert_eq!(gone.code(), "module_unreachable", "{gone}");
+}
+
+#[tokio::test]
+async fn blocks_cross_toolreg_mcp_mounted_as_a_module_unchanged() {
+    use tool_registry::content::{Block, File, IntoToolResult, ResourceLink};
+    use tool_registry::{Ctx, Scope};
+
+    let dir = workspace();
+    let (registry, _module) = mounted(dir.path(), "chart", "remote").await;
+    let ctx = Ctx::for_scope(Scope::user("bob"));
+    let values = vec![3.0, 1.0, 4.0];
+
+    // The image, byte for byte what the tool draws, and the value under its own schema.
+    let direct = tool_registry_tools::chart::draw(values.clone())
+        .unwrap()
+        .into_tool_result()
+        .unwrap();
+    let drawn = registry
+        .call("remote.chart.draw", json!({"values": values}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        (&drawn.content, &drawn.blocks),
+        (&direct.content, &direct.blocks)
+    );
+
+    // The file comes back a file, with its name and MIME type, and the link a link.
+    let exported = registry
+        .call(
+            "remote.chart.export",
+            json!({"name": "q3", "values": values}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    let csv = "index,value\n0,3\n1,1\n2,4\n";
+    assert_eq!(
+        exported.content,
+        json!({"file": "q3.csv", "rows": 3, "bytes": csv.len()})
+    );
+    assert_eq!(
+        exported.blocks,
+        [
+            Block::from(File::new("q3.csv", csv.as_bytes().to_vec())),
+            Block::from(
+                ResourceLink::new("chart://q3.png", "q3.png")
+                    .with_description("the bar chart of these values, as `chart.draw` draws it")
+                    .with_mime_type("image/png")
+            ),
+        ]
+    );
+    let listed = registry
+        .get("remote.chart.export", tool_registry::Listing::every())
+        .unwrap();
+    assert_eq!(
+        listed.output_schema().unwrap()["required"],
+        json!(["file", "rows", "bytes"])
+    );
 }
 
 #[test]

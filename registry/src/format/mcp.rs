@@ -13,11 +13,11 @@
 //!   ([`unwrap_output_schema`]); other clients see an ordinary object schema, as the Python
 //!   SDK's servers write for the same case. The wrapped schema's `$defs` move to its root and
 //!   its local `$ref`s are rewritten to match, so it still validates what it did.
-//! - **Files.** MCP has no file block. A [`File`](crate::content::File) travels as an embedded resource with a
-//!   `blob`: its MIME type as the resource's, its name in the URI `attachment:NAME`, the name
-//!   percent-encoded ([`FILE_SCHEME`]). Any MCP client can save or show it; a module of ours
-//!   reads it back as the same `File` ([`file_name`]). The scheme is not `file:`, which would
-//!   name a path on the client's own disk.
+//! - **Files.** MCP has no file block. A [`File`](crate::content::File) travels as an embedded
+//!   resource with a `blob`: its MIME type as the resource's, its name in the URI
+//!   `attachment:NAME`, the name percent-encoded ([`FILE_SCHEME`]). Any MCP client can save or
+//!   show it; a module of ours reads it back as the same `File` ([`file_name`]). The scheme is
+//!   not `file:`, which would name a path on the client's own disk.
 
 use serde_json::{Map, Value};
 

@@ -8,6 +8,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
+//! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
@@ -60,6 +61,7 @@
 mod client;
 mod confirm;
 mod http;
+mod line;
 mod server;
 mod sessions;
 mod stdio;
@@ -72,4 +74,4 @@ pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
 #[cfg(feature = "bench-internals")]
-pub(crate) use {server::call_tool_result, stdio::line_of};
+pub(crate) use {line::server_line, server::call_tool_result};

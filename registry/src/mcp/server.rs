@@ -97,8 +97,23 @@ impl McpServer {
     /// line over [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), or one that is not a JSON-RPC
     /// message, gets a JSON-RPC error and the next line is served.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Runs this server on `input` and `output` as on standard input and output: standard
+    /// input and output, or for the benchmarks any pipe.
+    pub(crate) async fn serve_lines<R, W>(self, input: R, output: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let running = self
-            .serve(super::stdio::stdio())
+            .serve(super::stdio::StdioTransport::<R>::new(
+                input,
+                output,
+                super::MAX_LINE_BYTES,
+            ))
             .await
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         running

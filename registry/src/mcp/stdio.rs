@@ -38,6 +38,8 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::line::{line_of, server_line};
+
 /// The longest line, one JSON-RPC message, read from standard input: 4 MiB, what rmcp's
 /// streamable HTTP server takes as a request body, so a message served over HTTP is served over
 /// stdio too. A longer line is skipped as it arrives, never held, and answered `-32600`.
@@ -60,11 +62,6 @@ const HEAD_BYTES: usize = 4 << 10;
 /// The key in the `data` of the error a client's transport gives for an answer too long to
 /// read; its value is the bound in bytes.
 pub(super) const TOO_LONG: &str = "tool-registry/answerTooLong";
-
-/// The transport on standard input and output.
-pub(super) fn stdio() -> StdioTransport<tokio::io::Stdin> {
-    StdioTransport::new(tokio::io::stdin(), tokio::io::stdout(), MAX_LINE_BYTES)
-}
 
 /// Lines read from `input` with a bound; lines written to an output by one task. `S` is the
 /// side of the session this end speaks for.
@@ -105,8 +102,13 @@ enum Line {
     TooLong(Vec<u8>),
 }
 
-/// What a side of a session does with the lines it reads.
+/// What a side of a session does with the lines it reads, and how it writes its messages.
 pub(super) trait Side: ServiceRole {
+    /// One message as the line that carries it.
+    fn line(item: TxJsonRpcMessage<Self>) -> io::Result<Vec<u8>> {
+        line_of(&item)
+    }
+
     /// What one whole line (without its newline) is.
     fn read(line: &[u8]) -> Read<Self>;
 
@@ -115,6 +117,10 @@ pub(super) trait Side: ServiceRole {
 }
 
 impl Side for RoleServer {
+    fn line(item: TxJsonRpcMessage<Self>) -> io::Result<Vec<u8>> {
+        server_line(item)
+    }
+
     fn read(line: &[u8]) -> Read<Self> {
         read(line)
     }
@@ -263,7 +269,7 @@ impl<R: AsyncRead + Unpin + Send, S: Side> Transport<S> for StdioTransport<R, S>
         &mut self,
         item: TxJsonRpcMessage<S>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
-        let line = line_of(&item);
+        let line = S::line(item);
         let lines = self.lines.clone();
         async move {
             let line = line?;
@@ -319,41 +325,6 @@ impl<R: AsyncRead + Unpin + Send, S: Side> Transport<S> for StdioTransport<R, S>
                 tracing::warn!(target: "tool_registry::mcp", "standard output took no more lines; the last answers are dropped");
             }
         }
-        Ok(())
-    }
-}
-
-/// One message as the line that carries it, written through [`Written`].
-pub(crate) fn line_of<T: serde::Serialize>(item: &T) -> io::Result<Vec<u8>> {
-    let mut line = Written(Vec::with_capacity(128));
-    serde_json::to_writer(&mut line, item).map_err(io::Error::other)?;
-    line.0.push(b'\n');
-    Ok(line.0)
-}
-
-/// A write at least this long makes room for itself and [`LINE_TAIL`] at once.
-const LARGE_WRITE: usize = 64 << 10;
-
-/// The room a large write leaves after itself for the rest of its message.
-const LINE_TAIL: usize = 64 << 10;
-
-/// A line's bytes as serde_json writes them. A large write (a block's base64, which serde_json
-/// writes in one piece) makes room for itself and [`LINE_TAIL`] more, so the rest of the
-/// message fits behind it: with `Vec`'s doubling alone, the quote that closes 1.4 MB of base64
-/// would grow the line to 2.8 MB and copy it again.
-struct Written(Vec<u8>);
-
-impl io::Write for Written {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let room = self.0.capacity() - self.0.len();
-        if bytes.len() >= LARGE_WRITE && room < bytes.len() {
-            self.0.reserve_exact(bytes.len() + LINE_TAIL);
-        }
-        self.0.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
