@@ -11,7 +11,8 @@
 //! | `describe.rs` | what strict mode and Gemini cannot say as keywords, said in the description |
 //! | `strict.rs` | the strict-mode form of an argument schema, in OpenAI's or Anthropic's subset |
 //! | `targets.rs` | [`Target`]: the formats a tool promises to fit, checked when a registry is built |
-//! | `results.rs` | a call's result as the message each provider expects back |
+//! | `parts.rs` | how each provider carries a result's blocks: its rules, and the parts they write |
+//! | `results.rs` | a call's result as the message each provider expects back, built from those parts |
 //! | `mcp.rs` | what only MCP has: structured output (wrapped when not an object) and its content blocks, a file as an embedded resource; written by the server, read back by a mounted MCP module |
 //! | `prompt.rs` | the prompt block that teaches the response tags |
 //! | `schema_budget.rs` | tests: the readers of schemas here stay within the schema walk's budget on hostile shapes |
@@ -22,6 +23,7 @@ pub(crate) mod gemini;
 mod lists;
 pub(crate) mod mcp;
 mod mode;
+mod parts;
 mod prompt;
 mod provider;
 mod results;
