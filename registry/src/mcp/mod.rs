@@ -13,6 +13,7 @@
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
+//! | `answer.rs` | a mounted server's answer as a `ToolResult`: every block in order within the content limits, the value unwrapped, repeated text left out (imports none of the others) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines |
 //!
 //! ```no_run
@@ -58,6 +59,7 @@
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
+mod answer;
 mod client;
 mod confirm;
 mod http;

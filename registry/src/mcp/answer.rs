@@ -1,0 +1,328 @@
+//! A mounted MCP server's answer as a [`ToolResult`]: every block in order (decoded only within
+//! the registry's content limits), the structured value unwrapped when the server wraps it, and
+//! the text that only repeats the value left out.
+
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::Value;
+
+use crate::call::{ToolError, ToolResult};
+use crate::format::mcp::{file_name, unwrap_structured};
+use crate::media::{
+    Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink, wire,
+};
+
+/// What the handler of one mounted tool knows of it.
+#[derive(Clone)]
+pub(super) struct Mounted {
+    pub(super) module: String,
+    /// Its name on the server.
+    pub(super) remote: String,
+    /// Its name here.
+    pub(super) local: String,
+    /// Whether the server wraps its values (see [`crate::format::mcp`]).
+    pub(super) wrapped: bool,
+    /// The registry's bounds on blocks, checked before a block is decoded.
+    pub(super) limits: ContentLimits,
+}
+
+/// An MCP result as a tool result, every block kept in order:
+///
+/// - with `structuredContent` (unwrapped when the tool's schema says the server wraps it), that
+///   is the value, and a text block that only repeats it (as JSON, or as the string it is) is
+///   left out; any other text is a text block;
+/// - without, the text blocks joined are the value, read as JSON where they are JSON (no value
+///   when there is no text), and the other blocks follow;
+/// - `isError` is a handler error with the text.
+///
+/// A block that cannot be read (base64 that is not, a kind this version does not know, more
+/// bytes than a block may hold) makes the answer `invalid_output`; the registry then checks the
+/// blocks it reads (MIME types against bytes, link schemes, sizes) and the value against the
+/// tool's output schema.
+pub(super) fn answer(result: CallToolResult, mounted: &Mounted) -> Result<ToolResult, ToolError> {
+    if result.is_error == Some(true) {
+        let text: Vec<&str> = (result.content.iter())
+            .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
+            .collect();
+        return Err(ToolError::Handler {
+            tool: mounted.local.clone(),
+            message: text.join("\n"),
+        });
+    }
+    let structured = result
+        .structured_content
+        .map(|value| match mounted.wrapped {
+            true => unwrap_structured(value),
+            false => value,
+        });
+    let mut texts = Vec::new();
+    let mut blocks = Vec::with_capacity(result.content.len());
+    for block in result.content {
+        let block = match (block, &structured) {
+            (ContentBlock::Text(text), None) => {
+                texts.push(text.text);
+                continue;
+            }
+            (ContentBlock::Text(text), Some(value)) if repeats(&text.text, value) => continue,
+            (other, _) => {
+                block_of(other, &mounted.limits).map_err(|message| ToolError::InvalidOutput {
+                    tool: mounted.local.clone(),
+                    path: format!("blocks[{}]", blocks.len()),
+                    message,
+                })?
+            }
+        };
+        blocks.push(block);
+    }
+    let content = match structured {
+        Some(value) => value,
+        None if texts.is_empty() => Value::Null,
+        None => {
+            let text = texts.join("\n");
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        }
+    };
+    let mut result = ToolResult::ok(content);
+    result.blocks = blocks.into();
+    Ok(result)
+}
+
+/// Whether `text` only repeats `value`: the string it is, or its JSON. A value that is one
+/// `result` member (the Python SDK's wrapper, which carries no marker) is repeated by its
+/// member too.
+fn repeats(text: &str, value: &Value) -> bool {
+    let inner = match value {
+        Value::Object(map) if map.len() == 1 => map.get("result"),
+        _ => None,
+    };
+    let mut parsed = None;
+    let mut is = |candidate: &Value| match candidate {
+        Value::String(string) if string == text => true,
+        _ => parsed
+            .get_or_insert_with(|| serde_json::from_str::<Value>(text).ok())
+            .as_ref()
+            .is_some_and(|parsed| parsed == candidate),
+    };
+    is(value) || inner.is_some_and(is)
+}
+
+/// One non-text MCP content block as a block: an embedded binary resource under the
+/// `attachment:` scheme is a [`File`] again; binary data is decoded only when its base64 can
+/// hold no more than `limits` allow a block.
+fn block_of(block: ContentBlock, limits: &ContentLimits) -> Result<Block, String> {
+    Ok(match block {
+        ContentBlock::Text(text) => Block::Text(text.text),
+        ContentBlock::Image(image) => Block::Image(Image::new(
+            image.mime_type,
+            binary(BlockKind::Image, &image.data, limits)?,
+        )),
+        ContentBlock::Audio(audio) => Block::Audio(Audio::new(
+            audio.mime_type,
+            binary(BlockKind::Audio, &audio.data, limits)?,
+        )),
+        ContentBlock::ResourceLink(link) => Block::ResourceLink(ResourceLink {
+            uri: link.uri,
+            name: link.name,
+            title: link.title,
+            description: link.description,
+            mime_type: link.mime_type,
+            size: link.size,
+        }),
+        ContentBlock::Resource(embedded) => match embedded.resource {
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => Block::Resource(Resource {
+                uri,
+                mime_type,
+                body: ResourceBody::Text(text),
+            }),
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => {
+                let data = binary(BlockKind::Resource, &blob, limits)?;
+                match (file_name(&uri), mime_type) {
+                    (Some(name), Some(mime_type)) => {
+                        Block::File(File::new(name, data).with_mime_type(mime_type))
+                    }
+                    (Some(name), None) => Block::File(File::new(name, data)),
+                    (None, mime_type) => Block::Resource(Resource {
+                        uri,
+                        mime_type,
+                        body: ResourceBody::Blob(data),
+                    }),
+                }
+            }
+            _ => return Err("an embedded resource of a kind this version does not read".into()),
+        },
+        _ => return Err("a content block of a kind this version does not read".into()),
+    })
+}
+
+/// Base64 text as bytes, refused before decoding when it holds more than a block may.
+fn binary(kind: BlockKind, text: &str, limits: &ContentLimits) -> Result<bytes::Bytes, String> {
+    // Four characters of base64 make three bytes, less up to two of padding.
+    let at_least = (text.len() / 4 * 3).saturating_sub(2);
+    if at_least > limits.max_block_bytes {
+        return Err(format!(
+            "the {kind} block holds at least {at_least} bytes, more than the limit of {} bytes a block",
+            limits.max_block_bytes
+        ));
+    }
+    wire::decode(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ContentBlock, ResourceContents};
+    use serde_json::json;
+
+    use super::*;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+    fn mounted(wrapped: bool) -> Mounted {
+        Mounted {
+            module: "m".into(),
+            remote: "t".into(),
+            local: "m.t".into(),
+            wrapped,
+            limits: ContentLimits::new(64, 1024),
+        }
+    }
+
+    fn result(content: Vec<ContentBlock>, structured: Option<Value>) -> CallToolResult {
+        let mut result = CallToolResult::success(content);
+        result.structured_content = structured;
+        result
+    }
+
+    fn image() -> ContentBlock {
+        ContentBlock::image(wire::encode(PNG), "image/png")
+    }
+
+    fn kinds(result: &ToolResult) -> Vec<BlockKind> {
+        result.blocks.iter().map(Block::kind).collect()
+    }
+
+    #[test]
+    fn structured_content_is_the_value_and_its_repeats_are_left_out() {
+        let link = rmcp::model::Resource::new("https://e.com/a", "a").with_size(3);
+        let answer = result(
+            vec![
+                ContentBlock::text("[1, 2]"),
+                image(),
+                ContentBlock::text("a caption"),
+                ContentBlock::resource_link(link),
+            ],
+            Some(json!({"result": [1, 2]})),
+        );
+        let read = super::answer(answer, &mounted(true)).unwrap();
+        assert_eq!(read.content, json!([1, 2]));
+        assert_eq!(
+            kinds(&read),
+            [BlockKind::Image, BlockKind::Text, BlockKind::ResourceLink]
+        );
+        assert_eq!(read.blocks[0], Block::from(Image::png(PNG)));
+        assert_eq!(
+            read.blocks[2],
+            Block::from(ResourceLink::new("https://e.com/a", "a").with_size(3))
+        );
+
+        // Unmarked, the wrapper stays; a text of its one `result` member is still a repeat, and
+        // so is a string value's own text.
+        let theirs = result(vec![ContentBlock::text("3")], Some(json!({"result": 3})));
+        let read = super::answer(theirs, &mounted(false)).unwrap();
+        assert_eq!(read.content, json!({"result": 3}));
+        assert!(read.blocks.is_empty());
+        let string = result(
+            vec![ContentBlock::text("hi")],
+            Some(json!({"result": "hi"})),
+        );
+        let read = super::answer(string, &mounted(true)).unwrap();
+        assert_eq!(read.content, json!("hi"));
+        assert!(read.blocks.is_empty());
+    }
+
+    #[test]
+    fn without_structured_content_the_text_is_the_value_and_the_rest_follows() {
+        let answer = result(
+            vec![
+                ContentBlock::text("{\"n\":"),
+                image(),
+                ContentBlock::text("1}"),
+            ],
+            None,
+        );
+        let read = super::answer(answer, &mounted(false)).unwrap();
+        assert_eq!(read.content, json!({"n": 1}));
+        assert_eq!(kinds(&read), [BlockKind::Image]);
+        let only_image = super::answer(result(vec![image()], None), &mounted(false)).unwrap();
+        assert_eq!(only_image.content, Value::Null);
+        let plain = super::answer(
+            result(vec![ContentBlock::text("hi")], None),
+            &mounted(false),
+        );
+        assert_eq!(plain.unwrap().content, json!("hi"));
+    }
+
+    #[test]
+    fn an_attachment_is_a_file_again_and_other_resources_stay_resources() {
+        let file = ContentBlock::resource(
+            ResourceContents::blob(wire::encode(b"a,b\n"), "attachment:q3%20data.csv")
+                .with_mime_type("text/csv"),
+        );
+        let blob = ContentBlock::resource(
+            ResourceContents::blob(wire::encode(PNG), "kb://p").with_mime_type("image/png"),
+        );
+        let text = ContentBlock::embedded_text("kb://t", "body");
+        let read = super::answer(result(vec![file, blob, text], None), &mounted(false)).unwrap();
+        assert_eq!(
+            read.blocks,
+            [
+                Block::from(File::new("q3 data.csv", b"a,b\n".to_vec())),
+                Block::from(Resource::blob("kb://p", "image/png", PNG)),
+                Block::from(Resource::text("kb://t", "body")),
+            ]
+        );
+    }
+
+    #[test]
+    fn unreadable_blocks_are_invalid_output_naming_the_block() {
+        let refused = |content: Vec<ContentBlock>| match super::answer(
+            result(content, None),
+            &mounted(false),
+        ) {
+            Err(ToolError::InvalidOutput {
+                tool,
+                path,
+                message,
+            }) => {
+                assert_eq!(tool, "m.t");
+                format!("{path}: {message}")
+            }
+            other => panic!("{other:?}"),
+        };
+        let bad = ContentBlock::image("not base64!", "image/png");
+        let message = refused(vec![ContentBlock::text("x"), image(), bad]);
+        assert!(
+            message.starts_with("blocks[1]: invalid base64"),
+            "{message}"
+        );
+        let big = ContentBlock::image(wire::encode(&[0; 100]), "image/png");
+        let message = refused(vec![big]);
+        assert!(
+            message.contains("image block holds at least 100 bytes, more than the limit of 64"),
+            "{message}"
+        );
+        let failed = CallToolResult::error(vec![ContentBlock::text("no"), image()]);
+        match super::answer(failed, &mounted(false)) {
+            Err(ToolError::Handler { message, .. }) => assert_eq!(message, "no"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
