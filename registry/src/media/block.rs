@@ -225,85 +225,65 @@ impl fmt::Display for BlockKind {
     }
 }
 
-/// An image and its MIME type. The bytes are shared, never copied, when the result is cloned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Image {
-    pub(crate) mime_type: String,
-    pub(crate) data: Bytes,
+/// A medium of one top-level MIME type (`image/...`, `audio/...`): the type and the bytes, shared,
+/// never copied, when the result is cloned; one named constructor per common subtype.
+macro_rules! medium {
+    ($(#[$doc:meta])* $name:ident, $top:literal, $($(#[$cdoc:meta])* $ctor:ident => $mime:literal),+) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            pub(crate) mime_type: String,
+            pub(crate) data: Bytes,
+        }
+
+        impl $name {
+            #[doc = concat!("A ", $top, " of MIME type `mime_type` (`", $top, "/...`); checked against its bytes when the result leaves the registry.")]
+            pub fn new(mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
+                Self {
+                    mime_type: mime_type.into(),
+                    data: data.into(),
+                }
+            }
+
+            $(
+                $(#[$cdoc])*
+                pub fn $ctor(data: impl Into<Bytes>) -> Self {
+                    Self::new($mime, data)
+                }
+            )+
+
+            /// The MIME type.
+            pub fn mime_type(&self) -> &str {
+                &self.mime_type
+            }
+
+            /// The bytes.
+            pub fn data(&self) -> &Bytes {
+                &self.data
+            }
+        }
+    };
 }
 
-impl Image {
-    /// An image of MIME type `mime_type` (`image/...`); checked against its bytes when the
-    /// result leaves the registry.
-    pub fn new(mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        Self {
-            mime_type: mime_type.into(),
-            data: data.into(),
-        }
-    }
-
+medium!(
+    /// An image and its MIME type.
+    Image, "image",
     /// A PNG image.
-    pub fn png(data: impl Into<Bytes>) -> Self {
-        Self::new("image/png", data)
-    }
-
+    png => "image/png",
     /// A JPEG image.
-    pub fn jpeg(data: impl Into<Bytes>) -> Self {
-        Self::new("image/jpeg", data)
-    }
-
+    jpeg => "image/jpeg",
     /// A WebP image.
-    pub fn webp(data: impl Into<Bytes>) -> Self {
-        Self::new("image/webp", data)
-    }
+    webp => "image/webp"
+);
 
-    /// The MIME type.
-    pub fn mime_type(&self) -> &str {
-        &self.mime_type
-    }
-
-    /// The bytes.
-    pub fn data(&self) -> &Bytes {
-        &self.data
-    }
-}
-
-/// An audio clip and its MIME type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Audio {
-    pub(crate) mime_type: String,
-    pub(crate) data: Bytes,
-}
-
-impl Audio {
-    /// A clip of MIME type `mime_type` (`audio/...`).
-    pub fn new(mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        Self {
-            mime_type: mime_type.into(),
-            data: data.into(),
-        }
-    }
-
+medium!(
+    /// An audio clip and its MIME type.
+    Audio, "audio",
     /// A WAV clip.
-    pub fn wav(data: impl Into<Bytes>) -> Self {
-        Self::new("audio/wav", data)
-    }
-
+    wav => "audio/wav",
     /// An MP3 clip.
-    pub fn mp3(data: impl Into<Bytes>) -> Self {
-        Self::new("audio/mpeg", data)
-    }
-
-    /// The MIME type.
-    pub fn mime_type(&self) -> &str {
-        &self.mime_type
-    }
-
-    /// The bytes.
-    pub fn data(&self) -> &Bytes {
-        &self.data
-    }
-}
+    mp3 => "audio/mpeg"
+);
 
 /// A file: a name, a MIME type and the bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
