@@ -181,15 +181,18 @@ pub(crate) struct Outcome {
     pub(crate) end: usize,
     /// The calls and errors in it, in order.
     pub(crate) items: Vec<Item>,
-    /// Whether the block's text stays in the display text (errors, tags that are not
-    /// stripped) rather than being cut out.
+    /// Whether the block's text stays in the display text (a malformed call, tags that are
+    /// not stripped) rather than being cut out. A call cut off by the end of the output is cut
+    /// out: its text is only in its error.
     pub(crate) keep_text: bool,
 }
 
 impl Outcome {
-    /// A block ending at `end` with these items; kept as text when any item is an error.
+    /// A block ending at `end` with these items; kept as text when any item is an error other
+    /// than a call cut off.
     pub(crate) fn new(end: usize, items: Vec<Item>) -> Self {
-        let keep_text = items.iter().any(|i| matches!(i, Item::Error(_)));
+        let keep_text =
+            (items.iter()).any(|i| matches!(i, Item::Error(e) if e.kind != ErrorKind::Truncated));
         Self {
             end,
             items,
@@ -202,7 +205,7 @@ impl Outcome {
         Self::error(span, format, ErrorKind::Truncated, cut_off(place))
     }
 
-    /// A block that is one error; its text is kept.
+    /// A block that is one error; its text is kept unless the call was cut off.
     pub(crate) fn error(
         span: Range<usize>,
         format: Format,
@@ -212,7 +215,7 @@ impl Outcome {
         Self {
             end: span.end,
             items: vec![Item::error(span, format, kind, message)],
-            keep_text: true,
+            keep_text: kind != ErrorKind::Truncated,
         }
     }
 }

@@ -1,30 +1,13 @@
 //! The text left for display (or for reasoning), built from the pieces between removed blocks.
 //!
-//! Rules, the same however the text arrives: leading and trailing whitespace is dropped; where a
-//! block was removed, the whitespace around it becomes one joint: a blank line if either side
-//! had one, a line break if either side had one, a space if either side had spaces, nothing
-//! otherwise. Whitespace elsewhere is kept as written.
+//! Rules, the same however the text arrives: the pieces are joined as written, in order, with
+//! nothing inserted or removed between them (`"before <call> after"` gives `"before  after"`);
+//! whitespace at the very start and end of the whole text is dropped, as it is the separator a
+//! chat template writes between its markers and the text (the newline before `<tool_call>`,
+//! the blank line after `</think>`). The one joint that is made, not kept, is between two
+//! thoughts of a reasoning text: a blank line.
 
 use super::scan::is_ws;
-
-/// Counts of the whitespace on one side of a removed block.
-#[derive(Debug, Clone, Copy, Default)]
-struct Gap {
-    newlines: u8,
-    spaces: bool,
-    crlf: bool,
-}
-
-impl Gap {
-    fn of(ws: &str) -> Gap {
-        let newlines = ws.bytes().filter(|b| *b == b'\n').count().min(2) as u8;
-        Gap {
-            newlines,
-            spaces: !ws.is_empty(),
-            crlf: ws.contains("\r\n"),
-        }
-    }
-}
 
 /// The most whitespace waiting before a stream's piece that [`Assembler::push_span`] hands out
 /// with it.
@@ -37,15 +20,32 @@ pub(crate) struct Assembler {
     out: String,
     emitted: usize,
     started: bool,
+    /// Whitespace after the last visible text: kept if more visible text follows, dropped at
+    /// the end.
     pending: String,
-    /// Set when a block was removed since the last visible text: the gap before it, and
-    /// whether the joint must be a paragraph break.
-    cut: Option<(Gap, bool)>,
+    /// Set when a thought ended since the last visible text: the joint is a blank line.
+    paragraph: bool,
+    /// A line form was cut out just before: the line break that ends it goes with it.
+    eat: Eat,
+}
+
+/// The line break a cut-out line form takes with it, still to come.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Eat {
+    #[default]
+    Nothing,
+    /// `\n`, `\r\n` or `\r`.
+    LineBreak,
+    /// The `\n` of a `\r\n` whose `\r` was the end of a piece.
+    NewlineAfterCr,
 }
 
 impl Assembler {
     /// Appends text as written.
-    pub(crate) fn push(&mut self, text: &str) {
+    pub(crate) fn push(&mut self, mut text: &str) {
+        if self.eat != Eat::Nothing {
+            text = self.eat_line_break(text);
+        }
         let bytes = text.as_bytes();
         // A stream's usual piece.
         if self.joins_whole(bytes) {
@@ -53,38 +53,57 @@ impl Assembler {
             return;
         }
         let Some(first) = bytes.iter().position(|b| !is_ws(*b)) else {
-            self.pending.push_str(text);
+            if self.started {
+                self.pending.push_str(text);
+            }
             return;
         };
-        self.pending.push_str(&text[..first]);
         if self.started {
-            match self.cut.take() {
-                Some((before, paragraph)) => {
-                    let after = Gap::of(&self.pending);
-                    let newlines = if paragraph {
-                        2
+            if self.paragraph {
+                self.out.push_str(
+                    if self.pending.contains("\r\n") || text[..first].contains("\r\n") {
+                        "\r\n\r\n"
                     } else {
-                        before.newlines.max(after.newlines)
-                    };
-                    let crlf = before.crlf || after.crlf;
-                    self.out.push_str(match (newlines, crlf) {
-                        (0, _) if before.spaces || after.spaces => " ",
-                        (0, _) => "",
-                        (1, false) => "\n",
-                        (1, true) => "\r\n",
-                        (_, false) => "\n\n",
-                        (_, true) => "\r\n\r\n",
-                    });
-                }
-                None => self.out.push_str(&self.pending),
+                        "\n\n"
+                    },
+                );
+            } else {
+                self.out.push_str(&self.pending);
+                self.out.push_str(&text[..first]);
             }
         }
-        self.cut = None;
+        self.paragraph = false;
         self.pending.clear();
         self.started = true;
         let last = bytes.iter().rposition(|b| !is_ws(*b)).unwrap_or(first);
         self.out.push_str(&text[first..=last]);
         self.pending.push_str(&text[last + 1..]);
+    }
+
+    /// `text` without the line break a cut-out line form takes with it.
+    fn eat_line_break<'t>(&mut self, text: &'t str) -> &'t str {
+        let rest = match (self.eat, text.as_bytes()) {
+            (_, []) => return text,
+            (Eat::LineBreak, [b'\r']) => {
+                self.eat = Eat::NewlineAfterCr;
+                return "";
+            }
+            (Eat::LineBreak, [b'\r', b'\n', ..]) => &text[2..],
+            (Eat::LineBreak, [b'\n' | b'\r', ..]) | (Eat::NewlineAfterCr, [b'\n', ..]) => {
+                &text[1..]
+            }
+            _ => text,
+        };
+        self.eat = Eat::Nothing;
+        rest
+    }
+
+    /// Takes a line form just cut out as a whole line: the indentation before it and the line
+    /// break after it go with it.
+    pub(crate) fn take_line(&mut self) {
+        let kept = self.pending.trim_end_matches([' ', '\t']).len();
+        self.pending.truncate(kept);
+        self.eat = Eat::LineBreak;
     }
 
     /// Whether `text`, pushed now, adds itself to the text as it is: there is visible text
@@ -93,7 +112,8 @@ impl Assembler {
     #[inline]
     fn joins_whole(&self, text: &[u8]) -> bool {
         self.started
-            && self.cut.is_none()
+            && !self.paragraph
+            && self.eat == Eat::Nothing
             && self.pending.is_empty()
             && text.last().is_some_and(|b| !is_ws(*b))
     }
@@ -113,7 +133,11 @@ impl Assembler {
         text: &str,
         keep: bool,
     ) -> Option<(usize, usize)> {
-        if !self.started || self.cut.is_some() || self.emitted != self.out.len() {
+        if !self.started
+            || self.paragraph
+            || self.eat != Eat::Nothing
+            || self.emitted != self.out.len()
+        {
             return None;
         }
         let held = self.pending.len();
@@ -139,15 +163,10 @@ impl Assembler {
         Some((held, last + 1))
     }
 
-    /// Marks a removed block here. `paragraph` forces a blank line at the joint (between two
-    /// thoughts).
+    /// Marks a removed block here. `paragraph` makes the joint a blank line (between two
+    /// thoughts); any other removed block leaves the text around it as it is.
     pub(crate) fn cut(&mut self, paragraph: bool) {
-        let gap = Gap::of(&self.pending);
-        self.cut = Some(match self.cut {
-            Some((before, p)) => (before, p || paragraph),
-            None => (gap, paragraph),
-        });
-        self.pending.clear();
+        self.paragraph |= paragraph && self.started;
     }
 
     /// Whether any visible text was added.
@@ -201,23 +220,33 @@ mod tests {
     }
 
     #[test]
-    fn removed_blocks_leave_one_joint() {
+    fn removed_blocks_leave_the_text_around_them_as_written() {
         assert_eq!(
             build(&[Some("  Hi.\n\n"), None, Some("\n\nBye.  ")]),
-            "Hi.\n\nBye."
+            "Hi.\n\n\n\nBye."
         );
-        assert_eq!(build(&[Some("Hi.\n"), None, Some("\nBye.")]), "Hi.\nBye.");
+        assert_eq!(build(&[Some("Hi.\n"), None, Some("\nBye.")]), "Hi.\n\nBye.");
         assert_eq!(
-            build(&[Some("Checking "), None, Some(" now")]),
-            "Checking now"
+            build(&[Some("Some text before "), None, Some(" after")]),
+            "Some text before  after"
         );
         assert_eq!(build(&[Some("a"), None, Some("b")]), "ab");
         assert_eq!(
-            build(&[Some("a\n"), None, Some("\n\n\n"), None, Some("\nb")]),
-            "a\nb"
+            build(&[Some("a\n"), None, Some("\n\n"), None, Some("\nb")]),
+            "a\n\n\n\nb"
         );
         assert_eq!(build(&[None, Some("\n\nonly\n"), None]), "only");
         assert_eq!(build(&[Some("keep  \n\n\n  inner")]), "keep  \n\n\n  inner");
+    }
+
+    #[test]
+    fn thoughts_are_joined_by_a_blank_line() {
+        let mut a = Assembler::default();
+        a.push("\nfirst\n");
+        a.cut(true);
+        a.push("  second");
+        a.cut(true);
+        assert_eq!(a.into_string(), "first\n\nsecond");
     }
 
     #[test]

@@ -15,8 +15,9 @@
 //! | [`Format::Mistral`] | `[TOOL_CALLS] [{…}]`, `[TOOL_CALLS]name[ARGS]{…}`, `[TOOL_CALLS]name{…}`, whitespace around the name | Mistral 7B v0.3, Mixtral, Mistral Small/Large, Magistral |
 //! | [`Format::Pythonic`] | `[get_weather(city="Paris"), get_time()]`, `<\|python_start\|>[…]<\|python_end\|>` | Llama 3.2, Llama 4 |
 //! | [`Format::DeepSeek`] | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁sep｜>…`, also spelled with ASCII `\|`, the section's token in llama.cpp's plain spellings (`<｜tool_calls_begin｜>`), the first call's begin token missing | DeepSeek V3, R1, V3.1 |
-//! | [`Format::Dsml`] | `<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>…` (`tool_calls` in V4), fullwidth and ASCII bars mixed | DeepSeek V3.2, V4 |
+//! | [`Format::Dsml`] | `<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>…` (`tool_calls` in V4; in V4.1 a space before each tag name, `<｜DSML｜ calls><｜DSML｜ invoke name="NAME">`), fullwidth and ASCII bars mixed | DeepSeek V3.2, V4, V4.1 |
 //! | [`Format::Kimi`] | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.NAME:0…` | Kimi K2 |
+//! | [`Format::KimiK3`] | `<\|open\|>call tool="NAME" index="1"<\|sep\|><\|open\|>argument key="KEY" type="string"<\|sep\|>VALUE<\|close\|>argument<\|sep\|><\|close\|>call<\|sep\|>` in a `tools` element; `think` is reasoning, `response` content | Kimi K3 |
 //! | [`Format::Harmony`] | `<\|channel\|>commentary to=functions.NAME <\|constrain\|>json<\|message\|>{…}<\|call\|>`; the `analysis` channel is reasoning | gpt-oss |
 //! | [`Format::MiniMax`] | `<minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke></minimax:tool_call>`; M3's `]<]minimax[>[<tool_call>` with `]<]minimax[>[` before every tag and the arguments as child elements, `<KEY>VALUE</KEY>` (`<item>` for a list's items) | MiniMax M2, M3 |
 //! | [`Format::InternLm`] | `<\|action_start\|><\|plugin\|>{"name": …, "parameters": {…}}<\|action_end\|>` | InternLM2, InternLM2.5 |

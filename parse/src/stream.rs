@@ -60,13 +60,18 @@ impl<'t, T: ToolSet + ?Sized> StreamParser<'t, T> {
             let tools: &dyn ToolSet = &tools;
             Machine::new(tools, options, true)
         };
-        Self {
+        let mut parser = Self {
             tools,
             machine,
             buf: String::with_capacity(INITIAL_BUFFER),
             base: 0,
             finished: false,
+        };
+        if let Some(markup) = options.opened() {
+            // The markup the prompt left open says where the output starts; it reports nothing.
+            parser.push_with(markup, |_| {});
         }
+        parser
     }
 
     /// Reports through events only: the parser keeps no copy of the text and the calls, and

@@ -111,7 +111,18 @@ pub(crate) fn schema_arg_kinds(root: &Value, arg: &str) -> Kinds {
 /// Text that fits none of the kinds stays a string, so that validation reports it against the
 /// schema.
 pub(crate) fn typed_value(raw: &str, kinds: Kinds) -> Value {
-    let verbatim = || Value::String(trim_one_newline(raw).to_owned());
+    typed_text(raw, kinds, trim_one_newline(raw))
+}
+
+/// [`typed_value`] for a syntax that writes nothing around a value (GLM's
+/// `<arg_value>VALUE</arg_value>`): a string is the text exactly, its newlines and all.
+pub(crate) fn typed_exact(raw: &str, kinds: Kinds) -> Value {
+    typed_text(raw, kinds, raw)
+}
+
+/// A value written as text, typed by `kinds`; `string` is the text a string keeps.
+fn typed_text(raw: &str, kinds: Kinds, string: &str) -> Value {
+    let verbatim = || Value::String(string.to_owned());
     if kinds.is_unknown() {
         return verbatim();
     }

@@ -209,13 +209,16 @@ pub enum Format {
     DeepSeek,
     /// Kimi K2's `<|tool_calls_section_begin|>` section.
     Kimi,
+    /// Kimi K3's `<|open|>call tool="NAME" index="1"<|sep|>` elements.
+    KimiK3,
     /// gpt-oss's Harmony messages: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>`.
     Harmony,
     /// MiniMax M2's `<minimax:tool_call><invoke name="…"><parameter name="…">…` section, and
     /// M3's `]<]minimax[>[<tool_call>` section, whose arguments are child elements named by the
     /// key.
     MiniMax,
-    /// DeepSeek V3.2 / V4's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`.
+    /// DeepSeek V3.2 / V4 / V4.1's DSML section, `<｜DSML｜function_calls><｜DSML｜invoke name="…">…`
+    /// (`<｜DSML｜ calls><｜DSML｜ invoke name="…">…` in V4.1).
     Dsml,
     /// InternLM2 / 2.5's `<|action_start|><|plugin|>{…}<|action_end|>`.
     InternLm,
@@ -252,6 +255,7 @@ impl Format {
         Format::Pythonic,
         Format::DeepSeek,
         Format::Kimi,
+        Format::KimiK3,
         Format::Harmony,
         Format::MiniMax,
         Format::Dsml,
@@ -378,6 +382,9 @@ pub struct Options {
     /// reads with its registry's `max_calls`, so one output of
     /// 400,000 calls costs no more to keep than the calls that run.
     pub max_calls: Option<usize>,
+    /// The markup the generation prompt left open, read before the output: see
+    /// [`Options::generation_prompt`].
+    opened: Option<&'static str>,
 }
 
 impl Options {
@@ -407,6 +414,58 @@ impl Options {
         self
     }
 
+    /// Says how the prompt ended: `prompt` is the tail the chat template appended after the
+    /// conversation (its generation prompt, or the whole prompt's last few hundred bytes), from
+    /// which the output's starting state is known instead of guessed.
+    ///
+    /// | the prompt ends with | the output starts |
+    /// | --- | --- |
+    /// | `<think>` (Qwen3 thinking, DeepSeek R1 / V3.1 / V3.2 / V4, Kimi K2.5+, GLM) | inside a thought, up to `</think>` |
+    /// | `<think></think>`, an empty Gemma 4 thought `<\|channel>thought\n<channel\|>` | after the thought: `</think>` in the output is text |
+    /// | Kimi K3's `<\|open\|>think<\|sep\|>` | inside K3's thought |
+    /// | Kimi K3's `<\|open\|>response<\|sep\|>` | in the response: content |
+    /// | `[THINK]` (Magistral, Ministral 3), `<\|START_THINKING\|>` (Command A), `<seed:think>` (Seed-OSS), `<\|channel>thought` (Gemma 4) | inside that family's thought |
+    /// | Harmony's `<\|start\|>assistant` (gpt-oss), with or without a channel | inside a message header: the output may begin ` to=functions.NAME<\|channel\|>…` or `<\|channel\|>…` |
+    /// | anything else | in text; only thoughts the output opens are reasoning ([`Thinking::ExplicitOnly`]) |
+    ///
+    /// Trailing whitespace of the prompt is ignored. Without it, [`Options::thinking`] decides,
+    /// guessing by default ([`Thinking::Auto`]). Setting it sets [`Options::thinking`].
+    ///
+    /// ```
+    /// use tool_registry_parse::{self as parse, Options};
+    ///
+    /// // The template opened the thought; the token limit cut it off.
+    /// let output = "The user wants the weather in Paris. I should";
+    /// let options = Options::new().generation_prompt("<|im_start|>assistant\n<think>\n");
+    /// let parsed = parse::text_with(output, &["get_weather"], options);
+    /// assert_eq!(parsed.reasoning, output);
+    /// assert_eq!(parsed.content, "");
+    ///
+    /// // gpt-oss, its recipient in the role header the prompt began.
+    /// let output = " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Oslo\"}";
+    /// let options = Options::new().generation_prompt("<|start|>assistant");
+    /// let parsed = parse::text_with(output, &["get_weather"], options);
+    /// assert_eq!(parsed.calls[0].arguments["city"], "Oslo");
+    /// ```
+    #[must_use]
+    pub fn generation_prompt(mut self, prompt: &str) -> Self {
+        let tail = prompt.trim_end();
+        let (opened, thinking) = OPENED
+            .iter()
+            .find(|(end, _, _)| tail.ends_with(end))
+            .map_or((None, Thinking::ExplicitOnly), |(_, opened, thinking)| {
+                (*opened, *thinking)
+            });
+        self.opened = opened;
+        self.thinking = thinking;
+        self
+    }
+
+    /// The markup the generation prompt left open, which the parse reads before the output.
+    pub(crate) fn opened(&self) -> Option<&'static str> {
+        self.opened
+    }
+
     /// Keeps at most `limit` calls, calls of unknown tools and errors each (see
     /// [`Options::max_calls`](Options#structfield.max_calls)).
     #[must_use]
@@ -415,3 +474,48 @@ impl Options {
         self
     }
 }
+
+/// How a generation prompt may end, in order of precedence: the end, the markup to read before
+/// the output (the tokens that leave it inside a thought or a header), and how thinking starts.
+/// [`Options::generation_prompt`]'s table says it in words.
+const OPENED: &[(&str, Option<&str>, Thinking)] = &[
+    ("<think>", None, Thinking::StartsInside),
+    ("</think>", None, Thinking::ExplicitOnly),
+    (
+        "<|open|>think<|sep|>",
+        Some("<|open|>think<|sep|>"),
+        Thinking::ExplicitOnly,
+    ),
+    ("[THINK]", Some("[THINK]"), Thinking::ExplicitOnly),
+    (
+        "<|START_THINKING|>",
+        Some("<|START_THINKING|>"),
+        Thinking::ExplicitOnly,
+    ),
+    ("<seed:think>", Some("<seed:think>"), Thinking::ExplicitOnly),
+    (
+        "<|channel>thought",
+        Some("<|channel>thought"),
+        Thinking::ExplicitOnly,
+    ),
+    (
+        "<|start|>assistant",
+        Some("<|start|>assistant"),
+        Thinking::ExplicitOnly,
+    ),
+    (
+        "<|start|>assistant<|channel|>analysis<|message|>",
+        Some("<|start|>assistant<|channel|>analysis<|message|>"),
+        Thinking::ExplicitOnly,
+    ),
+    (
+        "<|start|>assistant<|channel|>final<|message|>",
+        Some("<|start|>assistant<|channel|>final<|message|>"),
+        Thinking::ExplicitOnly,
+    ),
+    (
+        "<|start|>assistant<|channel|>commentary<|message|>",
+        Some("<|start|>assistant<|channel|>commentary<|message|>"),
+        Thinking::ExplicitOnly,
+    ),
+];

@@ -10,7 +10,7 @@ use super::json;
 use super::parameters::end_by_names;
 use crate::block::{Env, Item, MAX_NAME, Outcome, RawCall, Reader, Step};
 use crate::scan::{Finder, Input, Prefix};
-use crate::typing::{ToolTypes, typed_value};
+use crate::typing::{ToolTypes, typed_exact};
 use crate::vocab::{ErrorKind, Format};
 use tool_registry_json::unique;
 
@@ -182,11 +182,15 @@ fn glm_arguments(body: &str, tool: &str, env: &Env<'_>) -> Result<Value, String>
         let value_start = after_key + open + ARG_VALUE.len();
         let (value_len, next) =
             value_end(&body[value_start..], key, &types, &arguments, &mut by_names);
-        let raw = &body[value_start..value_start + value_len];
+        let mut raw = &body[value_start..value_start + value_len];
+        if !body[value_start + value_len..].starts_with(ARG_VALUE_END) {
+            // A value left open ends before the line break that separates the next key.
+            raw = raw.strip_suffix('\n').unwrap_or(raw);
+        }
         unique::insert(
             &mut arguments,
             key.to_owned(),
-            typed_value(raw, types.kinds(key)),
+            typed_exact(raw, types.kinds(key)),
         )?;
         i = value_start + next;
     }

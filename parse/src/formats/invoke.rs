@@ -33,7 +33,17 @@
 //!   ```
 //!
 //!   `string="true"` marks a value taken as written, `string="false"` one written as JSON. The
-//!   tokens are read with the ASCII `|` as well as the fullwidth `｜`.
+//!   tokens are read with the ASCII `|` as well as the fullwidth `｜`. V4.1 (encoding:
+//!   <https://huggingface.co/deepseek-ai/DeepSeek-V4.1-Flash/tree/main/encoding>) writes a
+//!   space before each tag name and names the section ` calls`:
+//!
+//!   ```text
+//!   <｜DSML｜ calls>
+//!   <｜DSML｜ invoke name="get_weather">
+//!   <｜DSML｜ parameter name="city" string="true">Paris</｜DSML｜ parameter>
+//!   </｜DSML｜ invoke>
+//!   </｜DSML｜ calls>
+//!   ```
 
 use serde_json::{Map, Value};
 
@@ -72,6 +82,12 @@ pub(crate) const FAMILY: Family = Family {
         }),
         Token::opens(DSML[3].open, Format::Dsml, |at, _| {
             Box::new(InvokeBlock::new(at, &DSML[3]))
+        }),
+        Token::opens(DSML[4].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[4]))
+        }),
+        Token::opens(DSML[5].open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &DSML[5]))
         }),
     ],
 };
@@ -126,16 +142,19 @@ const MINIMAX_M3: Spelling = Spelling {
     format: Format::MiniMax,
 };
 
-/// The DSML spellings: V3.2's `function_calls` and V4's `tool_calls`, each with fullwidth and
-/// ASCII bars; the calls inside any of them with either.
-const DSML: [Spelling; 4] = [
+/// The DSML spellings: V3.2's `function_calls`, V4's `tool_calls` and V4.1's ` calls`, whose
+/// tag names follow a space (`<｜DSML｜ calls>`, `<｜DSML｜ invoke name="…">`), each with
+/// fullwidth and ASCII bars; the calls inside any of them in any of these spellings.
+const DSML: [Spelling; 6] = [
     dsml("<｜DSML｜function_calls>", "</｜DSML｜function_calls>"),
     dsml("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"),
     dsml("<|DSML|function_calls>", "</|DSML|function_calls>"),
     dsml("<|DSML|tool_calls>", "</|DSML|tool_calls>"),
+    dsml("<｜DSML｜ calls>", "</｜DSML｜ calls>"),
+    dsml("<|DSML| calls>", "</|DSML| calls>"),
 ];
 
-const DSML_TAGS: [Tags; 2] = [
+const DSML_TAGS: [Tags; 4] = [
     Tags {
         invoke: "<｜DSML｜invoke ",
         invoke_end: "</｜DSML｜invoke>",
@@ -148,6 +167,20 @@ const DSML_TAGS: [Tags; 2] = [
         invoke_end: "</|DSML|invoke>",
         parameter: "<|DSML|parameter ",
         parameter_end: "</|DSML|parameter>",
+        ns: "",
+    },
+    Tags {
+        invoke: "<｜DSML｜ invoke ",
+        invoke_end: "</｜DSML｜ invoke>",
+        parameter: "<｜DSML｜ parameter ",
+        parameter_end: "</｜DSML｜ parameter>",
+        ns: "",
+    },
+    Tags {
+        invoke: "<|DSML| invoke ",
+        invoke_end: "</|DSML| invoke>",
+        parameter: "<|DSML| parameter ",
+        parameter_end: "</|DSML| parameter>",
         ns: "",
     },
 ];

@@ -9,12 +9,16 @@
 //! `[TOOL_CALLS]add\n{"a": 1}`), as servers that re-tokenize the output write it.
 //!
 //! Each `[TOOL_CALLS]` starts a block of its own; several in a row are several calls.
+//!
+//! Mistral's reasoning models (Magistral, Ministral 3) think first, in `[THINK]…[/THINK]`
+//! (Magistral's system prompt asks for it; the tokenizer has both as control tokens), then
+//! write the answer and the calls: `[THINK]…[/THINK]Let me check.[TOOL_CALLS]get_weather[ARGS]{…}`.
 
 use std::ops::ControlFlow;
 
 use super::json::value_items;
 use super::json::{self, sniff_name};
-use crate::block::{Env, Family, Item, MAX_NAME, Outcome, RawCall, Reader, Step, Token};
+use crate::block::{Env, Family, Item, MAX_NAME, Outcome, RawCall, Reader, Step, Thought, Token};
 use crate::scan::{Input, Prefix, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -24,9 +28,19 @@ const CALL_ID: &str = "[CALL_ID]";
 
 /// Mistral's row of the family table.
 pub(crate) const FAMILY: Family = Family {
-    tokens: &[Token::opens(MARKER, Format::Mistral, |at, _| {
-        Box::new(MistralBlock::new(at))
-    })],
+    tokens: &[
+        Token::opens(MARKER, Format::Mistral, |at, _| {
+            Box::new(MistralBlock::new(at))
+        }),
+        Token::thought(THINK),
+    ],
+};
+
+/// The thought of Mistral's reasoning models (Magistral, Ministral 3), written before the
+/// answer and its calls.
+pub(crate) const THINK: Thought = Thought {
+    open: "[THINK]",
+    close: "[/THINK]",
 };
 
 #[derive(Debug)]

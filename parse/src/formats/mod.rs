@@ -32,7 +32,8 @@
 //! | `pythonic.rs` | `[f(a=1), g()]` and Python literals |
 //! | `deepseek.rs` | DeepSeek's special-token section |
 //! | `kimi.rs` | Kimi K2's special-token section |
-//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2 and M3, DeepSeek V3.2 / V4 DSML |
+//! | `kimi_k3.rs` | Kimi K3's tagged elements: its thought, the `call` elements and their typed arguments |
+//! | `invoke.rs` | `<invoke name="…">` sections: MiniMax M2 and M3, DeepSeek V3.2 / V4 / V4.1 DSML |
 //! | `elements.rs` | arguments as child elements named by the key (MiniMax M3), for `invoke.rs` |
 //! | `sections.rs` | a token, a value of calls, an end token: InternLM, Command R, Hunyuan, LFM2 |
 //! | `gemma.rs` | FunctionGemma's and Gemma 4's `call:NAME{…}` between their tokens |
@@ -56,6 +57,7 @@ pub(crate) mod invoke;
 pub(crate) mod json;
 pub(crate) mod json_blocks;
 pub(crate) mod kimi;
+pub(crate) mod kimi_k3;
 pub(crate) mod mistral;
 pub(crate) mod native;
 pub(crate) mod parameters;
@@ -72,6 +74,7 @@ pub(crate) const FAMILIES: &[Family] = &[
     function::FAMILY,
     json_blocks::FAMILY,
     kimi::FAMILY,
+    kimi_k3::FAMILY,
     deepseek::FAMILY,
     invoke::FAMILY,
     gemma::FAMILY,

@@ -12,6 +12,10 @@ pub(super) struct Block {
     pub(super) start: usize,
     reader: Box<dyn Reader>,
     pub(super) kind: Kind,
+    /// Whether the block is a form written as lines of its own (a tag line, an `Action:` line,
+    /// a bare value standing alone, a fenced block): cut out, it takes its indentation and one
+    /// line break with it.
+    pub(super) line: bool,
 }
 
 /// What a block that is not a call tells the scan.
@@ -32,6 +36,7 @@ impl Block {
             start,
             reader,
             kind: Kind::Marked,
+            line: false,
         }
     }
 
@@ -40,9 +45,18 @@ impl Block {
         Self::new(start, Box::new(reader))
     }
 
-    /// This block, of `kind`.
+    /// This block, of `kind`; a bare value stands on lines of its own.
     pub(super) fn kind(self, kind: Kind) -> Self {
-        Self { kind, ..self }
+        Self {
+            kind,
+            line: self.line || kind == Kind::Bare,
+            ..self
+        }
+    }
+
+    /// This block, a form written as lines of its own.
+    pub(super) fn line(self) -> Self {
+        Self { line: true, ..self }
     }
 
     pub(super) fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {

@@ -115,7 +115,8 @@ impl Machine {
                     at,
                     self.region == Region::Content || self.options.calls_in_thinking,
                 ),
-            ),
+            )
+            .line(),
         };
         self.enter_block(input, block);
     }

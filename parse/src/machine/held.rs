@@ -162,9 +162,12 @@ impl Machine {
                     }
                 }
             }
-            // End-of-turn tokens ending the output are not text.
+            // End-of-turn tokens ending the output are not text, nor is a token the output
+            // ends inside.
             let text = &input.bytes_from(self.text_from)[..end - self.text_from];
-            self.commit(input, self.text_from + trailing_end_tokens(text));
+            let upto = (self.text_from + trailing_end_tokens(text))
+                .min(self.unfinished_token(input, &ALL_MARKERS));
+            self.commit(input, upto);
             self.text_from = end;
             self.pos = end;
             return false;
@@ -204,6 +207,15 @@ impl Machine {
         self.commit(input, hold);
         self.pos = self.pos.max(hold);
         false
+    }
+
+    /// Where a token of `markers` that the end of the output cuts begins: the longest suffix
+    /// of the uncommitted text that is a proper prefix of one, if it is two bytes or more (a
+    /// lone `<` or `[` stays text). What was written of a token is markup, not text.
+    pub(super) fn unfinished_token(&self, input: &Input<'_>, markers: &[&str]) -> usize {
+        let end = input.end();
+        let from = self.held_suffix(input, markers);
+        if end - from >= 2 { from } else { end }
     }
 
     /// The start of the longest suffix of the uncommitted text that is a proper prefix of one

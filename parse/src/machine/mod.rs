@@ -80,7 +80,8 @@ pub(crate) struct Machine {
     /// A position that counts as a line start: just after a removed block.
     line_start_at: usize,
     hits: HitCache,
-    think_open: Finder,
+    /// The searches of a stream's undecided start.
+    undecided: Option<Box<Undecided>>,
     /// The closing token of the thought being read (`</think>` unless a family's own thought
     /// token opened it), and its search.
     think_end: Thought,
@@ -101,6 +102,10 @@ pub(crate) struct Machine {
     /// Bytes a stream added to a call block since the block last read: see
     /// [`Machine::block_waits`].
     unread: usize,
+    /// Where the output starts: after the markup its generation prompt left open
+    /// ([`Options::generation_prompt`](crate::Options::generation_prompt)), which the machine
+    /// reads first; nothing before it is text, and spans are counted from it.
+    pub(crate) origin: usize,
     /// Whether a stream's next chunk may be read without the scan ([`Machine::readiness`],
     /// set after each scan).
     pub(crate) ready: Ready,
@@ -111,6 +116,14 @@ pub(crate) struct Machine {
 pub(crate) fn parse_text<T: ToolSet + ?Sized>(text: &str, tools: &T, options: Options) -> Parsed {
     let lookup: &dyn ToolLookup = &tools;
     let mut machine = Machine::new(&tools, options, false);
+    let opened;
+    let text = match options.opened() {
+        Some(markup) => {
+            opened = [markup, text].concat();
+            &opened
+        }
+        None => text,
+    };
     machine.run(&Input::whole(text), lookup);
     machine.finish();
     machine.into_parsed()
@@ -139,7 +152,7 @@ impl Machine {
             name_line_off: false,
             line_start_at: 0,
             hits: HitCache::default(),
-            think_open: Finder::new("<think>"),
+            undecided: None,
             think_end: Thought::THINK,
             think_close: Finder::new("</think>"),
             fence_close: Finder::new("```"),
@@ -149,6 +162,7 @@ impl Machine {
             hint_off: false,
             tentative: options.thinking == Thinking::Auto && !events,
             unread: 0,
+            origin: options.opened().map_or(0, str::len),
             ready: Ready::No,
             sink: Sink {
                 streaming: events,
@@ -241,6 +255,8 @@ impl Machine {
     }
 
     fn commit(&mut self, input: &Input<'_>, upto: usize) {
+        // The markup the prompt left open is never text, whatever reads it.
+        self.text_from = self.text_from.max(self.origin);
         if upto > self.text_from {
             self.sink.text(self.region, input.str(self.text_from..upto));
             self.text_from = upto;
@@ -273,4 +289,30 @@ pub(crate) enum Plain {
     /// Read: what the chunk adds to this region's text is all there is to report, in its
     /// assembler.
     Assembled(Region),
+}
+
+/// The thoughts a chat template may open for the model: when the output shows a closing token
+/// of one before any opening token, it started inside it ([`Thinking::Auto`]).
+const TEMPLATE_OPENED: [Thought; 3] = [
+    Thought::THINK,
+    crate::formats::kimi_k3::THINK,
+    crate::formats::mistral::THINK,
+];
+
+/// The searches of a stream's undecided start ([`Thinking::Auto`]): the first opening and the
+/// first closing token of each thought of [`TEMPLATE_OPENED`], found forward only, so that the
+/// text held is searched once.
+#[derive(Debug)]
+struct Undecided {
+    searches: Vec<(Thought, Finder, Finder)>,
+}
+
+impl Undecided {
+    fn new() -> Self {
+        Self {
+            searches: (TEMPLATE_OPENED.iter())
+                .map(|t| (*t, Finder::new(t.open), Finder::new(t.close)))
+                .collect(),
+        }
+    }
 }

@@ -87,6 +87,9 @@ impl Machine {
             self.commit(input, end);
         } else {
             self.sink.cut(self.region, false);
+            if matches!(&self.mode, Mode::Block(block) if block.line) {
+                self.sink.assembler(self.region).take_line();
+            }
             self.text_from = end;
             self.line_start_at = end;
         }
@@ -159,7 +162,7 @@ impl Machine {
             arguments,
             id,
             format,
-            span,
+            span: self.in_output(span),
         };
         if known {
             if self.sink.events_only {
@@ -179,15 +182,23 @@ impl Machine {
     }
 
     /// An error the block read, unless past the cap.
-    fn found_error(&mut self, error: ParseError) {
+    fn found_error(&mut self, mut error: ParseError) {
         if !self.sink.keep(List::Errors) {
             return;
         }
+        error.span = self.in_output(error.span);
         if self.sink.events_only {
             self.sink.event(StreamEvent::Error(error));
         } else {
             self.sink.event(StreamEvent::Error(error.clone()));
             self.sink.errors.push(error);
         }
+    }
+}
+
+impl Machine {
+    /// A span of the input as a span of the output, which starts at [`Machine::origin`].
+    fn in_output(&self, span: Range<usize>) -> Range<usize> {
+        span.start.saturating_sub(self.origin)..span.end.saturating_sub(self.origin)
     }
 }

@@ -149,7 +149,7 @@ impl Machine {
     }
 
     fn enter_tag_line(&mut self, input: &Input<'_>, line: usize, tags: Arc<TagRules>) {
-        self.enter_block(input, Block::of(line, TagLine::new(line, tags)));
+        self.enter_block(input, Block::of(line, TagLine::new(line, tags)).line());
     }
 
     /// A ReAct `Action:` line right at the start of the output or after a removed block.
@@ -162,7 +162,7 @@ impl Machine {
                 .starts_with(react::ACTION.as_bytes())
         {
             let line = self.pos;
-            self.enter_block(input, Block::of(line, ReactBlock::new(line)));
+            self.enter_block(input, Block::of(line, ReactBlock::new(line)).line());
             return true;
         }
         false
@@ -203,7 +203,7 @@ impl Machine {
                         continue;
                     }
                     self.commit(input, line);
-                    self.enter_block(input, Block::of(line, ReactBlock::new(line)));
+                    self.enter_block(input, Block::of(line, ReactBlock::new(line)).line());
                     return true;
                 }
                 Hit::ListEnd => {
@@ -215,11 +215,15 @@ impl Machine {
                     }
                 }
                 Hit::Marker(_) if at < self.pos => {}
-                Hit::Marker(Marker::ThinkEnd)
-                    if self.tentative && !Self::backtick_before(input, at) =>
+                Hit::Marker(Marker::ThinkEnd | Marker::ThoughtEnd)
+                    if self.tentative
+                        && !Self::backtick_before(input, at)
+                        && let Some(thought) =
+                            Self::template_thought_closing(input.bytes_from(at)) =>
                 {
-                    // `</think>` before any `<think>`: the template opened the thought.
-                    self.restart_in_reasoning();
+                    // `</think>` (or another thought's close) before any opening: the template
+                    // opened the thought.
+                    self.restart_in_reasoning(thought);
                     return true;
                 }
                 Hit::Marker(Marker::Think)

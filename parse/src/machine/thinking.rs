@@ -3,13 +3,41 @@
 
 use std::ops::Range;
 
-use super::{Machine, Mode};
+use super::{Machine, Mode, TEMPLATE_OPENED};
 use crate::block::Thought;
 use crate::markers::HitCache;
 use crate::scan::{Finder, Input};
 use crate::sink::{Region, Sink};
 
 impl Machine {
+    /// The thought of [`TEMPLATE_OPENED`] whose closing token starts `text`.
+    pub(super) fn template_thought_closing(text: &[u8]) -> Option<Thought> {
+        TEMPLATE_OPENED
+            .into_iter()
+            .find(|t| text.starts_with(t.close.as_bytes()))
+    }
+
+    /// Where the first unquoted opening token of a thought of [`TEMPLATE_OPENED`] is, and the
+    /// first unquoted closing token with its thought.
+    fn undecided_first(&mut self, input: &Input<'_>) -> (Option<usize>, Option<(usize, Thought)>) {
+        let mut open: Option<usize> = None;
+        let mut close: Option<(usize, Thought)> = None;
+        let undecided = self
+            .undecided
+            .get_or_insert_with(|| Box::new(super::Undecided::new()));
+        for (thought, opens, closes) in &mut undecided.searches {
+            if let Some(at) = Self::find_unquoted(opens, input, 0) {
+                open = Some(open.map_or(at, |o| o.min(at)));
+            }
+            if let Some(at) = Self::find_unquoted(closes, input, 0)
+                && close.is_none_or(|(c, _)| at < c)
+            {
+                close = Some((at, *thought));
+            }
+        }
+        (open, close)
+    }
+
     /// Looks for the `<think>` markers in text a block or code block read, which the scanner did
     /// not see: during a tentative read, the first `<think>` settles it as content and a first
     /// `</think>` restarts it as reasoning. Returns whether it restarted.
@@ -19,8 +47,12 @@ impl Machine {
         }
         let text = &input.bytes_from(range.start)[..range.end - range.start];
         let unquoted = |i: &usize| !Self::backtick_before(input, range.start + i);
-        let open = memchr::memmem::find_iter(text, b"<think>").find(unquoted);
-        let close = memchr::memmem::find_iter(text, b"</think>").find(unquoted);
+        let first =
+            |needle: &str| memchr::memmem::find_iter(text, needle.as_bytes()).find(unquoted);
+        let open = TEMPLATE_OPENED.iter().filter_map(|t| first(t.open)).min();
+        let close = (TEMPLATE_OPENED.iter())
+            .filter_map(|t| Some((first(t.close)?, *t)))
+            .min_by_key(|(at, _)| *at);
         match (open, close) {
             (_, None) => {
                 if open.is_some() {
@@ -28,20 +60,20 @@ impl Machine {
                 }
                 false
             }
-            (Some(open), Some(close)) if open < close => {
+            (Some(open), Some((close, _))) if open < close => {
                 self.tentative = false;
                 false
             }
-            (_, Some(_)) => {
-                self.restart_in_reasoning();
+            (_, Some((_, thought))) => {
+                self.restart_in_reasoning(thought);
                 true
             }
         }
     }
 
-    /// Starts the whole text again as reasoning (only a whole text is read tentatively, so
-    /// nothing has been sent).
-    pub(super) fn restart_in_reasoning(&mut self) {
+    /// Starts the whole text again as reasoning, inside `thought` (only a whole text is read
+    /// tentatively, so nothing has been sent).
+    pub(super) fn restart_in_reasoning(&mut self, thought: Thought) {
         self.tentative = false;
         self.sink = Sink {
             max: self.options.max_calls,
@@ -55,16 +87,17 @@ impl Machine {
         self.list_checked = 0;
         self.line_start_at = 0;
         self.hits = HitCache::default();
-        self.think_end = Thought::THINK;
-        self.think_close = Finder::new("</think>");
+        self.think_end = thought;
+        self.think_close = Finder::new(thought.close);
         self.mode = self.text_mode();
     }
 
     /// Starts reading a thought whose text begins at `from`.
     pub(super) fn start_think(&mut self, from: usize, thought: Thought) {
-        // Only `<think>` settles a tentative read, as only it settles a stream's undecided
-        // start; a `</think>` in another family's thought is looked for when it ends.
-        if thought == Thought::THINK {
+        // Only a thought a template may open settles a tentative read, as only it settles a
+        // stream's undecided start; a `</think>` in another family's thought is looked for
+        // when it ends.
+        if TEMPLATE_OPENED.contains(&thought) {
             self.tentative = false;
         }
         self.sink.cut(Region::Content, false);
@@ -89,24 +122,18 @@ impl Machine {
 
     #[inline(never)]
     pub(super) fn step_undecided(&mut self, input: &Input<'_>) -> bool {
-        let close = Self::find_unquoted(&mut self.think_close, input, 0);
-        let open = if input.eof() {
-            // The whole text is here: only a `<think>` before the first `</think>` matters,
-            // so prose without thinking is searched once.
-            close.and_then(|close| {
-                memchr::memmem::find_iter(&input.bytes_from(0)[..close], b"<think>")
-                    .find(|&at| !Self::backtick_before(input, at))
-            })
-        } else {
-            Self::find_unquoted(&mut self.think_open, input, 0)
-        };
+        let (open, close) = self.undecided_first(input);
         self.region = match (open, close) {
-            (Some(open), Some(close)) if close < open => Region::Reasoning,
+            (Some(open), Some((close, _))) if close < open => Region::Reasoning,
             (None, Some(_)) => Region::Reasoning,
             (Some(_), _) => Region::Content,
             (None, None) if input.eof() => Region::Content,
             (None, None) => return false,
         };
+        if let (Region::Reasoning, Some((_, thought))) = (self.region, close) {
+            self.think_end = thought;
+            self.think_close = Finder::new(thought.close);
+        }
         self.mode = self.text_mode();
         true
     }
@@ -125,7 +152,9 @@ impl Machine {
             if self.check_hidden_text(input, self.text_from..input.end()) {
                 return true;
             }
-            self.commit(input, input.end());
+            // A closing token the output ends inside is not reasoning.
+            let upto = self.unfinished_token(input, &[self.think_end.close]);
+            self.commit(input, upto);
             self.pos = input.end();
             return false;
         }

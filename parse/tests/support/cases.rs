@@ -27,6 +27,9 @@ pub struct Case {
     /// Parsed with the tool list only: `--- options: list_only`, for cases about what a list
     /// decides (a tag line, a name that must be known).
     pub list_only: bool,
+    /// The generation prompt the output follows (`--- prompt`), given to the parse with
+    /// [`Options::generation_prompt`].
+    pub prompt: Option<String>,
 }
 
 impl Case {
@@ -48,6 +51,7 @@ impl Case {
             any_content: None,
             any_errors: None,
             list_only: false,
+            prompt: None,
         }
     }
 
@@ -78,7 +82,7 @@ pub enum Tools {
     Any,
 }
 
-/// Reads `=== name` cases with `--- input`, `--- calls`, `--- content`, `--- reasoning`,
+/// Reads `=== name` cases with `--- input`, `--- prompt`, `--- calls`, `--- content`, `--- reasoning`,
 /// `--- errors`, `--- unknown` sections and an optional `--- options: ...` line. A missing
 /// section expects nothing (no calls, empty content, ...). Text sections end before the next
 /// section line, without their last newline.
@@ -96,6 +100,10 @@ pub fn read_cases(file: &str, text: &str) -> Vec<Case> {
                 None => {}
                 Some("input") => case.input = text,
                 Some("content") => case.content = text,
+                Some("prompt") => {
+                    case.options = case.options.generation_prompt(&text);
+                    case.prompt = Some(text);
+                }
                 Some("reasoning") => case.reasoning = text,
                 Some("calls") => {
                     case.calls = serde_json::from_str(&text).unwrap_or_else(|e| {
@@ -146,6 +154,7 @@ pub fn read_cases(file: &str, text: &str) -> Vec<Case> {
             if let Some(name) = bare.strip_prefix("--- ")
                 && [
                     "input",
+                    "prompt",
                     "calls",
                     "content",
                     "reasoning",
