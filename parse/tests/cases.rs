@@ -11,7 +11,7 @@ mod kb;
 
 use std::fmt::Write as _;
 
-use cases::{Case, Tools, all_cases};
+use cases::{Case, Tools, all_cases, markers_in, special_token_chunks};
 use kb::{kb_tools, openai_tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -457,9 +457,90 @@ fn token_chunks(text: &str, size: usize) -> Vec<&str> {
     chunks
 }
 
+/// No family's markup leaks: no marker is in the content, the reasoning, a call's name or an
+/// argument (string or key) unless the case expects it there; with the case's tool list and
+/// without one.
+#[test]
+fn no_marker_leaks_into_what_a_parse_returns() {
+    let mut failures = Vec::new();
+    for case in all_cases() {
+        for which in [Tools::Listed, Tools::Any] {
+            if which == Tools::Any && case.list_only {
+                continue;
+            }
+            let parsed = parse_case_with(&case, which);
+            let expected = if which == Tools::Any {
+                case.without_list()
+            } else {
+                case.clone()
+            };
+            let allowed = format!(
+                "{}\n{}\n{}\n{}",
+                expected.content,
+                expected.reasoning,
+                serde_json::to_string(&expected.calls).unwrap(),
+                serde_json::to_string(&expected.any_calls).unwrap()
+            );
+            let mut returned = vec![parsed.content.clone(), parsed.reasoning.clone()];
+            for call in parsed.calls.iter().chain(&parsed.unknown) {
+                returned.push(call.name.clone());
+                strings_of(&call.arguments, &mut returned);
+            }
+            for text in &returned {
+                for marker in markers_in(text) {
+                    let quoted = serde_json::to_string(marker).unwrap();
+                    if !allowed.contains(marker) && !allowed.contains(&quoted[1..quoted.len() - 1])
+                    {
+                        failures.push(format!(
+                            "{} / {} ({which:?}): `{marker}` in {text:?}",
+                            case.file, case.name
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} leaks:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn strings_of(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings_of(v, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            out.push(k.clone());
+            strings_of(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// Every case streamed as an inference server streams it: each special token a delta of its
+/// own, the text between two of them one delta.
+#[test]
+fn streaming_at_special_token_boundaries_equals_whole_text() {
+    for case in all_cases() {
+        if case.any {
+            continue;
+        }
+        let chunks = special_token_chunks(&case.input);
+        assert_eq!(chunks.concat(), case.input);
+        for which in [Tools::Listed, Tools::Any] {
+            let whole = parse_case_with(&case, which);
+            assert_stream_matches_with(&case, &chunks, case.options, &whole, which);
+        }
+    }
+}
+
 /// Every case cut at each char boundary strictly inside its last call (whole text, and streamed
 /// in token-sized chunks; with the case's tool list and without one): the last call is never
-/// returned half written, and the output reports it cut off.
+/// returned half written, the output reports it cut off, and no markup of it is left in the
+/// content.
 ///
 /// The last call's range is its [`span`](tool_registry_parse::ParsedCall::span) in the whole
 /// parse (the calls of one section that share a span are one last call). Inside it:
@@ -617,6 +698,22 @@ fn check_cuts(case: &Case, which: Tools, failures: &mut Vec<String>) -> usize {
             && let Some(problem) = stream_differs(&cut_case, which, &parsed)
         {
             failures.push(format!("{here}: {problem}"));
+        }
+        let expected = if which == Tools::Any {
+            case.without_list()
+        } else {
+            case.clone()
+        };
+        let leaked: Vec<&str> = markers_in(&parsed.content)
+            .into_iter()
+            .filter(|m| !expected.content.contains(m))
+            .collect();
+        // A provider's response cut is not a message any more, and its text is prose.
+        if !case.any && !leaked.is_empty() {
+            failures.push(format!(
+                "{here}: markup in the content: {leaked:?}\n{}",
+                describe(&parsed)
+            ));
         }
         let reading = last.read(&parsed, &case.input, cut);
         reported |= reading.reported;

@@ -303,14 +303,16 @@ impl<'a> Reader<'a> {
             let key = match self.string()? {
                 Some(key) => key,
                 None => {
+                    // A bare key runs to its `:`, spaces and all (`Basic LLM Chain:{…}`).
                     let len = self
                         .rest()
-                        .find(|c: char| c == ':' || c.is_whitespace() || "{}[],".contains(c))
+                        .find(|c: char| c == ':' || c == '\n' || "{}[],".contains(c))
                         .unwrap_or(self.rest().len());
-                    if len == 0 {
+                    let key = self.rest()[..len].trim_end();
+                    if key.is_empty() {
                         return Err(self.expected("a key"));
                     }
-                    let key = self.rest()[..len].to_owned();
+                    let key = key.to_owned();
                     self.pos += len;
                     key
                 }

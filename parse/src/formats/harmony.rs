@@ -165,12 +165,20 @@ impl HarmonyBlock {
             if window.len() < MAX_HEADER && !input.eof() {
                 return Some(Step::NeedMore);
             }
-            if input.eof() && window.len() < MAX_HEADER && memmem::find(window, b" to=").is_some() {
-                return Some(Step::Done(Outcome::cut_off(
-                    self.start..input.end(),
-                    Format::Harmony,
-                    "inside a message header before `<|message|>`",
-                )));
+            if input.eof()
+                && window.len() < MAX_HEADER
+                && read_header(unfinished(input.str(self.start..input.end()))).is_some()
+            {
+                // A header the output ends inside is markup: a call's is cut off, another's is
+                // removed.
+                if memmem::find(window, b"to=").is_some() {
+                    return Some(Step::Done(Outcome::cut_off(
+                        self.start..input.end(),
+                        Format::Harmony,
+                        "inside a message header before `<|message|>`",
+                    )));
+                }
+                return Some(Step::Done(Outcome::new(input.end(), Vec::new())));
             }
             return Some(self.not_a_message());
         };
@@ -243,4 +251,20 @@ fn words(text: &str) -> Option<Vec<&str>> {
                 .then_some(word)
         })
         .collect()
+}
+
+/// A header the output ends inside, without the token it ends inside (`<|constr`).
+fn unfinished(header: &str) -> &str {
+    let cut = (1..=header.len().min(MESSAGE.len().max(CONSTRAIN.len())))
+        .filter(|&len| header.is_char_boundary(header.len() - len))
+        .find(|&len| {
+            let tail = &header[header.len() - len..];
+            [CONSTRAIN, MESSAGE, CHANNEL]
+                .iter()
+                .any(|token| token.len() > len && token.starts_with(tail))
+        });
+    match cut {
+        Some(len) if len < header.len() => &header[..header.len() - len],
+        _ => header,
+    }
 }

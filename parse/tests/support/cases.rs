@@ -194,3 +194,153 @@ pub fn all_cases() -> Vec<Case> {
         })
         .collect()
 }
+
+/// Every family's markers: the tokens and tags that are markup, never text a user reads, a
+/// tool's name, or an argument, unless written inside a complete value.
+pub const MARKERS: &[&str] = &[
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "</function>",
+    "<parameter=",
+    "</parameter>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "</arg_value>",
+    "<seed:tool_call>",
+    "</seed:tool_call>",
+    "<seed:think>",
+    "</seed:think>",
+    "<think>",
+    "</think>",
+    "<|python_tag|>",
+    "<|python_start|>",
+    "<|python_end|>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "[CALL_ID]",
+    "[THINK]",
+    "[/THINK]",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜end▁of▁sentence｜>",
+    "｜DSML｜",
+    "|DSML|",
+    "<|tool_calls_section_begin|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>",
+    "<|tool_call_end|>",
+    "<|tool_calls_section_end|>",
+    "<|open|>",
+    "<|close|>",
+    "<|sep|>",
+    "<|end_of_msg|>",
+    "<|start|>",
+    "<|channel|>",
+    "<|message|>",
+    "<|constrain|>",
+    "<|call|>",
+    "<|end|>",
+    "<|return|>",
+    "<minimax:tool_call>",
+    "</minimax:tool_call>",
+    "]<]minimax[>[",
+    "<|action_start|>",
+    "<|plugin|>",
+    "<|action_end|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    "<|START_THINKING|>",
+    "<|END_THINKING|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<tool_calls>",
+    "</tool_calls>",
+    "<|tool_call_start|>",
+    "<start_function_call>",
+    "<end_function_call>",
+    "<|tool_call>",
+    "<tool_call|>",
+    "<|\"|>",
+    "<escape>",
+    "<|channel>",
+    "<channel|>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+];
+
+/// The markers in `text`.
+pub fn markers_in(text: &str) -> Vec<&'static str> {
+    MARKERS
+        .iter()
+        .copied()
+        .filter(|m| text.contains(m))
+        .collect()
+}
+
+/// `text` split as a tokenizer's special tokens split it: each special token (`<|…|>`,
+/// `<｜…｜>`, `[UPPER]`, `<tag>`, `</tag>`, `<|tag>`, `<tag|>`, a marker) a chunk of its own, the
+/// text between them one chunk each.
+pub fn special_token_chunks(text: &str) -> Vec<&str> {
+    let mut chunks = Vec::new();
+    let mut from = 0;
+    let mut at = 0;
+    while at < text.len() {
+        let token = special_token_at(&text[at..]);
+        match token {
+            Some(len) => {
+                if at > from {
+                    chunks.push(&text[from..at]);
+                }
+                chunks.push(&text[at..at + len]);
+                at += len;
+                from = at;
+            }
+            None => at += text[at..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    if from < text.len() {
+        chunks.push(&text[from..]);
+    }
+    chunks
+}
+
+fn special_token_at(rest: &str) -> Option<usize> {
+    if let Some(m) = MARKERS
+        .iter()
+        .filter(|m| rest.starts_with(**m))
+        .max_by_key(|m| m.len())
+    {
+        return Some(m.len());
+    }
+    let close = match rest.as_bytes().first()? {
+        b'<' => '>',
+        b'[' => ']',
+        _ => return None,
+    };
+    let end = rest
+        .char_indices()
+        .take(48)
+        .skip(1)
+        .find(|(_, c)| *c == close || c.is_whitespace() || *c == '<')?;
+    let inner = &rest[1..end.0];
+    let special = end.1 == close
+        && !inner.is_empty()
+        && (inner.starts_with('|')
+            || inner.ends_with('|')
+            || inner.starts_with('｜')
+            || inner.starts_with('/')
+            || (close == ']'
+                && inner
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'/'))
+            || inner
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b':'));
+    special.then_some(end.0 + 1)
+}

@@ -5,12 +5,15 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json};
 use super::runtime::block_on;
 use crate::call::{Ctx, ToolResult};
-use crate::parse::{self, LeftOut, Options, ParseError, Parsed, ParsedCall, Thinking, ToolList};
+use crate::parse::{
+    self, LeftOut, Options, ParseError, Parsed, ParsedCall, StreamEvent, StreamParser, Thinking,
+    ToolList, ToolSet,
+};
 use crate::registry::Registry;
 use crate::scope::Scope;
 
@@ -27,6 +30,14 @@ pub(crate) struct ParseArgs {
     any_name: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// Replay a stream: FILE holds a JSON array of the text deltas the model's output arrived
+    /// in, pushed one by one through the streaming parser; what it prints is what a whole-text
+    /// parse of the joined deltas prints.
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    deltas: Option<PathBuf>,
+    /// With --deltas, also print the events the stream emitted, in order, as `"events"`.
+    #[arg(long, requires = "deltas")]
+    events: bool,
 }
 
 /// `toolreg run`.
@@ -48,6 +59,12 @@ struct InputArgs {
     /// How the output's reasoning is delimited.
     #[arg(long, value_enum, default_value_t = ThinkingArg::Auto)]
     thinking: ThinkingArg,
+    /// The tail of the prompt the chat template appended after the conversation (its
+    /// generation prompt: `<|im_start|>assistant\n<think>\n`, `<|start|>assistant`, ...), from
+    /// which the output's starting state is known: inside a thought, after it, inside a
+    /// header. Replaces --thinking.
+    #[arg(long, value_name = "TEXT", conflicts_with = "thinking")]
+    generation_prompt: Option<String>,
     /// Also read calls written inside <think> blocks (they are not calls by default).
     #[arg(long)]
     calls_in_thinking: bool,
@@ -70,9 +87,13 @@ impl InputArgs {
             ThinkingArg::StartsInside => Thinking::StartsInside,
             ThinkingArg::ExplicitOnly => Thinking::ExplicitOnly,
         };
-        Options::new()
+        let options = Options::new()
             .thinking(thinking)
-            .calls_in_thinking(self.calls_in_thinking)
+            .calls_in_thinking(self.calls_in_thinking);
+        match &self.generation_prompt {
+            Some(prompt) => options.generation_prompt(prompt),
+            None => options,
+        }
     }
 
     /// The model's output. Bytes that are not UTF-8 are replaced with U+FFFD and reported on
@@ -137,21 +158,26 @@ pub(crate) fn parse(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    let Some(text) = args.input.read(err) else {
-        return EXIT_USAGE;
-    };
     let options = args.input.options();
-    let parsed = match &args.tools {
-        None if args.any_name => parse::any_with(&text, &parse::AnyTool, options),
-        None => parse::any_with(&text, &registry.scoped(scope), options),
+    let list;
+    let scoped;
+    let tools: &dyn ToolSet = match &args.tools {
+        None if args.any_name => &parse::AnyTool,
+        None => {
+            scoped = registry.scoped(scope);
+            &scoped
+        }
         Some(path) => {
-            let list = std::fs::read_to_string(path)
+            let read = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read the tool list {}: {e}", path.display()))
                 .and_then(|json| {
                     ToolList::from_json_str(&json).map_err(|e| format!("{}: {e}", path.display()))
                 });
-            match list {
-                Ok(list) => parse::any_with(&text, &list, options),
+            match read {
+                Ok(read) => {
+                    list = read;
+                    &list
+                }
                 Err(message) => {
                     let _ = writeln!(err, "error: {message}");
                     return EXIT_USAGE;
@@ -159,12 +185,85 @@ pub(crate) fn parse(
             }
         }
     };
-    match print_json(out, &parsed) {
+    let printed = match &args.deltas {
+        Some(path) => {
+            let Some(deltas) = read_deltas(path, err) else {
+                return EXIT_USAGE;
+            };
+            let (parsed, events) = replay(&deltas, tools, options);
+            let mut value = serde_json::to_value(&parsed).unwrap_or_default();
+            if args.events
+                && let Value::Object(map) = &mut value
+            {
+                map.insert("events".into(), Value::Array(events));
+            }
+            print_json(out, &value)
+        }
+        None => {
+            let Some(text) = args.input.read(err) else {
+                return EXIT_USAGE;
+            };
+            print_json(out, &parse::any_with(&text, tools, options))
+        }
+    };
+    match printed {
         Ok(()) => EXIT_OK,
         Err(error) => {
             let _ = writeln!(err, "error: {error}");
             EXIT_TOOL_ERROR
         }
+    }
+}
+
+/// The deltas of `--deltas FILE`: a JSON array of strings.
+fn read_deltas(path: &std::path::Path, err: &mut dyn Write) -> Option<Vec<String>> {
+    let read = std::fs::read(path)
+        .map_err(|e| format!("cannot read the deltas {}: {e}", path.display()))
+        .and_then(|bytes| {
+            serde_json::from_slice::<Vec<String>>(&bytes).map_err(|e| {
+                format!(
+                    "{}: not a JSON array of text deltas (write [\"Let me \", \"check.\"]): {e}",
+                    path.display()
+                )
+            })
+        });
+    match read {
+        Ok(deltas) => Some(deltas),
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            None
+        }
+    }
+}
+
+/// Pushes `deltas` through the streaming parser: what it read, and the events it emitted as
+/// `{"type": "text" | "reasoning" | "call_started" | "call_args" | "call" | "unknown" |
+/// "error", ...}`.
+fn replay(deltas: &[String], tools: &dyn ToolSet, options: Options) -> (Parsed, Vec<Value>) {
+    let mut stream = StreamParser::with_options(tools, options);
+    let mut events = Vec::new();
+    for delta in deltas {
+        events.extend(stream.push(delta));
+    }
+    events.extend(stream.finish());
+    let events = events.into_iter().map(event_json).collect();
+    (stream.into_parsed(), events)
+}
+
+fn event_json(event: StreamEvent) -> Value {
+    match event {
+        StreamEvent::Text(text) => json!({"type": "text", "text": text}),
+        StreamEvent::Reasoning(text) => json!({"type": "reasoning", "text": text}),
+        StreamEvent::CallStarted { name } => json!({"type": "call_started", "name": name}),
+        StreamEvent::CallArgsDelta(text) => json!({"type": "call_args", "text": text}),
+        StreamEvent::Call(call) => {
+            json!({"type": "call", "name": call.name, "arguments": call.arguments})
+        }
+        StreamEvent::Unknown(call) => {
+            json!({"type": "unknown", "name": call.name, "arguments": call.arguments})
+        }
+        StreamEvent::Error(error) => json!({"type": "error", "error": error}),
+        _ => json!({"type": "other"}),
     }
 }
 
