@@ -115,19 +115,54 @@ impl<'a> Input<'a> {
     }
 }
 
-/// The calls of a special-token section (DeepSeek, Kimi): for each `begin` in `text`, the text
-/// up to the next `end` (or to the end of `text` when it never comes), its offset in `text`, and
-/// whether its `end` came.
-pub(crate) fn delimited<'t>(
+/// The calls of a special-token section (DeepSeek, Kimi) whose arguments are JSON after an `arguments` token (Kimi's
+/// `<|tool_call_argument_begin|>`, DeepSeek's `<｜tool▁sep｜>`): for each `begin` in `text`, the
+/// text up to its `end` (or to the end of `text` when it never comes), its offset in `text`,
+/// and whether its `end` came. The `end` is looked for after the JSON value, so that a string
+/// holding the end token (a tokenizer writes the token there too) does not end the call.
+/// `cut`: the end of the output cut the section, so a value it never closes was cut off.
+pub(crate) fn delimited_json<'t>(
     text: &'t str,
     begin: &'static str,
+    arguments: &'static str,
     end: &'static str,
+    cut: bool,
 ) -> impl Iterator<Item = (&'t str, usize, bool)> + 't {
-    delimited_by(text, move |rest| Some((rest.find(begin)?, begin, end, ())))
-        .map(|(inner, at, complete, ())| (inner, at, complete))
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        let start = offset + text[offset..].find(begin)? + begin.len();
+        let first_end = text[start..].find(end).map(|i| start + i);
+        let mut search = start;
+        if let Some(i) = text[start..first_end.unwrap_or(text.len())].find(arguments) {
+            let from = start + i + arguments.len();
+            let limit = first_end.unwrap_or(text.len());
+            if let Some(j) = text[from..limit].find(['{', '[']) {
+                let input = Input::whole(text);
+                match Extent::new(from + j).scan(&input) {
+                    Some(after) => search = after,
+                    // `cut`: the output ended inside the section, and so inside the value.
+                    None if cut => {
+                        offset = text.len();
+                        return Some((&text[start..], start, false));
+                    }
+                    None => {}
+                }
+            }
+        }
+        Some(match text[search..].find(end) {
+            Some(len) => {
+                offset = search + len + end.len();
+                (&text[start..search + len], start, true)
+            }
+            None => {
+                offset = text.len();
+                (&text[start..], start, false)
+            }
+        })
+    })
 }
 
-/// [`delimited`] where a section may spell its calls more than one way: `next_begin` finds the
+/// [`delimited_json`] where a section may spell its calls more than one way: `next_begin` finds the
 /// next call in the text it is given, with where it starts, its begin tag and its end tag (a
 /// call ends at the end tag of its own spelling), and a value `T` handed on with the call.
 pub(crate) fn delimited_by<'t, T>(

@@ -20,7 +20,7 @@
 use super::json;
 use crate::block::RawCall;
 use crate::block::{Env, Family, Item, Outcome, Reader, Step, Token};
-use crate::scan::{Finder, Input, delimited};
+use crate::scan::{Finder, Input, delimited_json};
 use crate::vocab::{ErrorKind, Format};
 
 /// DeepSeek's row of the family table: the section's first token in every spelling read, and
@@ -129,7 +129,7 @@ impl Reader for DeepSeekBlock {
                 rest = (&text[next..], body + next);
             }
             items.extend(
-                delimited(rest.0, t.call_begin, t.call_end)
+                delimited_json(rest.0, t.call_begin, t.sep, t.call_end, !complete)
                     .map(|(call_text, at, whole)| call(call_text, rest.1 + at, whole, t)),
             );
             if items.is_empty() {

@@ -74,6 +74,20 @@ impl Reader for EndTokenBlock {
                     self.cursor = at;
                     return Step::NeedMore;
                 }
+                // The output ends inside another end token or the next message's start:
+                // markup either way.
+                EndToken::No
+                    if END_TOKENS
+                        .iter()
+                        .chain(&[NEXT_MESSAGE])
+                        .any(|t| input.ends_inside(at, t.as_bytes())) =>
+                {
+                    return Step::Done(Outcome {
+                        end: at,
+                        items: Vec::new(),
+                        keep_text: false,
+                    });
+                }
                 EndToken::No => {
                     return match input.prefix(at, NEXT_MESSAGE.as_bytes()) {
                         Prefix::Yes => Step::Done(Outcome {

@@ -75,6 +75,10 @@ struct GemmaBlock {
     /// Whether `call:` follows the open token.
     checked: bool,
     end: Finder,
+    /// How far the quote tokens have been counted, and whether an odd number of them came
+    /// before: an end token inside a string is text of the string.
+    counted: usize,
+    in_string: bool,
 }
 
 impl GemmaBlock {
@@ -84,6 +88,28 @@ impl GemmaBlock {
             dialect,
             checked: false,
             end: Finder::new(dialect.close()),
+            counted: start + dialect.open().len(),
+            in_string: false,
+        }
+    }
+
+    /// Where the call's end token is, outside its strings: the end of the body, the end of the
+    /// block, and whether the token came (at the end of the output the block runs to the end).
+    /// `None`: more input will tell.
+    fn closing(&mut self, input: &Input<'_>) -> Option<(usize, usize, bool)> {
+        let close = self.dialect.close();
+        loop {
+            let Some(at) = self.end.find(input, self.counted) else {
+                return input.eof().then(|| (input.end(), input.end(), false));
+            };
+            let between = &input.bytes_from(self.counted)[..at - self.counted];
+            let quotes =
+                memchr::memmem::find_iter(between, self.dialect.quote().as_bytes()).count();
+            self.in_string ^= quotes % 2 == 1;
+            if !self.in_string {
+                return Some((at, at + close.len(), true));
+            }
+            self.counted = at + 1;
         }
     }
 }
@@ -113,7 +139,7 @@ impl block::Reader for GemmaBlock {
                 }
             }
         }
-        let Some((mut body_end, end, complete)) = self.end.closing(input, body) else {
+        let Some((mut body_end, end, complete)) = self.closing(input) else {
             return Step::NeedMore;
         };
         if !complete {

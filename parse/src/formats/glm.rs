@@ -25,6 +25,8 @@ pub(crate) struct GlmBlock {
     name_start: usize,
     name: Option<String>,
     body: usize,
+    /// How far the arguments have been read element by element ([`GlmBlock::call_end`]).
+    walked: usize,
     end: Finder,
 }
 
@@ -35,6 +37,7 @@ impl GlmBlock {
             name_start,
             name: None,
             body: name_start,
+            walked: 0,
             end: Finder::new(TOOL_CALL_END),
         }
     }
@@ -51,8 +54,9 @@ impl Reader for GlmBlock {
         {
             return step;
         }
+        let close = self.call_end(input);
         let name = self.name.as_deref().unwrap_or_default();
-        let Some(close) = self.end.find(input, self.body) else {
+        let Some(close) = close else {
             if !input.eof() {
                 return Step::NeedMore;
             }
@@ -103,6 +107,53 @@ impl Reader for GlmBlock {
 }
 
 impl GlmBlock {
+    /// Where the `</tool_call>` that ends the call is: the first after the last argument, read
+    /// element by element, so that one written inside a value stays in it (a value ends at the
+    /// `</arg_value>` that the next `<arg_key>` or the call's end follows). Arguments written as
+    /// JSON, or markup that is not GLM's, end at the first `</tool_call>`. `None` until it
+    /// comes; a stream resumes after the arguments already read.
+    fn call_end(&mut self, input: &Input<'_>) -> Option<usize> {
+        let mut at = self.walked.max(self.body);
+        loop {
+            at = input.skip_ws(at);
+            match input.prefix(at, TOOL_CALL_END.as_bytes()) {
+                Prefix::Yes => return Some(at),
+                Prefix::Partial => return None,
+                Prefix::No => {}
+            }
+            let after_key = match input.prefix(at, ARG_KEY.as_bytes()) {
+                Prefix::Yes => {
+                    let key = at + ARG_KEY.len();
+                    let len = memchr::memmem::find(input.bytes_from(key), ARG_KEY_END.as_bytes());
+                    key + len? + ARG_KEY_END.len()
+                }
+                Prefix::Partial => return None,
+                Prefix::No => return self.end.find(input, at),
+            };
+            let value = input.skip_ws(after_key);
+            match input.prefix(value, ARG_VALUE.as_bytes()) {
+                Prefix::Yes => {}
+                Prefix::Partial => return None,
+                Prefix::No => return self.end.find(input, value),
+            }
+            let from = value + ARG_VALUE.len();
+            let text = input.str(from..input.end());
+            // Only an end tag the next element follows ends a value here: at the end of the
+            // output, a value no such tag closed was cut off.
+            let (len, next) = value_close(text, true).or_else(|| {
+                (input.eof() && text.trim_end().ends_with(ARG_VALUE_END)).then(|| {
+                    let close = text.trim_end().len() - ARG_VALUE_END.len();
+                    (close, close + ARG_VALUE_END.len())
+                })
+            })?;
+            if len == text.len() {
+                return None;
+            }
+            at = from + next;
+            self.walked = at;
+        }
+    }
+
     /// The name after `<tool_call>`, once what follows it shows this is a call; `Some` when the
     /// step ends here.
     fn read_name(&mut self, input: &Input<'_>) -> Option<Step> {
@@ -212,21 +263,53 @@ fn value_end(
     given: &Map<String, Value>,
     by_names: &mut bool,
 ) -> (usize, usize) {
-    let first = || match rest.find(ARG_VALUE_END) {
-        Some(close) => (close, close + ARG_VALUE_END.len()),
-        None => (rest.len(), rest.len()),
-    };
+    let first = || value_close(rest, false).unwrap_or((rest.len(), rest.len()));
     if !*by_names {
         return first();
     }
-    let found = end_by_names(rest, ARG_VALUE_END, ARG_VALUE, arg_key, |name| {
-        types.starts_next(name, key, given)
-    });
+    let found = end_by_names(
+        rest,
+        ARG_VALUE_END,
+        ARG_VALUE,
+        arg_key,
+        |name| types.starts_next(name, key, given),
+        |after| {
+            let next = after.trim_start();
+            next.is_empty() || next.starts_with(ARG_KEY) || next.starts_with(TOOL_CALL_END)
+        },
+    );
     if let Some(end) = found {
         return end;
     }
     *by_names = false;
     first()
+}
+
+/// Where a value (`rest`, the text after its `<arg_value>`) ends: at the first `</arg_value>`
+/// that the next `<arg_key>`, the call's `</tool_call>` or the end of `rest` follows (after
+/// whitespace), so that the text of a closing tag inside a value stays in it; when none does,
+/// the first `</arg_value>`. The value's length and where reading goes on; `(rest.len(), …)`
+/// when no `</arg_value>` comes. `None` when `more` input may still decide it.
+fn value_close(rest: &str, more: bool) -> Option<(usize, usize)> {
+    let mut first = None;
+    for close in memchr::memmem::find_iter(rest.as_bytes(), ARG_VALUE_END.as_bytes()) {
+        let after = close + ARG_VALUE_END.len();
+        first.get_or_insert((close, after));
+        let next = &rest[after..].trim_start();
+        if next.is_empty() {
+            return if more { None } else { Some((close, after)) };
+        }
+        if [ARG_KEY, TOOL_CALL_END].iter().any(|t| next.starts_with(t)) {
+            return Some((close, after));
+        }
+        if more && [ARG_KEY, TOOL_CALL_END].iter().any(|t| t.starts_with(next)) {
+            return None;
+        }
+    }
+    if more {
+        return None;
+    }
+    Some(first.unwrap_or((rest.len(), rest.len())))
 }
 
 /// The name of the `<arg_key>NAME</arg_key>` that `tail` starts with, looked for within

@@ -404,9 +404,14 @@ fn value_end(
         return first();
     }
     let next_name = |tail| parameter_name(str::strip_prefix(tail, s.parameter)?);
-    let found = end_by_names(rest, s.parameter_end, s.parameter, next_name, |name| {
-        types.starts_next(name, key, given)
-    });
+    let found = end_by_names(
+        rest,
+        s.parameter_end,
+        s.parameter,
+        next_name,
+        |name| types.starts_next(name, key, given),
+        |_| true,
+    );
     if found.is_some() {
         return found;
     }

@@ -9,7 +9,7 @@
 use super::json;
 use crate::block::RawCall;
 use crate::block::{Env, Family, Item, Outcome, Reader, Step, Token};
-use crate::scan::{Extent, Finder, Input, is_ws};
+use crate::scan::{Finder, Input, delimited_json};
 use crate::vocab::{ErrorKind, Format};
 
 const CALL_BEGIN: &str = "<|tool_call_begin|>";
@@ -62,9 +62,12 @@ impl Reader for KimiBlock {
             return Step::NeedMore;
         };
         let text = input.str(body..body_end);
-        let items: Vec<Item> = calls(text)
-            .map(|(call_text, at, whole)| call(call_text, body + at, whole))
-            .collect();
+        // A string holding `<|tool_call_end|>` does not end a call: K2's tokenizer writes the
+        // token there too.
+        let items: Vec<Item> =
+            delimited_json(text, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, !complete)
+                .map(|(call_text, at, whole)| call(call_text, body + at, whole))
+                .collect();
         if items.is_empty() {
             return Step::Done(Outcome::error(
                 self.start..end,
@@ -80,38 +83,6 @@ impl Reader for KimiBlock {
         }
         Step::Done(Outcome::new(end, items))
     }
-}
-
-/// The calls of a section's `text`: for each `<|tool_call_begin|>`, the text up to its
-/// `<|tool_call_end|>` (or to the end of `text` when it never comes), its offset in `text`, and
-/// whether its end came. The end is looked for after the JSON arguments, so a string holding
-/// `<|tool_call_end|>` does not end the call (K2's tokenizer writes the token there too).
-fn calls(text: &str) -> impl Iterator<Item = (&str, usize, bool)> {
-    let mut offset = 0;
-    std::iter::from_fn(move || {
-        let start = offset + text[offset..].find(CALL_BEGIN)? + CALL_BEGIN.len();
-        let mut search = start;
-        if let Some(arguments) = text[start..].find(ARGUMENT_BEGIN) {
-            let input = Input::whole(text);
-            let value = input.skip_ws(start + arguments + ARGUMENT_BEGIN.len());
-            if matches!(input.byte(value), Some(b'{' | b'['))
-                && let Some(end) = Extent::new(value).scan(&input)
-                && text[end..].starts_with(|c: char| c.is_ascii() && (is_ws(c as u8) || c == '<'))
-            {
-                search = end;
-            }
-        }
-        Some(match text[search..].find(CALL_END) {
-            Some(len) => {
-                offset = search + len + CALL_END.len();
-                (&text[start..search + len], start, true)
-            }
-            None => {
-                offset = text.len();
-                (&text[start..], start, false)
-            }
-        })
-    })
 }
 
 fn call(text: &str, at: usize, complete: bool) -> Item {

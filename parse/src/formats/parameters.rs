@@ -274,23 +274,30 @@ fn starts_next(
 /// the markups whose values end at an end tag (`close`): a start tag naming a parameter still
 /// to come (`next_name` reads its name, `starts_next` judges it) ends it, its end tag left out;
 /// any other `nest` tag inside it opens an element that the next end tag closes, so that a
-/// value may hold the markup of a parameter the tool does not declare. Gives the value's
-/// length and where reading goes on; `None` when the tags never balance.
+/// value may hold the markup of a parameter the tool does not declare. An end tag at the
+/// value's own level ends it when `ends` accepts what follows it (GLM's: the next key or the
+/// call's end), else it is text of the value. Gives the value's length and where reading goes
+/// on; `None` when the tags never balance.
 pub(crate) fn end_by_names<'r>(
     rest: &'r str,
     close: &str,
     nest: &str,
     next_name: impl Fn(&'r str) -> Option<&'r str>,
     starts_next: impl Fn(&str) -> bool,
+    ends: impl Fn(&str) -> bool,
 ) -> Option<(usize, usize)> {
     let mut depth = 0u32;
     let mut at = 0;
     while let Some(i) = memchr::memchr(b'<', &rest.as_bytes()[at..]) {
         let p = at + i;
         let tail = &rest[p..];
-        if tail.starts_with(close) {
+        if let Some(after) = tail.strip_prefix(close) {
             if depth == 0 {
-                return Some((p, p + close.len()));
+                if ends(after) {
+                    return Some((p, p + close.len()));
+                }
+                at = p + 1;
+                continue;
             }
             depth -= 1;
         } else {

@@ -18,7 +18,7 @@ impl Machine {
     /// all decided ([`Machine::readiness`]): read without the scan. Plain: in text where calls
     /// count, no byte of it can begin a pattern (a marker, a line start, a list's end, an
     /// end-of-turn token), which a pair of bytes decides ([`Scanner::plain`]); in a thought, no
-    /// `<`. `None` when the chunk needs the scan; [`Plain::Span`] when the next text delta is a
+    /// first byte of its closing token. `None` when the chunk needs the scan; [`Plain::Span`] when the next text delta is a
     /// stretch of the input
     /// ([`Assembler::push_span`](crate::content::Assembler::push_span)) and
     /// [`Plain::Assembled`] when its assembler has it.
@@ -26,8 +26,8 @@ impl Machine {
     pub(crate) fn plain_chunk(&mut self, input: &Input<'_>, from: usize) -> Option<Plain> {
         let chunk = input.bytes_from(from);
         let plain = match self.ready {
-            // In a thought only its closing token matters, and every one begins with `<`.
-            Ready::Thought => !chunk.contains(&b'<'),
+            // In a thought only its closing token matters.
+            Ready::Thought => !chunk.contains(&self.think_end.close.as_bytes()[0]),
             Ready::Text => self.scanner().plain(chunk),
             Ready::No => false,
         };

@@ -270,7 +270,7 @@ pub(crate) enum Ready {
     No,
     /// In text where calls count: when no byte of the chunk can begin a pattern.
     Text,
-    /// In a thought: when the chunk holds no `<`.
+    /// In a thought: when the chunk holds no first byte of its closing token.
     Thought,
 }
 
