@@ -32,7 +32,8 @@
 //! `<think>…</think>` blocks are split off as [`Parsed::reasoning`], also when the chat template
 //! opened the thought and only `</think>` appears; so are the families' own thoughts:
 //! `<|START_THINKING|>…<|END_THINKING|>` (Command R7B, Command A),
-//! `<|channel>thought…<channel|>` (Gemma 4), `<seed:think>…</seed:think>` (Seed-OSS) and
+//! `<|channel>thought…<channel|>` (Gemma 4), `<seed:think>…</seed:think>` (Seed-OSS),
+//! `[THINK]…[/THINK]` (Magistral, Ministral 3), Kimi K3's `<|open|>think<|sep|>…` element and
 //! gpt-oss's `analysis` channel. Tokens that only
 //! wrap the answer (`<|START_RESPONSE|>…<|END_RESPONSE|>`, Hunyuan's `<answer>…</answer>`) are
 //! removed. **Calls written inside a thought are not calls**: a model thinking "maybe I should
@@ -65,7 +66,7 @@
 //!   `]` after it is dropped, and an array the output ends inside gives its complete calls.
 //! - **A call the output ends inside is never a call**, in every family, in the whole text and
 //!   in a stream alike: what was written of it lands in [`Parsed::errors`] as a `truncated`
-//!   [`ParseError`] ("the call was cut off; nothing was called") and stays in the content. A
+//!   [`ParseError`] ("the call was cut off; nothing was called"), and only there. A
 //!   call is whole once its arguments are: its JSON, pythonic or Gemma value closed, its
 //!   parameter elements closed by the element or token that ends the call (`</function>`,
 //!   `</invoke>`, GLM's `</tool_call>`, DeepSeek's `<｜tool▁call▁end｜>`, Kimi's
@@ -82,6 +83,41 @@
 //! - Syntax that prose writes too counts only for a tool of the set: GLM-4's `NAME` line and
 //!   JSON as the whole message, and ReAct's `Action: NAME` line followed by `Action Input:`. A
 //!   set that accepts every name makes any such call a call.
+//!
+//! # Content, reasoning and errors
+//!
+//! One policy, the same in every family, in a whole text and in a stream:
+//!
+//! - **Content is the text outside calls and reasoning, verbatim, in order.** Nothing is
+//!   inserted and nothing removed between the pieces: `"Some text before <call> after"` gives
+//!   `"Some text before  after"`, both spaces kept, and line breaks, tabs and `\r\n` stay as
+//!   written. Only the whitespace at the very start and end of the content goes: it is the
+//!   separator a chat template writes between its tokens and the text (the newline before
+//!   `<tool_call>`, the blank line after `</think>`). A form written as lines of its own (a tag
+//!   line, an `Action:` line, a bare call standing alone, a fenced block) takes its indentation
+//!   and one line break with it.
+//! - **Reasoning** is the text of the thoughts, verbatim, the same trimming at its ends; two
+//!   thoughts are joined by a blank line, the one joint the parse makes.
+//! - **No family marker appears in content, reasoning, a tool name or an argument**, unless it
+//!   was written inside a complete value: a JSON string holding `</tool_call>`, a GLM value
+//!   holding `</arg_value>`, a Gemma string holding `<tool_call|>`, a Kimi K2 string holding
+//!   `<|tool_call_end|>` stay in their values and end nothing, as the call ends only after
+//!   its value does. Tokens that only wrap an answer or a message are removed; a token the end
+//!   of the output cuts (`<|open|>too`) is markup, not text.
+//! - **A call cut off by the end of the output keeps the complete calls before it**, and its
+//!   own text goes only into its `truncated` error, never into the content.
+//! - **A malformed call's text stays in the content** (the caller can show it), with its error.
+//!
+//! # Where the output starts
+//!
+//! A chat template often appends more than the role header: `<think>` (the output starts
+//! inside a thought), `<think></think>` or an empty Gemma 4 thought (the thought is closed),
+//! Kimi K3's `<|open|>think<|sep|>`, Harmony's `<|start|>assistant` (the output may begin with
+//! ` to=functions.NAME`). Give that tail to [`Options::generation_prompt`] and every family
+//! starts in the state it leaves: reasoning cut off by the token limit stays reasoning, an
+//! output that begins mid-header is read. Without it the parse detects the start: a closing
+//! token of `<think>`, Kimi K3's or Mistral's thought before any opening one means the template
+//! opened the thought ([`Thinking::Auto`]).
 //!
 //! # Types
 //!

@@ -15,14 +15,16 @@ use serde_json::Value;
 pub struct Parsed {
     /// The calls of known tools, in the order they were written.
     pub calls: Vec<ParsedCall>,
-    /// What remains for the user to read: the text with calls, stripped tag lines and thinking
-    /// removed, leading and trailing whitespace trimmed, and the blank lines a removed block
-    /// leaves behind collapsed to at most one.
+    /// What remains for the user to read: the text outside calls and reasoning, verbatim and
+    /// in order, only the whitespace at its very start and end dropped (see the
+    /// [crate documentation](crate#content-reasoning-and-errors)).
     pub content: String,
-    /// The text of `<think>` blocks, joined by blank lines; empty when there were none.
+    /// The text of the thoughts (`<think>` blocks and the families' own), verbatim, joined by
+    /// blank lines; empty when there were none.
     pub reasoning: String,
     /// Call attempts that could not be read: cut off, malformed, or a tag line that does not
-    /// fit its pattern. Their text is kept in `content`.
+    /// fit its pattern. A malformed attempt's text is kept in `content`; a call cut off by the
+    /// end of the output is only here.
     pub errors: Vec<ParseError>,
     /// Well-formed calls of tools the tool set does not know. Never execute these; tell the
     /// model which tools exist instead.
@@ -338,8 +340,9 @@ impl Default for Formats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Thinking {
-    /// `<think>…</think>` blocks; and when a `</think>` comes before any `<think>`, the chat
-    /// template opened the thought, so everything before it is reasoning. The default.
+    /// `<think>…</think>` blocks; and when a `</think>` comes before any `<think>` (or the close
+    /// of Kimi K3's or Mistral's thought before any opening one), the chat template opened the
+    /// thought, so everything before it is reasoning. The default.
     ///
     /// A stream cannot know whether text is the end of such a thought until it sees the
     /// `</think>` (or the end), so in this mode [`StreamParser`](super::StreamParser) holds back

@@ -342,10 +342,11 @@ mod tests {
             parse::text(output, &tools()).calls[0].arguments,
             json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb", "path": "f.txt"})
         );
-        // Without a list, the first `</arg_value>` ends the value.
+        // Without a list, an `</arg_value>` ends the value only where the next key or the
+        // call's end follows it: here too the inner one stays in the value.
         assert_eq!(
             parse::text(output, &AnyTool).calls[0].arguments,
-            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x", "path": "f.txt"})
+            json!({"new_string": "a\n<arg_key>old_string</arg_key>\n<arg_value>x</arg_value>\nb", "path": "f.txt"})
         );
     }
 
