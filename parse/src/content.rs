@@ -2,12 +2,18 @@
 //!
 //! Rules, the same however the text arrives: the pieces are joined as written, in order, with
 //! nothing inserted or removed between them (`"before <call> after"` gives `"before  after"`);
-//! whitespace at the very start and end of the whole text is dropped, as it is the separator a
-//! chat template writes between its markers and the text (the newline before `<tool_call>`,
-//! the blank line after `</think>`). The one joint that is made, not kept, is between two
-//! thoughts of a reasoning text: a blank line.
+//! whitespace at the very start and end of the whole text is dropped when it holds a line
+//! break, as it is the separator a chat template writes between its tokens and the text (the
+//! newline before `<tool_call>`, the blank line after `</think>`), and kept when it is spaces
+//! alone (`"I'll check. <call>"` keeps its space). The one joint that is made, not kept, is
+//! between two thoughts of a reasoning text: a blank line.
 
 use super::scan::is_ws;
+
+/// Whether whitespace holds a line break.
+fn is_break(ws: &str) -> bool {
+    ws.contains(['\n', '\r'])
+}
 
 /// The most whitespace waiting before a stream's piece that [`Assembler::push_span`] hands out
 /// with it.
@@ -53,12 +59,17 @@ impl Assembler {
             return;
         }
         let Some(first) = bytes.iter().position(|b| !is_ws(*b)) else {
-            if self.started {
-                self.pending.push_str(text);
-            }
+            self.pending.push_str(text);
             return;
         };
-        if self.started {
+        if !self.started {
+            // Whitespace before the text with a line break in it is a template's separator;
+            // spaces alone are the model's.
+            if !is_break(&self.pending) && !is_break(&text[..first]) {
+                self.out.push_str(&self.pending);
+                self.out.push_str(&text[..first]);
+            }
+        } else {
             if self.paragraph {
                 self.out.push_str(
                     if self.pending.contains("\r\n") || text[..first].contains("\r\n") {
@@ -169,6 +180,15 @@ impl Assembler {
         self.paragraph |= paragraph && self.started;
     }
 
+    /// Ends the text: the whitespace after its last visible text is kept unless it holds a line
+    /// break (the separator before a template's token), as at its start.
+    pub(crate) fn end(&mut self) {
+        if self.started && !self.paragraph && !is_break(&self.pending) {
+            self.out.push_str(&self.pending);
+        }
+        self.pending.clear();
+    }
+
     /// Whether any visible text was added.
     pub(crate) fn started(&self) -> bool {
         self.started
@@ -198,7 +218,7 @@ impl Assembler {
         self.emitted = 0;
     }
 
-    /// The whole text so far (trailing whitespace is never part of it).
+    /// The whole text.
     pub(crate) fn into_string(self) -> String {
         self.out
     }
@@ -216,6 +236,7 @@ mod tests {
                 None => a.cut(false),
             }
         }
+        a.end();
         a.into_string()
     }
 
@@ -223,8 +244,9 @@ mod tests {
     fn removed_blocks_leave_the_text_around_them_as_written() {
         assert_eq!(
             build(&[Some("  Hi.\n\n"), None, Some("\n\nBye.  ")]),
-            "Hi.\n\n\n\nBye."
+            "  Hi.\n\n\n\nBye.  "
         );
+        assert_eq!(build(&[Some("\n Hi. \n")]), "Hi.");
         assert_eq!(build(&[Some("Hi.\n"), None, Some("\nBye.")]), "Hi.\n\nBye.");
         assert_eq!(
             build(&[Some("Some text before "), None, Some(" after")]),

@@ -91,12 +91,13 @@
 //! - **Content is the text outside calls and reasoning, verbatim, in order.** Nothing is
 //!   inserted and nothing removed between the pieces: `"Some text before <call> after"` gives
 //!   `"Some text before  after"`, both spaces kept, and line breaks, tabs and `\r\n` stay as
-//!   written. Only the whitespace at the very start and end of the content goes: it is the
-//!   separator a chat template writes between its tokens and the text (the newline before
-//!   `<tool_call>`, the blank line after `</think>`). A form written as lines of its own (a tag
+//!   written. At the very start and end of the content, whitespace that holds a line break
+//!   goes: it is the separator a chat template writes between its tokens and the text (the
+//!   newline before `<tool_call>`, the blank line after `</think>`); spaces alone stay
+//!   (`"I'll check. <call>"` keeps `"I'll check. "`). A form written as lines of its own (a tag
 //!   line, an `Action:` line, a bare call standing alone, a fenced block) takes its indentation
 //!   and one line break with it.
-//! - **Reasoning** is the text of the thoughts, verbatim, the same trimming at its ends; two
+//! - **Reasoning** is the text of the thoughts, verbatim, the same rule at its ends; two
 //!   thoughts are joined by a blank line, the one joint the parse makes.
 //! - **No family marker appears in content, reasoning, a tool name or an argument**, unless it
 //!   was written inside a complete value: a JSON string holding `</tool_call>`, a GLM value

@@ -16,7 +16,7 @@ pub struct Parsed {
     /// The calls of known tools, in the order they were written.
     pub calls: Vec<ParsedCall>,
     /// What remains for the user to read: the text outside calls and reasoning, verbatim and
-    /// in order, only the whitespace at its very start and end dropped (see the
+    /// in order, only line breaks at its very start and end dropped (see the
     /// [crate documentation](crate#content-reasoning-and-errors)).
     pub content: String,
     /// The text of the thoughts (`<think>` blocks and the families' own), verbatim, joined by

@@ -132,6 +132,10 @@ impl Reader for DeepSeekBlock {
                 delimited_json(rest.0, t.call_begin, t.sep, t.call_end, !complete)
                     .map(|(call_text, at, whole)| call(call_text, rest.1 + at, whole, t)),
             );
+            if items.is_empty() && complete && text.trim().is_empty() {
+                // An empty section calls nothing and says nothing: removed.
+                return Step::Done(Outcome::new(end, Vec::new()));
+            }
             if items.is_empty() {
                 return Step::Done(Outcome::error(
                     self.start..end,

@@ -77,7 +77,17 @@ enum FunctionState {
         after: usize,
         outcome: Outcome,
     },
+    /// A call read outside `<tool_call>`: the `</tool_call>` of an element whose opening the
+    /// model left out (Qwen3-Coder does) may follow whitespace, and is taken with the call.
+    Stray {
+        after: usize,
+        outcome: Outcome,
+    },
 }
+
+/// The end of the `<tool_call>` element, which a `<function=…>` written without its opening may
+/// still be followed by.
+const TOOL_CALL_END: &str = "</tool_call>";
 
 impl FunctionBlock {
     pub(crate) fn new(start: usize, inside: bool) -> Self {
@@ -158,14 +168,32 @@ impl Reader for FunctionBlock {
                             id: None,
                             typed: true,
                         };
-                        return Step::Done(Outcome::new(
+                        let outcome = Outcome::new(
                             end,
                             vec![Item::found(call, Format::Function, self.start..end)],
-                        ));
+                        );
+                        if self.inside {
+                            return Step::Done(outcome);
+                        }
+                        ControlFlow::Continue(FunctionState::Stray {
+                            after: end,
+                            outcome,
+                        })
                     }
                 },
                 FunctionState::Closing { after, outcome } => {
-                    return close_with(input, after, FUNCTION_END, outcome);
+                    match close_with(input, after, FUNCTION_END, outcome) {
+                        Step::Done(outcome) if !self.inside => {
+                            ControlFlow::Continue(FunctionState::Stray {
+                                after: outcome.end,
+                                outcome,
+                            })
+                        }
+                        step => return step,
+                    }
+                }
+                FunctionState::Stray { after, outcome } => {
+                    return close_with(input, after, TOOL_CALL_END, outcome);
                 }
             };
             match next {

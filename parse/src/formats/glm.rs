@@ -140,12 +140,20 @@ impl GlmBlock {
             let text = input.str(from..input.end());
             // Only an end tag the next element follows ends a value here: at the end of the
             // output, a value no such tag closed was cut off.
-            let (len, next) = value_close(text, true).or_else(|| {
+            let closed = value_close(text, true).or_else(|| {
                 (input.eof() && text.trim_end().ends_with(ARG_VALUE_END)).then(|| {
                     let close = text.trim_end().len() - ARG_VALUE_END.len();
                     (close, close + ARG_VALUE_END.len())
                 })
-            })?;
+            });
+            let Some((len, next)) = closed else {
+                // A last value whose `</arg_value>` the model left out (GLM-4.7 does) ends at
+                // the call's end, once the output shows no `</arg_value>` is coming.
+                if input.eof() && !text.contains(ARG_VALUE_END) {
+                    return text.find(TOOL_CALL_END).map(|i| from + i);
+                }
+                return None;
+            };
             if len == text.len() {
                 return None;
             }

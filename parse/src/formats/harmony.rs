@@ -15,7 +15,9 @@
 //! - `final`, and `commentary` without a recipient (a preamble the user sees), are content:
 //!   only the header is removed.
 //!
-//! Raw output usually starts after the prompt's `<|start|>assistant`, so with `<|channel|>`.
+//! Raw output usually starts after the prompt's `<|start|>assistant`, so with `<|channel|>`,
+//! or with the rest of the role header, ` to=functions.NAME<|channel|>…`, which is read as a
+//! header when the output begins with it.
 
 use memchr::memmem;
 
@@ -54,7 +56,7 @@ const MAX_HEADER: usize = 256;
 
 /// A Harmony message, from its `<|start|>` or `<|channel|>`.
 #[derive(Debug)]
-struct HarmonyBlock {
+pub(crate) struct HarmonyBlock {
     start: usize,
     state: State,
 }
@@ -86,7 +88,16 @@ impl HarmonyBlock {
             state: State::Header,
         }
     }
+
+    /// The rest of a role header the prompt began (`<|start|>assistant`), from its recipient:
+    /// ` to=functions.NAME<|channel|>commentary json<|message|>…` at the start of an output.
+    pub(crate) fn continued(start: usize) -> Self {
+        Self::new(start)
+    }
 }
+
+/// What begins the rest of a role header at the start of an output.
+pub(crate) const RECIPIENT: &str = "to=";
 
 impl Reader for HarmonyBlock {
     /// The name of the call being written, once its header is read.
@@ -221,6 +232,11 @@ fn read_header(header: &str) -> Option<Header<'_>> {
             Some((role, channel)) => (role, Some(channel)),
             None => (rest, None),
         },
+        // The rest of a role header: its recipient, then the channel.
+        None if header.starts_with(RECIPIENT) => {
+            let (role, channel) = header.split_once(CHANNEL)?;
+            (role, Some(channel))
+        }
         None => ("", Some(header.strip_prefix(CHANNEL)?)),
     };
     let role_words = words(role)?;

@@ -239,6 +239,10 @@ impl Reader for InvokeBlock {
         let items: Vec<Item> = invokes(text, s.tags)
             .map(|(call_text, at, whole, tags)| self.call(call_text, body + at, whole, tags, env))
             .collect();
+        if items.is_empty() && complete && text.trim().is_empty() {
+            // An empty section calls nothing and says nothing: removed.
+            return Step::Done(Outcome::new(end, Vec::new()));
+        }
         if items.is_empty() {
             return Step::Done(Outcome::error(
                 self.start..end,

@@ -68,6 +68,10 @@ impl Reader for KimiBlock {
             delimited_json(text, CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, !complete)
                 .map(|(call_text, at, whole)| call(call_text, body + at, whole))
                 .collect();
+        if items.is_empty() && complete && text.trim().is_empty() {
+            // An empty section calls nothing and says nothing: removed.
+            return Step::Done(Outcome::new(end, Vec::new()));
+        }
         if items.is_empty() {
             return Step::Done(Outcome::error(
                 self.start..end,

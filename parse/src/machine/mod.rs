@@ -228,8 +228,11 @@ impl Machine {
         }
     }
 
-    /// Ends the parse: trailing whitespace is dropped and the last deltas go out.
+    /// Ends the parse: the whitespace after the last text is kept or dropped, and the last
+    /// deltas go out.
     pub(crate) fn finish(&mut self) {
+        self.sink.content.end();
+        self.sink.reasoning.end();
         self.sink.flush(Region::Content);
         self.sink.flush(Region::Reasoning);
     }

@@ -8,11 +8,12 @@ use super::Machine;
 use super::blocks::{Block, Kind};
 use crate::block::Env;
 use crate::formats::glm4::Glm4Block;
+use crate::formats::harmony::{self, HarmonyBlock};
 use crate::formats::json_blocks::BareBlock;
 use crate::formats::react::{self, ReactBlock};
 use crate::formats::tags::{TagLine, TagRules};
 use crate::markers::{Hit, Marker, Scanner};
-use crate::scan::{Finder, Input};
+use crate::scan::{Finder, Input, Prefix};
 use crate::sink::Region;
 use crate::vocab::Format;
 
@@ -107,6 +108,25 @@ impl Machine {
                 }
             } else {
                 let b = input.byte(first).unwrap_or(b'<');
+                // The rest of a Harmony role header the prompt began.
+                if b == b't' && env.formats.contains(Format::Harmony) {
+                    match input.prefix(first, harmony::RECIPIENT.as_bytes()) {
+                        Prefix::Yes => {
+                            self.commit(input, first);
+                            self.enter_block(
+                                input,
+                                Block::of(first, HarmonyBlock::continued(first)),
+                            );
+                            return Some(true);
+                        }
+                        Prefix::Partial => {
+                            self.commit(input, first);
+                            self.pos = first;
+                            return Some(false);
+                        }
+                        Prefix::No => {}
+                    }
+                }
                 if (b.is_ascii_alphabetic() || b == b'_')
                     && env.formats.contains(Format::Glm4)
                     && !self.name_line_off

@@ -2,6 +2,7 @@
 //! token, and the tentative read of a whole text that a first `</think>` restarts as reasoning.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use super::{Machine, Mode, TEMPLATE_OPENED};
 use crate::block::Thought;
@@ -46,6 +47,17 @@ impl Machine {
             return false;
         }
         let text = &input.bytes_from(range.start)[..range.end - range.start];
+        // Every token of those thoughts spells `think` or `THINK`: a block without either,
+        // nearly every one, is searched once, by one prebuilt searcher each.
+        static HINK: LazyLock<[memchr::memmem::Finder<'static>; 2]> = LazyLock::new(|| {
+            [
+                memchr::memmem::Finder::new(b"think"),
+                memchr::memmem::Finder::new(b"THINK"),
+            ]
+        });
+        if HINK.iter().all(|f| f.find(text).is_none()) {
+            return false;
+        }
         let unquoted = |i: &usize| !Self::backtick_before(input, range.start + i);
         let first =
             |needle: &str| memchr::memmem::find_iter(text, needle.as_bytes()).find(unquoted);
