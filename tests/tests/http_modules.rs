@@ -417,7 +417,17 @@ async fn a_slow_module_times_out_with_its_own_limit() {
 }
 
 /// A stand-in module that serves a manifest and answers every call with an HTTP error.
-async fn failing_module(status: u16, body: &'static str) -> (String, tokio::task::JoinHandle<()>) {
+/// A module answering every call with `status` and `body`, and the sender that stops it: its
+/// task ends once every connection is closed, so that a client's pooled connection cannot
+/// outlive it.
+async fn failing_module(
+    status: u16,
+    body: &'static str,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
     use axum::routing::{get, post};
     let manifest = json!({
         "name": "broken",
@@ -437,17 +447,23 @@ async fn failing_module(status: u16, body: &'static str) -> (String, tokio::task
         );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
     });
-    (addr, task)
+    (addr, stop, task)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
     // An HTTP error status: the code and the start of the body.
     let long = "internal trouble ".repeat(40).leak();
-    let (addr, task) = failing_module(500, long).await;
+    let (addr, stop, task) = failing_module(500, long).await;
     let registry = gateway_registry();
     let gateway = Gateway::builder(
         registry.clone(),
@@ -474,10 +490,10 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
         }
         other => panic!("{other:?}"),
     }
-    task.abort();
-
-    // Connection refused, after one retry of an idempotent tool.
-    let _ = task.await;
+    // Stopped, its connections closed: connection refused, after one retry of an idempotent
+    // tool.
+    let _ = stop.send(());
+    task.await.unwrap();
     let error = call(&registry, "broken.echo", json!({}), Scope::guest())
         .await
         .unwrap_err();

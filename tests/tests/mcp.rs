@@ -93,7 +93,9 @@ async fn a_change_is_told_only_to_callers_whose_list_it_changes() {
         .unwrap();
     let mut guest = connect(&registry, Scope::guest()).await;
     let mut admin = connect(&registry, Scope::user("ann").with_level(Permission::Admin)).await;
+    // Each has listed (and so finished its handshake): a change after this is news to it.
     assert_eq!(guest.session.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(admin.session.list_all_tools().await.unwrap().len(), 1);
 
     // An admin tool: the admin's list changes, the guest's does not.
     registry
