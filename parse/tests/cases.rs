@@ -1020,6 +1020,39 @@ fn one_megabyte_of_adversarial_input_completes() {
                 repeat("x<parameter=b>y")
             ),
         ),
+        (
+            "glm value full of closing tags",
+            format!(
+                "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>{}",
+                repeat("</arg_value>x")
+            ),
+        ),
+        (
+            "glm keys that never close",
+            format!("<tool_call>f\n{}", repeat("<arg_key>a")),
+        ),
+        (
+            "k3 value full of closing tags",
+            format!(
+                "<|open|>call tool=\"f\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"string\"<|sep|>{}",
+                repeat("<|close|>argument<|sep|>x")
+            ),
+        ),
+        ("k3 call tags", repeat("<|open|>call tool=\"f\"")),
+        ("k3 thoughts", repeat("<|open|>think<|sep|>")),
+        (
+            "gemma string full of end tokens",
+            format!("<|tool_call>call:f{{a:<|\"|>{}", repeat("<tool_call|>x")),
+        ),
+        ("mistral thoughts", repeat("[THINK]")),
+        (
+            "harmony recipients",
+            format!(" to=functions.f{}", repeat("<|channel|>x")),
+        ),
+        (
+            "dsml v4.1 invokes",
+            format!("<｜DSML｜ calls>{}", repeat("<｜DSML｜ invoke name=\"f\">")),
+        ),
         ("unclosed think", repeat("<think>")),
         ("lone think ends", repeat("</think>")),
         ("think then text", format!("<think>{}", repeat("a "))),

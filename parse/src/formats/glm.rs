@@ -27,6 +27,9 @@ pub(crate) struct GlmBlock {
     body: usize,
     /// How far the arguments have been read element by element ([`GlmBlock::call_end`]).
     walked: usize,
+    /// The value being read: where it starts, where the search for its end goes on, and
+    /// whether an `</arg_value>` was met in it.
+    value: Option<(usize, usize, bool)>,
     end: Finder,
 }
 
@@ -38,6 +41,7 @@ impl GlmBlock {
             name: None,
             body: name_start,
             walked: 0,
+            value: None,
             end: Finder::new(TOOL_CALL_END),
         }
     }
@@ -124,8 +128,17 @@ impl GlmBlock {
             let after_key = match input.prefix(at, ARG_KEY.as_bytes()) {
                 Prefix::Yes => {
                     let key = at + ARG_KEY.len();
-                    let len = memchr::memmem::find(input.bytes_from(key), ARG_KEY_END.as_bytes());
-                    key + len? + ARG_KEY_END.len()
+                    let window = &input.bytes_from(key)[..input
+                        .end()
+                        .saturating_sub(key)
+                        .min(MAX_NAME + ARG_KEY_END.len())];
+                    match memchr::memmem::find(window, ARG_KEY_END.as_bytes()) {
+                        Some(len) => key + len + ARG_KEY_END.len(),
+                        None if window.len() < MAX_NAME + ARG_KEY_END.len() && !input.eof() => {
+                            return None;
+                        }
+                        None => return self.end.find(input, at),
+                    }
                 }
                 Prefix::Partial => return None,
                 Prefix::No => return self.end.find(input, at),
@@ -137,27 +150,53 @@ impl GlmBlock {
                 Prefix::No => return self.end.find(input, value),
             }
             let from = value + ARG_VALUE.len();
-            let text = input.str(from..input.end());
-            // Only an end tag the next element follows ends a value here: at the end of the
-            // output, a value no such tag closed was cut off.
-            let closed = value_close(text, true).or_else(|| {
-                (input.eof() && text.trim_end().ends_with(ARG_VALUE_END)).then(|| {
-                    let close = text.trim_end().len() - ARG_VALUE_END.len();
-                    (close, close + ARG_VALUE_END.len())
-                })
-            });
-            let Some((len, next)) = closed else {
-                // A last value whose `</arg_value>` the model left out (GLM-4.7 does) ends at
-                // the call's end, once the output shows no `</arg_value>` is coming.
-                if input.eof() && !text.contains(ARG_VALUE_END) {
-                    return text.find(TOOL_CALL_END).map(|i| from + i);
-                }
-                return None;
+            // Only an end tag the next element follows ends a value here; a stream resumes
+            // the search where it stopped, so a long value is searched once.
+            let (searched, mut any_close) = match self.value {
+                Some((start, searched, any)) if start == from => (searched, any),
+                _ => (from, false),
             };
-            if len == text.len() {
-                return None;
-            }
-            at = from + next;
+            let mut search = searched;
+            let end = loop {
+                let Some(i) =
+                    memchr::memmem::find(input.bytes_from(search), ARG_VALUE_END.as_bytes())
+                else {
+                    if !input.eof() {
+                        let resume = input
+                            .end()
+                            .saturating_sub(ARG_VALUE_END.len() - 1)
+                            .max(search);
+                        self.value = Some((from, resume, any_close));
+                        return None;
+                    }
+                    // A last value whose `</arg_value>` the model left out (GLM-4.7 does) ends
+                    // at the call's end; otherwise the output ends inside the value.
+                    if !any_close {
+                        return memchr::memmem::find(
+                            input.bytes_from(from),
+                            TOOL_CALL_END.as_bytes(),
+                        )
+                        .map(|i| from + i);
+                    }
+                    return None;
+                };
+                let close = search + i;
+                any_close = true;
+                let after = close + ARG_VALUE_END.len();
+                let next = input.skip_ws(after);
+                let follows = [ARG_KEY, TOOL_CALL_END].map(|t| input.prefix(next, t.as_bytes()));
+                if follows.contains(&Prefix::Yes) || input.ends_at(next) {
+                    break after;
+                }
+                if follows.contains(&Prefix::Partial) || next == input.end() {
+                    self.value = Some((from, close, any_close));
+                    return None;
+                }
+                // The text of a closing tag inside the value.
+                search = close + 1;
+            };
+            self.value = None;
+            at = end;
             self.walked = at;
         }
     }
