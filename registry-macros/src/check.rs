@@ -83,6 +83,22 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
         );
     }
 
+    if let Some(cache) = &attr.cache_ms {
+        let said = |flag: &Option<crate::attr::Sp<bool>>| flag.as_ref().is_some_and(|f| f.value);
+        if !said(&attr.read_only) && !said(&attr.idempotent) {
+            cx.error_at(
+                cache.span,
+                "`cache` reuses a result for identical calls, which is right only for a tool whose repeated calls give the same answer: mark it `read_only` or `idempotent`, or remove `cache`",
+            );
+        }
+    }
+    if let (Some(per_user), None) = (&attr.cache_per_user, &attr.cache_ms) {
+        cx.error_at(
+            per_user.span,
+            "`cache_per_user` says how `cache` keys its results: add `cache = \"5m\"` (or another duration), or remove `cache_per_user`",
+        );
+    }
+
     Resolved {
         tag: tag_form(cx, attr, func),
         name,

@@ -94,6 +94,10 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     let uniqueness = unique_names(attr, resolved);
 
     let (probes, schema, parse) = reading(&p, &parsed, &checks, args_schema);
+    let confirm_if = attr
+        .confirm_if
+        .as_ref()
+        .map(|path| confirm_if(func, &p, path, &pattern, &parse));
     quote! {
         #uniqueness
         const _: () = {
@@ -115,6 +119,8 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
                 #output_check
                 #boxed
             }
+
+            #confirm_if
 
             #[#p::linkme::distributed_slice(#p::TOOLS)]
             #[linkme(crate = #p::linkme)]
@@ -156,6 +162,40 @@ fn reading(
             quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()),
             quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)),
         )
+    }
+}
+
+/// `confirm_if`'s function: the arguments read as the call shim reads them, then the user's
+/// predicate given each model argument (or the `#[args]` struct) by reference, in order.
+fn confirm_if(
+    func: &ToolFn,
+    p: &TokenStream,
+    path: &Path,
+    pattern: &TokenStream,
+    parse: &TokenStream,
+) -> TokenStream {
+    let mut model_index = 0usize;
+    let mut args = Vec::new();
+    for input in &func.inputs {
+        match input {
+            Input::Model(_) => {
+                let local = format_ident!("__tool_registry_a{}", model_index);
+                model_index += 1;
+                args.push(quote!(&#local));
+            }
+            Input::Struct { .. } => args.push(quote!(&__tool_registry_args)),
+            Input::Ctx | Input::State(_) => {}
+        }
+    }
+    let call = quote_spanned!(path.span()=> #path(#(#args),*));
+    quote! {
+        #[allow(unused_variables)]
+        fn __tool_registry_confirm_if(
+            __tool_registry_raw: #p::ToolArgs<'_>,
+        ) -> ::core::result::Result<bool, #p::ToolError> {
+            let #pattern = #parse?;
+            ::core::result::Result::Ok(#call)
+        }
     }
 }
 
@@ -454,6 +494,24 @@ fn parts(
     if let Some(n) = &attr.max_args_bytes {
         let n = n.value;
         field("max_args_bytes", quote!(#n));
+    }
+    if let Some(d) = &attr.cache_ms {
+        let ttl = millis(p, d.value);
+        let per_user = attr.cache_per_user.as_ref().is_none_or(|f| f.value);
+        field(
+            "cache",
+            quote!(::core::option::Option::Some(#p::CachePolicy { ttl: #ttl, per_user: #per_user })),
+        );
+    }
+    if let Some(n) = &attr.max_result_bytes {
+        let n = n.value;
+        field("max_result_bytes", quote!(::core::option::Option::Some(#n)));
+    }
+    if attr.confirm_if.is_some() {
+        field(
+            "confirm_if",
+            quote!(::core::option::Option::Some(__tool_registry_confirm_if)),
+        );
     }
     if let Some(path) = &attr.enabled {
         field(

@@ -7,6 +7,7 @@ pub use {futures, linkme, schemars, serde, serde_json};
 pub use crate::call::MAX_ARGS_BYTES;
 pub use crate::call::args::ToolArgs;
 pub use crate::call::args::parse_args;
+pub use crate::call::error::ToolError;
 pub use crate::call::into_result::IntoToolResult;
 pub use crate::call::shim::output::{self, assert_output};
 pub use crate::call::shim::probe::{self, schema_for};
@@ -14,7 +15,7 @@ pub use crate::call::shim::{
     CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
 };
 pub use crate::def::tool_def::ToolParts;
-pub use crate::def::{Annotations, ArgInfo, Cost, SourceLocation, Tier, ToolDef};
+pub use crate::def::{Annotations, ArgInfo, CachePolicy, Cost, SourceLocation, Tier, ToolDef};
 pub use crate::media::BlockKind;
 pub use crate::meta::Permission;
 pub use crate::parse::TagForm;

@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod exec;
 pub mod format;
 pub mod gate;
+pub mod hook;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;

@@ -47,6 +47,12 @@ pub(crate) struct ToolAttr {
     pub(crate) max_args_bytes: Option<Sp<usize>>,
     pub(crate) blocking: Option<Sp<bool>>,
     pub(crate) output_schema: Option<Sp<bool>>,
+    /// `confirm_if = path`: a function of the model arguments, by reference, deciding per call
+    /// whether it needs approval.
+    pub(crate) confirm_if: Option<Path>,
+    pub(crate) cache_ms: Option<Sp<u64>>,
+    pub(crate) cache_per_user: Option<Sp<bool>>,
+    pub(crate) max_result_bytes: Option<Sp<usize>>,
     pub(crate) targets: Vec<Sp<String>>,
     /// `returns(image, file)`: the kinds of blocks the tool returns, for the catalog; `None`:
     /// as the return type says.
@@ -88,6 +94,10 @@ const TOOL_KEYS: &[&str] = &[
     "max_args_bytes",
     "blocking",
     "output_schema",
+    "confirm_if",
+    "cache",
+    "cache_per_user",
+    "max_result_bytes",
     "targets",
     "returns",
     "tag",
@@ -161,6 +171,10 @@ struct ToolSlots {
     max_args_bytes: Attr<Sp<usize>>,
     blocking: BoolAttr,
     output_schema: BoolAttr,
+    confirm_if: Attr<Path>,
+    cache_ms: Attr<Sp<u64>>,
+    cache_per_user: BoolAttr,
+    max_result_bytes: Attr<Sp<usize>>,
     targets: Attr<Vec<Sp<String>>>,
     returns: Attr<Vec<Sp<String>>>,
     tag: Attr<LitStr>,
@@ -224,6 +238,17 @@ impl ToolSlots {
             "blocking" => self.blocking.read(cx, key),
             // #[tool(output_schema)]: the return type's JSON Schema is the tool's output schema
             "output_schema" => self.output_schema.read(cx, key),
+            // #[tool(confirm_if = outside_tmp)], a `fn(&A, &B, ...) -> bool` of the model arguments
+            "confirm_if" => self.confirm_if.read(cx, key, predicate),
+            // #[tool(cache = "5m")], for a `read_only` or `idempotent` tool
+            "cache" => self.cache_ms.read(cx, key, duration),
+            // #[tool(cache_per_user = false)]
+            "cache_per_user" => self.cache_per_user.read(cx, key),
+            // #[tool(max_result_bytes = 16384)]
+            "max_result_bytes" => {
+                let wanted = "`max_result_bytes` must be a whole number of bytes, at least 1, e.g. `max_result_bytes = 16384`";
+                self.max_result_bytes.read(cx, key, positive(wanted))
+            }
             // #[tool(targets(openai_strict, anthropic_strict, gemini))]
             "targets" => self.targets.read(cx, key, targets),
             // #[tool(returns(image, resource_link))]: what the catalog says the tool returns
@@ -270,6 +295,10 @@ impl ToolSlots {
             max_args_bytes: self.max_args_bytes.get(),
             blocking: self.blocking.get(),
             output_schema: self.output_schema.get(),
+            confirm_if: self.confirm_if.get(),
+            cache_ms: self.cache_ms.get(),
+            cache_per_user: self.cache_per_user.get(),
+            max_result_bytes: self.max_result_bytes.get(),
             targets: self.targets.get().unwrap_or_default(),
             returns: self.returns.get(),
             tag: self.tag.get(),

@@ -118,16 +118,19 @@ pub(super) fn crate_path(_: &mut Ctxt, key: &Key) -> syn::Result<Option<Path>> {
     }))
 }
 
-/// The path of a `fn(&Scope) -> bool`.
+/// The path of a predicate: `enabled`'s `fn(&Scope) -> bool`, `confirm_if`'s function of the
+/// model arguments.
 pub(super) fn predicate(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<Path>> {
     let expr: Expr = key.meta.value()?.parse()?;
     match expr {
         Expr::Path(path) if path.qself.is_none() => Ok(Some(path.path)),
         other => {
-            cx.error_spanned(
-                other,
-                "`enabled` expects the path of a `fn(&Scope) -> bool`, e.g. `enabled = has_documents`",
-            );
+            let wanted = if key.name == "confirm_if" {
+                "`confirm_if` expects the path of a function taking the tool's model arguments by reference, in order, and returning `bool` (true: the call needs approval), e.g. `confirm_if = outside_tmp`"
+            } else {
+                "`enabled` expects the path of a `fn(&Scope) -> bool`, e.g. `enabled = has_documents`"
+            };
+            cx.error_spanned(other, wanted);
             Ok(None)
         }
     }

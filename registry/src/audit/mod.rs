@@ -3,7 +3,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives) |
+//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives), [`Acted`] (a hook that acted on the call) |
 //! | `sink.rs` | [`AuditSink`], [`TracingAuditSink`] (the default), [`JsonLinesAuditSink`] |
 //! | `clock.rs` | the counter (TSC) for durations and timestamps; the wall clock for expiries |
 
@@ -12,5 +12,5 @@ mod record;
 mod sink;
 
 pub(crate) use clock::{Tick, wall_now};
-pub use record::{Audit, AuditExtra, AuditRecord};
+pub use record::{Acted, Audit, AuditExtra, AuditRecord};
 pub use sink::{AuditSink, JsonLinesAuditSink, TracingAuditSink};

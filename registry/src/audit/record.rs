@@ -129,6 +129,29 @@ mod rfc3339 {
     }
 }
 
+/// One hook that acted on a call, and how: what the audit record lists, in the order they acted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Acted {
+    /// The hook's name (a built-in's: `confirm_if`, `cache`, `max_result_bytes`).
+    pub hook: Arc<str>,
+    /// `refused`, `rewrote`, `asked_approval`, `changed`, `hit`, `shortened`.
+    pub action: &'static str,
+    /// What the hook said: the reason of a refusal or a request for approval, how it changed a
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Acted {
+    pub(crate) fn new(hook: &Arc<str>, action: &'static str, detail: Option<String>) -> Self {
+        Self {
+            hook: hook.clone(),
+            action,
+            detail,
+        }
+    }
+}
+
 /// One record per call, sent to the registry's [`AuditSink`](super::AuditSink). It borrows from the call, so
 /// recording costs no allocation; [`AuditRecord::into_owned`] keeps one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -157,6 +180,11 @@ pub struct AuditRecord<'a> {
     /// `"annotations": {"read_only": true, "destructive": false, ...}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Each hook that acted on the call (the built-ins `confirm_if`, `cache` and
+    /// `max_result_bytes` among them), and how, in the order they acted; left out when none
+    /// did.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub hooks: Cow<'a, [Acted]>,
 }
 
 impl AuditRecord<'_> {
@@ -171,6 +199,7 @@ impl AuditRecord<'_> {
             outcome: Cow::Owned(self.outcome.into_owned()),
             risk: self.risk,
             annotations: self.annotations,
+            hooks: Cow::Owned(self.hooks.into_owned()),
         }
     }
 }

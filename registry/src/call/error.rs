@@ -132,6 +132,18 @@ pub enum ToolError {
         /// What does not match.
         reason: String,
     },
+    /// A hook refused the call before the tool ran (see [`hook`](crate::hook)); nothing ran.
+    #[error(
+        "tool `{tool}` refused the call (policy `{hook}`): {reason}; change the call as this says, or call another tool"
+    )]
+    Refused {
+        /// The tool that was called.
+        tool: String,
+        /// The hook that refused it.
+        hook: String,
+        /// Why, in the hook's words.
+        reason: String,
+    },
     /// A person denied the call.
     #[error("tool `{tool}` was denied: {reason}")]
     Denied {
@@ -276,6 +288,7 @@ impl ToolError {
             Self::ApprovalRefused { .. } => "approval_refused",
             Self::ApprovalAltered { .. } => "approval_altered",
             Self::Denied { .. } => "denied",
+            Self::Refused { .. } => "refused",
             Self::GateUnavailable { .. } => "gate_unavailable",
             Self::StoreUnavailable { .. } => "store_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
@@ -335,6 +348,7 @@ impl ToolError {
             | Self::NeedsApproval { tool, .. }
             | Self::NoHandler { tool, .. }
             | Self::Denied { tool, .. }
+            | Self::Refused { tool, .. }
             | Self::GateUnavailable { tool, .. }
             | Self::StoreUnavailable { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
@@ -455,6 +469,11 @@ impl Serialize for ToolError {
             Self::NoHandler { tool } => {
                 map.serialize_entry("tool", tool)?;
             }
+            Self::Refused { tool, hook, reason } => {
+                map.serialize_entry("tool", tool)?;
+                map.serialize_entry("hook", hook)?;
+                map.serialize_entry("detail", reason)?;
+            }
         }
         map.end()
     }
@@ -529,6 +548,11 @@ impl ToolError {
                     .map(|reason| Self::ApprovalAltered { reason }),
                 "denied" => detail.clone().map(|reason| Self::Denied {
                     tool: tool.clone(),
+                    reason,
+                }),
+                "refused" => detail.clone().map(|reason| Self::Refused {
+                    tool: tool.clone(),
+                    hook: text("hook").unwrap_or_default(),
                     reason,
                 }),
                 "gate_unavailable" => detail.clone().map(|reason| Self::GateUnavailable {

@@ -1,4 +1,4 @@
-//! Stage 6's guard: the handler under its deadline, with panics caught.
+//! Stage 8's guard: the handler under its deadline, with panics caught.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

@@ -16,7 +16,7 @@
 //! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code |
 //! | `tool_call.rs` | [`ToolCall`]: one call a model asked for |
 //! | `events.rs` | [`ToolEvent`]: what a batch of calls reports as it runs |
-//! | `guard.rs` | the handler under its deadline, with panics caught (stage 6's guard) |
+//! | `guard.rs` | the handler under its deadline, with panics caught (stage 8's guard) |
 //! | `shim/` | what `#[tool]`'s generated code calls (`__private`): shim types, argument-type probes, `max_len`, blocking handlers, return values |
 
 mod admit;

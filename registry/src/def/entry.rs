@@ -195,6 +195,23 @@ pub(super) fn meta(spec: ToolSpec, meta: Meta) -> Arc<Entry> {
 }
 
 impl Entry {
+    /// Whether the call with `arguments` (validated JSON text) needs approval by the tool's
+    /// `confirm_if`. A predicate that cannot read the arguments or panics asks: it fails
+    /// closed.
+    pub(crate) fn confirm_if(&self, arguments: &str) -> bool {
+        match &self.kind {
+            Kind::Linked(def) => def.confirm_if_fn().is_some_and(|confirm_if| {
+                std::panic::catch_unwind(|| confirm_if(ToolArgs::Text(arguments)))
+                    .map_or(true, |asked| asked.unwrap_or(true))
+            }),
+            Kind::Owned(owned) => {
+                owned.spec.confirm_if().is_some()
+                    && serde_json::from_str::<Value>(arguments)
+                        .map_or(true, |args| owned.spec.confirms(&args))
+            }
+        }
+    }
+
     /// Which meta-tool this is, if it is one.
     #[inline]
     pub(crate) fn meta(&self) -> Option<Meta> {

@@ -105,6 +105,12 @@ read! {
     fn cooldown(&self) -> Option<Duration> { linked: def => def.cooldown(), owned: spec => spec.cooldown() }
     /// `daily_limit = N`: calls per user per UTC day.
     fn daily_limit(&self) -> Option<u32> { linked: def => def.daily_limit(), owned: spec => spec.daily_limit() }
+    /// `cache = "5m"`: results reused for identical calls (see [`hook`](crate::hook)).
+    fn cache(&self) -> Option<crate::meta::CachePolicy> { linked: def => def.cache(), owned: spec => spec.cache() }
+    /// `max_result_bytes = N`: longer results are shortened to fit (see [`hook::cap`](crate::hook::cap)).
+    fn max_result_bytes(&self) -> Option<usize> { linked: def => def.max_result_bytes(), owned: spec => spec.max_result_bytes() }
+    /// `confirm_if`: the tool decides per call, from the arguments, whether it needs approval.
+    fn confirms_conditionally(&self) -> bool { linked: def => def.confirms_conditionally(), owned: spec => spec.confirm_if().is_some() }
     /// `timeout = "30s"`.
     fn timeout(&self) -> Option<Duration> { linked: def => def.timeout(), owned: spec => spec.timeout() }
     /// `defer_loading`: left out of the upfront tool list, found through discovery.
@@ -321,6 +327,11 @@ fn declared_fields(
         timeout: def.timeout(),
         requires_gate: def.requires_gate(),
         defer_loading: def.defer_loading(),
+        // A compiled tool's predicate is code: its own process applies it.
+        confirm_if: None,
+        cache: def.cache().map(|cache| cache.ttl),
+        cache_per_user: def.cache().is_none_or(|cache| cache.per_user),
+        max_result_bytes: def.max_result_bytes(),
     }
 }
 

@@ -42,6 +42,10 @@ pub struct ToolParts {
     pub gate_fail_closed: bool,
     pub max_args_bytes: usize,
     pub blocking: bool,
+    /// `confirm_if = path`: reads the arguments into the tool's types and asks the path.
+    pub confirm_if: Option<ConfirmIfFn>,
+    pub cache: Option<crate::meta::CachePolicy>,
+    pub max_result_bytes: Option<usize>,
     /// The formats the tool promises to fit, as bits of [`Target`](crate::format::Target).
     pub targets: u8,
 }
@@ -92,9 +96,16 @@ impl ToolParts {
         gate_fail_closed: false,
         max_args_bytes: crate::call::MAX_ARGS_BYTES,
         blocking: false,
+        confirm_if: None,
+        cache: None,
+        max_result_bytes: None,
         targets: 0,
     };
 }
+
+/// A compiled tool's `confirm_if`: the arguments read into the tool's types, then the user's
+/// predicate asked whether this call needs a person's approval.
+pub type ConfirmIfFn = fn(crate::call::ToolArgs<'_>) -> Result<bool, ToolError>;
 
 /// One tool as `#[tool]` declared it. All of it is `'static`: the macro places one in a
 /// [`linkme`] slice per annotated function, and nothing runs before `main`.
@@ -171,6 +182,21 @@ impl ToolDef {
     /// `cooldown = "30s"`: the least time between two calls by one user.
     pub fn cooldown(&self) -> Option<Duration> {
         self.parts.cooldown
+    }
+    /// `cache = "5m"` (and `cache_per_user`): results reused for identical calls.
+    pub fn cache(&self) -> Option<crate::meta::CachePolicy> {
+        self.parts.cache
+    }
+    /// `max_result_bytes = N`: longer results are shortened to fit.
+    pub fn max_result_bytes(&self) -> Option<usize> {
+        self.parts.max_result_bytes
+    }
+    /// `confirm_if = path`: whether the tool decides per call if it needs approval.
+    pub fn confirms_conditionally(&self) -> bool {
+        self.parts.confirm_if.is_some()
+    }
+    pub(crate) fn confirm_if_fn(&self) -> Option<ConfirmIfFn> {
+        self.parts.confirm_if
     }
     /// `daily_limit = N`: calls per user per UTC day.
     pub fn daily_limit(&self) -> Option<u32> {

@@ -167,7 +167,7 @@ pub(crate) async fn execute_batch<H: Host>(host: &H, batch: Batch, ctx: &Ctx) ->
 
 fn is_sequential<H: Host>(host: &H, call: &ToolCall, ctx: &Ctx) -> bool {
     host.resolve(&call.name, ctx.scope())
-        .is_some_and(|(def, _)| def.sequential())
+        .is_some_and(|(def, ..)| def.sequential())
 }
 
 async fn one<H: Host>(
@@ -177,7 +177,7 @@ async fn one<H: Host>(
     ctx: &Ctx,
     events: Option<EventSink>,
 ) -> (usize, ToolResult) {
-    let def = host.resolve(&call.name, ctx.scope()).map(|(def, _)| def);
+    let def = host.resolve(&call.name, ctx.scope()).map(|(def, ..)| def);
     let progress = match (&events, &def) {
         (Some(sink), Some(def)) => {
             sink(ToolEvent::Started {
@@ -226,7 +226,7 @@ pub(crate) fn not_run<H: Host>(
 ) -> ToolResult {
     let started = Tick::now();
     let name = first.unwrap_or_default();
-    let tool = host.resolve(name, ctx.scope()).map(|(tool, _)| tool);
+    let tool = host.resolve(name, ctx.scope()).map(|(tool, ..)| tool);
     let error = ToolError::TooManyCalls {
         limit: host.policy().max_calls,
         left_out,

@@ -13,14 +13,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::approve::{refused, take_pending};
-use super::staged::{staged, validate_by};
+use super::staged::{Staged, staged, validate_by};
 use super::{CallSpan, Confirmation, Host, Stamp, tool_name};
 use crate::audit::{Audit, Tick};
 use crate::call::{
-    BoxFuture, Ctx, Guarded, Handler, ToolArgs, ToolError, ToolResult, admit_args, dispose_args,
+    BoxFuture, Ctx, Guarded, ToolArgs, ToolError, ToolResult, admit_args, dispose_args,
 };
 use crate::def::Tool;
 use crate::gate::canonical_args;
+use crate::hook::{Acted, Hooks};
 
 /// The call of `name` on `host` as a future that does nothing until polled; see [`CallFuture`].
 pub(crate) fn run_as<'a, A: Answer, H: Host>(
@@ -124,7 +125,7 @@ impl<'a, A: Answer, H: Host> CallFuture<'a, A, H> {
         }
     }
 
-    /// The same call, with its confirmation (stage 5) given.
+    /// The same call, with its confirmation (stage 6) given.
     pub(crate) fn confirmed(mut self) -> Self {
         if let State::Start { confirmation, .. } = &mut self.state {
             *confirmation = Confirmation::Given;
@@ -161,20 +162,20 @@ enum State<'a, H> {
         started: Tick,
         registry: &'a H,
     },
-    /// Stage 6, handler, of a tool with nothing to wait for before it.
+    /// Stage 8, handler, of a tool with nothing to wait for before it.
     Direct {
         guarded: Guarded<'a>,
         audit: Finish<'a, H>,
     },
-    /// Stages 2 to 6, through the stages that await stores, gates or approvals.
+    /// Stages 2 to 9, through the stages that await hooks, stores, gates or approvals.
     Staged {
-        stages: Handler<'a>,
+        stages: BoxFuture<'a, Staged>,
         audit: Finish<'a, H>,
     },
     Done,
 }
 
-/// What stage 7 (audit) needs once the call has an outcome.
+/// What stages 10 and 11 (result cap, audit) need once the call has an outcome.
 struct Finish<'a, H> {
     registry: &'a H,
     tool: Tool,
@@ -188,6 +189,8 @@ impl<H: Host> Finish<'_, H> {
         self,
         mut outcome: Result<ToolResult, ToolError>,
         span: &CallSpan,
+        checked: bool,
+        acted: Vec<Acted>,
     ) -> A::Output {
         let stamp = self.registry.policy().finish(
             &self.tool,
@@ -196,6 +199,8 @@ impl<H: Host> Finish<'_, H> {
             self.ctx,
             &mut outcome,
             span,
+            checked,
+            acted,
         );
         A::answer(outcome, |audit| {
             let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
@@ -219,7 +224,7 @@ impl<'a, H: Host> State<'a, H> {
     ) -> Result<Self, A::Output> {
         let started = Tick::now();
         // Stage 1, scope: the name resolved as the caller's scope sees it.
-        let Some((tool, limit)) = registry.resolve(name, ctx.scope()) else {
+        let Some((tool, limit, hooks)) = registry.resolve(name, ctx.scope()) else {
             let span = CallSpan::asked(name, ctx);
             let _in = span.enter();
             dispose_args(args);
@@ -241,7 +246,8 @@ impl<'a, H: Host> State<'a, H> {
         if registry.policy().log_annotations {
             log_annotations(&tool);
         }
-        let direct = direct(&tool);
+        // The direct path: no waiting stage applies to the tool, and no hook.
+        let direct = direct(&tool) && hooks == 0;
         let max_bytes = tool.max_args_bytes();
         let audit = Finish {
             registry,
@@ -253,13 +259,18 @@ impl<'a, H: Host> State<'a, H> {
         // The arguments are measured before anything reads them, approvals included.
         let mut args = args;
         if let Err(error) = admit_args(&mut args, max_bytes) {
-            return Err(audit.finish::<A>(Err(error), span));
+            return Err(audit.finish::<A>(Err(error), span, false, Vec::new()));
         }
         if !direct {
             let tool = audit.tool.clone();
+            let hooks = Hooks {
+                set: &registry.policy().hooks,
+                mask: hooks,
+            };
             let stages = Box::pin(staged(
                 registry,
                 tool,
+                hooks,
                 args,
                 ctx,
                 confirmation,
@@ -268,14 +279,14 @@ impl<'a, H: Host> State<'a, H> {
             ));
             return Ok(Self::Staged { stages, audit });
         }
-        // A tool without limits, gate or confirmation: stages 3 to 5 have nothing to do.
-        // Stage 2, validate.
+        // A tool without hooks, limits, gate, confirmation or cache: stages 3 to 7 have
+        // nothing to do. Stage 2, validate.
         match validate_by(registry, &audit.tool, args, ctx, started, limit) {
             Ok(handler) => Ok(Self::Direct {
                 guarded: Guarded::new(handler, started, limit),
                 audit,
             }),
-            Err(error) => Err(audit.finish::<A>(Err(error), span)),
+            Err(error) => Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
         }
     }
 }
@@ -297,7 +308,7 @@ impl<'a, H: Host> State<'a, H> {
             let taken = take_pending(registry, token, ctx, |pending| {
                 let same_tool = registry
                     .resolve(name, ctx.scope())
-                    .is_some_and(|(tool, _)| tool.name() == pending.tool);
+                    .is_some_and(|(tool, ..)| tool.name() == pending.tool);
                 let same_args = canonical_args(&args).is_some_and(|text| text == pending.arguments);
                 match (same_tool, same_args) {
                     (true, true) => Ok(()),
@@ -409,11 +420,18 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
-        let outcome = {
+        let (outcome, checked, acted) = {
             let _in = this.span.enter();
             match state {
-                State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
-                State::Staged { stages, .. } => std::task::ready!(stages.as_mut().poll(cx)),
+                State::Direct { guarded, .. } => (
+                    std::task::ready!(Pin::new(guarded).poll(cx)),
+                    false,
+                    Vec::new(),
+                ),
+                State::Staged { stages, .. } => {
+                    let Staged { outcome, acted } = std::task::ready!(stages.as_mut().poll(cx));
+                    (outcome, true, acted)
+                }
                 State::Start { .. } | State::Approving { .. } | State::Done => {
                     panic!("a tool call polled after it finished")
                 }
@@ -424,7 +442,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         let _in = span.enter();
         match std::mem::replace(state, State::Done) {
             State::Direct { audit, .. } | State::Staged { audit, .. } => {
-                Poll::Ready(audit.finish::<A>(outcome, &span))
+                Poll::Ready(audit.finish::<A>(outcome, &span, checked, acted))
             }
             State::Start { .. } | State::Approving { .. } | State::Done => unreachable!(),
         }

@@ -6,25 +6,35 @@
 //! 1. **scope**: resolve the name or alias; out of scope or switched off answers exactly like an
 //!    unknown tool;
 //! 2. **validate** the arguments into the tool's argument type (the handler is not started);
-//! 3. **rate limit**: per user and tool, `cooldown` and `daily_limit`;
-//! 4. **eval gate**, for `requires_gate` tools;
-//! 5. **confirmation**, for tools that need a person's approval;
-//! 6. **handler**, under its timeout, with panics caught;
-//! 7. **audit**: the registry stamps the result, sends one record to the audit sink and writes
-//!    the outcome on the call's span (see [Spans](#spans)).
+//! 3. **before hooks**: the `before` side of the registry's [hooks](crate::hook) that apply, in
+//!    the order they were registered (go on, refuse, rewrite the arguments, ask for approval);
+//! 4. **rate limit**: per user and tool, `cooldown` and `daily_limit`;
+//! 5. **eval gate**, for `requires_gate` tools;
+//! 6. **confirmation**, for tools that need a person's approval: always, by their
+//!    `confirm_if` for these arguments, or because a hook asked;
+//! 7. **cache**, for `cache` tools: a kept result answers an identical call; identical calls
+//!    that miss at once run the handler once;
+//! 8. **handler**, under its timeout, with panics caught;
+//! 9. **after hooks**: the hooks' `after` side, in the reverse order (they may change the
+//!    result);
+//! 10. **result cap**, for `max_result_bytes` tools: a longer result shortened to fit;
+//! 11. **audit**: the registry stamps the result, sends one record to the audit sink (naming
+//!    each hook that acted) and writes the outcome on the call's span (see [Spans](#spans)).
 //!
 //! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
-//! Stages 3 to 5 wait for a store, a gate or a person; a tool to which none of them applies
-//! takes the direct path, decided once per tool from the same list: the call future validates
-//! and starts the handler on its first poll, with nothing boxed but the handler's own future.
+//! The stages that may wait (for a hook, a store, a gate, a person, a cache) are 3 to 7 and 9; a
+//! tool to which none of them applies (no hook of the registry applies to it, and it has no
+//! limits, gate, confirmation or cache) takes the direct path, decided once per tool from the
+//! same list: the call future validates and starts the handler on its first poll, with nothing
+//! boxed but the handler's own future.
 //!
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | `Host`: what a call asks of the registry that runs it |
 //! | `policy.rs` | `Policy`: what the builder configured and every stage reads; the defaults ([`DEFAULT_TIMEOUT`], ...) |
 //! | `future.rs` | the call future: scope and validation on the first poll, then the direct or the staged path, then the audit |
-//! | `staged.rs` | stages 2 to 6 in the order of the list, for tools a waiting stage applies to |
-//! | `stamp.rs` | stage 7, audit: one clock reading stamps the result and fills the record |
+//! | `staged.rs` | stages 2 to 9 in the order of the list, for tools a waiting stage applies to |
+//! | `stamp.rs` | stage 11, audit: one clock reading stamps the result and fills the record |
 //! | `span.rs` | the call's `execute_tool` span, fielded as OpenTelemetry's generative-AI conventions ask |
 //! | `approve.rs` | the calls that waited, taken back with their token (for [`Registry::approve`](crate::Registry::approve), [`Call::approved`](crate::registry::Call::approved), [`Registry::deny`](crate::Registry::deny)) |
 //! | `batch.rs` | [`Batch`]: many calls under a cap, `sequential` tools alone (for [`Registry::execute`](crate::Registry::execute)) |
@@ -133,9 +143,10 @@ pub(crate) enum Confirmation {
 /// and not the other way round. [`Registry`](crate::Registry) is the one host; every function
 /// of this module is generic over it and compiled for it alone.
 pub(crate) trait Host: Sync {
-    /// The tool `name` resolves to for `scope` in the current snapshot, and its time limit:
-    /// stages 1 and 2 (`None`: unknown or hidden, alike).
-    fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)>;
+    /// The tool `name` resolves to for `scope` in the current snapshot, its time limit, and
+    /// which of the registry's hooks apply to it (a bit each): stage 1, scope (`None`:
+    /// unknown or hidden, alike).
+    fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration, u64)>;
     /// A name `scope` may see that is close to `name`, for an unknown tool's error.
     fn suggest(&self, name: &str, scope: &Scope) -> Option<String>;
     /// What the builder configured: gates, stores, the audit sink, limits.

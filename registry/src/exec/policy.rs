@@ -47,6 +47,12 @@ pub(crate) struct Policy {
     pub(crate) content_limits: crate::media::ContentLimits,
     /// How deferred tools are found.
     pub(crate) discovery: crate::discovery::Discovery,
+    /// The hooks around every call, in the order they were registered.
+    pub(crate) hooks: crate::hook::HookSet,
+    /// Where `cache` tools keep their results.
+    pub(crate) results: Arc<dyn crate::hook::ResultCache>,
+    /// The `cache` calls running, one per key.
+    pub(crate) flights: crate::hook::Flights,
 }
 
 impl Timeouts {

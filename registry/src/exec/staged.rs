@@ -1,47 +1,86 @@
-//! The staged path: stages 2 to 6 in the order of [`STAGES`], for a tool that a waiting stage
-//! (rate limit, eval gate, confirmation) applies to. Each stage that applies takes its step; a
-//! step that ends the call gives back what earlier steps took (a rate-limit permit).
+//! The staged path: stages 2 to 9 in the order of [`STAGES`], for a tool that a waiting stage
+//! (a hook, rate limit, eval gate, confirmation, cache) applies to. Each stage that applies
+//! takes its step; a step that ends the call gives back what earlier steps took (a rate-limit
+//! permit).
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::{Confirmation, Host};
 use crate::audit::Tick;
-use crate::call::{Ctx, ToolArgs, ToolError, ToolResult};
+use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, with_timeout};
 use crate::call::{Guarded, Handler, panicked};
-use crate::def::Tool;
-use crate::gate::{STAGES, Stage, canonical_args};
+use crate::def::{CachePolicy, Tool};
+use crate::gate::{STAGES, Stage, canonical, canonical_args};
+use crate::hook::{Acted, CacheKey, HookCall, Hooks, cache_key, run_after, run_before};
 
 /// Argument text longer than this may take a compiled tool long enough to read that the call's
 /// deadline is checked after it (see [`validate_by`]).
 const SLOW_TEXT: usize = 4096;
 
-/// Stages 2 to 6 of one call, in the order of [`STAGES`]; scope and audit are the call
-/// future's, around this.
+/// What the staged path ends with: the outcome, and the hooks (built-ins included) that acted.
+pub(super) struct Staged {
+    pub(super) outcome: Result<ToolResult, ToolError>,
+    pub(super) acted: Vec<Acted>,
+}
+
+/// The names the built-in stages act under in the audit record.
+const CONFIRM_IF: &str = "confirm_if";
+const CACHE: &str = "cache";
+
+/// Stages 2 to 9 of one call, in the order of [`STAGES`]; scope, the result cap and the audit
+/// are the call future's, around this.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn staged<H: Host>(
     host: &H,
     tool: Tool,
+    hooks: Hooks<'_>,
     args: ToolArgs<'_>,
     ctx: &Ctx,
     confirmation: Confirmation,
     started: Tick,
     limit: Duration,
-) -> Result<ToolResult, ToolError> {
+) -> Staged {
     let entry = tool.entry();
-    let confirm = confirmation == Confirmation::Required && Stage::Confirmation.applies(entry);
+    let hooked = hooks.any();
+    let mut acted = Vec::new();
+    let confirmable =
+        confirmation == Confirmation::Required && Stage::Confirmation.applies(entry, hooked);
     // An approval is bound to the arguments as the model wrote them, so they are read for
     // it before validation takes them.
-    let mut arguments = if confirm { canonical_args(&args) } else { None };
+    let mut arguments = if confirmable {
+        canonical_args(&args)
+    } else {
+        None
+    };
+    // Hooks, `confirm_if` and the cache read the arguments: they are kept as text.
+    let reads = hooked || entry.confirms_conditionally() || entry.cache().is_some();
+    let (args, text) = match args {
+        ToolArgs::Text(text) if reads => (ToolArgs::Text(text), Some(Cow::Borrowed(text))),
+        ToolArgs::Value(value) if reads => {
+            let text = value.to_string();
+            (ToolArgs::Value(value), Some(Cow::Owned(text)))
+        }
+        args => (args, None),
+    };
+    let mut call = text.map(|text| HookCall::new(&tool, ctx, text));
     let mut args = Some(args);
-    let mut handler = None;
+    let mut handler: Option<Handler<'_>> = None;
     let mut permit = None;
+    let mut asked = None;
+    let mut cached: Option<(CacheKey, CachePolicy)> = None;
+    let mut hit = None;
     for stage in STAGES {
-        if !stage.applies(entry) {
+        if !stage.applies(entry, hooked) {
             continue;
         }
         let end = match stage {
-            // The call future's own: before it chose this path, and once there is an outcome.
-            Stage::Scope | Stage::Audit => continue,
+            // The call future's: before it chose this path, and once there is an outcome.
+            Stage::Scope | Stage::ResultCap | Stage::Audit => continue,
+            // Run with the handler's outcome, below.
+            Stage::AfterHooks => continue,
             Stage::Validate => match args
                 .take()
                 .map(|args| validate_by(host, &tool, args, ctx, started, limit))
@@ -53,6 +92,21 @@ pub(super) async fn staged<H: Host>(
                 Some(Err(error)) => Err(error),
                 None => continue,
             },
+            Stage::BeforeHooks => {
+                let Some(call) = call.as_mut() else { continue };
+                let revalidate = |value| {
+                    let args = ToolArgs::Value(value);
+                    handler = Some(validate_by(host, &tool, args, ctx, started, limit)?);
+                    Ok(())
+                };
+                match run_before(hooks, call, started, limit, &mut acted, revalidate).await {
+                    Ok(reason) => {
+                        asked = reason;
+                        continue;
+                    }
+                    Err(error) => Err(error),
+                }
+            }
             Stage::RateLimit => match host.policy().gates.rate_limit(&tool, ctx).await {
                 Ok(admitted) => {
                     permit = Some(admitted);
@@ -65,8 +119,19 @@ pub(super) async fn staged<H: Host>(
                 Ok(Some(denied)) => Ok(denied),
                 Err(error) => Err(error),
             },
-            Stage::Confirmation if !confirm => continue,
+            Stage::Confirmation if !confirmable => continue,
             Stage::Confirmation => {
+                let by_predicate = !entry.confirm
+                    && asked.is_none()
+                    && call
+                        .as_ref()
+                        .is_some_and(|call| entry.confirm_if(call.arguments_text()));
+                if by_predicate {
+                    acted.push(Acted::new(&CONFIRM_IF.into(), "asked_approval", None));
+                }
+                if !(entry.confirm || asked.is_some() || by_predicate) {
+                    continue;
+                }
                 let arguments = arguments.take().unwrap_or_else(|| "{}".to_owned());
                 Err(host
                     .policy()
@@ -75,16 +140,117 @@ pub(super) async fn staged<H: Host>(
                     .await
                     .unwrap_or_else(|error| error))
             }
+            Stage::Cache => {
+                let (Some(policy), Some(call)) = (entry.cache(), call.as_ref()) else {
+                    continue;
+                };
+                let key = cache_key(&tool, &canonical(call.args()), ctx, policy.per_user);
+                match host.policy().results.get(&key).await {
+                    Ok(Some(result)) => {
+                        acted.push(Acted::new(&CACHE.into(), "hit", None));
+                        hit = Some(result);
+                    }
+                    Ok(None) => {}
+                    Err(error) => cache_unavailable(&tool, &error),
+                }
+                cached = Some((key, policy));
+                continue;
+            }
             // An admitted call keeps its permit: it counts.
-            Stage::Handler => match handler.take() {
-                Some(handler) => return Guarded::new(handler, started, limit).await,
-                None => continue,
-            },
+            Stage::Handler => {
+                let Some(handler) = handler.take() else {
+                    continue;
+                };
+                let mut outcome = match (hit.take(), cached.take()) {
+                    (Some(result), _) => {
+                        drop(handler);
+                        Ok(result)
+                    }
+                    (None, Some((key, policy))) => {
+                        let flown = flight(host, &tool, &key, policy, handler, started, limit);
+                        let (outcome, ran) = flown.await;
+                        if !ran && outcome.is_ok() {
+                            let shared = Some("shared with an identical call".to_owned());
+                            acted.push(Acted::new(&CACHE.into(), "hit", shared));
+                        }
+                        outcome
+                    }
+                    (None, None) => {
+                        let mut outcome = Guarded::new(handler, started, limit).await;
+                        super::stamp::check_output(
+                            &tool,
+                            &host.policy().content_limits,
+                            &mut outcome,
+                        );
+                        outcome
+                    }
+                };
+                if let (Some(call), Ok(result)) = (call.as_ref().filter(|_| hooked), &mut outcome)
+                    && let Err(error) =
+                        run_after(hooks, call, result, started, limit, &mut acted).await
+                {
+                    outcome = Err(error);
+                }
+                return Staged { outcome, acted };
+            }
         };
         host.policy().gates.release(permit.take()).await;
-        return end;
+        return Staged {
+            outcome: end,
+            acted,
+        };
     }
     unreachable!("validation always precedes the handler stage, which ends the call")
+}
+
+/// A cache that could not be read or written: no cache for this call, never a wrong answer.
+fn cache_unavailable(tool: &Tool, error: &str) {
+    tracing::warn!(target: "tool_registry", tool = tool.name(), error, "the result cache is unavailable; the call runs its tool");
+}
+
+/// Stage 8 of a `cache` tool that missed: the handler run once for every identical call that
+/// misses meanwhile (the first runs it, the others wait within their own deadlines), its
+/// successful result kept. Also answers whether this call's handler ran.
+async fn flight<H: Host>(
+    host: &H,
+    tool: &Tool,
+    key: &CacheKey,
+    policy: CachePolicy,
+    handler: Handler<'_>,
+    started: Tick,
+    limit: Duration,
+) -> (Result<ToolResult, ToolError>, bool) {
+    let host_policy = host.policy();
+    let flight = host_policy.flights.join(key);
+    let ran = AtomicBool::new(false);
+    let run = async {
+        // A flight that starts just after another landed finds its result kept.
+        if let Ok(Some(result)) = host_policy.results.get(key).await {
+            return Ok(result);
+        }
+        ran.store(true, Ordering::Relaxed);
+        let mut outcome = Guarded::new(handler, started, limit).await;
+        super::stamp::check_output(tool, &host_policy.content_limits, &mut outcome);
+        if let Ok(result) = &outcome
+            && result.success
+            && let Err(error) = host_policy.results.put(key, result, policy.ttl).await
+        {
+            cache_unavailable(tool, &error);
+        }
+        outcome
+    };
+    let left = limit.saturating_sub(Duration::from_secs_f64(
+        Tick::now().millis_since(started).max(0.0) / 1000.0,
+    ));
+    let outcome = match with_timeout(left, flight.get_or_init(|| run)).await {
+        Some(outcome) => outcome.clone(),
+        None => Err(ToolError::TimedOut {
+            tool: String::new(),
+            after: limit,
+        }),
+    };
+    host_policy.flights.land(key, &flight);
+    (outcome, ran.load(Ordering::Relaxed))
 }
 
 /// Stage 2, validate: the shim (or, for a run-time tool, its schema) reads the arguments

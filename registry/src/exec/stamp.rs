@@ -1,4 +1,4 @@
-//! Stage 7, audit: the one place a call's audit is made. [`Stamp`] is one clock reading at the
+//! Stage 11, audit: the one place a call's audit is made. [`Stamp`] is one clock reading at the
 //! end of a call; it stamps the result (`tool`, `duration_ms`, `ts`, `user`, `outcome`, `risk`)
 //! and fills the record sent to the registry's [`AuditSink`](super::AuditSink), and the same
 //! outcome is written on the call's span ([`span`](super::span)), so the three always agree.
@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use super::{CallSpan, Policy};
-use crate::audit::{Audit, AuditRecord, Tick};
+use crate::audit::{Acted, Audit, AuditRecord, Tick};
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::{Risk, Tool};
 
@@ -15,6 +15,11 @@ impl Policy {
     /// The audit stage: one record to the sink, the outcome on the call's `span`, and the
     /// registry's part of a successful result's audit; the stamp is returned for an error's
     /// result. A call failed when it ended in an error or an unsuccessful result.
+    ///
+    /// Before the audit, stage 10 (result cap): a `max_result_bytes` tool's result shortened
+    /// to fit. `checked`: the staged path checked the result against the tool's output rules
+    /// already, right after the handler; `acted`: the hooks that acted, for the record.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn finish(
         &self,
         tool: &Tool,
@@ -23,8 +28,22 @@ impl Policy {
         ctx: &Ctx,
         outcome: &mut Result<ToolResult, ToolError>,
         span: &CallSpan,
+        checked: bool,
+        mut acted: Vec<Acted>,
     ) -> Stamp {
-        check_output(tool, &self.content_limits, outcome);
+        if !checked {
+            check_output(tool, &self.content_limits, outcome);
+        }
+        if let (Some(max), Ok(result)) = (tool.max_result_bytes(), &mut *outcome)
+            && let Some(cut) = crate::hook::cap::shorten(result, max)
+        {
+            let how = format!("{} bytes to {}", cut.from, cut.to);
+            acted.push(Acted::new(
+                &"max_result_bytes".into(),
+                "shortened",
+                Some(how),
+            ));
+        }
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
                 .audit
@@ -50,6 +69,7 @@ impl Policy {
             outcome: Cow::Borrowed(&code),
             risk: Some(tool.risk()),
             annotations: Some(tool.effective_annotations()),
+            hooks: Cow::Owned(acted),
         };
         self.audit(&record, failed, span);
         if let Ok(result) = outcome {
@@ -104,6 +124,7 @@ impl Policy {
             outcome,
             risk,
             annotations: def.map(Tool::effective_annotations),
+            hooks: Cow::Borrowed(&[]),
         };
         self.audit(&record, true, span);
         stamp
@@ -177,7 +198,7 @@ pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
 /// tool), its value against its output schema (run-time, remote and MCP-module tools only:
 /// a compiled tool's value is typed by construction). A result that fails becomes the error.
 #[inline]
-fn check_output(
+pub(super) fn check_output(
     tool: &Tool,
     limits: &crate::media::ContentLimits,
     outcome: &mut Result<ToolResult, ToolError>,

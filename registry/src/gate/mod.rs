@@ -1,5 +1,7 @@
 //! The stages every call goes through, as one ordered list (`STAGES`), and the gates among
-//! them: rate limits, the evaluation gate, confirmation by a person.
+//! them: rate limits, the evaluation gate, confirmation by a person. The hooks of
+//! [`hook`](crate::hook) and its built-ins (`cache`, `max_result_bytes`) are stages of the same
+//! list.
 //!
 //! Each stage says whether it applies to a tool (`Stage::applies`) and whether it waits for
 //! something outside the call (a store, a gate, a person: `Stage::waits`). A tool to which no
@@ -11,10 +13,10 @@
 //! | --- | --- |
 //! | `mod.rs` | `STAGES`, `Stage`, `direct` |
 //! | `gates.rs` | `Gates`: the gate, the stores and the key the waiting stages read |
-//! | `rate_limit.rs` | stage 3 (rate limit): a call counted against `cooldown` and `daily_limit` |
+//! | `rate_limit.rs` | stage 4 (rate limit): a call counted against `cooldown` and `daily_limit` |
 //! | `decision.rs` | [`Gate`], the outside policy an application writes, and its [`Decision`] |
-//! | `eval.rs` | stage 4 (eval gate): the gate asked under its timeout |
-//! | `confirm.rs` | stage 5 (confirmation): the call kept, signed, under a fresh token |
+//! | `eval.rs` | stage 5 (eval gate): the gate asked under its timeout |
+//! | `confirm.rs` | stage 6 (confirmation): the call kept, signed, under a fresh token |
 //! | `limits.rs` | [`RateLimitStore`], the admission rule every store applies, the counts in memory |
 //! | `limits_file.rs` | [`JsonFileRateLimits`]: the counts in a file shared by processes |
 //! | `pending.rs` | [`PendingCall`]: a call waiting for a person, and its arguments in canonical form |
@@ -46,7 +48,7 @@ pub use limits::utc_day;
 pub use limits::{InMemoryRateLimits, Limits, Permit, RateLimitStore, Refusal};
 pub use limits_file::JsonFileRateLimits;
 pub use pending::PendingCall;
-pub(crate) use pending::{canonical_args, to_millis};
+pub(crate) use pending::{canonical, canonical_args, to_millis};
 
 /// One stage of a call. [`STAGES`] lists them in the order every call takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,67 +57,99 @@ pub(crate) enum Stage {
     Scope,
     /// Read the arguments into what the handler takes; the handler is not started.
     Validate,
+    /// The `before` side of the registry's hooks that apply, in the order they were
+    /// registered: go on, refuse, rewrite the arguments (validated again), ask for approval.
+    BeforeHooks,
     /// Per user and tool: `cooldown` and `daily_limit`.
     RateLimit,
     /// An outside policy approves or blocks the call.
     EvalGate,
-    /// A person approves the call first: it answers with a token and waits.
+    /// A person approves the call first: it answers with a token and waits. For a tool that
+    /// always asks, one whose `confirm_if` asks for these arguments, or a hook that asked.
     Confirmation,
+    /// `cache`: a result kept for an identical call answers it; a miss runs the handler once
+    /// for every identical call that misses meanwhile, and keeps its result.
+    Cache,
     /// The handler, under its timeout, with panics caught.
     Handler,
+    /// The `after` side of the hooks, in the reverse order: they may change the result.
+    AfterHooks,
+    /// `max_result_bytes`: a longer result shortened to fit, with a note.
+    ResultCap,
     /// One record to the audit sink; the result stamped.
     Audit,
 }
 
 /// Every stage, in the order a call takes them.
-pub(crate) const STAGES: [Stage; 7] = [
+pub(crate) const STAGES: [Stage; 11] = [
     Stage::Scope,
     Stage::Validate,
+    Stage::BeforeHooks,
     Stage::RateLimit,
     Stage::EvalGate,
     Stage::Confirmation,
+    Stage::Cache,
     Stage::Handler,
+    Stage::AfterHooks,
+    Stage::ResultCap,
     Stage::Audit,
 ];
 
 impl Stage {
-    /// Whether the stage has anything to do for calls of `tool`.
+    /// Whether the stage has anything to do for calls of `tool`, when `hooked` says whether
+    /// any of the registry's hooks applies to it.
     #[inline]
-    pub(crate) fn applies(self, tool: &Entry) -> bool {
+    pub(crate) fn applies(self, tool: &Entry, hooked: bool) -> bool {
         match self {
             Self::Scope | Self::Validate | Self::Handler | Self::Audit => true,
+            Self::BeforeHooks | Self::AfterHooks => hooked,
             Self::RateLimit => tool.cooldown().is_some() || tool.daily_limit().is_some(),
             Self::EvalGate => tool.requires_gate(),
-            Self::Confirmation => tool.confirm,
+            Self::Confirmation => tool.confirm || tool.confirms_conditionally() || hooked,
+            Self::Cache => tool.cache().is_some(),
+            Self::ResultCap => tool.max_result_bytes().is_some(),
         }
     }
 
-    /// Whether the stage waits for something outside the call: a store, a gate or a person.
+    /// Whether the stage waits for something outside the call: a store, a gate, a person, a
+    /// hook.
     pub(crate) const fn waits(self) -> bool {
-        matches!(self, Self::RateLimit | Self::EvalGate | Self::Confirmation)
+        matches!(
+            self,
+            Self::BeforeHooks
+                | Self::RateLimit
+                | Self::EvalGate
+                | Self::Confirmation
+                | Self::Cache
+                | Self::AfterHooks
+        )
     }
 
     /// The stage's name, as the pipeline's documentation lists it.
-    #[cfg(test)]
-    const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Scope => "scope",
             Self::Validate => "validate",
+            Self::BeforeHooks => "before hooks",
             Self::RateLimit => "rate limit",
             Self::EvalGate => "eval gate",
             Self::Confirmation => "confirmation",
+            Self::Cache => "cache",
             Self::Handler => "handler",
+            Self::AfterHooks => "after hooks",
+            Self::ResultCap => "result cap",
             Self::Audit => "audit",
         }
     }
 }
 
-/// Whether calls of `tool` take the direct path: no stage that waits applies to it. Computed
-/// once per tool, when its entry is built.
+/// Whether calls of `tool` take the direct path when no hook applies to it: no stage that
+/// waits applies. Computed once per tool, on its first call, and kept in its entry; a call
+/// takes the direct path when this holds and none of the registry's hooks applies to the tool.
 pub(crate) fn direct(tool: &Entry) -> bool {
     !STAGES
         .into_iter()
-        .any(|stage| stage.waits() && stage.applies(tool))
+        .any(|stage| stage.waits() && stage.applies(tool, false))
 }
 
 #[cfg(test)]
@@ -141,7 +175,7 @@ mod tests {
     }
 
     /// Every mention of a stage by number in the crate's source names the stage that
-    /// [`STAGES`] has at that place: `Stage 4, eval gate`, `stage 7 (audit)`, `stages 2 to 6`.
+    /// [`STAGES`] has at that place: `Stage 5, eval gate`, `stage 11 (audit)`, `stages 2 to 10`.
     #[test]
     fn every_stage_named_by_number_is_the_stage_at_that_place() {
         let names: Vec<&str> = STAGES.iter().map(|stage| stage.name()).collect();

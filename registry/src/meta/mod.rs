@@ -6,7 +6,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`SourceLocation`], [`ArgInfo`] |
+//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`SourceLocation`], [`ArgInfo`], [`CachePolicy`] |
 //! | `annotations.rs` | [`Annotations`] as declared and as they apply, and the [`Risk`] they imply |
 //! | `target.rs` | [`Target`]: a format a tool can promise to fit |
 
@@ -18,8 +18,20 @@ pub(crate) use annotations::{effective, known, risk};
 pub use target::Target;
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+/// How a tool's results are reused (`#[tool(cache = "5m", cache_per_user = false)]`; see
+/// [`hook`](crate::hook)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CachePolicy {
+    /// How long a result is reused.
+    pub ttl: Duration,
+    /// Whether who asks is part of the key (the default). `false` only for a tool whose
+    /// answer is the same for every caller that may call it.
+    pub per_user: bool,
+}
 
 /// How much a tool matters when choosing which tools a model sees (`#[tool(tier = "high")]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]

@@ -10,12 +10,12 @@ use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
 use super::linked::{DuplicateToolError, checked, linked_tools};
-use super::switches::Switches;
+use super::switches::{Selector, Switches};
 use super::writer::Writer;
 use super::{Registry, Snapshot};
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
-use crate::def::ToolDef;
+use crate::def::{Tool, ToolDef};
 use crate::discovery::Discovery;
 use crate::exec::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, SLOW_TIMEOUT,
@@ -24,6 +24,7 @@ use crate::exec::{
 use crate::gate::{
     ApprovalKey, ApprovalStore, Gate, Gates, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
+use crate::hook::{Flights, Hook, HookSet, InMemoryResultCache, ResultCache};
 use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
 
@@ -81,6 +82,9 @@ impl Registry {
             strict_arguments: false,
             content_limits: ContentLimits::DEFAULT,
             discovery: Discovery::default(),
+            hooks: HookSet::default(),
+            too_many_hooks: false,
+            results: None,
         }
     }
 }
@@ -98,6 +102,12 @@ pub enum BuildError {
     /// A tool declares a target (`#[tool(targets(...))]`) its arguments do not fit.
     #[error(transparent)]
     Targets(#[from] crate::format::TargetError),
+    /// More hooks than a registry holds.
+    #[error(
+        "more than {} hooks were registered; combine hooks that do related work into one",
+        crate::hook::MAX_HOOKS
+    )]
+    TooManyHooks,
 }
 
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
@@ -140,9 +150,54 @@ pub struct RegistryBuilder {
     strict_arguments: bool,
     content_limits: ContentLimits,
     discovery: Discovery,
+    hooks: HookSet,
+    too_many_hooks: bool,
+    results: Option<Arc<dyn ResultCache>>,
 }
 
 impl RegistryBuilder {
+    /// Adds a hook around every call of every tool (see [`hook`](crate::hook)): `before`
+    /// sides run in the order hooks are added, `after` sides in the reverse order. A hook
+    /// narrows itself with [`Hook::applies_to`](crate::hook::Hook::applies_to); at most
+    /// [`MAX_HOOKS`](crate::hook::MAX_HOOKS).
+    pub fn hook(self, hook: impl Hook) -> Self {
+        self.add_hook(Arc::new(hook), None)
+    }
+
+    /// Adds a hook for the tools `selector` names (one tool by name or alias, a tag, a
+    /// category), in the same order as [`hook`](Self::hook)'s.
+    pub fn hook_on(self, selector: Selector, hook: impl Hook) -> Self {
+        let on: Box<dyn Fn(&Tool) -> bool + Send + Sync> = match selector {
+            Selector::Name(name) => {
+                Box::new(move |tool| tool.name() == name || tool.aliases().contains(&&*name))
+            }
+            Selector::Tag(tag) => Box::new(move |tool| tool.tags().any(|t| t == tag)),
+            Selector::Category(category) => {
+                Box::new(move |tool| tool.category() == Some(category.as_str()))
+            }
+        };
+        self.add_hook(Arc::new(hook), Some(on))
+    }
+
+    fn add_hook(
+        mut self,
+        hook: Arc<dyn Hook>,
+        on: Option<Box<dyn Fn(&Tool) -> bool + Send + Sync>>,
+    ) -> Self {
+        if self.hooks.push(hook, on).is_err() {
+            self.too_many_hooks = true;
+        }
+        self
+    }
+
+    /// Where `cache` tools keep their results: in this process's memory by default
+    /// ([`InMemoryResultCache`](crate::hook::InMemoryResultCache)); a store shared by a fleet
+    /// (`redis::RedisResultCache`) lets every instance answer from what one computed.
+    pub fn result_cache(mut self, cache: impl ResultCache + 'static) -> Self {
+        self.results = Some(Arc::new(cache));
+        self
+    }
+
     /// Adds application state, injected into tools that take a `State<T>` parameter.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.insert(value);
@@ -309,6 +364,9 @@ impl RegistryBuilder {
     /// allow-lists, and any tool whose arguments do not fit a target it declares
     /// (`#[tool(targets(...))]`).
     pub fn build(self) -> Result<Registry, BuildError> {
+        if self.too_many_hooks {
+            return Err(BuildError::TooManyHooks);
+        }
         let linked = match (self.linked, self.extra.is_empty()) {
             (true, true) => linked_tools()?,
             (true, false) => Arc::from(checked(
@@ -344,6 +402,11 @@ impl RegistryBuilder {
             strict_arguments: self.strict_arguments,
             content_limits: self.content_limits,
             discovery: self.discovery,
+            hooks: self.hooks,
+            results: self
+                .results
+                .unwrap_or_else(|| Arc::new(InMemoryResultCache::new())),
+            flights: Flights::default(),
         };
         let writer = Writer {
             linked_claims: super::lifecycle::claims_of(&linked),

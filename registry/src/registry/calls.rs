@@ -131,6 +131,49 @@ impl Registry {
     pub fn max_calls(&self) -> usize {
         self.policy.max_calls
     }
+
+    /// What a call of `name` by `scope` goes through, in order: the stages of the pipeline
+    /// that apply to the tool (see [`exec`](crate::exec)), with each hook named where it runs
+    /// (`before hook inside_folder`, `after hook redact_keys`). `None` for a tool `scope`
+    /// cannot see. The one place that shows every policy around a tool.
+    ///
+    /// ```
+    /// # use tool_registry::{Registry, Scope, ToolSpec, hook};
+    /// # use tool_registry::hook::Before;
+    /// let registry = Registry::builder()
+    ///     .without_linked()
+    ///     .hook(hook::before("no_secrets", |_call| Before::Continue))
+    ///     .build()?;
+    /// let spec = ToolSpec::builder("notes").max_result_bytes(4096).build()?;
+    /// registry.register(spec, None)?;
+    /// assert_eq!(
+    ///     registry.stages("notes", &Scope::trusted()).unwrap(),
+    ///     ["scope", "validate", "before hook no_secrets", "confirmation", "handler",
+    ///      "after hook no_secrets", "result cap", "audit"],
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stages(&self, name: &str, scope: &Scope) -> Option<Vec<String>> {
+        let (tool, _, mask) = self.resolve(name, scope)?;
+        let hooks = &self.policy.hooks;
+        let mut stages = Vec::new();
+        for stage in crate::gate::STAGES {
+            if !stage.applies(tool.entry(), mask != 0) {
+                continue;
+            }
+            match stage {
+                crate::gate::Stage::BeforeHooks => {
+                    stages.extend(hooks.names(mask).map(|hook| format!("before hook {hook}")))
+                }
+                crate::gate::Stage::AfterHooks => {
+                    let names: Vec<&str> = hooks.names(mask).collect();
+                    stages.extend(names.iter().rev().map(|hook| format!("after hook {hook}")));
+                }
+                stage => stages.push(stage.name().to_owned()),
+            }
+        }
+        Some(stages)
+    }
 }
 
 /// One call of a tool, as [`Registry::call`] makes it: a future that does nothing until
@@ -174,7 +217,7 @@ impl<'r, A: Answer> Call<'r, A> {
     }
 
     /// The same call, with its confirmation already obtained by a trusted caller: every stage
-    /// applies except confirmation (stage 5). For a caller that asked the person itself, as
+    /// applies except confirmation (stage 6). For a caller that asked the person itself, as
     /// the gateway of an HTTP tool module does before it forwards a call that needed
     /// approval; never for input a model or an untrusted client controls.
     pub fn confirmed(self) -> Self {
@@ -199,7 +242,7 @@ impl<A: Answer> std::fmt::Debug for Call<'_, A> {
 
 impl Host for Registry {
     #[inline]
-    fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)> {
+    fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration, u64)> {
         Registry::resolve(self, name, scope)
     }
 

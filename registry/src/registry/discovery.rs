@@ -78,7 +78,7 @@ impl Registry {
     /// `describe_tool`: one tool `scope` may see, or the unknown-tool error.
     fn describe_tool(&self, name: &str, scope: &Scope) -> Result<serde_json::Value, ToolError> {
         match self.resolve(name, scope) {
-            Some((tool, _)) => Ok(discovery::described(&tool)),
+            Some((tool, ..)) => Ok(discovery::described(&tool)),
             None => Err(ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.suggest(name, scope),

@@ -61,7 +61,7 @@ impl Registry {
     pub fn get<'a>(&self, name: &str, listing: impl Into<Listing<'a>>) -> Option<Tool> {
         let mut listing = listing.into();
         let tool = match listing.scope {
-            Some(scope) => self.resolve(name, scope).map(|(tool, _)| tool),
+            Some(scope) => self.resolve(name, scope).map(|(tool, ..)| tool),
             None => self.lookup(name),
         }?;
         listing.keeps(&tool).then_some(tool)

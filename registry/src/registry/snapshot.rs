@@ -43,6 +43,8 @@ pub(crate) struct Slot {
     pub(crate) disabled: bool,
     /// Its own timeout, the slow timeout for listed tools and modules, or the default.
     pub(crate) timeout: Duration,
+    /// Which of the registry's hooks apply to it: bit `i` for the `i`-th registered.
+    pub(crate) hooks: u64,
 }
 
 impl Snapshot {
@@ -89,6 +91,11 @@ impl Snapshot {
             .map(|tool| Slot {
                 disabled: writer.switches.covers(tool),
                 timeout: policy.timeouts.of(tool),
+                hooks: if policy.hooks.is_empty() {
+                    0
+                } else {
+                    policy.hooks.mask(tool)
+                },
             })
             .collect();
         let longest_timeout =

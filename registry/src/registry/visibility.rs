@@ -13,15 +13,16 @@ impl Registry {
     /// The tool `name` names and its timeout, if `scope` may use it. Unknown and out-of-scope
     /// names take the same path and give the same answer.
     #[inline]
-    pub(crate) fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration)> {
+    pub(crate) fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration, u64)> {
         let snapshot = self.current();
         match snapshot.get(name) {
             Some((i, tool)) if self.visible(&snapshot, i, scope) => {
-                Some((tool.clone(), snapshot.slots[i].timeout))
+                let slot = &snapshot.slots[i];
+                Some((tool.clone(), slot.timeout, slot.hooks))
             }
             Some(_) => None,
             None if let Some(meta) = self.meta_tool(&snapshot, name) => {
-                Some((meta.clone(), snapshot.longest_timeout))
+                Some((meta.clone(), snapshot.longest_timeout, 0))
             }
             None => {
                 // Run the same check on some tool, so that a miss costs what a refusal costs.

@@ -103,6 +103,43 @@ impl ToolSpecBuilder {
         self.fields.defer_loading = yes;
         self
     }
+    /// A call whose arguments `schema` (a JSON Schema) accepts needs a person's approval; the
+    /// others run without. The run-time form of `#[tool(confirm_if = path)]`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_registry::ToolSpec;
+    ///
+    /// // Deleting anything outside `tmp/` asks first.
+    /// let spec = ToolSpec::builder("delete_file")
+    ///     .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
+    ///     .confirm_if(json!({"not": {"properties": {"path": {"pattern": "^tmp/"}}}}))
+    ///     .build()?;
+    /// assert!(spec.confirm_if().is_some());
+    /// # Ok::<(), tool_registry::spec::SpecError>(())
+    /// ```
+    pub fn confirm_if(mut self, schema: Value) -> Self {
+        self.fields.confirm_if = Some(schema);
+        self
+    }
+    /// Reuses a successful result for identical calls within `ttl` (see
+    /// [`hook`](crate::hook)); for a tool marked `read_only` or `idempotent` only.
+    pub fn cache(mut self, ttl: Duration) -> Self {
+        self.fields.cache = Some(ttl);
+        self
+    }
+    /// Whether who asks is part of the cache key (the default). `false` only for a tool whose
+    /// answer is the same for every caller.
+    pub fn cache_per_user(mut self, per_user: bool) -> Self {
+        self.fields.cache_per_user = per_user;
+        self
+    }
+    /// Shortens results of more than `max` bytes of text to fit (see
+    /// [`hook::cap`](crate::hook::cap)).
+    pub fn max_result_bytes(mut self, max: usize) -> Self {
+        self.fields.max_result_bytes = Some(max);
+        self
+    }
     /// Checks the name, the version and the schemas: each must be a valid JSON Schema that
     /// nests at most [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH) levels, holds at most
     /// [`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas, goes at most
@@ -154,6 +191,10 @@ impl ToolSpec {
                 timeout: None,
                 requires_gate: false,
                 defer_loading: false,
+                confirm_if: None,
+                cache: None,
+                cache_per_user: true,
+                max_result_bytes: None,
             },
         }
     }

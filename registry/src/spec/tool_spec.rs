@@ -36,6 +36,9 @@ pub struct ToolSpec {
     /// The output schema compiled when the spec was checked: the registry checks every result
     /// of a run-time tool against it.
     output_validator: Option<Arc<jsonschema::Validator>>,
+    /// `confirm_if` compiled when the spec was checked: a call whose arguments it accepts
+    /// needs a person's approval.
+    confirm_validator: Option<Arc<jsonschema::Validator>>,
 }
 
 impl PartialEq for ToolSpec {
@@ -94,6 +97,30 @@ pub(crate) struct Fields {
     pub(crate) requires_gate: bool,
     #[serde(default, skip_serializing_if = "is_default")]
     pub(crate) defer_loading: bool,
+    /// A JSON Schema: a call whose arguments it accepts needs a person's approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) confirm_if: Option<Value>,
+    /// How long a result is reused for identical calls.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "humantime_serde::option"
+    )]
+    pub(crate) cache: Option<Duration>,
+    /// Whether who asks is part of the cache key.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub(crate) cache_per_user: bool,
+    /// The most bytes of text a result may have; longer ones are shortened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_result_bytes: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -108,10 +135,12 @@ impl TryFrom<Fields> for ToolSpec {
             fields,
             validator: None,
             output_validator: None,
+            confirm_validator: None,
         };
         let (input, output) = spec.check()?;
         spec.validator = Some(Arc::new(input));
         spec.output_validator = output.map(Arc::new);
+        spec.confirm_validator = spec.check_policies()?.map(Arc::new);
         Ok(spec)
     }
 }
@@ -160,6 +189,15 @@ pub enum SpecError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A policy key does not fit the tool (`cache` on a tool that is neither `read_only` nor
+    /// `idempotent`, a zero limit).
+    #[error("tool `{tool}`: {problem}")]
+    Policy {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and how to fix it.
+        problem: String,
+    },
 }
 
 impl ToolSpec {
@@ -169,6 +207,7 @@ impl ToolSpec {
         Self {
             validator: None,
             output_validator: None,
+            confirm_validator: None,
             fields,
         }
     }
@@ -274,6 +313,63 @@ impl ToolSpec {
     /// Left out of the upfront tool list, found through [`discovery`](crate::discovery).
     pub fn defer_loading(&self) -> bool {
         self.fields.defer_loading
+    }
+    /// `confirm_if`: a JSON Schema; a call whose arguments it accepts needs a person's approval.
+    pub fn confirm_if(&self) -> Option<&Value> {
+        self.fields.confirm_if.as_ref()
+    }
+    /// `cache`: how long and for whom a result is reused (see [`hook`](crate::hook)).
+    pub fn cache(&self) -> Option<crate::meta::CachePolicy> {
+        self.fields.cache.map(|ttl| crate::meta::CachePolicy {
+            ttl,
+            per_user: self.fields.cache_per_user,
+        })
+    }
+    /// `max_result_bytes`: the most bytes of text a result may have (see
+    /// [`hook::cap`](crate::hook::cap)).
+    pub fn max_result_bytes(&self) -> Option<usize> {
+        self.fields.max_result_bytes
+    }
+    /// Whether a call with `args` (validated) needs a person's approval by `confirm_if`.
+    pub(crate) fn confirms(&self, args: &Value) -> bool {
+        self.confirm_validator
+            .as_ref()
+            .is_some_and(|validator| validator.is_valid(args))
+    }
+
+    /// The policy keys that need checks of their own: `cache` is for a tool marked `read_only`
+    /// or `idempotent`; `confirm_if` is a JSON Schema, compiled here.
+    fn check_policies(&self) -> Result<Option<jsonschema::Validator>, SpecError> {
+        let tool = || self.fields.tool_name.clone();
+        if self.fields.cache.is_some() {
+            let annotations = self.fields.annotations;
+            if annotations.read_only != Some(true) && annotations.idempotent != Some(true) {
+                return Err(SpecError::Policy {
+                    tool: tool(),
+                    problem: "`cache` is for a tool whose repeated calls give the same answer: mark it `read_only` or `idempotent` in its annotations, or remove `cache`".into(),
+                });
+            }
+            if self.fields.cache == Some(Duration::ZERO) {
+                return Err(SpecError::Policy {
+                    tool: tool(),
+                    problem: "`cache` must be a positive duration, such as `5m`".into(),
+                });
+            }
+        }
+        if self.fields.max_result_bytes == Some(0) {
+            return Err(SpecError::Policy {
+                tool: tool(),
+                problem: "`max_result_bytes` must be at least 1".into(),
+            });
+        }
+        let Some(schema) = &self.fields.confirm_if else {
+            return Ok(None);
+        };
+        self.check_depth("confirm_if", schema)?;
+        jsonschema::meta::validate(schema).map_err(|e| self.schema_error("confirm_if", e))?;
+        jsonschema::validator_for(schema)
+            .map(Some)
+            .map_err(|e| self.schema_error("confirm_if", e))
     }
 
     /// Checks the name, the version and the schemas; returns the compiled input schema.
