@@ -19,7 +19,7 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
-fn outside_tmp(path: &String) -> bool {
+fn outside_tmp(path: &str) -> bool {
     !path.starts_with("tmp/")
 }
 

@@ -6,6 +6,9 @@
 //! | [`file_manager`] | `file_manager.create_document`, `.read`, `.list`, `.delete_file` in a [`Sandbox`] |
 //! | [`scheduler`] | `scheduler.add_job`, `.list_jobs`, `.remove_job`, kept in a JSON file |
 //!
+//! [`RedactSecrets`] is the hook the reference binary runs around every call: it replaces
+//! API keys and private keys in results before a model reads them.
+//!
 //! Every tool works offline on the folders of a [`Config`], which the application registers as
 //! state:
 //!
@@ -16,6 +19,7 @@
 //! let registry = Registry::builder()
 //!     .state(Config::from_env())
 //!     .allow_lists(tool_registry_tools::allow_lists())
+//!     .hook(tool_registry_tools::RedactSecrets)
 //!     .build()?;
 //! assert!(registry.get("file_manager.create_document", Listing::every()).is_some());
 //! # Ok::<(), tool_registry::registry::BuildError>(())
@@ -24,6 +28,7 @@
 pub mod config;
 mod error;
 mod fsutil;
+pub mod hooks;
 pub mod sandbox;
 mod search;
 mod tools;
@@ -31,6 +36,7 @@ mod tools;
 pub use tools::*;
 
 pub use config::Config;
+pub use hooks::RedactSecrets;
 pub use sandbox::{Resolved, Sandbox, SandboxError};
 pub use search::Note;
 

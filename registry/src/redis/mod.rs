@@ -1,6 +1,6 @@
 //! A fleet on Redis (feature `redis`): several instances of an application behind a load
 //! balancer share one daily limit per user and tool, one set of pending approvals, one set of
-//! switches and one cache of module manifests.
+//! switches, one cache of module manifests and one cache of tool results.
 //!
 //! The files are listed from the bottom layer up: each imports only files listed before it, so no
 //! circle runs between them. The stores hold a connection, not a [`Fleet`], which hands them out.
@@ -10,6 +10,7 @@
 //! | `connection.rs` | the connection (lazy, reconnecting, every operation under a timeout), the key prefix, the failure policy; [`FleetError`] |
 //! | `limits.rs` | [`RedisRateLimits`]: cooldown and daily limit checked and taken in one script |
 //! | `approvals.rs` | [`RedisApprovals`]: pending calls under their tokens, taken once across the fleet |
+//! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
 //! | `manifests.rs` | [`RedisManifestCache`]: `module_manifest:{name}` with its TTL (with feature `http`) |
 //! | `mod.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
@@ -42,6 +43,7 @@ mod connection;
 mod limits;
 #[cfg(feature = "http")]
 mod manifests;
+mod results;
 mod switches;
 
 use std::time::Duration;
@@ -51,6 +53,7 @@ pub use connection::{DEFAULT_PREFIX, DEFAULT_TIMEOUT, FleetError, PASSWORD_ENV};
 pub use limits::RedisRateLimits;
 #[cfg(feature = "http")]
 pub use manifests::RedisManifestCache;
+pub use results::{MAX_CACHED_RESULT_BYTES, RedisResultCache};
 pub use switches::Following;
 
 use crate::registry::builder::RegistryBuilder;
@@ -127,6 +130,12 @@ impl Fleet {
         RedisApprovals::new(self.redis.clone())
     }
 
+    /// The result cache of this fleet, for
+    /// [`RegistryBuilder::result_cache`](crate::RegistryBuilder::result_cache).
+    pub fn result_cache(&self) -> RedisResultCache {
+        RedisResultCache::new(self.redis.clone())
+    }
+
     /// The module-manifest cache of this fleet, for
     /// [`GatewayBuilder::cache`](crate::http::GatewayBuilder::cache).
     #[cfg(feature = "http")]
@@ -135,9 +144,11 @@ impl Fleet {
     }
 }
 
-/// `.redis(&fleet)` on [`RegistryBuilder`]: the fleet's rate-limit and approval stores.
+/// `.redis(&fleet)` on [`RegistryBuilder`]: the fleet's rate-limit and approval stores and
+/// its result cache.
 pub trait FleetBuilder {
-    /// Keeps rate-limit counts and pending approvals in `fleet`'s Redis.
+    /// Keeps rate-limit counts, pending approvals and the results of `cache` tools in
+    /// `fleet`'s Redis.
     #[must_use]
     fn redis(self, fleet: &Fleet) -> Self;
 }
@@ -146,6 +157,7 @@ impl FleetBuilder for RegistryBuilder {
     fn redis(self, fleet: &Fleet) -> Self {
         self.rate_limit_store(fleet.rate_limits())
             .approval_store(fleet.approvals())
+            .result_cache(fleet.result_cache())
     }
 }
 

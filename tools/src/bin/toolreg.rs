@@ -27,7 +27,8 @@ fn main() {
     };
     let builder = Registry::builder()
         .state(config)
-        .allow_lists(tool_registry_tools::allow_lists());
+        .allow_lists(tool_registry_tools::allow_lists())
+        .hook(tool_registry_tools::RedactSecrets);
     let code = tool_registry::cli::run(
         args,
         builder,

@@ -6,7 +6,7 @@
 //! file work on Tokio's blocking pool.
 
 use std::io::{self, Read as _};
-use std::path::Path;
+use std::path::{Component, Path};
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -223,6 +223,7 @@ pub struct ListOutput {
 /// Lists one folder (the root when `dir` is left out), sorted by name. Symbolic links are shown
 /// as such and not followed.
 #[tool(
+    max_result_bytes = 16384,
     name = "file_manager.list",
     aliases("file_manager.list_files"),
     version = "1.0.0",
@@ -395,7 +396,8 @@ pub async fn wait_for(
 /// Delete one file from the sandboxed file area.
 ///
 /// Folders are not deleted. A path through a symbolic link inside the sandbox deletes the file
-/// it points at.
+/// it points at. Deleting a file under `tmp/` runs at once; anything else waits for a person's
+/// approval.
 #[tool(
     name = "file_manager.delete_file",
     version = "1.0.0",
@@ -405,16 +407,28 @@ pub async fn wait_for(
     cost = "free",
     permission = "user",
     destructive,
-    requires_confirmation,
     idempotent = false,
-    open_world = false
+    open_world = false,
+    confirm_if = outside_tmp
 )]
 pub async fn delete_file(
     #[arg(desc = "The file to delete, relative to the sandbox root")] path: String,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {
+    let unconfirmed = !outside_tmp(&path);
     let shown = in_sandbox(&config, move |sandbox| {
         let target = resolve_path(sandbox, &path)?;
+        // A path under `tmp/` runs without approval: it must also end there, not through a
+        // link to a file elsewhere.
+        if unconfirmed && !under_tmp(&target.relative) {
+            return Err(invalid(
+                "path",
+                format!(
+                    "{path:?} leads to {:?}, outside `tmp/`; delete it by that path, which asks for approval",
+                    target.shown
+                ),
+            ));
+        }
         match sandbox.dir().remove_file(&target.relative) {
             Ok(()) => Ok(target.shown),
             Err(e) if !is_escape(&e) && is_dir(sandbox, &target) => Err(invalid(
@@ -427,6 +441,21 @@ pub async fn delete_file(
     .await?;
     Ok(ToolResult::ok(json!({ "path": shown, "deleted": true }))
         .with_side_effect(format!("deleted:{shown}")))
+}
+
+/// Whether deleting `path` needs a person's approval: `delete_file`'s `confirm_if`. Only a
+/// file under the sandbox's `tmp/` folder, written without `..`, goes without; a path that
+/// leaves `tmp/` through a link is refused by the tool itself.
+pub fn outside_tmp(path: &str) -> bool {
+    !under_tmp(Path::new(path))
+}
+
+/// Whether `path` names something inside `tmp/` (not `tmp` itself), without `..` or a root.
+fn under_tmp(path: &Path) -> bool {
+    let mut parts = path.components().filter(|part| *part != Component::CurDir);
+    parts.next() == Some(Component::Normal(std::ffi::OsStr::new("tmp")))
+        && parts.clone().next().is_some()
+        && parts.all(|part| matches!(part, Component::Normal(_)))
 }
 
 /// Runs `work` on Tokio's blocking pool with the sandbox of `config`.

@@ -35,6 +35,7 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
     read_only,
     idempotent,
     open_world = false,
+    cache = "1m",
     tag = "RESEARCH",
     example = "RESEARCH: [search query]",
     daily_limit = 3,
