@@ -499,3 +499,46 @@ fn a_cache_on_a_tool_that_changes_things_is_refused_in_a_spec() {
         .unwrap_err();
     assert!(error.to_string().contains("read_only"), "{error}");
 }
+
+#[tokio::test]
+async fn a_batch_and_a_parsed_output_run_the_same_hooks() {
+    use tool_registry::ToolCall;
+    use tool_registry::parse::{self, Options};
+
+    let registry = Registry::builder()
+        .hook(hook::before("no_thirteen", |call| {
+            if call.args()["a"] == 13 {
+                Before::Refuse("13 is unlucky".into())
+            } else {
+                Before::Continue
+            }
+        }))
+        .hook(hook::after("double", |_, result| {
+            let n = result.content.as_i64()?;
+            result.content = json!(n * 2);
+            Some("doubled".into())
+        }))
+        .build()
+        .unwrap();
+    let ctx = Ctx::new().with_user("ann");
+    let calls = vec![
+        ToolCall::new("add", json!({"a": 1, "b": 2})),
+        ToolCall::new("add", json!({"a": 13, "b": 2})),
+        ToolCall::new("delete_file", json!({"path": "notes/a"})),
+        ToolCall::new("report", json!({"lines": 400})),
+    ];
+    let results = registry.execute(calls, &ctx).await;
+    assert_eq!(results[0].content, json!(6));
+    assert_eq!(results[1].content["error"]["code"], "refused");
+    assert_eq!(results[2].content["error"]["code"], "needs_approval");
+    let report = results[3].content.as_str().unwrap();
+    assert!(report.len() <= 300 && report.contains("[cut:"), "{report}");
+
+    let output = "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 20, \"b\": 1}}</tool_call>\n\
+                  <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 13, \"b\": 1}}</tool_call>";
+    let tools = registry.scoped(ctx.scope());
+    let parsed = parse::any_with(output, &tools, Options::new());
+    let results = registry.execute(&parsed, &ctx).await;
+    assert_eq!(results[0].content, json!(42));
+    assert_eq!(results[1].content["error"]["hook"], "no_thirteen");
+}

@@ -564,3 +564,104 @@ fn a_one_shot_call_with_redis_not_answering_waits_one_timeout_in_all() {
         "the call took {took:?} with a fleet timeout of {timeout:?}"
     );
 }
+
+#[test]
+fn two_processes_share_cached_results_per_user_and_a_missing_redis_means_no_cache() {
+    let redis = Redis::start();
+    let url = redis.url();
+    let stamp = |url: &str, user: &str| {
+        let output = cli(
+            url,
+            &["--user", user, "call", "quota.stamp", r#"{"word": "w"}"#],
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        result["content"].as_str().unwrap().to_owned()
+    };
+    // Each `module` process answers with its own process id: the second answer is the first's,
+    // from Redis.
+    let first = stamp(&url, "ann");
+    let second = stamp(&url, "ann");
+    assert_eq!(first, second);
+    assert!(first.starts_with("w for ann by process "), "{first}");
+    // Another user never sees ann's answer.
+    let bob = stamp(&url, "bob");
+    assert!(bob.starts_with("w for bob"), "{bob}");
+    assert_ne!(bob, first);
+    // The key names nothing of the call.
+    let keys = redis.command("KEYS *result*");
+    assert!(!keys.contains("ann") && !keys.contains("quota"), "{keys}");
+
+    // No Redis at all: each call runs its tool and answers right.
+    let gone = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let missing = format!("redis://127.0.0.1:{gone}/0");
+    let alone = stamp(&missing, "ann");
+    assert!(alone.starts_with("w for ann by process "), "{alone}");
+    assert_ne!(alone, first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_calls_on_one_instance_run_the_handler_once_with_the_cache_in_redis() {
+    let redis = Redis::start();
+    let fleet = Fleet::new(&redis.url()).unwrap().prefix("flights");
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let instance = |runs: Arc<std::sync::atomic::AtomicUsize>| {
+        let registry = Registry::builder()
+            .without_linked()
+            .redis(&fleet)
+            .build()
+            .unwrap();
+        let spec = ToolSpec::builder("slow_lookup")
+            .description("A slow read.")
+            .annotations(tool_registry::def::Annotations {
+                read_only: Some(true),
+                ..tool_registry::def::Annotations::NONE
+            })
+            .cache(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        registry
+            .register(
+                spec,
+                ToolHandler::new(move |_: Value, _: Ctx| {
+                    let runs = runs.clone();
+                    async move {
+                        runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        Ok::<_, String>("looked up")
+                    }
+                }),
+            )
+            .unwrap();
+        Arc::new(registry)
+    };
+    let (a, b) = (instance(runs.clone()), instance(runs.clone()));
+    let calls: Vec<_> = (0..200)
+        .map(|i| {
+            let registry = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move {
+                let ctx = Ctx::new().with_user("crowd");
+                registry
+                    .call("slow_lookup", "{}", &ctx)
+                    .await
+                    .unwrap()
+                    .content
+            })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap(), "looked up");
+    }
+    let ran = runs.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=2).contains(&ran), "once per instance at most: {ran}");
+    // Later calls, on either instance, come from Redis.
+    let later = a
+        .call("slow_lookup", "{}", &Ctx::new().with_user("crowd"))
+        .await;
+    assert_eq!(later.unwrap().content, "looked up");
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), ran);
+}

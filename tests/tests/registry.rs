@@ -41,6 +41,7 @@ const TEST_TOOLS: &[&str] = &[
     "gated.wire",
     "quota.ping",
     "quota.spend",
+    "quota.stamp",
     "research.fetch_webpage",
     "research.web_search",
     "util.add",
