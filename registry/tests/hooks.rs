@@ -44,7 +44,7 @@ static FLAKY: AtomicUsize = AtomicUsize::new(0);
 /// Fails every other call.
 #[tool(idempotent, cache = "5m", cache_per_user = false)]
 fn flaky(word: String) -> Result<String, String> {
-    if FLAKY.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+    if FLAKY.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
         Err("not now".into())
     } else {
         Ok(word)

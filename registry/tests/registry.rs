@@ -141,6 +141,23 @@ async fn explode(#[arg(desc = "What to say")] why: Option<String>) -> String {
     panic!("{}", why.unwrap_or_else(|| "boom".into()))
 }
 
+/// Archive a report.
+#[tool(
+    idempotent,
+    cache = "1m",
+    cache_per_user = false,
+    max_result_bytes = 4096,
+    confirm_if = outside_drafts
+)]
+fn archive(path: String) -> String {
+    format!("archived {path}")
+}
+
+/// Whether archiving `path` needs a person's approval: `archive`'s `confirm_if`.
+fn outside_drafts(path: &str) -> bool {
+    !path.starts_with("drafts/")
+}
+
 fn registry() -> Registry {
     Registry::builder()
         .state(Prefix("hello "))
@@ -528,6 +545,125 @@ fn catalog_page_documents_every_tool() {
         registry.catalog(Listing::every()).html(),
         "the same registry, the same page"
     );
+}
+
+#[test]
+fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
+    let registry = registry();
+    let condition = json!({ "properties": { "path": { "not": { "pattern": "^drafts/" } } } });
+    let spec = tool_registry::ToolSpec::builder("remote.archive")
+        .description("Archive a report elsewhere.")
+        .input_schema(json!({ "type": "object", "properties": { "path": { "type": "string" } } }))
+        .annotations(tool_registry::def::Annotations {
+            read_only: Some(true),
+            ..tool_registry::def::Annotations::NONE
+        })
+        .cache(std::time::Duration::from_secs(300))
+        .max_result_bytes(16384)
+        .confirm_if(condition.clone())
+        .build()
+        .unwrap();
+    registry.register(spec, None).unwrap();
+    let catalog = registry.catalog(Listing::every());
+
+    let json = catalog.json();
+    let metadata = |name: &str| {
+        json["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["metadata"]
+            .clone()
+    };
+    let compiled = metadata("archive");
+    assert_eq!(compiled["cache"], json!({ "ttl": "1m", "per_user": false }));
+    assert_eq!(compiled["max_result_bytes"], 4096);
+    assert_eq!(compiled["confirm_if"], true, "a compiled predicate is code");
+    let run_time = metadata("remote.archive");
+    assert_eq!(run_time["cache"], json!({ "ttl": "5m", "per_user": true }));
+    assert_eq!(run_time["max_result_bytes"], 16384);
+    assert_eq!(
+        run_time["confirm_if"], condition,
+        "a spec's condition is its schema"
+    );
+    for plain in ["greet", "nothing"] {
+        for key in ["cache", "max_result_bytes", "confirm_if"] {
+            assert!(metadata(plain).get(key).is_none(), "{plain} has no {key}");
+        }
+    }
+
+    let markdown = catalog.markdown();
+    let section = |name: &str| {
+        let start = markdown.find(&format!("\n## `{name}`\n")).unwrap();
+        let end = markdown[start + 1..]
+            .find("\n## ")
+            .map_or(markdown.len(), |end| start + 1 + end);
+        markdown[start..end].to_owned()
+    };
+    let compiled = section("archive");
+    assert!(compiled.contains("\n- **Cache:** results reused for 1m, shared by every user\n"));
+    assert!(compiled.contains(
+        "\n- **Result limit:** 4096 bytes of text; longer results are shortened with a note\n"
+    ));
+    assert!(
+        compiled.contains("\n- **Confirmation:** asked per call, depending on the arguments\n")
+    );
+    assert!(
+        !compiled.contains("cache `"),
+        "not on the metadata line too"
+    );
+    let run_time = section("remote.archive");
+    assert!(run_time.contains("\n- **Cache:** results reused for 5m, per user\n"));
+    assert!(run_time.contains("\n- **Result limit:** 16384 bytes of text;"));
+    assert!(run_time.contains(&format!(
+        "\n- **Confirmation:** asked per call, when the arguments match `{condition}`\n"
+    )));
+    for plain in ["greet", "nothing"] {
+        let section = section(plain);
+        for line in ["**Cache:**", "**Result limit:**", "**Confirmation:**"] {
+            assert!(!section.contains(line), "{plain}: {section}");
+        }
+    }
+
+    let page = catalog.html();
+    let card = |name: &str| {
+        let start = page
+            .find(&format!("<article class=\"tool\" id=\"tool-{name}\""))
+            .unwrap();
+        let end = start + page[start..].find("</article>").unwrap();
+        page[start..end].to_owned()
+    };
+    let compiled = card("archive");
+    assert!(
+        compiled.contains("<dt>Cache</dt><dd>results reused for 1m, shared by every user</dd>")
+    );
+    assert!(compiled.contains(
+        "<dt>Results</dt><dd>up to 4 KiB of text; longer ones are shortened with a note</dd>"
+    ));
+    assert!(
+        compiled.contains("<dt>confirm_if</dt><dd>Asked per call, depending on the arguments</dd>")
+    );
+    assert!(!compiled.contains("Confirmation schema"));
+    let run_time = card("remote.archive");
+    assert!(run_time.contains("<dt>Cache</dt><dd>results reused for 5m, per user</dd>"));
+    assert!(run_time.contains("<dt>Results</dt><dd>up to 16 KiB of text;"));
+    assert!(run_time.contains(
+        "<dt>confirm_if</dt><dd>Asked per call, when the arguments match the confirmation schema</dd>"
+    ));
+    assert!(run_time.contains("<summary>Confirmation schema</summary>"));
+    assert!(run_time.contains("&quot;^drafts/&quot;"));
+    for plain in ["greet", "nothing"] {
+        let card = card(plain);
+        for row in [
+            "<dt>Cache</dt>",
+            "<dt>Results</dt>",
+            "<dt>confirm_if</dt>",
+            "Confirmation schema",
+        ] {
+            assert!(!card.contains(row), "{plain}: {card}");
+        }
+    }
 }
 
 #[test]

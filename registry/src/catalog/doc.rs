@@ -47,6 +47,8 @@ pub struct ToolDoc {
     /// Every metadata key with its value: `module` (of a `module.tool` name), `version`,
     /// `category`, `tags`, `tier`, `cost`, `permission`, and the limits and switches the tool
     /// sets (`cooldown`, `daily_limit`, `timeout`, `max_args_bytes` when not the default,
+    /// `max_result_bytes`, `cache` as `{"ttl": "5m", "per_user": true}`, `confirm_if` as
+    /// `true` for a compiled tool's predicate or a run-time spec's JSON Schema,
     /// `requires_gate`, `defer_loading`, `sequential`, `gate_fail_closed`).
     pub metadata: Map<String, Value>,
     /// The annotations that apply (declared, or derived from the category).
@@ -74,6 +76,21 @@ pub struct ToolDoc {
 }
 
 impl ToolDoc {
+    /// What the cache does, in words: `results reused for 5m, per user` (or `shared by every
+    /// user`); `None` for a tool without a cache.
+    pub(super) fn cache_text(&self) -> Option<String> {
+        let cache = self.metadata.get("cache")?;
+        let whom = if cache["per_user"] == Value::Bool(false) {
+            "shared by every user"
+        } else {
+            "per user"
+        };
+        Some(format!(
+            "results reused for {}, {whom}",
+            cache["ttl"].as_str().unwrap_or_default()
+        ))
+    }
+
     /// What the tool returns, in words: `a value`, `a value, then image blocks`, `blocks of
     /// any kind`, ...
     pub fn returns_text(&self) -> String {
@@ -173,6 +190,20 @@ fn metadata(def: &Tool) -> Map<String, Value> {
     }
     if def.max_args_bytes() != MAX_ARGS_BYTES {
         put("max_args_bytes", def.max_args_bytes().into());
+    }
+    if let Some(max) = def.max_result_bytes() {
+        put("max_result_bytes", max.into());
+    }
+    if let Some(cache) = def.cache() {
+        put(
+            "cache",
+            serde_json::json!({ "ttl": human(cache.ttl), "per_user": cache.per_user }),
+        );
+    }
+    if def.confirms_conditionally() {
+        // A run-time spec's condition is data the reader can check; a compiled tool's is code.
+        let schema = def.owned().and_then(|owned| owned.spec.confirm_if());
+        put("confirm_if", schema.cloned().unwrap_or(Value::Bool(true)));
     }
     if def.defer_loading() {
         put("defer_loading", true.into());

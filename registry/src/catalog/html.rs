@@ -204,6 +204,13 @@ fn card(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     out.push_str("</div>\n");
     origin(out, tool)?;
     schema(out, "Input schema", &tool.input_schema)?;
+    if let Some(condition) = tool
+        .metadata
+        .get("confirm_if")
+        .filter(|c| **c != Value::Bool(true))
+    {
+        schema(out, "Confirmation schema", condition)?;
+    }
     writeln!(
         out,
         "<p class=\"returns\"><strong>Returns:</strong> {}.</p>",
@@ -287,7 +294,8 @@ fn about(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     Ok(())
 }
 
-/// Cooldown, daily limit, timeout and the size of the argument text.
+/// Cooldown, daily limit, timeout, the size of the argument text, the cache and the size of
+/// the result's text.
 fn limits(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     out.push_str("<section>\n<h3>Limits</h3>\n<dl>\n");
     if let Some(cooldown) = text(tool, "cooldown") {
@@ -318,11 +326,28 @@ fn limits(out: &mut String, tool: &ToolDoc) -> fmt::Result {
             ),
         )?,
     }
+    if let Some(cache) = tool.cache_text() {
+        row(out, "Cache", &Esc(&cache))?;
+    }
+    if let Some(bytes) = tool
+        .metadata
+        .get("max_result_bytes")
+        .and_then(Value::as_u64)
+    {
+        row(
+            out,
+            "Results",
+            &format_args!(
+                "up to {} of text; longer ones are shortened with a note",
+                Bytes(bytes)
+            ),
+        )?;
+    }
     out.push_str("</dl>\n</section>\n");
     Ok(())
 }
 
-/// Each annotation, yes or no, then the switches the tool sets.
+/// Each annotation, yes or no, then conditional confirmation and the switches the tool sets.
 fn behaviour(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     out.push_str("<section>\n<h3>Annotations</h3>\n<dl>\n");
     for (name, holds) in annotation_flags(&tool.annotations) {
@@ -332,6 +357,19 @@ fn behaviour(out: &mut String, tool: &ToolDoc) -> fmt::Result {
             "<span class=\"quiet\">no</span>"
         };
         row(out, name, &value)?;
+    }
+    match tool.metadata.get("confirm_if") {
+        Some(Value::Bool(true)) => row(
+            out,
+            "confirm_if",
+            &"Asked per call, depending on the arguments",
+        )?,
+        Some(_) => row(
+            out,
+            "confirm_if",
+            &"Asked per call, when the arguments match the confirmation schema",
+        )?,
+        None => {}
     }
     for (key, label) in [
         ("requires_gate", "An evaluation gate decides each call"),

@@ -10,7 +10,8 @@ use crate::def::Annotations;
 
 impl Catalog<'_> {
     /// The catalog as Markdown: an index table, then one section per tool with its argument
-    /// table, metadata, annotations, tag form and source location.
+    /// table, metadata, annotations, cache, result limit and conditional confirmation, tag
+    /// form and source location.
     pub fn markdown(&self) -> String {
         let tools = self.tools();
         let mut out = String::new();
@@ -98,11 +99,16 @@ fn write_arguments(out: &mut String, arguments: &[ArgDoc]) {
     out.push('\n');
 }
 
-/// The metadata line and the annotations line.
+/// Metadata keys written on lines of their own, not on the metadata line.
+const OWN_LINES: [&str; 3] = ["max_result_bytes", "cache", "confirm_if"];
+
+/// The metadata line, the annotations line, then the cache, the result limit and conditional
+/// confirmation when the tool declares them.
 fn write_metadata(out: &mut String, tool: &ToolDoc) {
     let metadata: Vec<String> = tool
         .metadata
         .iter()
+        .filter(|(key, _)| !OWN_LINES.contains(&key.as_str()))
         .map(|(key, value)| match value {
             Value::Bool(true) => format!("`{key}`"),
             Value::String(s) => format!("{key} `{s}`"),
@@ -128,6 +134,30 @@ fn write_metadata(out: &mut String, tool: &ToolDoc) {
         },
         tool.risk
     );
+    if let Some(cache) = tool.cache_text() {
+        let _ = writeln!(out, "- **Cache:** {cache}");
+    }
+    if let Some(max) = tool.metadata.get("max_result_bytes") {
+        let _ = writeln!(
+            out,
+            "- **Result limit:** {max} bytes of text; longer results are shortened with a note"
+        );
+    }
+    match tool.metadata.get("confirm_if") {
+        Some(Value::Bool(true)) => {
+            let _ = writeln!(
+                out,
+                "- **Confirmation:** asked per call, depending on the arguments"
+            );
+        }
+        Some(schema) => {
+            let _ = writeln!(
+                out,
+                "- **Confirmation:** asked per call, when the arguments match `{schema}`"
+            );
+        }
+        None => {}
+    }
 }
 
 /// The response-tag line: the example, the pattern and its groups.

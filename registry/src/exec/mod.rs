@@ -19,7 +19,7 @@
 //!    result);
 //! 10. **result cap**, for `max_result_bytes` tools: a longer result shortened to fit;
 //! 11. **audit**: the registry stamps the result, sends one record to the audit sink (naming
-//!    each hook that acted) and writes the outcome on the call's span (see [Spans](#spans)).
+//!     each hook that acted) and writes the outcome on the call's span (see [Spans](#spans)).
 //!
 //! A stage that refuses the call gives back what earlier stages took (a rate-limit permit).
 //! The stages that may wait (for a hook, a store, a gate, a person, a cache) are 3 to 7 and 9; a

@@ -48,16 +48,16 @@ pub(super) async fn staged<H: Host>(
     let mut acted = Vec::new();
     let confirmable =
         confirmation == Confirmation::Required && Stage::Confirmation.applies(entry, hooked);
-    // An approval is bound to the arguments as the model wrote them, so they are read for
-    // it before validation takes them.
-    let mut arguments = if confirmable {
+    // Hooks, `confirm_if` and the cache read the arguments: they are kept as text.
+    let reads = hooked || entry.confirms_conditionally() || entry.cache().is_some();
+    // An approval is bound to the arguments as the model wrote them: read for it before
+    // validation takes them, or, when they are kept as text, only once a call is held.
+    let mut arguments = if confirmable && !reads {
         canonical_args(&args)
     } else {
         None
     };
-    // Hooks, `confirm_if` and the cache read the arguments: they are kept as text.
-    let reads = hooked || entry.confirms_conditionally() || entry.cache().is_some();
-    let (args, text) = match args {
+    let (args, written) = match args {
         ToolArgs::Text(text) if reads => (ToolArgs::Text(text), Some(Cow::Borrowed(text))),
         ToolArgs::Value(value) if reads => {
             let text = value.to_string();
@@ -65,7 +65,9 @@ pub(super) async fn staged<H: Host>(
         }
         args => (args, None),
     };
-    let mut call = text.map(|text| HookCall::new(&tool, ctx, text));
+    let mut call = written
+        .as_ref()
+        .map(|text| HookCall::new(&tool, ctx, Cow::Borrowed(&**text)));
     let mut args = Some(args);
     let mut handler: Option<Handler<'_>> = None;
     let mut permit = None;
@@ -132,7 +134,10 @@ pub(super) async fn staged<H: Host>(
                 if !(entry.confirm || asked.is_some() || by_predicate) {
                     continue;
                 }
-                let arguments = arguments.take().unwrap_or_else(|| "{}".to_owned());
+                let arguments = arguments
+                    .take()
+                    .or_else(|| canonical_args(&ToolArgs::Text(written.as_deref()?)))
+                    .unwrap_or_else(|| "{}".to_owned());
                 Err(host
                     .policy()
                     .gates

@@ -180,7 +180,7 @@ pub use cache::{CacheKey, CachePolicy, InMemoryResultCache, ResultCache};
 pub(crate) use cache::{Flights, cache_key};
 pub use cap::Shortened;
 pub use run::MAX_HOOKS;
-pub(crate) use run::{HookSet, Hooks, run_after, run_before};
+pub(crate) use run::{HookSet, Hooks, ToolFilter, run_after, run_before};
 
 /// A future a hook returns when it has to wait (for a policy service, a moderation model).
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

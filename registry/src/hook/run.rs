@@ -16,12 +16,15 @@ use crate::def::Tool;
 /// The most hooks one registry holds: which apply to a tool is one bit each.
 pub const MAX_HOOKS: usize = 64;
 
+/// Which tools a hook registered for some is for.
+pub(crate) type ToolFilter = Box<dyn Fn(&Tool) -> bool + Send + Sync>;
+
 /// A hook as the registry keeps it: its name, and which tools it is for besides its own
 /// [`Hook::applies_to`].
 struct Registered {
     hook: Arc<dyn Hook>,
     name: Arc<str>,
-    on: Option<Box<dyn Fn(&Tool) -> bool + Send + Sync>>,
+    on: Option<ToolFilter>,
 }
 
 /// The hooks of one registry, in the order they were registered.
@@ -35,7 +38,7 @@ impl HookSet {
     pub(crate) fn push(
         &mut self,
         hook: Arc<dyn Hook>,
-        on: Option<Box<dyn Fn(&Tool) -> bool + Send + Sync>>,
+        on: Option<ToolFilter>,
     ) -> Result<(), usize> {
         if self.hooks.len() >= MAX_HOOKS {
             return Err(MAX_HOOKS);

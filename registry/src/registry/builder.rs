@@ -15,7 +15,7 @@ use super::writer::Writer;
 use super::{Registry, Snapshot};
 use crate::audit::{AuditSink, TracingAuditSink};
 use crate::call::TypeMap;
-use crate::def::{Tool, ToolDef};
+use crate::def::ToolDef;
 use crate::discovery::Discovery;
 use crate::exec::{
     APPROVAL_TTL, DEFAULT_TIMEOUT, GATE_TIMEOUT, MAX_CALLS, MAX_CONCURRENCY, Policy, SLOW_TIMEOUT,
@@ -24,7 +24,7 @@ use crate::exec::{
 use crate::gate::{
     ApprovalKey, ApprovalStore, Gate, Gates, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
-use crate::hook::{Flights, Hook, HookSet, InMemoryResultCache, ResultCache};
+use crate::hook::{Flights, Hook, HookSet, InMemoryResultCache, ResultCache, ToolFilter};
 use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
 
@@ -167,7 +167,7 @@ impl RegistryBuilder {
     /// Adds a hook for the tools `selector` names (one tool by name or alias, a tag, a
     /// category), in the same order as [`hook`](Self::hook)'s.
     pub fn hook_on(self, selector: Selector, hook: impl Hook) -> Self {
-        let on: Box<dyn Fn(&Tool) -> bool + Send + Sync> = match selector {
+        let on: ToolFilter = match selector {
             Selector::Name(name) => {
                 Box::new(move |tool| tool.name() == name || tool.aliases().contains(&&*name))
             }
@@ -179,11 +179,7 @@ impl RegistryBuilder {
         self.add_hook(Arc::new(hook), Some(on))
     }
 
-    fn add_hook(
-        mut self,
-        hook: Arc<dyn Hook>,
-        on: Option<Box<dyn Fn(&Tool) -> bool + Send + Sync>>,
-    ) -> Self {
+    fn add_hook(mut self, hook: Arc<dyn Hook>, on: Option<ToolFilter>) -> Self {
         if self.hooks.push(hook, on).is_err() {
             self.too_many_hooks = true;
         }

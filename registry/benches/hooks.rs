@@ -1,0 +1,182 @@
+//! What hooks cost: a call with no hook, with one hook that does nothing, and a cached result
+//! against the call it saves, each pair in alternating rounds of one run.
+//!
+//! - `add`, no hooks, against `add` with one no-op hook (`before` and `after` both asked);
+//! - `search_cached` answering from the cache, against `search` (the same in-memory search over
+//!   twelve notes as the `dispatch` bench's, uncached), and against `search_files`, a search of
+//!   the notes in the repository's `kb/` folder read from disk, as the reference `research`
+//!   does.
+//!
+//! Run with `cargo bench -p tool-registry --bench hooks`; docs/PERFORMANCE.md has the figures.
+
+#[path = "common/rounds.rs"]
+mod rounds;
+
+use std::hint::black_box;
+
+use rounds::{block_on, paired, paired_difference};
+use serde::Serialize;
+use tool_registry::hook::{After, Before, Hook, HookCall};
+use tool_registry::{Ctx, Registry, ToolResult, tool};
+
+/// Add two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+#[derive(Serialize)]
+struct Note {
+    title: &'static str,
+    score: u32,
+}
+
+const NOTES: &[(&str, &str)] = &[
+    ("Caching decisions", "we cache rendered pages for rust docs"),
+    ("Weekly sync", "rust migration status and hiring"),
+    ("Postgres tuning", "vacuum settings and index bloat"),
+    (
+        "Release checklist",
+        "tag, changelog, publish the rust crates",
+    ),
+    ("Onboarding", "laptop, accounts, first rust task"),
+    ("Incident 42", "queue backlog after deploy"),
+    ("Design: search", "ranking notes by term frequency"),
+    ("Reading list", "rust async book, tokio internals"),
+    ("Budget", "cloud spend by team"),
+    ("Retro", "what went well, what to change"),
+    ("API style", "naming, errors, pagination"),
+    ("Rust tips", "clippy lints worth enabling in rust code"),
+];
+
+fn find(query: &str, limit: u32) -> Vec<Note> {
+    let mut hits: Vec<Note> = NOTES
+        .iter()
+        .filter_map(|(title, body)| {
+            let score = body.matches(query).count() as u32;
+            (score > 0).then_some(Note { title, score })
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.cmp(&a.score).then(a.title.cmp(b.title)));
+    hits.truncate(limit as usize);
+    hits
+}
+
+/// Searches the notes for a term.
+#[tool(read_only)]
+async fn search(query: String, #[arg(default = 5)] limit: u32) -> Vec<Note> {
+    find(&query, limit)
+}
+
+/// Searches the notes for a term; results kept five minutes.
+#[tool(read_only, cache = "5m")]
+async fn search_cached(query: String, #[arg(default = 5)] limit: u32) -> Vec<Note> {
+    find(&query, limit)
+}
+
+/// Searches the notes of the repository's `kb/` folder, read from disk.
+#[tool(read_only)]
+async fn search_files(query: String) -> Vec<(String, usize)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../kb");
+    let mut hits = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let score = text.to_lowercase().matches(&query).count();
+        if score > 0 {
+            hits.push((entry.file_name().to_string_lossy().into_owned(), score));
+        }
+    }
+    hits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    hits
+}
+
+/// A hook with nothing to do, asked before and after every call.
+struct Noop;
+
+impl Hook for Noop {
+    fn name(&self) -> &str {
+        "noop"
+    }
+
+    fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+        black_box(call);
+        Before::Continue
+    }
+
+    fn after<'a>(&'a self, call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+        black_box((call, result));
+        After::Kept
+    }
+}
+
+const ADD: &str = r#"{"a": 40, "b": 2}"#;
+const QUERY: &str = r#"{"query": "rust"}"#;
+
+fn row(label: &str, unit: &str, (a, b, [p10, mid, p90]): (f64, f64, [f64; 3])) {
+    println!("{label:<52} {a:>9.0} ns {b:>9.0} ns {mid:>8.2}{unit} {p10:>7.2}..{p90:<7.2}");
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let plain = Registry::builder().log_annotations(false).build().unwrap();
+    let hooked = Registry::builder()
+        .log_annotations(false)
+        .hook(Noop)
+        .build()
+        .unwrap();
+    let ctx = Ctx::new().with_user("alice");
+
+    // Both sides do the same work.
+    let a = block_on(plain.call("add", ADD, &ctx)).unwrap();
+    let b = block_on(hooked.call("add", ADD, &ctx)).unwrap();
+    assert_eq!(a.content, b.content);
+    let searched = block_on(plain.call("search", QUERY, &ctx)).unwrap();
+    block_on(plain.call("search_cached", QUERY, &ctx)).unwrap();
+    let cached = runtime
+        .block_on(plain.call("search_cached", QUERY, &ctx))
+        .unwrap();
+    assert_eq!(searched.content, cached.content);
+    let files = runtime
+        .block_on(plain.call("search_files", QUERY, &ctx))
+        .unwrap();
+    assert!(
+        files
+            .content
+            .as_array()
+            .is_some_and(|hits| !hits.is_empty())
+    );
+
+    println!();
+    println!(
+        "{:<52} {:>12} {:>12} {:>9} {:>16}",
+        "pair (alternating rounds)", "first", "second", "median", "p10..p90"
+    );
+    row(
+        "add: one no-op hook - no hooks",
+        " ns",
+        paired_difference(
+            || block_on(hooked.call(black_box("add"), black_box(ADD), &ctx)),
+            || block_on(plain.call(black_box("add"), black_box(ADD), &ctx)),
+        ),
+    );
+    row(
+        "search (uncached) / search_cached hit",
+        "x",
+        paired(
+            || runtime.block_on(plain.call(black_box("search"), black_box(QUERY), &ctx)),
+            || runtime.block_on(plain.call(black_box("search_cached"), black_box(QUERY), &ctx)),
+        ),
+    );
+    row(
+        "search_files (kb/ from disk) / search_cached hit",
+        "x",
+        paired(
+            || runtime.block_on(plain.call(black_box("search_files"), black_box(QUERY), &ctx)),
+            || runtime.block_on(plain.call(black_box("search_cached"), black_box(QUERY), &ctx)),
+        ),
+    );
+}
