@@ -150,6 +150,15 @@ fn main() {
             .is_some_and(|hits| !hits.is_empty())
     );
 
+    // `HOOKS_PROFILE=1`: only the hooked call, in a loop, for a profiler.
+    // (`HOOKS_PROFILE=plain`: the call without hooks.)
+    if let Some(which) = std::env::var_os("HOOKS_PROFILE") {
+        let registry = if which == "plain" { &plain } else { &hooked };
+        for _ in 0..5_000_000 {
+            black_box(block_on(registry.call(black_box("add"), black_box(ADD), &ctx)).unwrap());
+        }
+        return;
+    }
     println!();
     println!(
         "{:<52} {:>12} {:>12} {:>9} {:>16}",

@@ -114,9 +114,9 @@ fn secret_at(text: &str, at: usize) -> Option<usize> {
     }
     let rest = &text[at..];
     const PEM: &str = "-----BEGIN ";
-    if rest.starts_with(PEM) {
-        let header = rest[PEM.len()..].find("-----")?;
-        if !rest[PEM.len()..PEM.len() + header].ends_with("PRIVATE KEY") {
+    if let Some(after) = rest.strip_prefix(PEM) {
+        let header = after.find("-----")?;
+        if !after[..header].ends_with("PRIVATE KEY") {
             return None;
         }
         let end = rest.find("-----END ").map_or(rest.len(), |end| {

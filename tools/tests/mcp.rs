@@ -9,6 +9,8 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
 mod common;
+#[path = "common/hooks.rs"]
+mod hooks;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
 use common::workspace;
@@ -551,6 +553,123 @@ async fn a_confirmation_shows_the_whole_call_or_answers_the_token_instead() {
     assert!(text.contains("approval"), "{text}");
     assert!(sandbox.join("important.md").exists());
     client.cancel().await.unwrap();
+}
+
+/// The texts of an MCP result, in order.
+fn texts_of(result: &rmcp::model::CallToolResult) -> Vec<&str> {
+    (result.content.iter())
+        .filter_map(|content| content.as_text().map(|text| text.text.as_str()))
+        .collect()
+}
+
+/// `file_manager.read` of the file with a key: redacted in the text and the structured
+/// content alike, and the key nowhere in the answer.
+fn check_redacted(read: &rmcp::model::CallToolResult) {
+    assert_eq!(read.is_error, Some(false), "{read:?}");
+    let structured = read.structured_content.as_ref().expect("structuredContent");
+    let redacted = "OPENAI_API_KEY=[redacted secret]\nkeep this line\n";
+    assert_eq!(structured["content"], redacted);
+    let text: Value = serde_json::from_str(texts_of(read)[0]).unwrap();
+    assert_eq!(&text, structured);
+    let answer = serde_json::to_string(read).unwrap();
+    assert!(!answer.contains(&hooks::fake_key()), "{answer}");
+}
+
+/// `file_manager.list` of `many`: cut to the limit, with the note as the last text, and the
+/// structured content the first text says.
+fn check_cut(listed: &rmcp::model::CallToolResult) {
+    assert_eq!(listed.is_error, Some(false), "{listed:?}");
+    let structured = listed
+        .structured_content
+        .as_ref()
+        .expect("structuredContent");
+    let texts = texts_of(listed);
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    let text: Value = serde_json::from_str(texts[0]).expect("the listing's text is JSON");
+    assert_eq!(&text, structured);
+    hooks::check_cut_listing(structured, &texts);
+}
+
+#[tokio::test]
+async fn hooks_act_alike_over_stdio_and_streamable_http() {
+    use rmcp::model::{CallToolResponse, InputResponses};
+
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let sandbox = dir.path().join("sandbox");
+    let read = || call("file_manager.read", json!({"path": "notes/secret.txt"}));
+    let delete = |path: &str| call("file_manager.delete_file", json!({ "path": path }));
+    let list = || call("file_manager.list", json!({"dir": "many"}));
+
+    // Over stdio, a 2026-07-28 client that can ask its user.
+    let client = asking_client(dir.path()).await;
+    let complete = |response: CallToolResponse| match response {
+        CallToolResponse::Complete(result) => result,
+        other => panic!("{other:?}"),
+    };
+    check_redacted(&complete(client.call_tool_once(read()).await.unwrap()));
+    let scratch = complete(client.call_tool_once(delete("tmp/x.txt")).await.unwrap());
+    assert_eq!(scratch.is_error, Some(false), "{scratch:?}");
+    assert!(
+        !sandbox.join("tmp/x.txt").exists(),
+        "deleted without a question"
+    );
+    let CallToolResponse::InputRequired(asked) =
+        client.call_tool_once(delete("notes/y.txt")).await.unwrap()
+    else {
+        panic!("no input_required");
+    };
+    let question = serde_json::to_string(&asked.input_requests).unwrap();
+    assert!(
+        question.contains("notes/y.txt"),
+        "the whole call: {question}"
+    );
+    assert!(sandbox.join("notes/y.txt").exists(), "nothing ran yet");
+    let yes = InputResponses::from([(
+        "confirm".to_owned(),
+        json!({"action": "accept", "content": {"approve": true}}),
+    )]);
+    let answered = delete("notes/y.txt")
+        .with_input_responses(yes)
+        .with_request_state(asked.request_state.clone().unwrap());
+    let done = complete(client.call_tool_once(answered).await.unwrap());
+    assert_eq!(done.is_error, Some(false), "{done:?}");
+    assert!(!sandbox.join("notes/y.txt").exists());
+    check_cut(&complete(client.call_tool_once(list()).await.unwrap()));
+    client.cancel().await.unwrap();
+
+    // Over streamable HTTP, a client of the `initialize` era, with the admin's token: the
+    // approval token comes back in the answer and is redeemed in `_meta`.
+    std::fs::write(sandbox.join("tmp/x.txt"), "scratch").unwrap();
+    std::fs::write(sandbox.join("notes/y.txt"), "keep until approved").unwrap();
+    let served = mcp_http::serve_http(dir.path());
+    let admin = connect_http(&served.url, Some(mcp_http::ADMIN_TOKEN))
+        .await
+        .unwrap();
+    check_redacted(&admin.call_tool(read()).await.unwrap());
+    let scratch = admin.call_tool(delete("tmp/x.txt")).await.unwrap();
+    assert_eq!(scratch.is_error, Some(false), "{scratch:?}");
+    assert!(!sandbox.join("tmp/x.txt").exists());
+    let held = admin.call_tool(delete("notes/y.txt")).await.unwrap();
+    let text = texts_of(&held)[0];
+    assert!(
+        held.is_error == Some(true) && text.contains("approval"),
+        "{held:?}"
+    );
+    assert!(sandbox.join("notes/y.txt").exists(), "nothing ran yet");
+    let token = text.split("approval token `").nth(1).unwrap();
+    let token = &token[..token.find('`').unwrap()];
+    let with_token: CallToolRequestParams = serde_json::from_value(json!({
+        "name": "file_manager.delete_file",
+        "arguments": {"path": "notes/y.txt"},
+        "_meta": {(tool_registry::mcp::APPROVAL_TOKEN_META): token},
+    }))
+    .unwrap();
+    let done = admin.call_tool(with_token).await.unwrap();
+    assert_eq!(done.is_error, Some(false), "{done:?}");
+    assert!(!sandbox.join("notes/y.txt").exists());
+    check_cut(&admin.call_tool(list()).await.unwrap());
+    admin.cancel().await.unwrap();
 }
 
 /// A child process, killed when dropped, so that a failed assertion leaves no process behind.

@@ -1,9 +1,10 @@
 //! `toolreg mcp` driven by the official MCP Python SDK (`mcp` 2.3.0), over stdio and streamable
 //! HTTP, in both protocol eras: listing per scope and per token, calls, refusals, progress,
 //! cancellation, `list_changed` after a `toolreg disable`, confirmation (`input_required`
-//! in 2026-07-28, the approval token before), and media (`chart.draw`'s image and
-//! `chart.export`'s file and link, byte for byte, with `structuredContent` that fits the listed
-//! `outputSchema`). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
+//! in 2026-07-28, the approval token before; none for a delete under `tmp/`), media
+//! (`chart.draw`'s image and `chart.export`'s file and link, byte for byte, with
+//! `structuredContent` that fits the listed `outputSchema`), and the hooks (a key redacted, a
+//! long listing cut to its limit). `tests/mcp_py/check.py` does the checks. `scripts/test` makes the
 //! virtualenv it runs in (`target/py-mcp`).
 //!
 //! The other way round, a server written with the SDK's `MCPServer` (`tests/mcp_py/server.py`)
@@ -58,6 +59,9 @@ fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
             "stdio lists per scope",
             "stdio call",
             "stdio media",
+            "stdio hooks",
+            "HTTP hooks",
+            "a delete under tmp/ runs at once",
             "a list answers structuredContent {result}",
             "HTTP media",
             "stdio progress notifications",

@@ -7,10 +7,12 @@ use std::process::Output;
 use serde_json::Value;
 
 mod common;
+#[path = "common/hooks.rs"]
+mod hooks;
 #[path = "common/serve.rs"]
 mod serve;
 use common::{toolreg_command, workspace};
-use serve::{guest_call, serve};
+use serve::{MODULE_TOKEN, execute, guest_call, serve};
 
 /// `GET path` over a plain socket: the whole answer, headers in lower case.
 fn get(addr: &str, path: &str) -> String {
@@ -197,4 +199,149 @@ fn guests_of_a_server_and_local_calls_without_a_user_have_daily_limits_of_their_
     std::fs::remove_file(dir.path().join("limits.json")).unwrap();
     assert_eq!(spend(&local), used_up, "the command line first");
     assert_eq!(spend(&guest), used_up, "guests after the command line");
+}
+
+/// The hooks of a front end's calls, for alice: `call(tool, args)` answers the result of a
+/// call of the module `kb`'s `tool`, and `approve(tool, args, token)` of the call the token
+/// holds. `sandbox` is the module's. A key in a file is redacted, `delete_file` runs at once
+/// under `tmp/` and waits for approval elsewhere, and a long listing is cut to its limit.
+fn hooks_act_on(
+    call: &dyn Fn(&str, Value) -> Value,
+    approve: &dyn Fn(&str, Value, &str) -> Value,
+    sandbox: &Path,
+) {
+    use serde_json::json;
+
+    let read = call("kb.file_manager.read", json!({"path": "notes/secret.txt"}));
+    assert_eq!(read["success"], true, "{read}");
+    assert_eq!(
+        read["content"]["content"],
+        "OPENAI_API_KEY=[redacted secret]\nkeep this line\n"
+    );
+    assert!(!read.to_string().contains(&hooks::fake_key()), "{read}");
+
+    let scratch = call("kb.file_manager.delete_file", json!({"path": "tmp/x.txt"}));
+    assert_eq!(scratch["success"], true, "{scratch}");
+    assert!(!sandbox.join("tmp/x.txt").exists());
+
+    let kept = json!({"path": "notes/y.txt"});
+    let held = call("kb.file_manager.delete_file", kept.clone());
+    let error = &held["content"]["error"];
+    assert_eq!(error["code"], "needs_approval", "{held}");
+    assert!(sandbox.join("notes/y.txt").exists(), "nothing ran yet");
+    let token = error["token"].as_str().unwrap();
+    let approved = approve("kb.file_manager.delete_file", kept, token);
+    assert_eq!(approved["success"], true, "{approved}");
+    assert!(!sandbox.join("notes/y.txt").exists());
+
+    let listed = call("kb.file_manager.list", json!({"dir": "many"}));
+    assert_eq!(listed["success"], true, "{listed}");
+    let listing = serde_json::to_string(&listed["content"]).unwrap();
+    let note = listed["blocks"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        listed["blocks"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    hooks::check_cut_listing(&listed["content"], &[&listing, note]);
+}
+
+#[test]
+fn hooks_act_alike_on_serve_and_through_the_gateway() {
+    use serde_json::json;
+
+    let module_dir = workspace();
+    hooks::sandbox(module_dir.path());
+    let sandbox = module_dir.path().join("sandbox");
+    let module = serve(
+        module_dir.path(),
+        &[
+            "--modules",
+            "file_manager",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--module",
+            "kb",
+        ],
+    );
+    // `POST /execute` as a trusted client (a gateway) calls for alice, with the approval token
+    // of an earlier answer when it has one.
+    let execute_as_alice = |tool: &str, args: Value, token: Option<&str>| {
+        let mut request = json!({
+            "tool_name": tool, "arguments": args, "user_id": "alice", "level": "user",
+        });
+        if let Some(token) = token {
+            request["approval_token"] = json!(token);
+        }
+        execute(&module.addr, Some(MODULE_TOKEN), &request)
+    };
+    let approve_at_module =
+        |tool: &str, args: Value, token: &str| execute_as_alice(tool, args, Some(token));
+
+    // `toolreg serve`: the module's own `/execute`.
+    hooks_act_on(
+        &|tool, args| execute_as_alice(tool, args, None),
+        &approve_at_module,
+        &sandbox,
+    );
+    // A guest of the module reads through the same hook.
+    let read = guest_call(
+        &module.addr,
+        "kb.file_manager.read",
+        &json!({"path": "notes/secret.txt"}),
+    );
+    assert!(
+        read["content"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted secret]"),
+        "{read}"
+    );
+
+    // The gateway, `toolreg --module-map`, calling the module's tools for alice. A compiled
+    // tool's `confirm_if` is the module's to apply: the gateway forwards the call unconfirmed
+    // and hands on the module's answer, whose token the module redeems.
+    std::fs::write(sandbox.join("tmp/x.txt"), "scratch").unwrap();
+    std::fs::write(sandbox.join("notes/y.txt"), "keep until approved").unwrap();
+    let gateway_dir = workspace();
+    let map = gateway_dir.path().join("modules.toml");
+    std::fs::write(
+        &map,
+        format!(
+            "[modules.kb]\nurl = \"{}\"\ntoken_env = \"KB_TOKEN\"\n",
+            module.addr
+        ),
+    )
+    .unwrap();
+    let map = map.to_str().unwrap();
+    let gateway_call = |tool: &str, args: Value| {
+        let args = args.to_string();
+        let output = toolreg_command(
+            gateway_dir.path(),
+            &[
+                "--module-map",
+                map,
+                "--user",
+                "alice",
+                "--level",
+                "user",
+                "call",
+                tool,
+                &args,
+            ],
+        )
+        .env("KB_TOKEN", MODULE_TOKEN)
+        .output()
+        .expect("toolreg runs");
+        let result = json(&output);
+        let success = result["success"] == true;
+        assert_eq!(output.status.code(), Some(i32::from(!success)), "{result}");
+        result
+    };
+    hooks_act_on(&gateway_call, &approve_at_module, &sandbox);
+    assert!(
+        !gateway_dir.path().join("sandbox").exists(),
+        "the gateway's own file tools were not used"
+    );
 }

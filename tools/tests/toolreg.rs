@@ -10,6 +10,8 @@ use tool_registry::format::Provider;
 use tool_registry_tools as _;
 
 mod common;
+#[path = "common/hooks.rs"]
+mod hooks;
 use common::{toolreg_command, workspace};
 
 fn toolreg(root: &Path, args: &[&str]) -> Output {
@@ -997,4 +999,203 @@ fn call_prints_binary_blocks_by_size_and_saves_them_only_where_told() {
     );
     assert_eq!(printed["blocks"][1]["type"], "resource_link");
     assert_eq!(printed["blocks"][1]["uri"], "chart://q3.png");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The hooks of `toolreg`: `RedactSecrets` around every call, and the built-ins the reference
+// tools declare (`confirm_if`, `max_result_bytes`), as `call`, `run` and `approve` see them.
+
+#[test]
+fn a_key_in_a_sandbox_file_comes_back_redacted_from_call_and_run() {
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let key = hooks::fake_key();
+    let redacted = "OPENAI_API_KEY=[redacted secret]\nkeep this line\n";
+
+    let read = toolreg(
+        dir.path(),
+        &[
+            "call",
+            "file_manager.read",
+            r#"{"path": "notes/secret.txt"}"#,
+        ],
+    );
+    assert_eq!(read.status.code(), Some(0), "{}", text(&read));
+    assert_eq!(stdout_json(&read)["content"]["content"], redacted);
+
+    // The calls in a model's output take the batch path, with the same hooks.
+    let output = br#"<tool_call>{"name": "file_manager.read", "arguments": {"path": "notes/secret.txt"}}</tool_call>"#;
+    let run = toolreg_stdin(dir.path(), &["run"], output);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let ran = stdout_json(&run);
+    assert_eq!(ran["results"][0]["result"]["content"]["content"], redacted);
+
+    for output in [&read, &run] {
+        assert!(!text(output).contains(&key), "{}", text(output));
+    }
+}
+
+#[test]
+fn delete_file_runs_at_once_under_tmp_and_asks_elsewhere() {
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let sandbox = dir.path().join("sandbox");
+    let delete = |path: &str| {
+        let args = serde_json::json!({ "path": path }).to_string();
+        toolreg(
+            dir.path(),
+            &["--user", "alice", "call", "file_manager.delete_file", &args],
+        )
+    };
+
+    let scratch = delete("tmp/x.txt");
+    assert_eq!(scratch.status.code(), Some(0), "{}", text(&scratch));
+    assert_eq!(stdout_json(&scratch)["content"]["deleted"], true);
+    assert!(!sandbox.join("tmp/x.txt").exists());
+
+    let held = delete("notes/y.txt");
+    assert_eq!(held.status.code(), Some(1), "{}", text(&held));
+    let error = &stdout_json(&held)["content"]["error"];
+    assert_eq!(error["code"], "needs_approval", "{error}");
+    assert!(sandbox.join("notes/y.txt").exists(), "nothing ran yet");
+    let token = error["token"].as_str().unwrap();
+    let approved = toolreg(dir.path(), &["--user", "alice", "approve", token]);
+    assert_eq!(approved.status.code(), Some(0), "{}", text(&approved));
+    assert!(!sandbox.join("notes/y.txt").exists());
+}
+
+#[test]
+fn a_tmp_path_through_a_link_to_elsewhere_is_refused() {
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let sandbox = dir.path().join("sandbox");
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "not the sandbox's").unwrap();
+    std::os::unix::fs::symlink("../notes/y.txt", sandbox.join("tmp/link.txt")).unwrap();
+    std::os::unix::fs::symlink("../notes", sandbox.join("tmp/notes")).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.join("tmp/out.txt")).unwrap();
+
+    for (path, says) in [
+        ("tmp/link.txt", "leads to \"notes/y.txt\", outside `tmp/`"),
+        (
+            "tmp/notes/y.txt",
+            "leads to \"notes/y.txt\", outside `tmp/`",
+        ),
+        ("tmp/out.txt", "escapes the sandbox root"),
+    ] {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let output = toolreg(
+            dir.path(),
+            &["--user", "alice", "call", "file_manager.delete_file", &args],
+        );
+        assert_eq!(output.status.code(), Some(1), "{path}: {}", text(&output));
+        let error = &stdout_json(&output)["content"]["error"];
+        assert_eq!(error["code"], "invalid_arguments", "{path}: {error}");
+        assert_eq!(error["path"], "path", "{path}: {error}");
+        let detail = error["detail"].as_str().unwrap();
+        assert!(detail.contains(says), "{path}: {detail}");
+    }
+    assert!(sandbox.join("notes/y.txt").exists());
+    assert!(sandbox.join("tmp/link.txt").is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "not the sandbox's"
+    );
+}
+
+#[test]
+fn a_long_listing_is_cut_to_the_tools_limit_with_a_note() {
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let output = toolreg(
+        dir.path(),
+        &["call", "file_manager.list", r#"{"dir": "many"}"#],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let result = stdout_json(&output);
+    assert_eq!(result["success"], true);
+    let listing = serde_json::to_string(&result["content"]).unwrap();
+    let blocks = result["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "{blocks:?}");
+    assert_eq!(blocks[0]["type"], "text");
+    let note = blocks[0]["text"].as_str().unwrap();
+    hooks::check_cut_listing(&result["content"], &[&listing, note]);
+}
+
+/// The audit records of the same calls through a registry built as `toolreg` builds its own,
+/// with a sink that keeps them: each names the hooks that acted.
+#[test]
+fn the_audit_record_names_each_hook_that_acted() {
+    use std::sync::{Arc, Mutex};
+    use tool_registry::audit::{AuditRecord, AuditSink};
+    use tool_registry::{Ctx, Scope};
+
+    #[derive(Clone, Default)]
+    struct Kept(Arc<Mutex<Vec<Value>>>);
+    impl AuditSink for Kept {
+        fn record(&self, record: &AuditRecord<'_>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(record).unwrap());
+        }
+    }
+
+    let dir = workspace();
+    hooks::sandbox(dir.path());
+    let kept = Kept::default();
+    let registry = Registry::builder()
+        .state(tool_registry_tools::Config::under(dir.path()))
+        .allow_lists(tool_registry_tools::allow_lists())
+        .hook(tool_registry_tools::RedactSecrets)
+        .audit_sink(kept.clone())
+        .build()
+        .unwrap();
+    let ctx = Ctx::for_scope(Scope::user("alice"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = [
+        ("file_manager.read", r#"{"path": "notes/secret.txt"}"#),
+        ("file_manager.delete_file", r#"{"path": "tmp/x.txt"}"#),
+        ("file_manager.delete_file", r#"{"path": "notes/y.txt"}"#),
+        ("file_manager.list", r#"{"dir": "many"}"#),
+    ];
+    for (tool, args) in calls {
+        let _ = runtime.block_on(registry.call(tool, args, &ctx));
+    }
+    let records = kept.0.lock().unwrap().clone();
+    let hooks_of = |i: usize| (records[i]["outcome"].clone(), records[i]["hooks"].clone());
+    assert_eq!(records.len(), calls.len(), "{records:#?}");
+    assert_eq!(
+        hooks_of(0),
+        (
+            "ok".into(),
+            serde_json::json!([{"hook": "redact_secrets", "action": "changed", "detail": "redacted 1 secret"}])
+        )
+    );
+    assert_eq!(hooks_of(1), ("ok".into(), Value::Null), "no hook acted");
+    assert_eq!(
+        hooks_of(2),
+        (
+            "needs_approval".into(),
+            serde_json::json!([{"hook": "confirm_if", "action": "asked_approval"}])
+        )
+    );
+    let (outcome, acted) = hooks_of(3);
+    assert_eq!(outcome, "ok");
+    assert_eq!(acted.as_array().map(Vec::len), Some(1), "{acted}");
+    assert_eq!(
+        (&acted[0]["hook"], &acted[0]["action"]),
+        (&"max_result_bytes".into(), &"shortened".into()),
+        "{acted}"
+    );
+    let detail = acted[0]["detail"].as_str().unwrap();
+    let (from, to) = detail.split_once(" bytes to ").unwrap();
+    let (from, to): (usize, usize) = (from.parse().unwrap(), to.parse().unwrap());
+    assert!(
+        from > hooks::LIST_LIMIT && to <= hooks::LIST_LIMIT,
+        "{detail}"
+    );
 }

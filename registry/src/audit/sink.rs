@@ -28,9 +28,29 @@ impl AuditSink for TracingAuditSink {
             idempotent = r.annotations.and_then(|a| a.idempotent),
             open_world = r.annotations.and_then(|a| a.open_world),
             requires_confirmation = r.annotations.and_then(|a| a.requires_confirmation),
+            hooks = (!r.hooks.is_empty()).then(|| hooks_text(&r.hooks)),
             "tool call"
         );
     }
+}
+
+/// The hooks that acted, for a log line: `redact_secrets changed (redacted 1 secret), cache hit`.
+fn hooks_text(hooks: &[super::Acted]) -> String {
+    let mut text = String::new();
+    for (i, acted) in hooks.iter().enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&acted.hook);
+        text.push(' ');
+        text.push_str(acted.action);
+        if let Some(detail) = &acted.detail {
+            text.push_str(" (");
+            text.push_str(detail);
+            text.push(')');
+        }
+    }
+    text
 }
 
 /// Appends each record as one JSON line to a file.

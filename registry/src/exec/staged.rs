@@ -138,12 +138,9 @@ pub(super) async fn staged<H: Host>(
                     .take()
                     .or_else(|| canonical_args(&ToolArgs::Text(written.as_deref()?)))
                     .unwrap_or_else(|| "{}".to_owned());
-                Err(host
-                    .policy()
-                    .gates
-                    .hold(&tool, ctx, arguments)
-                    .await
-                    .unwrap_or_else(|error| error))
+                // Boxed, for the same reason as a cache miss.
+                let held = Box::pin(host.policy().gates.hold(&tool, ctx, arguments)).await;
+                Err(held.unwrap_or_else(|error| error))
             }
             Stage::Cache => {
                 let (Some(policy), Some(call)) = (entry.cache(), call.as_ref()) else {
@@ -172,8 +169,10 @@ pub(super) async fn staged<H: Host>(
                         Ok(result)
                     }
                     (None, Some((key, policy))) => {
+                        // Boxed: a cache miss is rare beside the calls that take this path,
+                        // and its future would make every one of them larger.
                         let flown = flight(host, &tool, &key, policy, handler, started, limit);
-                        let (outcome, ran) = flown.await;
+                        let (outcome, ran) = Box::pin(flown).await;
                         if !ran && outcome.is_ok() {
                             let shared = Some("shared with an identical call".to_owned());
                             acted.push(Acted::new(&CACHE.into(), "hit", shared));

@@ -66,12 +66,13 @@ pub(crate) fn cache_key(tool: &Tool, arguments: &str, ctx: &Ctx, per_user: bool)
         }
         field(scope.level().as_str().as_bytes());
     }
-    let digest = digest.finalize();
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        use std::fmt::Write;
-        let _ = write!(hex, "{byte:02x}");
-    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .flat_map(|byte| [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]])
+        .map(char::from)
+        .collect();
     CacheKey(hex)
 }
 

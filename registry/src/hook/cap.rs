@@ -5,9 +5,11 @@
 //! [`ContentLimits`](crate::media::ContentLimits) instead. A result over the limit is cut:
 //!
 //! - text (a string `content`, a text block) at a character boundary, so it stays valid UTF-8;
-//! - a structured `content` without breaking its JSON: long strings are cut, arrays lose their
-//!   last items, and every key of every object stays (keys go only when the keys alone are over
-//!   the limit), so what a client checks against the output schema's `required` keys is there;
+//! - a structured `content` without breaking its JSON: long strings are cut and end with `…`,
+//!   arrays lose their last items (an object or array that does not fit whole goes: half a
+//!   record would read as one), and every key of an object that is kept stays (keys go only
+//!   when the keys alone are over the limit), so what a client checks against the output
+//!   schema's `required` keys is there;
 //! - then a note is added that says what was cut and how to read the rest, as a text block
 //!   after the others (inside the text itself when `content` is a string).
 //!
@@ -157,11 +159,14 @@ fn fit(value: &Value, budget: usize) -> Value {
                     left -= size + comma;
                     kept.push(item.clone());
                 } else {
-                    // The first item that does not fit is cut if it can be; the rest go.
-                    let cut = fit(item, left - comma);
-                    let size = json_len(&cut);
-                    if size + comma <= left && !is_empty_like(&cut) {
-                        kept.push(cut);
+                    // The first item that does not fit is cut if it is text (marked with `…`);
+                    // an object or array that does not fit whole goes, with the rest: half
+                    // of a record would read as a record.
+                    if let Value::String(text) = item {
+                        let cut = fit_str(text, left - comma);
+                        if !cut.is_empty() {
+                            kept.push(Value::String(cut));
+                        }
                     }
                     break;
                 }
@@ -222,32 +227,34 @@ fn least(value: &Value) -> Value {
     }
 }
 
-fn is_empty_like(value: &Value) -> bool {
-    match value {
-        Value::String(text) => text.is_empty(),
-        Value::Array(items) => items.is_empty(),
-        _ => false,
-    }
-}
-
 /// The longest beginning of `text` whose JSON string (quotes and escapes included) is at most
-/// `budget` bytes.
+/// `budget` bytes, ending with `…` when it is cut (empty when not even that fits).
 fn fit_str(text: &str, budget: usize) -> String {
-    let mut used = 2;
+    const MARK: char = '…';
+    let size = |ch: char| match ch {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    };
+    // Room for the quotes and the mark.
+    let Some(room) = budget.checked_sub(2 + MARK.len_utf8()) else {
+        return String::new();
+    };
+    let mut used = 0;
     let mut end = 0;
     for (at, ch) in text.char_indices() {
-        let size = match ch {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        };
-        if used + size > budget {
+        if used + size(ch) > room {
             break;
         }
-        used += size;
+        used += size(ch);
         end = at + ch.len_utf8();
     }
-    text[..end].to_owned()
+    if end == 0 {
+        return String::new();
+    }
+    let mut cut = text[..end].to_owned();
+    cut.push(MARK);
+    cut
 }
 
 #[cfg(test)]
@@ -285,6 +292,8 @@ mod tests {
         let kept = object["items"].as_array().unwrap();
         assert!(!kept.is_empty() && kept.len() < 200);
         assert!(kept.iter().all(|item| item.get("id").is_some()));
+        // Every item kept is whole.
+        assert!(kept.iter().all(|item| item["title"] == "x".repeat(50)));
         let Block::Text(note) = result.blocks.last().unwrap() else {
             panic!("the note is a text block")
         };

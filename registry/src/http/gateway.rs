@@ -429,6 +429,10 @@ impl Gateway {
                     remote_name,
                     local_name: local.clone(),
                     idempotent: spec.annotations().idempotent == Some(true),
+                    confirms: spec.confirm_if().is_some()
+                        || crate::meta::effective(&local, spec.category(), spec.annotations())
+                            .requires_confirmation
+                            == Some(true),
                 });
                 let handler = ToolHandler::from_results(move |args, ctx| {
                     let remote = Arc::clone(&remote);

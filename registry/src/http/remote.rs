@@ -27,6 +27,10 @@ pub(super) struct Remote {
     pub(super) local_name: String,
     /// Annotated idempotent: one retry after a failure that may not have reached it.
     pub(super) idempotent: bool,
+    /// Whether the gateway's own confirmation stage decides every call of the tool (it needs
+    /// confirmation, or has a `confirm_if` schema): only then is a call that reaches the
+    /// handler one the module need not ask about again.
+    pub(super) confirms: bool,
 }
 
 /// What one attempt gave: an answer, or a failure worth one retry for an idempotent tool.
@@ -49,10 +53,14 @@ impl Remote {
         if let Some(id) = ctx.call_id() {
             body["call_id"] = json!(id);
         }
-        // This handler runs only after the gateway's own confirmation stage let the call through
-        // (or found nothing to confirm, as the module would for the same spec): a module that
-        // trusts this gateway's secret does not ask again.
-        body["confirmed"] = json!(true);
+        // This handler runs only after the gateway's own confirmation stage let the call
+        // through: where that stage decides the tool's calls, a module that trusts this
+        // gateway's secret does not ask again. Where it found nothing to decide, the module
+        // may still ask: a compiled tool's `confirm_if` is code its manifest cannot carry, and
+        // only its own process applies it.
+        if self.confirms {
+            body["confirmed"] = json!(true);
+        }
         let body =
             serde_json::to_vec(&body).map_err(|error| self.unreachable(error.to_string()))?;
         let traceparent = current_traceparent();

@@ -263,8 +263,12 @@ impl ServerHandler for McpServer {
             &context,
         )?;
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        // Kept for the question to the user, only where there may be one.
-        let shown = tool.needs_confirmation().then(|| arguments.clone());
+        // Kept for the question to the user, only where there may be one: where the
+        // confirmation stage applies (a tool that always asks, a `confirm_if`, a hook that may
+        // ask), as the pipeline decides it.
+        let shown = registry
+            .may_ask_approval(&name, scope)
+            .then(|| arguments.clone());
         let mut ctx = Ctx::for_scope(scope.clone()).with_call_id(context.id.to_string());
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();

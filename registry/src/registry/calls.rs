@@ -132,6 +132,16 @@ impl Registry {
         self.policy.max_calls
     }
 
+    /// Whether a call of `name` by `scope` may wait for a person's approval: the tool always
+    /// asks, asks by its `confirm_if`, or a hook of the registry that applies to it may ask. A
+    /// front end that shows the person the call keeps its arguments only then. `false` for a
+    /// tool `scope` cannot see.
+    pub fn may_ask_approval(&self, name: &str, scope: &Scope) -> bool {
+        self.resolve(name, scope).is_some_and(|(tool, _, hooks)| {
+            crate::gate::Stage::Confirmation.applies(tool.entry(), hooks != 0)
+        })
+    }
+
     /// What a call of `name` by `scope` goes through, in order: the stages of the pipeline
     /// that apply to the tool (see [`exec`](crate::exec)), with each hook named where it runs
     /// (`before hook inside_folder`, `after hook redact_keys`). `None` for a tool `scope`

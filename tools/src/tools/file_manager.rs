@@ -15,6 +15,7 @@ use serde_json::json;
 use tool_registry::{Ctx, State, ToolError, ToolResult, tool};
 
 use crate::Config;
+use crate::config::slash_path;
 use crate::error::{failed, invalid, io_failed};
 use crate::sandbox::{Resolved, Sandbox, SandboxError, is_escape};
 
@@ -425,7 +426,7 @@ pub async fn delete_file(
                 "path",
                 format!(
                     "{path:?} leads to {:?}, outside `tmp/`; delete it by that path, which asks for approval",
-                    target.shown
+                    slash_path(&target.relative)
                 ),
             ));
         }

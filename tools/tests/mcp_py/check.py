@@ -26,6 +26,12 @@ ADMIN_TOKEN = sys.argv[4] if len(sys.argv) > 4 else None
 SANDBOX = pathlib.Path("sandbox")
 # Confirmation belongs to a user's call: the file tools need at least the `user` level.
 ANN = ("--level", "user", "--user", "ann")
+# A fake API key, which `toolreg`'s `RedactSecrets` hook replaces in every result.
+KEY = "sk-" + "abcdefghij" * 3
+REDACTED = "[redacted secret]"
+# `file_manager.list`'s `max_result_bytes`, and a folder whose listing is far longer.
+LIST_LIMIT = 16384
+MANY = 600
 
 
 def stdio(*flags, page_size=None):
@@ -195,6 +201,13 @@ async def confirmation(mode):
 
     async with Client(stdio(*ANN), mode=mode, elicitation_callback=approve) as client:
         session = client.session
+        # `confirm_if`: a file under `tmp/` is deleted at once, with no question and no token.
+        scratch = SANDBOX / "tmp" / f"{mode}-x.txt"
+        scratch.parent.mkdir(exist_ok=True)
+        scratch.write_text("scratch")
+        done = await client.call_tool("file_manager.delete_file", {"path": f"tmp/{scratch.name}"})
+        assert not done.is_error and not scratch.exists() and not asked, (done, asked)
+        print(f"{mode}: a delete under tmp/ runs at once, without a question")
         if mode == "legacy":
             # No input_required before 2026-07-28: the answer names the approval token, and a
             # retry carrying it in `_meta` runs the call.
@@ -253,6 +266,45 @@ async def confirmation(mode):
     print(f"{mode}: confirmation by input_required runs the call once, refuses it moved or replayed, drops it declined")
 
 
+def hook_fixtures():
+    """A file holding KEY, and MANY files with long names in `many/`."""
+    (SANDBOX / "notes").mkdir(exist_ok=True)
+    (SANDBOX / "notes" / "secret.txt").write_text(f"OPENAI_API_KEY={KEY}\nkeep this line\n")
+    (SANDBOX / "many").mkdir(exist_ok=True)
+    for i in range(MANY):
+        (SANDBOX / "many" / f"a-rather-long-file-name-for-the-listing-to-be-cut-{i:04}.txt").touch()
+
+
+def texts(result):
+    return [block.text for block in result.content if isinstance(block, types.TextContent)]
+
+
+async def hooks(server, mode, label):
+    async with Client(server, mode=mode) as client:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        # RedactSecrets: the key is gone from the text and the structured content alike.
+        read = await client.call_tool("file_manager.read", {"path": "notes/secret.txt"})
+        assert not read.is_error, read
+        assert read.structured_content["content"] == f"OPENAI_API_KEY={REDACTED}\nkeep this line\n", read
+        assert json.loads(texts(read)[0]) == read.structured_content, read
+        assert KEY not in read.model_dump_json(), read
+
+        # max_result_bytes: the listing cut to the limit, the note last, the structured content
+        # still JSON that fits the listed output schema.
+        listed = await client.call_tool("file_manager.list", {"dir": "many"})
+        assert not listed.is_error, listed
+        shown = texts(listed)
+        assert sum(len(text.encode()) for text in shown) <= LIST_LIMIT, [len(text) for text in shown]
+        assert len(shown) == 2 and shown[-1].startswith("[cut: the full result was"), shown[-1:]
+        structured = listed.structured_content
+        assert json.loads(shown[0]) == structured, shown[0][:200]
+        validates(structured, schemas["file_manager.list"])
+        entries = structured["entries"]
+        assert structured["dir"] == "many" and 10 < len(entries) < MANY, len(entries)
+        assert all(entry["path"] == f"many/{entry['name']}" for entry in entries[:-1]), entries[:3]
+    print(f"{mode}: {label} hooks: a key redacted in text and structuredContent, a long listing cut with its note")
+
+
 async def over_http(mode, expected, guest):
     async with http() as anonymous, http(ADMIN_TOKEN) as admin:
         # The server follows the switch file within a second of the `enable` above.
@@ -279,6 +331,8 @@ async def over_http(mode, expected, guest):
     print(f"{mode}: streamable HTTP: no token is a guest, the admin token sees and calls more")
     async with http() as anonymous:
         await media(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
+    async with http() as anonymous:
+        await hooks(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
     async with http() as anonymous:
         await progress_and_cancellation(streamable_http_client(URL, http_client=anonymous), mode, "HTTP")
 
@@ -343,6 +397,7 @@ async def check(mode):
     expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
     guest, _ = await lists_and_calls(mode, expected)
     await media(stdio("--level", "guest"), mode, "stdio")
+    await hooks(stdio("--level", "guest"), mode, "stdio")
     await wrapped(mode)
     await progress_and_cancellation(stdio("--level", "guest"), mode, "stdio")
     await list_changed(mode)
@@ -352,6 +407,7 @@ async def check(mode):
 
 
 SANDBOX.mkdir(exist_ok=True)
+hook_fixtures()
 for mode in ["legacy", "2026-07-28"]:
     anyio.run(check, mode)
 print("all checks passed")
