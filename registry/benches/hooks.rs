@@ -98,12 +98,12 @@ impl Hook for Noop {
         "noop"
     }
 
-    fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, call: &HookCall<'_>) -> Before {
         black_box(call);
         Before::Continue
     }
 
-    fn after<'a>(&'a self, call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+    fn after(&self, call: &HookCall<'_>, result: &mut ToolResult) -> After {
         black_box((call, result));
         After::Kept
     }

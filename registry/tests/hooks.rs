@@ -84,7 +84,7 @@ impl Hook for Trace {
         self.name
     }
 
-    fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, call: &HookCall<'_>) -> Before {
         self.seen
             .lock()
             .unwrap()
@@ -92,7 +92,7 @@ impl Hook for Trace {
         Before::Continue
     }
 
-    fn after<'a>(&'a self, _: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+    fn after(&self, _: &HookCall<'_>, result: &mut ToolResult) -> After {
         self.seen
             .lock()
             .unwrap()
@@ -242,15 +242,20 @@ impl Hook for Panics {
         "panics"
     }
 
-    fn before<'a>(&'a self, _: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, _: &HookCall<'_>) -> Before {
         if self.before {
             panic!("a bug before");
         }
         Before::Continue
     }
 
-    fn after<'a>(&'a self, _: &'a HookCall<'a>, _: &'a mut ToolResult) -> After<'a> {
-        After::later(async { panic!("a bug after, while waiting") })
+    fn after(&self, _: &HookCall<'_>, _: &mut ToolResult) -> After {
+        After::later(async {
+            if true {
+                panic!("a bug after, while waiting");
+            }
+            |_: &mut ToolResult| After::Kept
+        })
     }
 }
 
@@ -261,7 +266,7 @@ impl Hook for Hangs {
         "hangs"
     }
 
-    fn before<'a>(&'a self, _: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, _: &HookCall<'_>) -> Before {
         Before::later(std::future::pending())
     }
 }

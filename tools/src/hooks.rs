@@ -35,7 +35,7 @@ impl Hook for RedactSecrets {
         "redact_secrets"
     }
 
-    fn after<'a>(&'a self, _call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+    fn after(&self, _call: &HookCall<'_>, result: &mut ToolResult) -> After {
         let mut found = redact_value(&mut result.content);
         if let Some(message) = &mut result.message {
             found += redact_text(message);

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::approve::{refused, take_pending};
-use super::staged::{Staged, staged, validate_by};
+use super::staged::{Begin, Staged, after_rest, staged, validate_by};
 use super::{CallSpan, Confirmation, Host, Stamp, tool_name};
 use crate::audit::{Audit, Tick};
 use crate::call::{
@@ -21,7 +21,7 @@ use crate::call::{
 };
 use crate::def::Tool;
 use crate::gate::canonical_args;
-use crate::hook::{Acted, Hooks};
+use crate::hook::{Acted, HookCall, Hooks, after_now, before_now};
 
 /// The call of `name` on `host` as a future that does nothing until polled; see [`CallFuture`].
 pub(crate) fn run_as<'a, A: Answer, H: Host>(
@@ -167,12 +167,31 @@ enum State<'a, H> {
         guarded: Guarded<'a>,
         audit: Finish<'a, H>,
     },
+    /// Stage 8, handler, of a tool with nothing to wait for but hooks that answered at once:
+    /// their `after` sides run when it ends, in place too unless one waits.
+    Hooked {
+        guarded: Guarded<'a>,
+        audit: Finish<'a, H>,
+        /// Boxed: a call without hooks carries a state no larger for them.
+        after: Box<AfterHooks<'a>>,
+    },
     /// Stages 2 to 9, through the stages that await hooks, stores, gates or approvals.
     Staged {
         stages: BoxFuture<'a, Staged>,
         audit: Finish<'a, H>,
     },
+    /// The outcome is in: stages 10 and 11 are left.
+    Finishing {
+        audit: Finish<'a, H>,
+    },
     Done,
+}
+
+/// What the `after` sides of a call's hooks need once its handler ended.
+struct AfterHooks<'a> {
+    call: HookCall<'a>,
+    hooks: Hooks<'a>,
+    acted: Vec<Acted>,
 }
 
 /// What stages 10 and 11 (result cap, audit) need once the call has an outcome.
@@ -246,8 +265,10 @@ impl<'a, H: Host> State<'a, H> {
         if registry.policy().log_annotations {
             log_annotations(&tool);
         }
-        // The direct path: no waiting stage applies to the tool, and no hook.
-        let direct = direct(&tool) && hooks == 0;
+        // The direct path: no waiting stage applies to the tool, and no hook; with hooks, the
+        // direct path runs them in place as long as they answer at once.
+        let direct_but_hooks = direct(&tool);
+        let direct = direct_but_hooks && hooks == 0;
         let max_bytes = tool.max_args_bytes();
         let audit = Finish {
             registry,
@@ -261,7 +282,7 @@ impl<'a, H: Host> State<'a, H> {
         if let Err(error) = admit_args(&mut args, max_bytes) {
             return Err(audit.finish::<A>(Err(error), span, false, Vec::new()));
         }
-        if !direct {
+        if !direct && !(hooks != 0 && direct_but_hooks) {
             let tool = audit.tool.clone();
             let hooks = Hooks {
                 set: &registry.policy().hooks,
@@ -271,13 +292,26 @@ impl<'a, H: Host> State<'a, H> {
                 registry,
                 tool,
                 hooks,
-                args,
+                Begin::Args(args),
                 ctx,
                 confirmation,
                 started,
                 limit,
             ));
             return Ok(Self::Staged { stages, audit });
+        }
+        if hooks != 0 {
+            return Self::hooked::<A>(
+                registry,
+                args,
+                ctx,
+                confirmation,
+                started,
+                limit,
+                hooks,
+                audit,
+                span,
+            );
         }
         // A tool without hooks, limits, gate, confirmation or cache: stages 3 to 7 have
         // nothing to do. Stage 2, validate.
@@ -287,6 +321,74 @@ impl<'a, H: Host> State<'a, H> {
                 audit,
             }),
             Err(error) => Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
+        }
+    }
+
+    /// The direct path of a tool that only hooks wait for: stage 2, then stage 3 in place for
+    /// as long as the hooks answer at once; at the first that waits or asks for approval, the
+    /// staged path goes on from there.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn hooked<A: Answer>(
+        registry: &'a H,
+        args: ToolArgs<'a>,
+        ctx: &'a Ctx,
+        confirmation: Confirmation,
+        started: Tick,
+        limit: Duration,
+        mask: u64,
+        audit: Finish<'a, H>,
+        span: &CallSpan,
+    ) -> Result<Self, A::Output> {
+        let hooks = Hooks {
+            set: &registry.policy().hooks,
+            mask,
+        };
+        let written = match &args {
+            ToolArgs::Text(text) => Cow::Borrowed(*text),
+            ToolArgs::Value(value) => Cow::Owned(value.to_string()),
+        };
+        let mut call = HookCall::new(audit.tool.clone(), ctx, written);
+        let mut handler = match validate_by(registry, &audit.tool, args, ctx, started, limit) {
+            Ok(handler) => handler,
+            Err(error) => return Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
+        };
+        let mut acted = Vec::new();
+        let tool = &audit.tool;
+        let revalidate = |value| {
+            handler = validate_by(registry, tool, ToolArgs::Value(value), ctx, started, limit)?;
+            Ok(())
+        };
+        match before_now(hooks, &mut call, &mut acted, revalidate) {
+            Ok(None) => Ok(Self::Hooked {
+                guarded: Guarded::new(handler, started, limit),
+                audit,
+                after: Box::new(AfterHooks { call, hooks, acted }),
+            }),
+            Ok(Some(escalate)) => {
+                let begin = Begin::Resume {
+                    handler,
+                    call,
+                    escalate,
+                    acted,
+                };
+                let tool = audit.tool.clone();
+                let stages = staged(
+                    registry,
+                    tool,
+                    hooks,
+                    begin,
+                    ctx,
+                    confirmation,
+                    started,
+                    limit,
+                );
+                Ok(Self::Staged {
+                    stages: Box::pin(stages),
+                    audit,
+                })
+            }
+            Err(error) => Err(audit.finish::<A>(Err(error), span, false, acted)),
         }
     }
 }
@@ -420,19 +522,30 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
-        let (outcome, checked, acted) = {
+        let (outcome, checked, acted) = loop {
             let _in = this.span.enter();
             match state {
-                State::Direct { guarded, .. } => (
-                    std::task::ready!(Pin::new(guarded).poll(cx)),
-                    false,
-                    Vec::new(),
-                ),
+                State::Direct { guarded, .. } => {
+                    break (
+                        std::task::ready!(Pin::new(guarded).poll(cx)),
+                        false,
+                        Vec::new(),
+                    );
+                }
                 State::Staged { stages, .. } => {
                     let Staged { outcome, acted } = std::task::ready!(stages.as_mut().poll(cx));
-                    (outcome, true, acted)
+                    break (outcome, true, acted);
                 }
-                State::Start { .. } | State::Approving { .. } | State::Done => {
+                State::Hooked { guarded, .. } => {
+                    let outcome = std::task::ready!(Pin::new(guarded).poll(cx));
+                    if let Some((outcome, acted)) = after_hooks(state, outcome) {
+                        break (outcome, true, acted);
+                    }
+                }
+                State::Start { .. }
+                | State::Approving { .. }
+                | State::Finishing { .. }
+                | State::Done => {
                     panic!("a tool call polled after it finished")
                 }
             }
@@ -441,10 +554,60 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         let span = std::mem::take(&mut this.span);
         let _in = span.enter();
         match std::mem::replace(state, State::Done) {
-            State::Direct { audit, .. } | State::Staged { audit, .. } => {
+            State::Direct { audit, .. }
+            | State::Staged { audit, .. }
+            | State::Finishing { audit } => {
                 Poll::Ready(audit.finish::<A>(outcome, &span, checked, acted))
             }
-            State::Start { .. } | State::Approving { .. } | State::Done => unreachable!(),
+            State::Start { .. } | State::Approving { .. } | State::Hooked { .. } | State::Done => {
+                unreachable!()
+            }
+        }
+    }
+}
+
+/// Stage 9 on the direct path with hooks, once the handler ended: the result checked, then
+/// the hooks' `after` sides in place; the outcome, or `None` when one waits and the rest of
+/// them became the call's staged future. Kept out of the call future's `poll`, which every
+/// call runs.
+#[inline(never)]
+fn after_hooks<H: Host>(
+    state: &mut State<'_, H>,
+    mut outcome: Result<ToolResult, ToolError>,
+) -> Option<(Result<ToolResult, ToolError>, Vec<Acted>)> {
+    let State::Hooked { audit, after, .. } = std::mem::replace(state, State::Done) else {
+        unreachable!()
+    };
+    let AfterHooks {
+        call,
+        hooks,
+        mut acted,
+    } = *after;
+    let policy = audit.registry.policy();
+    super::stamp::check_output(&audit.tool, &policy.content_limits, &mut outcome);
+    let waiting = match &mut outcome {
+        Ok(result) => match after_now(hooks, &call, result, &mut acted) {
+            Ok(waiting) => waiting,
+            Err(error) => {
+                outcome = Err(error);
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    match (waiting, outcome) {
+        (Some(waiting), Ok(result)) => {
+            let (started, limit) = (audit.started, audit.limit);
+            let rest = after_rest(hooks, call, result, started, limit, acted, waiting);
+            *state = State::Staged {
+                stages: Box::pin(rest),
+                audit,
+            };
+            None
+        }
+        (_, outcome) => {
+            *state = State::Finishing { audit };
+            Some((outcome, acted))
         }
     }
 }

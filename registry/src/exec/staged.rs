@@ -14,7 +14,10 @@ use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, with_timeout};
 use crate::call::{Guarded, Handler, panicked};
 use crate::def::{CachePolicy, Tool};
 use crate::gate::{STAGES, Stage, canonical, canonical_args};
-use crate::hook::{Acted, CacheKey, HookCall, Hooks, cache_key, run_after, run_before};
+use crate::hook::{
+    Acted, CacheKey, Escalate, HookCall, Hooks, Waiting, cache_key, run_after, run_after_from,
+    run_before_from,
+};
 
 /// Argument text longer than this may take a compiled tool long enough to read that the call's
 /// deadline is checked after it (see [`validate_by`]).
@@ -30,46 +33,61 @@ pub(super) struct Staged {
 const CONFIRM_IF: &str = "confirm_if";
 const CACHE: &str = "cache";
 
+/// Where the staged path begins: with the arguments, or where the direct path with hooks
+/// stopped (validated, the hooks before `escalate.index` asked and done).
+pub(super) enum Begin<'a> {
+    Args(ToolArgs<'a>),
+    Resume {
+        handler: Handler<'a>,
+        call: HookCall<'a>,
+        escalate: Escalate,
+        acted: Vec<Acted>,
+    },
+}
+
 /// Stages 2 to 9 of one call, in the order of [`STAGES`]; scope, the result cap and the audit
 /// are the call future's, around this.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn staged<H: Host>(
-    host: &H,
+pub(super) async fn staged<'a, H: Host>(
+    host: &'a H,
     tool: Tool,
-    hooks: Hooks<'_>,
-    args: ToolArgs<'_>,
-    ctx: &Ctx,
+    hooks: Hooks<'a>,
+    begin: Begin<'a>,
+    ctx: &'a Ctx,
     confirmation: Confirmation,
     started: Tick,
     limit: Duration,
 ) -> Staged {
     let entry = tool.entry();
     let hooked = hooks.any();
-    let mut acted = Vec::new();
     let confirmable =
         confirmation == Confirmation::Required && Stage::Confirmation.applies(entry, hooked);
     // Hooks, `confirm_if` and the cache read the arguments: they are kept as text.
     let reads = hooked || entry.confirms_conditionally() || entry.cache().is_some();
-    // An approval is bound to the arguments as the model wrote them: read for it before
-    // validation takes them, or, when they are kept as text, only once a call is held.
-    let mut arguments = if confirmable && !reads {
-        canonical_args(&args)
-    } else {
-        None
-    };
-    let (args, written) = match args {
-        ToolArgs::Text(text) if reads => (ToolArgs::Text(text), Some(Cow::Borrowed(text))),
-        ToolArgs::Value(value) if reads => {
-            let text = value.to_string();
-            (ToolArgs::Value(value), Some(Cow::Owned(text)))
+    let mut arguments = None;
+    let (mut args, mut call, mut handler, mut acted, mut resume) = match begin {
+        Begin::Args(given) => {
+            // An approval is bound to the arguments as the model wrote them: read for it
+            // before validation takes them, or, when they are kept as text, only once a call
+            // is held.
+            if confirmable && !reads {
+                arguments = canonical_args(&given);
+            }
+            let written = match &given {
+                ToolArgs::Text(text) if reads => Some(Cow::Borrowed(*text)),
+                ToolArgs::Value(value) if reads => Some(Cow::Owned(value.to_string())),
+                _ => None,
+            };
+            let call = written.map(|text| HookCall::new(tool.clone(), ctx, text));
+            (Some(given), call, None, Vec::new(), None)
         }
-        args => (args, None),
+        Begin::Resume {
+            handler,
+            call,
+            escalate,
+            acted,
+        } => (None, Some(call), Some(handler), acted, Some(escalate)),
     };
-    let mut call = written
-        .as_ref()
-        .map(|text| HookCall::new(&tool, ctx, Cow::Borrowed(&**text)));
-    let mut args = Some(args);
-    let mut handler: Option<Handler<'_>> = None;
     let mut permit = None;
     let mut asked = None;
     let mut cached: Option<(CacheKey, CachePolicy)> = None;
@@ -101,7 +119,13 @@ pub(super) async fn staged<H: Host>(
                     handler = Some(validate_by(host, &tool, args, ctx, started, limit)?);
                     Ok(())
                 };
-                match run_before(hooks, call, started, limit, &mut acted, revalidate).await {
+                let (from, pending) = resume.take().map_or((0, None), |escalate| {
+                    (escalate.index, Some(escalate.decision))
+                });
+                let before = run_before_from(
+                    hooks, call, started, limit, &mut acted, revalidate, from, pending,
+                );
+                match before.await {
                     Ok(reason) => {
                         asked = reason;
                         continue;
@@ -136,7 +160,7 @@ pub(super) async fn staged<H: Host>(
                 }
                 let arguments = arguments
                     .take()
-                    .or_else(|| canonical_args(&ToolArgs::Text(written.as_deref()?)))
+                    .or_else(|| canonical_args(&ToolArgs::Text(call.as_ref()?.written())))
                     .unwrap_or_else(|| "{}".to_owned());
                 // Boxed, for the same reason as a cache miss.
                 let held = Box::pin(host.policy().gates.hold(&tool, ctx, arguments)).await;
@@ -205,6 +229,33 @@ pub(super) async fn staged<H: Host>(
         };
     }
     unreachable!("validation always precedes the handler stage, which ends the call")
+}
+
+/// Stage 9 for the direct path with hooks, from the hook whose `after` side waits: the rest of
+/// the `after` sides, within the call's deadline.
+pub(super) async fn after_rest<'a>(
+    hooks: Hooks<'a>,
+    call: HookCall<'a>,
+    mut result: ToolResult,
+    started: Tick,
+    limit: Duration,
+    mut acted: Vec<Acted>,
+    waiting: Waiting,
+) -> Staged {
+    let done = run_after_from(
+        hooks,
+        &call,
+        &mut result,
+        started,
+        limit,
+        &mut acted,
+        Some(waiting),
+    );
+    let outcome = match done.await {
+        Ok(()) => Ok(result),
+        Err(error) => Err(error),
+    };
+    Staged { outcome, acted }
 }
 
 /// A cache that could not be read or written: no cache for this call, never a wrong answer.

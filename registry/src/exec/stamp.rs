@@ -34,15 +34,8 @@ impl Policy {
         if !checked {
             check_output(tool, &self.content_limits, outcome);
         }
-        if let (Some(max), Ok(result)) = (tool.max_result_bytes(), &mut *outcome)
-            && let Some(cut) = crate::hook::cap::shorten(result, max)
-        {
-            let how = format!("{} bytes to {}", cut.from, cut.to);
-            acted.push(Acted::new(
-                &"max_result_bytes".into(),
-                "shortened",
-                Some(how),
-            ));
+        if let Some(max) = tool.max_result_bytes() {
+            cap(max, outcome, &mut acted);
         }
         let code: Cow<'static, str> = match outcome {
             Ok(result) => result
@@ -137,6 +130,21 @@ impl Policy {
     }
 }
 
+/// Stage 10, result cap: a result over `max` bytes of text shortened to fit.
+#[cold]
+fn cap(max: usize, outcome: &mut Result<ToolResult, ToolError>, acted: &mut Vec<Acted>) {
+    if let Ok(result) = outcome
+        && let Some(cut) = crate::hook::cap::shorten(result, max)
+    {
+        let how = format!("{} bytes to {}", cut.from, cut.to);
+        acted.push(Acted::new(
+            &"max_result_bytes".into(),
+            "shortened",
+            Some(how),
+        ));
+    }
+}
+
 /// The time a call took and when it ended, from one clock reading: what the registry stamps on
 /// every result and audit record.
 #[derive(Clone, Copy)]
@@ -197,7 +205,7 @@ pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
 /// What a tool answered, checked before anyone reads it: its blocks against the limits (every
 /// tool), its value against its output schema (run-time, remote and MCP-module tools only:
 /// a compiled tool's value is typed by construction). A result that fails becomes the error.
-#[inline]
+#[inline(always)]
 pub(super) fn check_output(
     tool: &Tool,
     limits: &crate::media::ContentLimits,

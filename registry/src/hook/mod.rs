@@ -50,7 +50,7 @@
 //!         "inside_folder"
 //!     }
 //!
-//!     fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+//!     fn before(&self, call: &HookCall<'_>) -> Before {
 //!         let Some(path) = call.args().get("path").and_then(|path| path.as_str()) else {
 //!             return Before::Continue;
 //!         };
@@ -127,7 +127,7 @@
 //!         "redact_keys"
 //!     }
 //!
-//!     fn after<'a>(&'a self, _call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+//!     fn after(&self, _call: &HookCall<'_>, result: &mut ToolResult) -> After {
 //!         match redact(&mut result.content) {
 //!             0 => After::Kept,
 //!             n => After::changed(format!("redacted {n} keys")),
@@ -180,17 +180,23 @@ pub use cache::{CacheKey, CachePolicy, InMemoryResultCache, ResultCache};
 pub(crate) use cache::{Flights, cache_key};
 pub use cap::Shortened;
 pub use run::MAX_HOOKS;
-pub(crate) use run::{HookSet, Hooks, ToolFilter, run_after, run_before};
+pub(crate) use run::{Escalate, Waiting, after_now, before_now, run_after_from, run_before_from};
+pub(crate) use run::{HookSet, Hooks, ToolFilter, run_after};
 
-/// A future a hook returns when it has to wait (for a policy service, a moderation model).
-pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A future a hook returns when it has to wait (for a policy service, a moderation model). It
+/// owns what it reads: clone what it needs of the call (`call.args().clone()`, the user) and of
+/// the hook (an `Arc` of its client) into it.
+pub type HookFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// An edit a hook that waited makes to the result, once it knows what to do.
+pub type ResultEdit = Box<dyn FnOnce(&mut ToolResult) -> After + Send>;
 
 /// A policy around a tool's handler: it sees the call before the tool runs and the result after.
 /// Both sides default to doing nothing; implement the ones you need.
 ///
-/// Both answer at once in the common case; a hook that has to wait returns
-/// [`Before::later`] or [`After::later`] with a future, which the call awaits within its
-/// deadline.
+/// Both answer at once in the common case, and then cost a few nanoseconds; a hook that has to
+/// wait returns [`Before::later`] or [`After::later`] with a future, which the call awaits
+/// within its deadline.
 pub trait Hook: Send + Sync + 'static {
     /// The name the audit record and the list of stages show.
     fn name(&self) -> &str;
@@ -204,7 +210,7 @@ pub trait Hook: Send + Sync + 'static {
 
     /// Before the tool runs, with the arguments validated: go on, refuse, rewrite the
     /// arguments or ask for approval.
-    fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, call: &HookCall<'_>) -> Before {
         let _ = call;
         Before::Continue
     }
@@ -213,7 +219,7 @@ pub trait Hook: Send + Sync + 'static {
     /// say so with [`After::changed`], or keep it. Runs on successful and unsuccessful results;
     /// a call that ended in an error (refused, timed out, invalid arguments) has no result to
     /// see.
-    fn after<'a>(&'a self, call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+    fn after(&self, call: &HookCall<'_>, result: &mut ToolResult) -> After {
         let _ = (call, result);
         After::Kept
     }
@@ -221,7 +227,7 @@ pub trait Hook: Send + Sync + 'static {
 
 /// What a hook decides before a call.
 #[non_exhaustive]
-pub enum Before<'a> {
+pub enum Before {
     /// The call goes on.
     Continue,
     /// The call ends with [`ToolError::Refused`], which tells the model this reason; the tool
@@ -236,60 +242,93 @@ pub enum Before<'a> {
     /// comes back approved runs.
     Confirm(String),
     /// The decision, once this future has it.
-    Later(HookFuture<'a, Before<'static>>),
+    Later(HookFuture<Before>),
 }
 
-impl<'a> Before<'a> {
+impl Before {
     /// The decision of a hook that has to wait for it.
-    pub fn later(decision: impl Future<Output = Before<'static>> + Send + 'a) -> Self {
+    pub fn later(decision: impl Future<Output = Before> + Send + 'static) -> Self {
         Self::Later(Box::pin(decision))
     }
 }
 
 /// What a hook did to a result.
 #[non_exhaustive]
-pub enum After<'a> {
+pub enum After {
     /// Left as it was.
     Kept,
     /// Changed, as this says (`redacted 2 keys`), for the audit record.
     Changed(Cow<'static, str>),
-    /// What it did, once this future is done.
-    Later(HookFuture<'a, After<'static>>),
+    /// The edit, once this future knows it: applied to the result, it answers what it did.
+    Later(HookFuture<ResultEdit>),
 }
 
-impl<'a> After<'a> {
+impl After {
     /// The result was changed, as `how` says.
     pub fn changed(how: impl Into<Cow<'static, str>>) -> Self {
         Self::Changed(how.into())
     }
 
-    /// What a hook that has to wait did.
-    pub fn later(done: impl Future<Output = After<'static>> + Send + 'a) -> Self {
-        Self::Later(Box::pin(done))
+    /// What a hook that has to wait does: `edit` is the future of the change, which is then
+    /// applied to the result.
+    ///
+    /// ```
+    /// # use tool_registry::hook::After;
+    /// # use tool_registry::ToolResult;
+    /// # async fn moderate(_: String) -> bool { true }
+    /// # fn after(result: &mut ToolResult) -> After {
+    /// let text = result.content.to_string();
+    /// After::later(async move {
+    ///     let flagged = moderate(text).await;
+    ///     move |result: &mut ToolResult| {
+    ///         if !flagged {
+    ///             return After::Kept;
+    ///         }
+    ///         *result = ToolResult::failure("withheld by moderation");
+    ///         After::changed("withheld")
+    ///     }
+    /// })
+    /// # }
+    /// ```
+    pub fn later<F, E>(edit: F) -> Self
+    where
+        F: Future<Output = E> + Send + 'static,
+        E: FnOnce(&mut ToolResult) -> After + Send + 'static,
+    {
+        Self::Later(Box::pin(async move { Box::new(edit.await) as ResultEdit }))
     }
 }
 
 /// One call as a hook sees it: the tool, the validated arguments, the caller.
 pub struct HookCall<'a> {
-    tool: &'a Tool,
+    tool: Tool,
     ctx: &'a Ctx,
-    text: Cow<'a, str>,
+    /// The arguments as the model wrote them (what an approval is bound to).
+    written: Cow<'a, str>,
+    /// The arguments a hook rewrote them into, when one did.
+    rewritten: Option<String>,
     value: OnceLock<Value>,
 }
 
 impl<'a> HookCall<'a> {
-    pub(crate) fn new(tool: &'a Tool, ctx: &'a Ctx, text: Cow<'a, str>) -> Self {
+    pub(crate) fn new(tool: Tool, ctx: &'a Ctx, written: Cow<'a, str>) -> Self {
         Self {
             tool,
             ctx,
-            text,
+            written,
+            rewritten: None,
             value: OnceLock::new(),
         }
     }
 
+    /// The arguments as the model wrote them, before any rewrite.
+    pub(crate) fn written(&self) -> &str {
+        &self.written
+    }
+
     /// The tool called.
     pub fn tool(&self) -> &Tool {
-        self.tool
+        &self.tool
     }
 
     /// The call's context: the caller's [`Scope`](crate::Scope), its user, the request.
@@ -312,11 +351,12 @@ impl<'a> HookCall<'a> {
 
     /// The arguments as JSON text, as the tool reads them.
     pub fn arguments_text(&self) -> &str {
-        let text = self.text.trim();
-        if text.is_empty() || text == "null" {
+        let text = self.rewritten.as_deref().unwrap_or(&self.written);
+        let trimmed = text.trim();
+        if trimmed.is_empty() || trimmed == "null" {
             "{}"
         } else {
-            &self.text
+            text
         }
     }
 
@@ -326,7 +366,7 @@ impl<'a> HookCall<'a> {
     }
 
     pub(crate) fn replace(&mut self, text: String) {
-        self.text = Cow::Owned(text);
+        self.rewritten = Some(text);
         self.value = OnceLock::new();
     }
 }
@@ -341,7 +381,7 @@ pub struct FnHook<B, A> {
 /// A hook that only looks before calls: `f` decides from the call, at once.
 pub fn before<F>(name: impl Into<Cow<'static, str>>, f: F) -> FnHook<F, ()>
 where
-    F: Fn(&HookCall<'_>) -> Before<'static> + Send + Sync + 'static,
+    F: Fn(&HookCall<'_>) -> Before + Send + Sync + 'static,
 {
     FnHook {
         name: name.into(),
@@ -364,13 +404,13 @@ where
 
 impl<F> Hook for FnHook<F, ()>
 where
-    F: Fn(&HookCall<'_>) -> Before<'static> + Send + Sync + 'static,
+    F: Fn(&HookCall<'_>) -> Before + Send + Sync + 'static,
 {
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn before<'a>(&'a self, call: &'a HookCall<'a>) -> Before<'a> {
+    fn before(&self, call: &HookCall<'_>) -> Before {
         (self.before)(call)
     }
 }
@@ -383,7 +423,7 @@ where
         &self.name
     }
 
-    fn after<'a>(&'a self, call: &'a HookCall<'a>, result: &'a mut ToolResult) -> After<'a> {
+    fn after(&self, call: &HookCall<'_>, result: &mut ToolResult) -> After {
         match (self.after)(call, result) {
             Some(how) => After::Changed(how),
             None => After::Kept,

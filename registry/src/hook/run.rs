@@ -67,15 +67,15 @@ impl HookSet {
 
     /// The names of the hooks `mask` selects, in the order their `before` sides run.
     pub(crate) fn names(&self, mask: u64) -> impl Iterator<Item = &str> {
-        self.of(mask).map(|registered| &*registered.name)
+        self.of(mask).map(|(_, registered)| &*registered.name)
     }
 
-    fn of(&self, mask: u64) -> impl DoubleEndedIterator<Item = &Registered> {
+    /// The hooks `mask` selects, with their positions, in the order they were registered.
+    fn of(&self, mask: u64) -> impl DoubleEndedIterator<Item = (usize, &Registered)> {
         self.hooks
             .iter()
             .enumerate()
             .filter(move |(i, _)| mask & (1 << i) != 0)
-            .map(|(_, registered)| registered)
     }
 
     /// Whether the registry has no hook at all.
@@ -105,41 +105,6 @@ fn left(started: Tick, limit: Duration) -> Duration {
     limit.saturating_sub(spent)
 }
 
-/// `hook`'s decision, within the call's deadline and with its panics caught.
-async fn decide(
-    registered: &Registered,
-    call: &HookCall<'_>,
-    started: Tick,
-    limit: Duration,
-) -> Result<Before<'static>, ToolError> {
-    let decision = std::panic::catch_unwind(AssertUnwindSafe(|| registered.hook.before(call)))
-        .map_err(|payload| hook_panicked(&registered.name, payload))?;
-    let Before::Later(later) = decision else {
-        // Nothing borrowed is left in a decision that is not `Later`.
-        return Ok(match decision {
-            Before::Continue => Before::Continue,
-            Before::Refuse(reason) => Before::Refuse(reason),
-            Before::Rewrite(value) => Before::Rewrite(value),
-            Before::Confirm(reason) => Before::Confirm(reason),
-            Before::Later(_) => unreachable!(),
-        });
-    };
-    let mut later = later;
-    loop {
-        let waited = with_timeout(left(started, limit), AssertUnwindSafe(later).catch_unwind())
-            .await
-            .ok_or(ToolError::TimedOut {
-                tool: String::new(),
-                after: limit,
-            })?
-            .map_err(|payload| hook_panicked(&registered.name, payload))?;
-        match waited {
-            Before::Later(next) => later = next,
-            decided => return Ok(decided),
-        }
-    }
-}
-
 fn hook_panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> ToolError {
     match panicked(payload) {
         ToolError::Panicked { tool, message } => ToolError::Panicked {
@@ -150,52 +115,210 @@ fn hook_panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> ToolErro
     }
 }
 
-/// The `before` side of `hooks`, in order, on `call`. A rewrite is validated by `validate`
-/// before the next hook sees it. `Ok(Some(reason))`: a hook asked for approval.
-pub(crate) async fn run_before(
+/// `future`, within the call's deadline and with its panics caught.
+async fn wait<T>(
+    name: &str,
+    future: super::HookFuture<T>,
+    started: Tick,
+    limit: Duration,
+) -> Result<T, ToolError> {
+    with_timeout(
+        left(started, limit),
+        AssertUnwindSafe(future).catch_unwind(),
+    )
+    .await
+    .ok_or(ToolError::TimedOut {
+        tool: String::new(),
+        after: limit,
+    })?
+    .map_err(|payload| hook_panicked(name, payload))
+}
+
+/// Where the `before` sides of a call's hooks stopped answering at once: the hook at `index`
+/// waits, or asks for approval, with its decision.
+pub(crate) struct Escalate {
+    pub(crate) index: usize,
+    pub(crate) decision: Before,
+}
+
+/// What one `before` decision does to the call: `Ok(true)` when it asked for approval.
+fn apply(
+    registered: &Registered,
+    decision: Before,
+    call: &mut HookCall<'_>,
+    acted: &mut Vec<Acted>,
+    validate: &mut impl FnMut(Value) -> Result<(), ToolError>,
+    asked: &mut Option<String>,
+) -> Result<(), ToolError> {
+    match decision {
+        Before::Continue | Before::Later(_) => Ok(()),
+        Before::Refuse(reason) => {
+            acted.push(Acted::new(
+                &registered.name,
+                "refused",
+                Some(reason.clone()),
+            ));
+            Err(ToolError::Refused {
+                tool: String::new(),
+                hook: registered.name.to_string(),
+                reason,
+            })
+        }
+        Before::Rewrite(value) => {
+            acted.push(Acted::new(&registered.name, "rewrote", None));
+            let text = value.to_string();
+            validate(value)?;
+            call.replace(text);
+            Ok(())
+        }
+        Before::Confirm(reason) => {
+            acted.push(Acted::new(
+                &registered.name,
+                "asked_approval",
+                Some(reason.clone()),
+            ));
+            asked.get_or_insert(reason);
+            Ok(())
+        }
+    }
+}
+
+fn ask_before(registered: &Registered, call: &HookCall<'_>) -> Result<Before, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| registered.hook.before(call)))
+        .map_err(|payload| hook_panicked(&registered.name, payload))
+}
+
+/// The `before` sides of `hooks` that answer at once, in order, on `call`: `Ok(None)` when
+/// every one did; `Ok(Some(..))` at the first that waits or asks for approval, for
+/// [`run_before_from`] to go on from. A rewrite is validated by `validate` before the next hook
+/// sees it.
+pub(crate) fn before_now(
+    hooks: Hooks<'_>,
+    call: &mut HookCall<'_>,
+    acted: &mut Vec<Acted>,
+    mut validate: impl FnMut(Value) -> Result<(), ToolError>,
+) -> Result<Option<Escalate>, ToolError> {
+    for (index, registered) in hooks.set.of(hooks.mask) {
+        match ask_before(registered, call)? {
+            Before::Continue => {}
+            decision @ (Before::Later(_) | Before::Confirm(_)) => {
+                return Ok(Some(Escalate { index, decision }));
+            }
+            decision => apply(registered, decision, call, acted, &mut validate, &mut None)?,
+        }
+    }
+    Ok(None)
+}
+
+/// The `before` sides of `hooks`, in order, on `call`, from the hook at `from` on (whose
+/// decision is `pending` when it was asked already), each within the call's deadline. A
+/// rewrite is validated by `validate` before the next hook sees it. `Ok(Some(reason))`: a hook
+/// asked for approval.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run_before_from(
     hooks: Hooks<'_>,
     call: &mut HookCall<'_>,
     started: Tick,
     limit: Duration,
     acted: &mut Vec<Acted>,
     mut validate: impl FnMut(Value) -> Result<(), ToolError>,
+    from: usize,
+    mut pending: Option<Before>,
 ) -> Result<Option<String>, ToolError> {
-    let mut confirm = None;
-    for registered in hooks.set.of(hooks.mask) {
-        match decide(registered, call, started, limit).await? {
-            Before::Continue | Before::Later(_) => {}
-            Before::Refuse(reason) => {
-                acted.push(Acted::new(
-                    &registered.name,
-                    "refused",
-                    Some(reason.clone()),
-                ));
-                return Err(ToolError::Refused {
-                    tool: String::new(),
-                    hook: registered.name.to_string(),
-                    reason,
-                });
-            }
-            Before::Rewrite(value) => {
-                acted.push(Acted::new(&registered.name, "rewrote", None));
-                let text = value.to_string();
-                validate(value)?;
-                call.replace(text);
-            }
-            Before::Confirm(reason) => {
-                acted.push(Acted::new(
-                    &registered.name,
-                    "asked_approval",
-                    Some(reason.clone()),
-                ));
-                confirm.get_or_insert(reason);
-            }
+    let mut asked = None;
+    for (index, registered) in hooks.set.of(hooks.mask) {
+        if index < from {
+            continue;
         }
+        let mut decision = match pending.take() {
+            Some(decision) => decision,
+            None => ask_before(registered, call)?,
+        };
+        while let Before::Later(later) = decision {
+            decision = wait(&registered.name, later, started, limit).await?;
+        }
+        apply(registered, decision, call, acted, &mut validate, &mut asked)?;
     }
-    Ok(confirm)
+    Ok(asked)
 }
 
-/// The `after` side of `hooks`, in the reverse order, on `result`.
+fn ask_after(
+    registered: &Registered,
+    call: &HookCall<'_>,
+    result: &mut ToolResult,
+) -> Result<After, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| registered.hook.after(call, result)))
+        .map_err(|payload| hook_panicked(&registered.name, payload))
+}
+
+fn note_after(registered: &Registered, done: After, acted: &mut Vec<Acted>) {
+    if let After::Changed(how) = done {
+        acted.push(Acted::new(
+            &registered.name,
+            "changed",
+            Some(how.into_owned()),
+        ));
+    }
+}
+
+/// A hook's `after` side that waits: its position, and the future of its edit.
+pub(crate) type Waiting = (usize, super::HookFuture<super::ResultEdit>);
+
+/// The `after` sides of `hooks` that answer at once, in the reverse order, on `result`:
+/// `Ok(Some(..))` at the first that waits, for [`run_after_from`] to go on from.
+pub(crate) fn after_now(
+    hooks: Hooks<'_>,
+    call: &HookCall<'_>,
+    result: &mut ToolResult,
+    acted: &mut Vec<Acted>,
+) -> Result<Option<Waiting>, ToolError> {
+    for (index, registered) in hooks.set.of(hooks.mask).rev() {
+        match ask_after(registered, call, result)? {
+            After::Later(later) => return Ok(Some((index, later))),
+            done => note_after(registered, done, acted),
+        }
+    }
+    Ok(None)
+}
+
+/// The `after` sides of `hooks`, in the reverse order, on `result`, each within the call's
+/// deadline; `waiting`: the hook to go on from, whose edit is on its way.
+pub(crate) async fn run_after_from(
+    hooks: Hooks<'_>,
+    call: &HookCall<'_>,
+    result: &mut ToolResult,
+    started: Tick,
+    limit: Duration,
+    acted: &mut Vec<Acted>,
+    mut waiting: Option<Waiting>,
+) -> Result<(), ToolError> {
+    for (index, registered) in hooks.set.of(hooks.mask).rev() {
+        let done = match waiting.take() {
+            Some((from, later)) if from == index => Some(later),
+            Some(other) => {
+                // Hooks after the one that waits, in this order, ran already.
+                waiting = Some(other);
+                continue;
+            }
+            None => match ask_after(registered, call, result)? {
+                After::Later(later) => Some(later),
+                done => {
+                    note_after(registered, done, acted);
+                    None
+                }
+            },
+        };
+        if let Some(later) = done {
+            let edit = wait(&registered.name, later, started, limit).await?;
+            let done = std::panic::catch_unwind(AssertUnwindSafe(|| edit(result)))
+                .map_err(|payload| hook_panicked(&registered.name, payload))?;
+            note_after(registered, done, acted);
+        }
+    }
+    Ok(())
+}
+
+/// [`run_after_from`] from the last hook registered.
 pub(crate) async fn run_after(
     hooks: Hooks<'_>,
     call: &HookCall<'_>,
@@ -204,41 +327,5 @@ pub(crate) async fn run_after(
     limit: Duration,
     acted: &mut Vec<Acted>,
 ) -> Result<(), ToolError> {
-    for registered in hooks.set.of(hooks.mask).rev() {
-        let seen: &mut ToolResult = &mut *result;
-        let done = std::panic::catch_unwind(AssertUnwindSafe(move || {
-            let seen = seen;
-            registered.hook.after(call, seen)
-        }))
-        .map_err(|payload| hook_panicked(&registered.name, payload))?;
-        let done = match done {
-            After::Later(later) => {
-                let mut later = later;
-                loop {
-                    let waited =
-                        with_timeout(left(started, limit), AssertUnwindSafe(later).catch_unwind())
-                            .await
-                            .ok_or(ToolError::TimedOut {
-                                tool: String::new(),
-                                after: limit,
-                            })?
-                            .map_err(|payload| hook_panicked(&registered.name, payload))?;
-                    match waited {
-                        After::Later(next) => later = next,
-                        done => break done,
-                    }
-                }
-            }
-            After::Kept => After::Kept,
-            After::Changed(how) => After::Changed(how),
-        };
-        if let After::Changed(how) = done {
-            acted.push(Acted::new(
-                &registered.name,
-                "changed",
-                Some(how.into_owned()),
-            ));
-        }
-    }
-    Ok(())
+    run_after_from(hooks, call, result, started, limit, acted, None).await
 }
