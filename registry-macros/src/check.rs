@@ -92,6 +92,24 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
             );
         }
     }
+    if let Some(cache) = &attr.cache_ms {
+        let said = |flag: &Option<crate::attr::Sp<bool>>| flag.as_ref().is_some_and(|f| f.value);
+        let guard = if said(&attr.requires_confirmation) {
+            Some("requires_confirmation")
+        } else if attr.confirm_if.is_some() {
+            Some("confirm_if")
+        } else if said(&attr.requires_gate) {
+            Some("requires_gate")
+        } else {
+            None
+        };
+        if let Some(guard) = guard {
+            cx.error_at(
+                cache.span,
+                format!("`cache` answers a repeated call without running the tool, so it cannot be combined with `{guard}`, which must see every run; remove one of them"),
+            );
+        }
+    }
     if let (Some(per_user), None) = (&attr.cache_per_user, &attr.cache_ms) {
         cx.error_at(
             per_user.span,

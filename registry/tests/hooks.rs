@@ -39,6 +39,12 @@ async fn lookup(word: String, ctx: &Ctx) -> String {
     format!("{word} for {}", ctx.user().unwrap_or("nobody"))
 }
 
+/// Look a rare word up: once a day per user, unless the answer is kept.
+#[tool(read_only, cache = "5m", daily_limit = 1)]
+fn rare_lookup(word: String) -> String {
+    format!("{word}: rare")
+}
+
 static FLAKY: AtomicUsize = AtomicUsize::new(0);
 
 /// Fails every other call.
@@ -470,6 +476,31 @@ async fn a_cached_result_is_reused_per_user_and_a_failure_is_not_kept() {
         .unwrap();
     assert_eq!(kept.content, json!("x"));
     assert_eq!(FLAKY.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_cached_answer_spends_no_quota_and_another_call_still_does() {
+    let registry = Registry::builder().build().unwrap();
+    let ctx = Ctx::new().with_user("ann");
+    for _ in 0..3 {
+        let answer = registry.call("rare_lookup", r#"{"word": "x"}"#, &ctx).await;
+        assert_eq!(answer.unwrap().content, json!("x: rare"));
+    }
+    let other = registry.call("rare_lookup", r#"{"word": "y"}"#, &ctx).await;
+    assert!(
+        matches!(other, Err(ToolError::RateLimited { .. })),
+        "{other:?}"
+    );
+    // A cache with a gate or a confirmation that must see every run is refused.
+    let spec = ToolSpec::builder("gated_read")
+        .annotations(tool_registry::def::Annotations {
+            read_only: Some(true),
+            ..tool_registry::def::Annotations::NONE
+        })
+        .requires_gate(true)
+        .cache(Duration::from_secs(60))
+        .build();
+    assert!(spec.unwrap_err().to_string().contains("requires_gate"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

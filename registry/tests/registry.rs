@@ -142,15 +142,15 @@ async fn explode(#[arg(desc = "What to say")] why: Option<String>) -> String {
 }
 
 /// Archive a report.
-#[tool(
-    idempotent,
-    cache = "1m",
-    cache_per_user = false,
-    max_result_bytes = 4096,
-    confirm_if = outside_drafts
-)]
+#[tool(idempotent, max_result_bytes = 4096, confirm_if = outside_drafts)]
 fn archive(path: String) -> String {
     format!("archived {path}")
+}
+
+/// Count today's reports.
+#[tool(idempotent, cache = "1m", cache_per_user = false)]
+fn tally() -> u32 {
+    3
 }
 
 /// Whether archiving `path` needs a person's approval: `archive`'s `confirm_if`.
@@ -558,9 +558,18 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
             read_only: Some(true),
             ..tool_registry::def::Annotations::NONE
         })
-        .cache(std::time::Duration::from_secs(300))
         .max_result_bytes(16384)
         .confirm_if(condition.clone())
+        .build()
+        .unwrap();
+    registry.register(spec, None).unwrap();
+    let spec = tool_registry::ToolSpec::builder("remote.tally")
+        .description("Count reports elsewhere.")
+        .annotations(tool_registry::def::Annotations {
+            read_only: Some(true),
+            ..tool_registry::def::Annotations::NONE
+        })
+        .cache(std::time::Duration::from_secs(300))
         .build()
         .unwrap();
     registry.register(spec, None).unwrap();
@@ -576,12 +585,18 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
             .unwrap()["metadata"]
             .clone()
     };
+    assert_eq!(
+        metadata("tally")["cache"],
+        json!({ "ttl": "1m", "per_user": false })
+    );
+    assert_eq!(
+        metadata("remote.tally")["cache"],
+        json!({ "ttl": "5m", "per_user": true })
+    );
     let compiled = metadata("archive");
-    assert_eq!(compiled["cache"], json!({ "ttl": "1m", "per_user": false }));
     assert_eq!(compiled["max_result_bytes"], 4096);
     assert_eq!(compiled["confirm_if"], true, "a compiled predicate is code");
     let run_time = metadata("remote.archive");
-    assert_eq!(run_time["cache"], json!({ "ttl": "5m", "per_user": true }));
     assert_eq!(run_time["max_result_bytes"], 16384);
     assert_eq!(
         run_time["confirm_if"], condition,
@@ -601,8 +616,11 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
             .map_or(markdown.len(), |end| start + 1 + end);
         markdown[start..end].to_owned()
     };
+    assert!(
+        section("tally").contains("\n- **Cache:** results reused for 1m, shared by every user\n")
+    );
+    assert!(section("remote.tally").contains("\n- **Cache:** results reused for 5m, per user\n"));
     let compiled = section("archive");
-    assert!(compiled.contains("\n- **Cache:** results reused for 1m, shared by every user\n"));
     assert!(compiled.contains(
         "\n- **Result limit:** 4096 bytes of text; longer results are shortened with a note\n"
     ));
@@ -610,11 +628,10 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
         compiled.contains("\n- **Confirmation:** asked per call, depending on the arguments\n")
     );
     assert!(
-        !compiled.contains("cache `"),
+        !section("tally").contains("cache `"),
         "not on the metadata line too"
     );
     let run_time = section("remote.archive");
-    assert!(run_time.contains("\n- **Cache:** results reused for 5m, per user\n"));
     assert!(run_time.contains("\n- **Result limit:** 16384 bytes of text;"));
     assert!(run_time.contains(&format!(
         "\n- **Confirmation:** asked per call, when the arguments match `{condition}`\n"
@@ -634,10 +651,14 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
         let end = start + page[start..].find("</article>").unwrap();
         page[start..end].to_owned()
     };
-    let compiled = card("archive");
     assert!(
-        compiled.contains("<dt>Cache</dt><dd>results reused for 1m, shared by every user</dd>")
+        card("tally")
+            .contains("<dt>Cache</dt><dd>results reused for 1m, shared by every user</dd>")
     );
+    assert!(
+        card("remote.tally").contains("<dt>Cache</dt><dd>results reused for 5m, per user</dd>")
+    );
+    let compiled = card("archive");
     assert!(compiled.contains(
         "<dt>Results</dt><dd>up to 4 KiB of text; longer ones are shortened with a note</dd>"
     ));
@@ -646,7 +667,6 @@ fn catalog_shows_the_cache_the_result_limit_and_conditional_confirmation() {
     );
     assert!(!compiled.contains("Confirmation schema"));
     let run_time = card("remote.archive");
-    assert!(run_time.contains("<dt>Cache</dt><dd>results reused for 5m, per user</dd>"));
     assert!(run_time.contains("<dt>Results</dt><dd>up to 16 KiB of text;"));
     assert!(run_time.contains(
         "<dt>confirm_if</dt><dd>Asked per call, when the arguments match the confirmation schema</dd>"

@@ -1,4 +1,4 @@
-//! Stage 6 from the other side: approving, denying, or calling again with the token of a call
+//! Stage 7 from the other side: approving, denying, or calling again with the token of a call
 //! that waited for a person.
 
 use super::Host;

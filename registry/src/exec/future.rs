@@ -125,7 +125,7 @@ impl<'a, A: Answer, H: Host> CallFuture<'a, A, H> {
         }
     }
 
-    /// The same call, with its confirmation (stage 6) given.
+    /// The same call, with its confirmation (stage 7) given.
     pub(crate) fn confirmed(mut self) -> Self {
         if let State::Start { confirmation, .. } = &mut self.state {
             *confirmation = Confirmation::Given;
@@ -265,10 +265,9 @@ impl<'a, H: Host> State<'a, H> {
         if registry.policy().log_annotations {
             log_annotations(&tool);
         }
-        // The direct path: no waiting stage applies to the tool, and no hook; with hooks, the
-        // direct path runs them in place as long as they answer at once.
-        let direct_but_hooks = direct(&tool);
-        let direct = direct_but_hooks && hooks == 0;
+        // The direct path: no waiting stage applies to the tool but hooks, which it runs in
+        // place as long as they answer at once.
+        let direct = direct(&tool);
         let max_bytes = tool.max_args_bytes();
         let audit = Finish {
             registry,
@@ -282,7 +281,7 @@ impl<'a, H: Host> State<'a, H> {
         if let Err(error) = admit_args(&mut args, max_bytes) {
             return Err(audit.finish::<A>(Err(error), span, false, Vec::new()));
         }
-        if !direct && !(hooks != 0 && direct_but_hooks) {
+        if !direct {
             let tool = audit.tool.clone();
             let hooks = Hooks {
                 set: &registry.policy().hooks,
@@ -324,8 +323,8 @@ impl<'a, H: Host> State<'a, H> {
         }
     }
 
-    /// The direct path of a tool that only hooks wait for: stage 2, then stage 3 in place for
-    /// as long as the hooks answer at once; at the first that waits or asks for approval, the
+    /// The direct path of a tool that only hooks wait for: stage 2 (validate), then stage 3
+    /// (before hooks) in place for as long as the hooks answer at once; at the first that waits or asks for approval, the
     /// staged path goes on from there.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]

@@ -8,12 +8,13 @@
 //! 2. **validate** the arguments into the tool's argument type (the handler is not started);
 //! 3. **before hooks**: the `before` side of the registry's [hooks](crate::hook) that apply, in
 //!    the order they were registered (go on, refuse, rewrite the arguments, ask for approval);
-//! 4. **rate limit**: per user and tool, `cooldown` and `daily_limit`;
-//! 5. **eval gate**, for `requires_gate` tools;
-//! 6. **confirmation**, for tools that need a person's approval: always, by their
+//! 4. **cache**, for `cache` tools: a kept result answers an identical call, and the next
+//!    three stages, which guard running the tool, have nothing to guard (a person is still
+//!    asked where a hook says so); identical calls that miss at once run the handler once;
+//! 5. **rate limit**: per user and tool, `cooldown` and `daily_limit`;
+//! 6. **eval gate**, for `requires_gate` tools;
+//! 7. **confirmation**, for tools that need a person's approval: always, by their
 //!    `confirm_if` for these arguments, or because a hook asked;
-//! 7. **cache**, for `cache` tools: a kept result answers an identical call; identical calls
-//!    that miss at once run the handler once;
 //! 8. **handler**, under its timeout, with panics caught;
 //! 9. **after hooks**: the hooks' `after` side, in the reverse order (they may change the
 //!    result);

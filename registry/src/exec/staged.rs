@@ -1,5 +1,5 @@
 //! The staged path: stages 2 to 9 in the order of [`STAGES`], for a tool that a waiting stage
-//! (a hook, rate limit, eval gate, confirmation, cache) applies to. Each stage that applies
+//! (a hook, the cache, rate limit, eval gate, confirmation) applies to. Each stage that applies
 //! takes its step; a step that ends the call gives back what earlier steps took (a rate-limit
 //! permit).
 
@@ -94,6 +94,20 @@ pub(super) async fn staged<'a, H: Host>(
     let mut hit = None;
     for stage in STAGES {
         if !stage.applies(entry, hooked) {
+            continue;
+        }
+        // A cached answer needs no permit and no gate; a person is still asked where the tool
+        // or a hook says so.
+        if hit.is_some()
+            && match stage {
+                Stage::RateLimit => true,
+                Stage::EvalGate => !entry.requires_gate(),
+                Stage::Confirmation => {
+                    !entry.confirm && !entry.confirms_conditionally() && asked.is_none()
+                }
+                _ => false,
+            }
+        {
             continue;
         }
         let end = match stage {

@@ -1,4 +1,4 @@
-//! Stage 6, confirmation: a call of a tool that needs a person's approval is kept, signed, under
+//! Stage 7, confirmation: a call of a tool that needs a person's approval is kept, signed, under
 //! a fresh token, and answered with [`ToolError::NeedsApproval`]; the calls that come back with
 //! the token are in [`exec/approve.rs`](crate::exec).
 
@@ -9,7 +9,7 @@ use crate::call::{Ctx, ToolError};
 use crate::def::Tool;
 
 impl Gates {
-    /// Stage 6: keeps the call, signed, under a new token, and answers
+    /// Stage 7: keeps the call, signed, under a new token, and answers
     /// [`ToolError::NeedsApproval`] with it; `Err` when the call cannot be kept.
     pub(crate) async fn hold(
         &self,

@@ -1,4 +1,4 @@
-//! [`Gate`]: the outside policy of stage 5 that an application writes, and its [`Decision`].
+//! [`Gate`]: the outside policy of stage 6 that an application writes, and its [`Decision`].
 
 use async_trait::async_trait;
 

@@ -1,4 +1,4 @@
-//! Stage 5, eval gate: an outside policy ([`Gate`](super::Gate)) that approves or blocks calls of
+//! Stage 6, eval gate: an outside policy ([`Gate`](super::Gate)) that approves or blocks calls of
 //! `requires_gate` tools, under the gate timeout.
 
 use std::borrow::Cow;

@@ -13,10 +13,10 @@
 //! | --- | --- |
 //! | `mod.rs` | `STAGES`, `Stage`, `direct` |
 //! | `gates.rs` | `Gates`: the gate, the stores and the key the waiting stages read |
-//! | `rate_limit.rs` | stage 4 (rate limit): a call counted against `cooldown` and `daily_limit` |
+//! | `rate_limit.rs` | stage 5 (rate limit): a call counted against `cooldown` and `daily_limit` |
 //! | `decision.rs` | [`Gate`], the outside policy an application writes, and its [`Decision`] |
-//! | `eval.rs` | stage 5 (eval gate): the gate asked under its timeout |
-//! | `confirm.rs` | stage 6 (confirmation): the call kept, signed, under a fresh token |
+//! | `eval.rs` | stage 6 (eval gate): the gate asked under its timeout |
+//! | `confirm.rs` | stage 7 (confirmation): the call kept, signed, under a fresh token |
 //! | `limits.rs` | [`RateLimitStore`], the admission rule every store applies, the counts in memory |
 //! | `limits_file.rs` | [`JsonFileRateLimits`]: the counts in a file shared by processes |
 //! | `pending.rs` | [`PendingCall`]: a call waiting for a person, and its arguments in canonical form |
@@ -60,6 +60,10 @@ pub(crate) enum Stage {
     /// The `before` side of the registry's hooks that apply, in the order they were
     /// registered: go on, refuse, rewrite the arguments (validated again), ask for approval.
     BeforeHooks,
+    /// `cache`: a result kept for an identical call answers it, and the stages that guard
+    /// running the tool (rate limit, eval gate, confirmation) have nothing to guard; a miss
+    /// goes on, and runs the handler once for every identical call that misses meanwhile.
+    Cache,
     /// Per user and tool: `cooldown` and `daily_limit`.
     RateLimit,
     /// An outside policy approves or blocks the call.
@@ -67,9 +71,6 @@ pub(crate) enum Stage {
     /// A person approves the call first: it answers with a token and waits. For a tool that
     /// always asks, one whose `confirm_if` asks for these arguments, or a hook that asked.
     Confirmation,
-    /// `cache`: a result kept for an identical call answers it; a miss runs the handler once
-    /// for every identical call that misses meanwhile, and keeps its result.
-    Cache,
     /// The handler, under its timeout, with panics caught.
     Handler,
     /// The `after` side of the hooks, in the reverse order: they may change the result.
@@ -85,10 +86,10 @@ pub(crate) const STAGES: [Stage; 11] = [
     Stage::Scope,
     Stage::Validate,
     Stage::BeforeHooks,
+    Stage::Cache,
     Stage::RateLimit,
     Stage::EvalGate,
     Stage::Confirmation,
-    Stage::Cache,
     Stage::Handler,
     Stage::AfterHooks,
     Stage::ResultCap,
@@ -175,7 +176,7 @@ mod tests {
     }
 
     /// Every mention of a stage by number in the crate's source names the stage that
-    /// [`STAGES`] has at that place: `Stage 5, eval gate`, `stage 11 (audit)`, `stages 2 to 10`.
+    /// [`STAGES`] has at that place: `Stage 6, eval gate`, `stage 11 (audit)`, `stages 2 to 10`.
     #[test]
     fn every_stage_named_by_number_is_the_stage_at_that_place() {
         let names: Vec<&str> = STAGES.iter().map(|stage| stage.name()).collect();

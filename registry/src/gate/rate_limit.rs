@@ -1,4 +1,4 @@
-//! Stage 4, rate limit: a call counts against the tool's `cooldown` and `daily_limit` for its
+//! Stage 5, rate limit: a call counts against the tool's `cooldown` and `daily_limit` for its
 //! user, through the registry's [`RateLimitStore`](super::RateLimitStore).
 
 use super::{Gates, Limits, Permit, Refusal};

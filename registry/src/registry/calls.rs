@@ -227,7 +227,7 @@ impl<'r, A: Answer> Call<'r, A> {
     }
 
     /// The same call, with its confirmation already obtained by a trusted caller: every stage
-    /// applies except confirmation (stage 6). For a caller that asked the person itself, as
+    /// applies except confirmation (stage 7). For a caller that asked the person itself, as
     /// the gateway of an HTTP tool module does before it forwards a call that needed
     /// approval; never for input a model or an untrusted client controls.
     pub fn confirmed(self) -> Self {

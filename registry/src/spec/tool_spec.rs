@@ -349,6 +349,23 @@ impl ToolSpec {
                     problem: "`cache` is for a tool whose repeated calls give the same answer: mark it `read_only` or `idempotent` in its annotations, or remove `cache`".into(),
                 });
             }
+            let guard = if annotations.requires_confirmation == Some(true) {
+                Some("requires_confirmation")
+            } else if self.fields.confirm_if.is_some() {
+                Some("confirm_if")
+            } else if self.fields.requires_gate {
+                Some("requires_gate")
+            } else {
+                None
+            };
+            if let Some(guard) = guard {
+                return Err(SpecError::Policy {
+                    tool: tool(),
+                    problem: format!(
+                        "`cache` answers a repeated call without running the tool, so it cannot be combined with `{guard}`, which must see every run; remove one of them"
+                    ),
+                });
+            }
             if self.fields.cache == Some(Duration::ZERO) {
                 return Err(SpecError::Policy {
                     tool: tool(),
