@@ -392,3 +392,55 @@ pub fn outcome(result: &tool_registry::ToolResult) -> String {
             .to_owned()
     }
 }
+
+/// A registry of one run-time tool, `echo` (`{"mode": "..."}`, a 300 ms timeout), behind a
+/// hook that misbehaves as `mode` says, for the tests that show every front end running the
+/// same hooks: `panic` panics in the hook, `hang` never decides, `invalid` rewrites the
+/// arguments into what the schema refuses, `refuse` refuses, `secret` lets the call run and
+/// redacts its answer afterwards; anything else goes through untouched.
+pub fn hooked_registry() -> tool_registry::Registry {
+    use serde_json::{Value, json};
+    use tool_registry::hook::{self, Before};
+    use tool_registry::spec::ToolHandler;
+
+    let registry = tool_registry::Registry::builder()
+        .without_linked()
+        .hook(hook::before("hostile", |call| {
+            match call.args()["mode"].as_str().unwrap_or_default() {
+                "panic" => panic!("the hook has a bug"),
+                "hang" => Before::later(std::future::pending()),
+                "invalid" => Before::Rewrite(json!({"mode": 5})),
+                "refuse" => Before::Refuse("this mode is not allowed".into()),
+                _ => Before::Continue,
+            }
+        }))
+        .hook(hook::after("redact", |_, result| {
+            let text = result.content.as_str()?;
+            if !text.contains("secret") {
+                return None;
+            }
+            result.content = Value::String(text.replace("secret", "[redacted]"));
+            Some("redacted".into())
+        }))
+        .build()
+        .expect("the hooked registry");
+    let spec = tool_registry::ToolSpec::builder("echo")
+        .description("Say the mode back.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"mode": {"type": "string"}},
+            "required": ["mode"]
+        }))
+        .timeout(std::time::Duration::from_millis(300))
+        .build()
+        .expect("the echo spec");
+    registry
+        .register(
+            spec,
+            ToolHandler::new(|args: Value, _| async move {
+                Ok::<_, String>(format!("mode {} with a secret", args["mode"]))
+            }),
+        )
+        .expect("echo registers");
+    registry
+}

@@ -952,3 +952,67 @@ async fn blocks_cross_a_module_and_what_breaks_its_promises_is_invalid_output() 
     media_task.abort();
     liar_task.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_module_server_and_the_gateway_run_the_same_hooks_as_a_call() {
+    let module = Arc::new(tool_registry_tests::hooked_registry());
+    let app = tool_registry::http::Server::new(module.clone())
+        .name("hooked")
+        .router();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let gateway = gateway_registry();
+    let status = Gateway::builder(
+        gateway.clone(),
+        ModuleMap::new().with("hooked", Module::new(&addr)),
+    )
+    .cache(MemoryManifestCache::new())
+    .build()
+    .unwrap()
+    .start()
+    .await;
+    assert!(status.iter().all(|s| s.error.is_none()), "{status:?}");
+    let ctx = Ctx::for_scope(Scope::guest());
+    let cases = [
+        ("plain", "ok"),
+        ("secret", "ok"),
+        ("panic", "panicked"),
+        ("hang", "timed_out"),
+        ("invalid", "invalid_arguments"),
+        ("refuse", "refused"),
+    ];
+    for (mode, code) in cases {
+        let body = json!({"tool_name": "echo", "arguments": {"mode": mode}}).to_string();
+        let direct = module
+            .call("echo", json!({"mode": mode}), &Ctx::new())
+            .for_model()
+            .await;
+        let (_, served) = post(&addr, None, body).await;
+        let forwarded = gateway
+            .call("hooked.echo", json!({"mode": mode}), &ctx)
+            .for_model()
+            .await;
+        for (front, result) in [
+            ("call", serde_json::to_value(&direct).unwrap()),
+            ("module server", served),
+            ("gateway", serde_json::to_value(&forwarded).unwrap()),
+        ] {
+            let got = if result["success"] == true {
+                "ok"
+            } else {
+                result["content"]["error"]["code"].as_str().unwrap_or("?")
+            };
+            assert_eq!(got, code, "{mode} through the {front}: {result}");
+            if code == "ok" {
+                let text = result["content"].as_str().unwrap();
+                assert!(!text.contains("secret"), "{front}: {text}");
+                if mode == "secret" {
+                    assert!(text.contains("[redacted]"), "{front}: {text}");
+                }
+            }
+        }
+    }
+    server.abort();
+}

@@ -431,3 +431,35 @@ async fn deferred_tools_are_found_and_run_through_the_discovery_meta_tools() {
         .unwrap();
     assert!(text(direct).contains("archived"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_meets_the_same_hooks_as_a_call() {
+    let registry = Arc::new(tool_registry_tests::hooked_registry());
+    let client = connect(&registry, Scope::trusted()).await;
+    for (mode, code) in [
+        ("plain", "ok"),
+        ("secret", "ok"),
+        ("panic", "panicked"),
+        ("hang", "timed_out"),
+        ("invalid", "invalid_arguments"),
+        ("refuse", "refused"),
+    ] {
+        let result = client
+            .session
+            .call_tool(
+                CallToolRequestParams::new("echo").with_arguments(args(json!({"mode": mode}))),
+            )
+            .await
+            .unwrap();
+        let text = result.content[0].as_text().unwrap().text.clone();
+        if code == "ok" {
+            assert_ne!(result.is_error, Some(true), "{mode}: {text}");
+            assert!(!text.contains("secret"), "{mode}: {text}");
+        } else {
+            assert_eq!(result.is_error, Some(true), "{mode}: {text}");
+            let structured = result.structured_content.clone().unwrap_or_default();
+            let named = structured["error"]["code"] == code || text.contains(code);
+            assert!(named, "{mode}: {code} in {text} {structured}");
+        }
+    }
+}
