@@ -315,7 +315,10 @@ pub async fn ping() -> &'static str {
 /// Which process answered, and the how-manieth call of it this was: the answer of a cached
 /// tool, so that a test can tell which process ran it.
 #[tool(name = "quota.stamp", category = "quota", read_only, cache = "5m")]
-pub async fn stamp(word: String, ctx: &Ctx) -> String {
+pub async fn stamp(
+    #[arg(desc = "Any word; it comes back in the answer")] word: String,
+    ctx: &Ctx,
+) -> String {
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
     format!(

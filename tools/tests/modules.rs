@@ -190,15 +190,25 @@ fn guests_of_a_server_and_local_calls_without_a_user_have_daily_limits_of_their_
         );
         outcome(json(&output))
     };
-    // `research` has a daily limit of 3; each side uses its own up, and only its own.
+    // `research` has a daily limit of 3; each side uses its own up, and only its own. Each
+    // round asks new questions: a question asked before is answered from the server's cache,
+    // which spends no quota.
     let used_up = ["ok", "ok", "ok", "\"rate_limited\""];
-    let spend = |side: &dyn Fn(usize) -> String| (0..4).map(side).collect::<Vec<_>>();
-    assert_eq!(spend(&guest), used_up, "guests first");
-    assert_eq!(spend(&local), used_up, "the command line after the guests");
+    let spend = |side: &dyn Fn(usize) -> String, round: usize| {
+        (round * 10..round * 10 + 4).map(side).collect::<Vec<_>>()
+    };
+    assert_eq!(spend(&guest, 0), used_up, "guests first");
+    assert_eq!(
+        spend(&local, 1),
+        used_up,
+        "the command line after the guests"
+    );
     // And the other way round, from a fresh count.
     std::fs::remove_file(dir.path().join("limits.json")).unwrap();
-    assert_eq!(spend(&local), used_up, "the command line first");
-    assert_eq!(spend(&guest), used_up, "guests after the command line");
+    assert_eq!(spend(&local, 2), used_up, "the command line first");
+    assert_eq!(spend(&guest, 3), used_up, "guests after the command line");
+    // A question asked before: answered from the cache, past the limit.
+    assert_eq!(guest(30), "ok", "a cached answer spends no quota");
 }
 
 /// The hooks of a front end's calls, for alice: `call(tool, args)` answers the result of a

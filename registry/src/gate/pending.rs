@@ -37,25 +37,45 @@ pub(crate) fn to_millis(at: SystemTime) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(expiry_millis(at))
 }
 
-/// The canonical text of arguments: object keys sorted at every level, no whitespace.
+/// The canonical text of arguments: object keys sorted at every level, no whitespace; written
+/// out directly, without a sorted copy of the value.
 pub(crate) fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    // Only JSON was written: valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, value)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut *out, key);
+                out.push(b':');
+                write_canonical(value, out);
             }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
         }
     }
-    sorted(value).to_string()
 }
 
 /// The canonical text of arguments, for binding approvals to them.
@@ -86,5 +106,44 @@ mod humantime_serde_compat {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
         let text = String::deserialize(d)?;
         humantime::parse_rfc3339_weak(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    /// The text approvals already kept are bound to: what `canonical` wrote before it wrote
+    /// directly (a sorted copy of the value, serialized).
+    fn by_copy(value: &Value) -> String {
+        fn sorted(value: &Value) -> Value {
+            match value {
+                Value::Object(map) => {
+                    let mut entries: Vec<_> = map.iter().collect();
+                    entries.sort_by(|a, b| a.0.cmp(b.0));
+                    Value::Object(
+                        entries
+                            .into_iter()
+                            .map(|(k, v)| (k.clone(), sorted(v)))
+                            .collect(),
+                    )
+                }
+                Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+                other => other.clone(),
+            }
+        }
+        sorted(value).to_string()
+    }
+
+    #[test]
+    fn the_canonical_text_is_the_same_as_before() {
+        for value in [
+            json!({}),
+            json!({"b": 1, "a": [3, {"z": null, "y": "é\"\n\u{1}"}], "c": 1.5e300}),
+            json!([{"b": true, "a": false}, -0.0, 18446744073709551615u64, "x"]),
+            json!({"é": {"\u{7f}": "tab\t", "a b": []}}),
+        ] {
+            assert_eq!(super::canonical(&value), by_copy(&value));
+        }
     }
 }

@@ -96,9 +96,12 @@ async def lists_and_calls(mode, expected):
         assert hidden[1].replace("add_job", "add_jobs") == unknown[1], (unknown, hidden)
         if mode != "legacy":
             # `research` allows three calls a day: the fourth of this run says when to retry.
-            for _ in range(2):
-                await client.call_tool("research", {"query": "caching"})
-            limited = await client.call_tool("research", {"query": "caching"})
+            # A question asked before is answered from the cache and spends nothing.
+            again = await client.call_tool("research", {"query": "caching"})
+            assert not again.is_error and again.content[0].text == done.content[0].text, again
+            for query in ("caching redis", "rate limits"):
+                await client.call_tool("research", {"query": query})
+            limited = await client.call_tool("research", {"query": "local models"})
             assert limited.is_error and "try again in" in limited.content[0].text, limited
     print(f"{mode}: stdio call, isError for bad arguments and rate limits, -32602 alike for unknown and hidden")
     return guest, admin
