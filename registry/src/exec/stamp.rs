@@ -62,7 +62,7 @@ impl Policy {
             outcome: Cow::Borrowed(&code),
             risk: Some(tool.risk()),
             annotations: Some(tool.effective_annotations()),
-            hooks: Cow::Owned(acted),
+            hooks: Cow::Borrowed(&acted),
         };
         self.audit(&record, failed, span);
         if let Ok(result) = outcome {
