@@ -70,6 +70,7 @@ pub(crate) fn output_schema(schema: &Value) -> Value {
 
 /// The tool's own output schema from an MCP `outputSchema`, and whether its values come
 /// wrapped: a schema of ours with [`WRAPPED_KEY`] unwrapped, any other as it is.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP client and server
 pub(crate) fn unwrap_output_schema(mut schema: Value) -> (Value, bool) {
     let wrapped = schema.get(WRAPPED_KEY).and_then(Value::as_str) == Some(RESULT)
         && schema.pointer("/properties/result").is_some();
@@ -110,6 +111,7 @@ pub(crate) fn structured_content(schema: &Value, value: &Value) -> Option<Value>
 
 /// The value inside a wrapped `structuredContent`; anything else as it is (and then checked
 /// against the tool's schema like any value).
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP client and server
 pub(crate) fn unwrap_structured(value: Value) -> Value {
     match value {
         Value::Object(mut map) if map.contains_key(RESULT) => {
@@ -151,6 +153,7 @@ pub(crate) fn file_uri(name: &str) -> String {
 
 /// The file name an `attachment:` URI carries; `None` for any other URI, or one whose name is
 /// not percent-encoded UTF-8.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP client and server
 pub(crate) fn file_name(uri: &str) -> Option<String> {
     let (scheme, encoded) = uri.split_once(':')?;
     if !scheme.eq_ignore_ascii_case(FILE_SCHEME) || encoded.is_empty() {
@@ -178,6 +181,7 @@ enum Rebase {
     /// `#` and `#/...` (not into the definitions) to `#/properties/result...`.
     Wrap,
     /// Back.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     Unwrap,
 }
 
