@@ -291,6 +291,13 @@ async fn flight<H: Host>(
 ) -> (Result<ToolResult, ToolError>, bool) {
     let host_policy = host.policy();
     let flight = host_policy.flights.join(key);
+    // Landed however this call ends, a call dropped while it waits included: no flight stays
+    // in the map after its last caller has gone.
+    let _landing = Landing {
+        flights: &host_policy.flights,
+        key,
+        flight: &flight,
+    };
     let ran = AtomicBool::new(false);
     let run = async {
         // A flight that starts just after another landed finds its result kept.
@@ -318,8 +325,20 @@ async fn flight<H: Host>(
             after: limit,
         }),
     };
-    host_policy.flights.land(key, &flight);
     (outcome, ran.load(Ordering::Relaxed))
+}
+
+/// Lands a flight when dropped.
+struct Landing<'a> {
+    flights: &'a crate::hook::Flights,
+    key: &'a CacheKey,
+    flight: &'a std::sync::Arc<crate::hook::Flight>,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        self.flights.land(self.key, self.flight);
+    }
 }
 
 /// Stage 2, validate: the shim (or, for a run-time tool, its schema) reads the arguments

@@ -177,7 +177,7 @@ mod run;
 
 pub use crate::audit::Acted;
 pub use cache::{CacheKey, CachePolicy, InMemoryResultCache, ResultCache};
-pub(crate) use cache::{Flights, cache_key};
+pub(crate) use cache::{Flight, Flights, cache_key};
 pub use cap::Shortened;
 pub use run::MAX_HOOKS;
 pub(crate) use run::{Escalate, Waiting, after_now, before_now, run_after_from, run_before_from};
