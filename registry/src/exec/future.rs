@@ -521,24 +521,26 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
-        let (outcome, checked, acted) = loop {
+        let (mut checked, mut acted) = (false, Vec::new());
+        let outcome = loop {
             let _in = this.span.enter();
             match state {
                 State::Direct { guarded, .. } => {
-                    break (
-                        std::task::ready!(Pin::new(guarded).poll(cx)),
-                        false,
-                        Vec::new(),
-                    );
+                    break std::task::ready!(Pin::new(guarded).poll(cx));
                 }
                 State::Staged { stages, .. } => {
-                    let Staged { outcome, acted } = std::task::ready!(stages.as_mut().poll(cx));
-                    break (outcome, true, acted);
+                    let Staged {
+                        outcome,
+                        acted: done,
+                    } = std::task::ready!(stages.as_mut().poll(cx));
+                    (checked, acted) = (true, done);
+                    break outcome;
                 }
                 State::Hooked { guarded, .. } => {
                     let outcome = std::task::ready!(Pin::new(guarded).poll(cx));
-                    if let Some((outcome, acted)) = after_hooks(state, outcome) {
-                        break (outcome, true, acted);
+                    if let Some((outcome, done)) = after_hooks(state, outcome) {
+                        (checked, acted) = (true, done);
+                        break outcome;
                     }
                 }
                 State::Start { .. }
