@@ -97,7 +97,7 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
     let confirm_if = attr
         .confirm_if
         .as_ref()
-        .map(|path| confirm_if(func, &p, path, &pattern, &parse));
+        .map(|path| crate::confirm_if::function(func, &p, path, &pattern, &parse));
     quote! {
         #uniqueness
         const _: () = {
@@ -162,40 +162,6 @@ fn reading(
             quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_schema()),
             quote!((&&#p::probe::Probe::<#parsed>::new()).__tool_registry_parse(__tool_registry_raw)),
         )
-    }
-}
-
-/// `confirm_if`'s function: the arguments read as the call shim reads them, then the user's
-/// predicate given each model argument (or the `#[args]` struct) by reference, in order.
-fn confirm_if(
-    func: &ToolFn,
-    p: &TokenStream,
-    path: &Path,
-    pattern: &TokenStream,
-    parse: &TokenStream,
-) -> TokenStream {
-    let mut model_index = 0usize;
-    let mut args = Vec::new();
-    for input in &func.inputs {
-        match input {
-            Input::Model(_) => {
-                let local = format_ident!("__tool_registry_a{}", model_index);
-                model_index += 1;
-                args.push(quote!(&#local));
-            }
-            Input::Struct { .. } => args.push(quote!(&__tool_registry_args)),
-            Input::Ctx | Input::State(_) => {}
-        }
-    }
-    let call = quote_spanned!(path.span()=> #path(#(#args),*));
-    quote! {
-        #[allow(unused_variables)]
-        fn __tool_registry_confirm_if(
-            __tool_registry_raw: #p::ToolArgs<'_>,
-        ) -> ::core::result::Result<bool, #p::ToolError> {
-            let #pattern = #parse?;
-            ::core::result::Result::Ok(#call)
-        }
     }
 }
 

@@ -14,6 +14,7 @@
 //! - `args_struct.rs` makes the struct the model's arguments are parsed into, and its schema.
 //! - `check.rs` holds the checks that span several attributes and the signature.
 //! - `fallback.rs` is what is emitted when there are errors: the function as written.
+//! - `confirm_if.rs` makes `confirm_if`'s function: the arguments read, the predicate asked.
 //! - `expand.rs` generates the `ToolDef` and the call shim beside the user's function.
 //! - `files.rs` is `tool_files!`: one module per file of a folder.
 
@@ -21,6 +22,7 @@ mod args_struct;
 mod ast;
 mod attr;
 mod check;
+mod confirm_if;
 mod ctxt;
 mod expand;
 mod fallback;

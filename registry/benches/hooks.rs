@@ -2,76 +2,28 @@
 //! against the call it saves, each pair in alternating rounds of one run.
 //!
 //! - `add`, no hooks, against `add` with one no-op hook (`before` and `after` both asked);
-//! - `search_cached` answering from the cache, against `search` (the same in-memory search over
-//!   twelve notes as the `dispatch` bench's, uncached), and against `search_files`, a search of
+//! - `search_cached` answering from the cache, against `search` (the `dispatch` bench's
+//!   in-memory search over twelve notes, uncached), and against `search_files`, a search of
 //!   the notes in the repository's `kb/` folder read from disk, as the reference `research`
 //!   does.
 //!
 //! Run with `cargo bench -p tool-registry --bench hooks`; docs/PERFORMANCE.md has the figures.
 
-#[path = "common/rounds.rs"]
-mod rounds;
+// The tools `add` and `search` (uncached) are the `dispatch` bench's.
+#[allow(dead_code, unused_imports)]
+mod common;
 
 use std::hint::black_box;
 
-use rounds::{block_on, paired, paired_difference};
-use serde::Serialize;
+use common::rounds::{block_on, paired, paired_difference};
+use common::{Note, find_notes};
 use tool_registry::hook::{After, Before, Hook, HookCall};
 use tool_registry::{Ctx, Registry, ToolResult, tool};
-
-/// Add two numbers.
-#[tool]
-fn add(a: i64, b: i64) -> i64 {
-    a + b
-}
-
-#[derive(Serialize)]
-struct Note {
-    title: &'static str,
-    score: u32,
-}
-
-const NOTES: &[(&str, &str)] = &[
-    ("Caching decisions", "we cache rendered pages for rust docs"),
-    ("Weekly sync", "rust migration status and hiring"),
-    ("Postgres tuning", "vacuum settings and index bloat"),
-    (
-        "Release checklist",
-        "tag, changelog, publish the rust crates",
-    ),
-    ("Onboarding", "laptop, accounts, first rust task"),
-    ("Incident 42", "queue backlog after deploy"),
-    ("Design: search", "ranking notes by term frequency"),
-    ("Reading list", "rust async book, tokio internals"),
-    ("Budget", "cloud spend by team"),
-    ("Retro", "what went well, what to change"),
-    ("API style", "naming, errors, pagination"),
-    ("Rust tips", "clippy lints worth enabling in rust code"),
-];
-
-fn find(query: &str, limit: u32) -> Vec<Note> {
-    let mut hits: Vec<Note> = NOTES
-        .iter()
-        .filter_map(|(title, body)| {
-            let score = body.matches(query).count() as u32;
-            (score > 0).then_some(Note { title, score })
-        })
-        .collect();
-    hits.sort_by(|a, b| b.score.cmp(&a.score).then(a.title.cmp(b.title)));
-    hits.truncate(limit as usize);
-    hits
-}
-
-/// Searches the notes for a term.
-#[tool(read_only)]
-async fn search(query: String, #[arg(default = 5)] limit: u32) -> Vec<Note> {
-    find(&query, limit)
-}
 
 /// Searches the notes for a term; results kept five minutes.
 #[tool(read_only, cache = "5m")]
 async fn search_cached(query: String, #[arg(default = 5)] limit: u32) -> Vec<Note> {
-    find(&query, limit)
+    find_notes(&query, limit)
 }
 
 /// Searches the notes of the repository's `kb/` folder, read from disk.

@@ -35,7 +35,7 @@ async fn greet(
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct Note {
+pub struct Note {
     title: &'static str,
     score: u32,
 }
@@ -66,10 +66,15 @@ async fn search(
     #[arg(desc = "What to look for")] query: String,
     #[arg(desc = "How many notes", default = 5)] limit: u32,
 ) -> Vec<Note> {
+    find_notes(&query, limit)
+}
+
+/// The notes that hold `query`, best first, at most `limit`: what `search` answers.
+pub fn find_notes(query: &str, limit: u32) -> Vec<Note> {
     let mut hits: Vec<Note> = NOTES
         .iter()
         .filter_map(|(title, body)| {
-            let score = body.matches(query.as_str()).count() as u32;
+            let score = body.matches(query).count() as u32;
             (score > 0).then_some(Note { title, score })
         })
         .collect();

@@ -15,8 +15,7 @@ use crate::call::{Guarded, Handler, panicked};
 use crate::def::{CachePolicy, Tool};
 use crate::gate::{STAGES, Stage, canonical, canonical_args};
 use crate::hook::{
-    Acted, CacheKey, Escalate, HookCall, Hooks, Waiting, cache_key, run_after, run_after_from,
-    run_before_from,
+    Acted, CacheKey, Escalate, HookCall, Hooks, Waiting, cache_key, run_after_from, run_before_from,
 };
 
 /// Argument text longer than this may take a compiled tool long enough to read that the call's
@@ -229,7 +228,7 @@ pub(super) async fn staged<'a, H: Host>(
                 };
                 if let (Some(call), Ok(result)) = (call.as_ref().filter(|_| hooked), &mut outcome)
                     && let Err(error) =
-                        run_after(hooks, call, result, started, limit, &mut acted).await
+                        run_after_from(hooks, call, result, started, limit, &mut acted, None).await
                 {
                     outcome = Err(error);
                 }

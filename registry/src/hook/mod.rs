@@ -181,7 +181,7 @@ pub(crate) use cache::{Flight, Flights, cache_key};
 pub use cap::Shortened;
 pub use run::MAX_HOOKS;
 pub(crate) use run::{Escalate, Waiting, after_now, before_now, run_after_from, run_before_from};
-pub(crate) use run::{HookSet, Hooks, ToolFilter, run_after};
+pub(crate) use run::{HookSet, Hooks, ToolFilter};
 
 /// A future a hook returns when it has to wait (for a policy service, a moderation model). It
 /// owns what it reads: clone what it needs of the call (`call.args().clone()`, the user) and of

@@ -317,15 +317,3 @@ pub(crate) async fn run_after_from(
     }
     Ok(())
 }
-
-/// [`run_after_from`] from the last hook registered.
-pub(crate) async fn run_after(
-    hooks: Hooks<'_>,
-    call: &HookCall<'_>,
-    result: &mut ToolResult,
-    started: Tick,
-    limit: Duration,
-    acted: &mut Vec<Acted>,
-) -> Result<(), ToolError> {
-    run_after_from(hooks, call, result, started, limit, acted, None).await
-}
