@@ -16,6 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use petgraph::algo::tarjan_scc;
+use petgraph::graphmap::DiGraphMap;
 use proc_macro2::{TokenStream, TokenTree};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Item, UseTree, Visibility};
@@ -248,25 +250,28 @@ impl Crate {
     /// The circles between files: each a list of files that reach one another, with what
     /// each of them names in the others.
     fn file_circles(&self) -> Vec<(Vec<String>, Vec<String>)> {
-        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let mut named: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-        for module in &self.modules {
-            edges.entry(show(&module.file)).or_default();
+        let files: Vec<String> = self.modules.iter().map(|m| show(&m.file)).collect();
+        let mut graph = DiGraphMap::<&str, ()>::new();
+        let mut named: BTreeMap<(&str, &str), BTreeSet<String>> = BTreeMap::new();
+        for file in &files {
+            graph.add_node(file);
         }
         for (from, to, path) in self.dependencies(false) {
-            let (from, to) = (show(&self.modules[from].file), show(&self.modules[to].file));
+            let (from, to) = (files[from].as_str(), files[to].as_str());
             if from != to {
-                edges.entry(from.clone()).or_default().insert(to.clone());
+                graph.add_edge(from, to, ());
                 named.entry((from, to)).or_default().insert(path);
             }
         }
-        strongly_connected(&edges)
+        tarjan_scc(&graph)
             .into_iter()
             .filter(|group| group.len() > 1)
             .map(|group| {
+                let mut group: Vec<String> = group.into_iter().map(str::to_owned).collect();
+                group.sort();
                 let mut why = Vec::new();
                 for ((from, to), paths) in &named {
-                    if group.contains(from) && group.contains(to) {
+                    if group.iter().any(|f| f == from) && group.iter().any(|f| f == to) {
                         let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
                         why.push(format!("  {from} -> {to}: {}", paths.join(", ")));
                     }
@@ -448,62 +453,6 @@ fn is_test(attrs: &[Attribute]) -> bool {
                 .parse_args::<syn::Ident>()
                 .is_ok_and(|ident| ident == "test")
     })
-}
-
-/// Tarjan's strongly connected components of a graph given as adjacency sets.
-fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
-    struct State<'g> {
-        edges: &'g BTreeMap<String, BTreeSet<String>>,
-        index: BTreeMap<&'g str, usize>,
-        low: BTreeMap<&'g str, usize>,
-        stack: Vec<&'g str>,
-        on_stack: BTreeSet<&'g str>,
-        groups: Vec<Vec<String>>,
-    }
-    fn visit<'g>(state: &mut State<'g>, node: &'g str) {
-        let n = state.index.len();
-        state.index.insert(node, n);
-        state.low.insert(node, n);
-        state.stack.push(node);
-        state.on_stack.insert(node);
-        for next in state.edges.get(node).into_iter().flatten() {
-            let next = next.as_str();
-            if !state.index.contains_key(next) {
-                visit(state, next);
-                let low = state.low[node].min(state.low[next]);
-                state.low.insert(node, low);
-            } else if state.on_stack.contains(next) {
-                let low = state.low[node].min(state.index[next]);
-                state.low.insert(node, low);
-            }
-        }
-        if state.low[node] == state.index[node] {
-            let mut group = Vec::new();
-            while let Some(top) = state.stack.pop() {
-                state.on_stack.remove(top);
-                group.push(top.to_owned());
-                if top == node {
-                    break;
-                }
-            }
-            group.sort();
-            state.groups.push(group);
-        }
-    }
-    let mut state = State {
-        edges,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        on_stack: BTreeSet::new(),
-        groups: Vec::new(),
-    };
-    for node in edges.keys() {
-        if !state.index.contains_key(node.as_str()) {
-            visit(&mut state, node);
-        }
-    }
-    state.groups
 }
 
 fn workspace() -> PathBuf {
