@@ -17,8 +17,8 @@ use std::hint::black_box;
 
 use common::rounds::{block_on, paired, paired_difference};
 use common::{Note, find_notes};
-use tool_registry::hook::{After, Before, Hook, HookCall};
-use tool_registry::{Ctx, Registry, ToolResult, tool};
+use tool_registry::bench::NoopHook;
+use tool_registry::{Ctx, Registry, tool};
 
 /// Searches the notes for a term; results kept five minutes.
 #[tool(read_only, cache = "5m")]
@@ -42,25 +42,6 @@ async fn search_files(query: String) -> Vec<(String, usize)> {
     hits
 }
 
-/// A hook with nothing to do, asked before and after every call.
-struct Noop;
-
-impl Hook for Noop {
-    fn name(&self) -> &str {
-        "noop"
-    }
-
-    fn before(&self, call: &HookCall<'_>) -> Before {
-        black_box(call);
-        Before::Continue
-    }
-
-    fn after(&self, call: &HookCall<'_>, result: &mut ToolResult) -> After {
-        black_box((call, result));
-        After::Kept
-    }
-}
-
 const ADD: &str = r#"{"a": 40, "b": 2}"#;
 const QUERY: &str = r#"{"query": "rust"}"#;
 
@@ -77,7 +58,7 @@ fn main() {
     let plain = Registry::builder().log_annotations(false).build().unwrap();
     let hooked = Registry::builder()
         .log_annotations(false)
-        .hook(Noop)
+        .hook(NoopHook)
         .build()
         .unwrap();
     let ctx = Ctx::new().with_user("alice");
@@ -104,16 +85,23 @@ fn main() {
 
     // `HOOKS_PROFILE=1`: only the hooked call, in a loop, for a profiler.
     // (`HOOKS_PROFILE=plain`: the call without hooks; `hit`: a cache hit.)
+    // `HOOKS_CALLS` sets how many calls (1,000,000 hits, 5,000,000 others by default).
     if let Some(which) = std::env::var_os("HOOKS_PROFILE") {
+        let calls = |default: usize| {
+            std::env::var("HOOKS_CALLS")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(default)
+        };
         if which == "hit" {
-            for _ in 0..1_000_000 {
+            for _ in 0..calls(1_000_000) {
                 let call = plain.call(black_box("search_cached"), black_box(QUERY), &ctx);
                 black_box(runtime.block_on(call).unwrap());
             }
             return;
         }
         let registry = if which == "plain" { &plain } else { &hooked };
-        for _ in 0..5_000_000 {
+        for _ in 0..calls(5_000_000) {
             black_box(block_on(registry.call(black_box("add"), black_box(ADD), &ctx)).unwrap());
         }
         return;

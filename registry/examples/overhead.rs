@@ -1,6 +1,7 @@
 //! Rough split of the pipeline's cost over the bare dispatch (development aid). `MODE=bare`,
 //! `core` (dispatch + the core's audit stamp), `pipeline`, `tokio-bare` or `tokio-pipeline` runs
-//! `CALLS` calls of one path, for `valgrind --tool=callgrind` or `perf`.
+//! `CALLS` calls of one path, for `valgrind --tool=callgrind` or `perf`. With `HOOK=1` the
+//! registry has one hook that does nothing, asked before and after every call.
 use std::hint::black_box;
 use std::time::Instant;
 use tool_registry::{Ctx, Registry, Scope, bench, tool};
@@ -22,7 +23,12 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 fn main() {
-    let registry = Registry::builder().log_annotations(false).build().unwrap();
+    let builder = Registry::builder().log_annotations(false);
+    let builder = match std::env::var_os("HOOK") {
+        Some(_) => builder.hook(bench::NoopHook),
+        None => builder,
+    };
+    let registry = builder.build().unwrap();
     let ctx = Ctx::for_scope(Scope::user("alice").with_modules(["math"]));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

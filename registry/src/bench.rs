@@ -140,3 +140,27 @@ where
 {
     server.serve_lines(input, output).await
 }
+
+/// A hook with nothing to do, asked before and after every call: what a hook costs by being
+/// there (the `hooks` benchmark, `HOOK=1` of the `overhead` example).
+pub struct NoopHook;
+
+impl crate::hook::Hook for NoopHook {
+    fn name(&self) -> &str {
+        "noop"
+    }
+
+    fn before(&self, call: &crate::hook::HookCall<'_>) -> crate::hook::Before {
+        std::hint::black_box(call);
+        crate::hook::Before::Continue
+    }
+
+    fn after(
+        &self,
+        call: &crate::hook::HookCall<'_>,
+        result: &mut ToolResult,
+    ) -> crate::hook::After {
+        std::hint::black_box((call, result));
+        crate::hook::After::Kept
+    }
+}

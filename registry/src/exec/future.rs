@@ -21,7 +21,7 @@ use crate::call::{
 };
 use crate::def::Tool;
 use crate::gate::canonical_args;
-use crate::hook::{Acted, HookCall, Hooks, after_now, before_now};
+use crate::hook::{Acted, HookCall, Hooks, Waiting, after_now, before_now};
 
 /// The call of `name` on `host` as a future that does nothing until polled; see [`CallFuture`].
 pub(crate) fn run_as<'a, A: Answer, H: Host>(
@@ -172,16 +172,11 @@ enum State<'a, H> {
     Hooked {
         guarded: Guarded<'a>,
         audit: Finish<'a, H>,
-        /// Boxed: a call without hooks carries a state no larger for them.
-        after: Box<AfterHooks<'a>>,
+        after: AfterHooks<'a>,
     },
     /// Stages 2 to 9, through the stages that await hooks, stores, gates or approvals.
     Staged {
         stages: BoxFuture<'a, Staged>,
-        audit: Finish<'a, H>,
-    },
-    /// The outcome is in: stages 10 and 11 are left.
-    Finishing {
         audit: Finish<'a, H>,
     },
     Done,
@@ -204,8 +199,9 @@ struct Finish<'a, H> {
 }
 
 impl<H: Host> Finish<'_, H> {
+    #[inline(always)]
     fn finish<A: Answer>(
-        self,
+        &self,
         mut outcome: Result<ToolResult, ToolError>,
         span: &CallSpan,
         checked: bool,
@@ -362,7 +358,7 @@ impl<'a, H: Host> State<'a, H> {
             Ok(None) => Ok(Self::Hooked {
                 guarded: Guarded::new(handler, started, limit),
                 audit,
-                after: Box::new(AfterHooks { call, hooks, acted }),
+                after: AfterHooks { call, hooks, acted },
             }),
             Ok(Some(escalate)) => {
                 let begin = Begin::Resume {
@@ -522,31 +518,39 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
         let (mut checked, mut acted) = (false, Vec::new());
-        let outcome = loop {
+        let outcome = {
             let _in = this.span.enter();
             match state {
-                State::Direct { guarded, .. } => {
-                    break std::task::ready!(Pin::new(guarded).poll(cx));
-                }
+                State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
                 State::Staged { stages, .. } => {
-                    let Staged {
-                        outcome,
-                        acted: done,
-                    } = std::task::ready!(stages.as_mut().poll(cx));
-                    (checked, acted) = (true, done);
-                    break outcome;
+                    let done = std::task::ready!(stages.as_mut().poll(cx));
+                    (checked, acted) = (true, done.acted);
+                    done.outcome
                 }
-                State::Hooked { guarded, .. } => {
-                    let outcome = std::task::ready!(Pin::new(guarded).poll(cx));
-                    if let Some((outcome, done)) = after_hooks(state, outcome) {
-                        (checked, acted) = (true, done);
-                        break outcome;
+                State::Hooked {
+                    guarded,
+                    audit,
+                    after,
+                } => {
+                    let mut outcome = std::task::ready!(Pin::new(guarded).poll(cx));
+                    match after_hooks(audit, after, &mut outcome) {
+                        None => {
+                            checked = true;
+                            std::mem::swap(&mut acted, &mut after.acted);
+                            outcome
+                        }
+                        Some(waiting) => {
+                            after_waits(state, outcome, waiting);
+                            let State::Staged { stages, .. } = state else {
+                                unreachable!()
+                            };
+                            let done = std::task::ready!(stages.as_mut().poll(cx));
+                            (checked, acted) = (true, done.acted);
+                            done.outcome
+                        }
                     }
                 }
-                State::Start { .. }
-                | State::Approving { .. }
-                | State::Finishing { .. }
-                | State::Done => {
+                State::Start { .. } | State::Approving { .. } | State::Done => {
                     panic!("a tool call polled after it finished")
                 }
             }
@@ -554,63 +558,72 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         // The span ends with the call, not with this future, which the caller may keep.
         let span = std::mem::take(&mut this.span);
         let _in = span.enter();
-        match std::mem::replace(state, State::Done) {
+        // The handler's future, the stages and the hooks' call are dropped in place once the
+        // answer is made.
+        let done = Reset(state);
+        match &*done.0 {
             State::Direct { audit, .. }
             | State::Staged { audit, .. }
-            | State::Finishing { audit } => {
+            | State::Hooked { audit, .. } => {
                 Poll::Ready(audit.finish::<A>(outcome, &span, checked, acted))
             }
-            State::Start { .. } | State::Approving { .. } | State::Hooked { .. } | State::Done => {
-                unreachable!()
-            }
+            State::Start { .. } | State::Approving { .. } | State::Done => unreachable!(),
         }
     }
 }
 
+/// Leaves a call's state [`State::Done`] when dropped.
+struct Reset<'s, 'a, H>(&'s mut State<'a, H>);
+
+impl<H> Drop for Reset<'_, '_, H> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        *self.0 = State::Done;
+    }
+}
+
 /// Stage 9 on the direct path with hooks, once the handler ended: the result checked, then
-/// the hooks' `after` sides in place; the outcome, or `None` when one waits and the rest of
-/// them became the call's staged future. Kept out of the call future's `poll`, which every
-/// call runs.
+/// the hooks' `after` sides, in place; the hook whose `after` side waits, if one does. Kept out
+/// of the call future's `poll`, which every call runs.
 #[inline(never)]
 fn after_hooks<H: Host>(
+    audit: &Finish<'_, H>,
+    after: &mut AfterHooks<'_>,
+    outcome: &mut Result<ToolResult, ToolError>,
+) -> Option<Waiting> {
+    let policy = audit.registry.policy();
+    super::stamp::check_output(&audit.tool, &policy.content_limits, outcome);
+    let Ok(result) = outcome else { return None };
+    match after_now(after.hooks, &after.call, result, &mut after.acted) {
+        Ok(waiting) => waiting,
+        Err(error) => {
+            *outcome = Err(error);
+            None
+        }
+    }
+}
+
+/// A hooked call whose hook's `after` side waits: the rest of the `after` sides become the
+/// call's staged future, within the call's deadline.
+#[cold]
+fn after_waits<H: Host>(
     state: &mut State<'_, H>,
-    mut outcome: Result<ToolResult, ToolError>,
-) -> Option<(Result<ToolResult, ToolError>, Vec<Acted>)> {
+    outcome: Result<ToolResult, ToolError>,
+    waiting: Waiting,
+) {
     let State::Hooked { audit, after, .. } = std::mem::replace(state, State::Done) else {
         unreachable!()
     };
-    let AfterHooks {
-        call,
-        hooks,
-        mut acted,
-    } = *after;
-    let policy = audit.registry.policy();
-    super::stamp::check_output(&audit.tool, &policy.content_limits, &mut outcome);
-    let waiting = match &mut outcome {
-        Ok(result) => match after_now(hooks, &call, result, &mut acted) {
-            Ok(waiting) => waiting,
-            Err(error) => {
-                outcome = Err(error);
-                None
-            }
-        },
-        Err(_) => None,
+    let AfterHooks { call, hooks, acted } = after;
+    let Ok(result) = outcome else {
+        unreachable!("only a result has `after` sides to wait for")
     };
-    match (waiting, outcome) {
-        (Some(waiting), Ok(result)) => {
-            let (started, limit) = (audit.started, audit.limit);
-            let rest = after_rest(hooks, call, result, started, limit, acted, waiting);
-            *state = State::Staged {
-                stages: Box::pin(rest),
-                audit,
-            };
-            None
-        }
-        (_, outcome) => {
-            *state = State::Finishing { audit };
-            Some((outcome, acted))
-        }
-    }
+    let (started, limit) = (audit.started, audit.limit);
+    let rest = after_rest(hooks, call, result, started, limit, acted, waiting);
+    *state = State::Staged {
+        stages: Box::pin(rest),
+        audit,
+    };
 }
 
 impl<A, H> Drop for CallFuture<'_, A, H> {

@@ -365,6 +365,7 @@ pub(crate) fn validate<'a, H: Host>(
 /// is the clock read: a run-time tool (its schema's validator), a [`Value`](serde_json::Value)
 /// (read by the lenient rules), or text over [`SLOW_TEXT`] bytes; a compiled tool's short
 /// text is read by its own `serde` code in microseconds.
+#[inline(always)]
 pub(crate) fn validate_by<'a, H: Host>(
     host: &'a H,
     tool: &Tool,

@@ -306,8 +306,10 @@ pub struct HookCall<'a> {
     /// The arguments as the model wrote them (what an approval is bound to).
     written: Cow<'a, str>,
     /// The arguments a hook rewrote them into, when one did.
-    rewritten: Option<String>,
-    value: OnceLock<Value>,
+    rewritten: Option<Box<str>>,
+    /// The arguments parsed, once a hook asked; boxed, so that a call whose hooks never ask
+    /// carries a small `HookCall`.
+    value: OnceLock<Box<Value>>,
 }
 
 impl<'a> HookCall<'a> {
@@ -345,7 +347,10 @@ impl<'a> HookCall<'a> {
     /// costs no parse).
     pub fn args(&self) -> &Value {
         self.value.get_or_init(|| {
-            serde_json::from_str(self.arguments_text()).unwrap_or(Value::Object(Default::default()))
+            Box::new(
+                serde_json::from_str(self.arguments_text())
+                    .unwrap_or(Value::Object(Default::default())),
+            )
         })
     }
 
@@ -366,7 +371,7 @@ impl<'a> HookCall<'a> {
     }
 
     pub(crate) fn replace(&mut self, text: String) {
-        self.rewritten = Some(text);
+        self.rewritten = Some(text.into_boxed_str());
         self.value = OnceLock::new();
     }
 }

@@ -71,16 +71,53 @@ impl HookSet {
     }
 
     /// The hooks `mask` selects, with their positions, in the order they were registered.
-    fn of(&self, mask: u64) -> impl DoubleEndedIterator<Item = (usize, &Registered)> {
-        self.hooks
-            .iter()
-            .enumerate()
-            .filter(move |(i, _)| mask & (1 << i) != 0)
+    fn of(&self, mask: u64) -> Selected<'_> {
+        Selected {
+            hooks: &self.hooks,
+            mask,
+        }
     }
 
     /// Whether the registry has no hook at all.
     pub(crate) fn is_empty(&self) -> bool {
         self.hooks.is_empty()
+    }
+}
+
+/// The hooks a mask selects, found bit by bit (a call pays for the hooks that apply to it,
+/// not for every hook of the registry).
+struct Selected<'a> {
+    hooks: &'a [Registered],
+    mask: u64,
+}
+
+impl<'a> Iterator for Selected<'a> {
+    type Item = (usize, &'a Registered);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.mask != 0 {
+            let index = self.mask.trailing_zeros() as usize;
+            self.mask &= self.mask - 1;
+            if let Some(registered) = self.hooks.get(index) {
+                return Some((index, registered));
+            }
+        }
+        None
+    }
+}
+
+impl DoubleEndedIterator for Selected<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        while self.mask != 0 {
+            let index = 63 - self.mask.leading_zeros() as usize;
+            self.mask &= !(1 << index);
+            if let Some(registered) = self.hooks.get(index) {
+                return Some((index, registered));
+            }
+        }
+        None
     }
 }
 
@@ -200,7 +237,8 @@ pub(crate) fn before_now(
 ) -> Result<Option<Escalate>, ToolError> {
     for (index, registered) in hooks.set.of(hooks.mask) {
         match ask_before(registered, call)? {
-            Before::Continue => {}
+            // Nothing to drop: said so, so that the common answer costs no drop glue.
+            decision @ Before::Continue => std::mem::forget(decision),
             decision @ (Before::Later(_) | Before::Confirm(_)) => {
                 return Ok(Some(Escalate { index, decision }));
             }
@@ -266,6 +304,7 @@ pub(crate) type Waiting = (usize, super::HookFuture<super::ResultEdit>);
 
 /// The `after` sides of `hooks` that answer at once, in the reverse order, on `result`:
 /// `Ok(Some(..))` at the first that waits, for [`run_after_from`] to go on from.
+#[inline]
 pub(crate) fn after_now(
     hooks: Hooks<'_>,
     call: &HookCall<'_>,
@@ -274,8 +313,9 @@ pub(crate) fn after_now(
 ) -> Result<Option<Waiting>, ToolError> {
     for (index, registered) in hooks.set.of(hooks.mask).rev() {
         match ask_after(registered, call, result)? {
+            After::Kept => {}
             After::Later(later) => return Ok(Some((index, later))),
-            done => note_after(registered, done, acted),
+            changed => note_after(registered, changed, acted),
         }
     }
     Ok(None)
