@@ -79,6 +79,21 @@ impl Records {
     }
 }
 
+/// `add` of 2 and 3, as any caller.
+async fn add_2_3(registry: &Registry) -> ToolResult {
+    registry
+        .call("add", r#"{"a": 2, "b": 3}"#, &Ctx::new())
+        .await
+        .unwrap()
+}
+
+/// Which hooks acted on the call `record` audits, and how.
+fn acted<'r>(record: &'r AuditRecord<'_>) -> Vec<(&'r str, &'static str)> {
+    (record.hooks.iter())
+        .map(|acted| (&*acted.hook, acted.action))
+        .collect()
+}
+
 /// Records the order hooks run in.
 struct Trace {
     name: &'static str,
@@ -127,10 +142,7 @@ async fn hooks_run_in_order_around_the_handler_and_the_audit_names_what_acted() 
         .audit_sink(records.clone())
         .build()
         .unwrap();
-    let result = registry
-        .call("add", r#"{"a": 2, "b": 3}"#, &Ctx::new())
-        .await
-        .unwrap();
+    let result = add_2_3(&registry).await;
     // `inner` multiplies first, then `outer`.
     assert_eq!(result.content, json!(500));
     assert_eq!(
@@ -143,12 +155,7 @@ async fn hooks_run_in_order_around_the_handler_and_the_audit_names_what_acted() 
         ]
     );
     let record = records.last();
-    let acted: Vec<(&str, &str)> = record
-        .hooks
-        .iter()
-        .map(|acted| (&*acted.hook, acted.action))
-        .collect();
-    assert_eq!(acted, [("inner", "changed"), ("outer", "changed")]);
+    assert_eq!(acted(&record), [("inner", "changed"), ("outer", "changed")]);
     let json = serde_json::to_value(&record).unwrap();
     assert_eq!(json["hooks"][0]["detail"], "times ten", "{json}");
     assert_eq!(
@@ -165,6 +172,48 @@ async fn hooks_run_in_order_around_the_handler_and_the_audit_names_what_acted() 
             "audit"
         ]
     );
+}
+
+/// Multiplies a number result by ten once a future says so.
+struct WaitsThenDoubles;
+
+impl Hook for WaitsThenDoubles {
+    fn name(&self) -> &str {
+        "waits"
+    }
+
+    fn after(&self, _: &HookCall<'_>, _: &mut ToolResult) -> After {
+        After::later(async {
+            tokio::task::yield_now().await;
+            |result: &mut ToolResult| {
+                let n = result.content.as_i64().unwrap();
+                result.content = json!(n * 2);
+                After::changed("doubled")
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_after_side_that_waits_hands_the_rest_on_in_order() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let records = Records::default();
+    let registry = Registry::builder()
+        .hook(Trace {
+            name: "outer",
+            seen: seen.clone(),
+        })
+        .hook(WaitsThenDoubles)
+        .audit_sink(records.clone())
+        .build()
+        .unwrap();
+    let result = add_2_3(&registry).await;
+    // `waits` doubles first (its `after` runs first, and waits), then `outer` multiplies.
+    assert_eq!(result.content, json!(100));
+    assert_eq!(*seen.lock().unwrap(), ["before outer add", "after outer"]);
+    let record = records.last();
+    assert_eq!(acted(&record), [("waits", "changed"), ("outer", "changed")]);
+    assert_eq!(record.outcome, "ok");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use super::{Confirmation, Host};
@@ -29,8 +30,8 @@ pub(super) struct Staged {
 }
 
 /// The names the built-in stages act under in the audit record.
-const CONFIRM_IF: &str = "confirm_if";
-const CACHE: &str = "cache";
+static CONFIRM_IF: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("confirm_if"));
+static CACHE: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("cache"));
 
 /// Where the staged path begins: with the arguments, or where the direct path with hooks
 /// stopped (validated, the hooks before `escalate.index` asked and done).
@@ -166,7 +167,7 @@ pub(super) async fn staged<'a, H: Host>(
                         .as_ref()
                         .is_some_and(|call| entry.confirm_if(call.arguments_text()));
                 if by_predicate {
-                    acted.push(Acted::new(&CONFIRM_IF.into(), "asked_approval", None));
+                    acted.push(Acted::new(&CONFIRM_IF, "asked_approval", None));
                 }
                 if !(entry.confirm || asked.is_some() || by_predicate) {
                     continue;
@@ -186,7 +187,7 @@ pub(super) async fn staged<'a, H: Host>(
                 let key = cache_key(&tool, &canonical(call.args()), ctx, policy.per_user);
                 match host.policy().results.get(&key).await {
                     Ok(Some(result)) => {
-                        acted.push(Acted::new(&CACHE.into(), "hit", None));
+                        acted.push(Acted::new(&CACHE, "hit", None));
                         hit = Some(result);
                     }
                     Ok(None) => {}
@@ -212,7 +213,7 @@ pub(super) async fn staged<'a, H: Host>(
                         let (outcome, ran) = Box::pin(flown).await;
                         if !ran && outcome.is_ok() {
                             let shared = Some("shared with an identical call".to_owned());
-                            acted.push(Acted::new(&CACHE.into(), "hit", shared));
+                            acted.push(Acted::new(&CACHE, "hit", shared));
                         }
                         outcome
                     }

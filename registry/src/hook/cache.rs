@@ -31,13 +31,20 @@ pub use crate::meta::CachePolicy;
 
 /// What a cached result is kept under: a digest of the tool, its version, the canonical
 /// arguments and (per user) who asks; 64 hexadecimal digits, which hold nothing of the call.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct CacheKey(String);
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey([u8; 64]);
 
 impl CacheKey {
     /// The key as 64 hexadecimal digits.
     pub fn as_str(&self) -> &str {
-        &self.0
+        // Written from `HEX` alone, so always ASCII.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CacheKey").field(&self.as_str()).finish()
     }
 }
 
@@ -67,12 +74,11 @@ pub(crate) fn cache_key(tool: &Tool, arguments: &str, ctx: &Ctx, per_user: bool)
         field(scope.level().as_str().as_bytes());
     }
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hex: String = digest
-        .finalize()
-        .iter()
-        .flat_map(|byte| [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 15)]])
-        .map(char::from)
-        .collect();
+    let mut hex = [0; 64];
+    for (pair, byte) in hex.chunks_exact_mut(2).zip(digest.finalize()) {
+        pair[0] = HEX[usize::from(byte >> 4)];
+        pair[1] = HEX[usize::from(byte & 15)];
+    }
     CacheKey(hex)
 }
 
