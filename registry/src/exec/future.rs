@@ -518,43 +518,36 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
         let (mut checked, mut acted) = (false, Vec::new());
-        let outcome = {
-            let _in = this.span.enter();
-            match state {
-                State::Direct { guarded, .. } => std::task::ready!(Pin::new(guarded).poll(cx)),
-                State::Staged { stages, .. } => {
-                    let done = std::task::ready!(stages.as_mut().poll(cx));
-                    (checked, acted) = (true, done.acted);
-                    done.outcome
-                }
-                State::Hooked {
-                    guarded,
-                    audit,
-                    after,
-                } => {
-                    let mut outcome = std::task::ready!(Pin::new(guarded).poll(cx));
-                    match after_hooks(audit, after, &mut outcome) {
-                        None => {
-                            checked = true;
-                            std::mem::swap(&mut acted, &mut after.acted);
-                            outcome
-                        }
-                        Some(waiting) => {
-                            after_waits(state, outcome, waiting);
-                            let State::Staged { stages, .. } = state else {
-                                unreachable!()
-                            };
-                            let done = std::task::ready!(stages.as_mut().poll(cx));
-                            (checked, acted) = (true, done.acted);
-                            done.outcome
-                        }
-                    }
-                }
-                State::Start { .. } | State::Approving { .. } | State::Done => {
-                    panic!("a tool call polled after it finished")
-                }
+        let _in = this.span.enter();
+        let mut outcome = match state {
+            State::Direct { guarded, .. } | State::Hooked { guarded, .. } => {
+                std::task::ready!(Pin::new(guarded).poll(cx))
+            }
+            State::Staged { stages, .. } => {
+                let done = std::task::ready!(stages.as_mut().poll(cx));
+                (checked, acted) = (true, done.acted);
+                done.outcome
+            }
+            State::Start { .. } | State::Approving { .. } | State::Done => {
+                panic!("a tool call polled after it finished")
             }
         };
+        // Stage 9 of a hooked call on the direct path: the hooks' `after` sides, in place
+        // unless one waits; then the rest of them are the call's staged future, polled next.
+        if let State::Hooked { audit, after, .. } = state {
+            match after_hooks(audit, after, &mut outcome) {
+                None => {
+                    checked = true;
+                    std::mem::swap(&mut acted, &mut after.acted);
+                }
+                Some(waiting) => {
+                    after_waits(state, outcome, waiting);
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+            }
+        }
+        drop(_in);
         // The span ends with the call, not with this future, which the caller may keep.
         let span = std::mem::take(&mut this.span);
         let _in = span.enter();
