@@ -55,13 +55,20 @@ fn blocks_bytes(result: &ToolResult) -> usize {
 
 /// The note a shortened result ends with.
 fn note(from: usize, max: usize) -> String {
-    format!(
+    let note = format!(
         "[cut: the full result was {from} bytes, over this tool's limit of {max}; what is above is its beginning. To read the rest, call the tool again asking for a smaller part (narrower arguments, or a later range or page where the tool takes one).]"
-    )
+    );
+    if note.len() < max {
+        return note;
+    }
+    // A limit too small for the whole note: the note in brief, so that some of the result
+    // may still fit.
+    format!("[cut: the full result was {from} bytes, over this tool's limit of {max}]")
 }
 
 /// Shortens `result` to at most `max` bytes of text (see the [module](self)), with a note;
-/// `None` when it already fits. A `max` smaller than the note keeps only the note.
+/// `None` when it already fits. Below about 300 bytes the note is a brief one; a `max`
+/// smaller than even that keeps only the note.
 pub fn shorten(result: &mut ToolResult, max: usize) -> Option<Shortened> {
     let from = text_bytes(result);
     if from <= max {
@@ -298,6 +305,19 @@ mod tests {
             panic!("the note is a text block")
         };
         assert!(note.starts_with("[cut:"));
+    }
+
+    #[test]
+    fn a_small_limit_gets_the_brief_note_and_keeps_what_fits() {
+        let mut result = ToolResult::ok("a".repeat(500));
+        let shortened = shorten(&mut result, 120).unwrap();
+        let text = result.content.as_str().unwrap();
+        assert!(shortened.to <= 120, "{shortened:?}: {text}");
+        assert!(text.starts_with("aaaa"), "{text}");
+        assert!(
+            text.ends_with("[cut: the full result was 500 bytes, over this tool's limit of 120]"),
+            "{text}"
+        );
     }
 
     #[test]
