@@ -87,6 +87,19 @@ async fn add_2_3(registry: &Registry) -> ToolResult {
         .unwrap()
 }
 
+/// A registry whose hooks are a `Trace` named `outer`, then `inner`, auditing to `records`.
+fn outer_and(inner: impl Hook, seen: &Arc<Mutex<Vec<String>>>, records: &Records) -> Registry {
+    Registry::builder()
+        .hook(Trace {
+            name: "outer",
+            seen: seen.clone(),
+        })
+        .hook(inner)
+        .audit_sink(records.clone())
+        .build()
+        .unwrap()
+}
+
 /// Which hooks acted on the call `record` audits, and how.
 fn acted<'r>(record: &'r AuditRecord<'_>) -> Vec<(&'r str, &'static str)> {
     (record.hooks.iter())
@@ -130,18 +143,11 @@ impl Hook for Trace {
 async fn hooks_run_in_order_around_the_handler_and_the_audit_names_what_acted() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let records = Records::default();
-    let registry = Registry::builder()
-        .hook(Trace {
-            name: "outer",
-            seen: seen.clone(),
-        })
-        .hook(Trace {
-            name: "inner",
-            seen: seen.clone(),
-        })
-        .audit_sink(records.clone())
-        .build()
-        .unwrap();
+    let inner = Trace {
+        name: "inner",
+        seen: seen.clone(),
+    };
+    let registry = outer_and(inner, &seen, &records);
     let result = add_2_3(&registry).await;
     // `inner` multiplies first, then `outer`.
     assert_eq!(result.content, json!(500));
@@ -198,15 +204,7 @@ impl Hook for WaitsThenDoubles {
 async fn an_after_side_that_waits_hands_the_rest_on_in_order() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let records = Records::default();
-    let registry = Registry::builder()
-        .hook(Trace {
-            name: "outer",
-            seen: seen.clone(),
-        })
-        .hook(WaitsThenDoubles)
-        .audit_sink(records.clone())
-        .build()
-        .unwrap();
+    let registry = outer_and(WaitsThenDoubles, &seen, &records);
     let result = add_2_3(&registry).await;
     // `waits` doubles first (its `after` runs first, and waits), then `outer` multiplies.
     assert_eq!(result.content, json!(100));

@@ -396,6 +396,17 @@ pub fn outcome(result: &tool_registry::ToolResult) -> String {
     }
 }
 
+/// Each `mode` of [`hooked_registry`]'s `echo`, with what a call of it answers through every
+/// front end: `ok`, or the error code.
+pub const HOOK_CASES: [(&str, &str); 6] = [
+    ("plain", "ok"),
+    ("secret", "ok"),
+    ("panic", "panicked"),
+    ("hang", "timed_out"),
+    ("invalid", "invalid_arguments"),
+    ("refuse", "refused"),
+];
+
 /// A registry of one run-time tool, `echo` (`{"mode": "..."}`, a 300 ms timeout), behind a
 /// hook that misbehaves as `mode` says, for the tests that show every front end running the
 /// same hooks: `panic` panics in the hook, `hang` never decides, `invalid` rewrites the

@@ -97,6 +97,27 @@ fn gateway_registry() -> Arc<Registry> {
     Arc::new(Registry::builder().without_linked().build().unwrap())
 }
 
+/// Serves `app` on a free loopback port: its address, and the task serving it.
+async fn serve(app: axum::Router) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, task)
+}
+
+/// A gateway's registry with `modules` mounted (manifests cached in memory), and what the
+/// start found of each module.
+async fn mount(modules: ModuleMap) -> (Arc<Registry>, Vec<tool_registry::http::ModuleStatus>) {
+    let registry = gateway_registry();
+    let status = Gateway::builder(registry.clone(), modules)
+        .cache(MemoryManifestCache::new())
+        .build()
+        .unwrap()
+        .start()
+        .await;
+    (registry, status)
+}
+
 fn names(registry: &Registry, scope: &Scope) -> Vec<String> {
     registry
         .tools(scope)
@@ -741,20 +762,9 @@ async fn a_hostile_module_gets_only_its_valid_tools_listed_and_its_oversized_ans
     let app = axum::Router::new()
         .route("/manifest", get(move || async move { manifest }))
         .route("/execute", post(move || async move { huge }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (addr, task) = serve(app).await;
 
-    let registry = gateway_registry();
-    let status = Gateway::builder(
-        registry.clone(),
-        ModuleMap::new().with("evil", Module::new(&addr)),
-    )
-    .cache(MemoryManifestCache::new())
-    .build()
-    .unwrap()
-    .start()
-    .await;
+    let (registry, status) = mount(ModuleMap::new().with("evil", Module::new(&addr))).await;
     assert_eq!(status[0].tools, 1, "{status:?}");
     assert_eq!(names(&registry, &Scope::trusted()), ["evil.fine"]);
     let error = call(&registry, "evil.fine", json!({}), Scope::guest())
@@ -835,10 +845,7 @@ async fn media_module() -> (String, tokio::task::JoinHandle<()>) {
     let app = tool_registry::http::Server::new(registry)
         .name("media")
         .router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, task)
+    serve(app).await
 }
 
 /// A stand-in module whose one tool, declared with an output schema, answers the result its
@@ -873,10 +880,7 @@ async fn lying_module() -> (String, tokio::task::JoinHandle<()>) {
     let app = axum::Router::new()
         .route("/manifest", get(move || async move { manifest }))
         .route("/execute", post(execute));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, task)
+    serve(app).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -884,17 +888,11 @@ async fn blocks_cross_a_module_and_what_breaks_its_promises_is_invalid_output() 
     use tool_registry::content::{Block, BlockKind};
     let (media, media_task) = media_module().await;
     let (liar, liar_task) = lying_module().await;
-    let registry = gateway_registry();
-    let status = Gateway::builder(
-        registry.clone(),
+    let (registry, status) = mount(
         ModuleMap::new()
             .with("media", Module::new(&media))
             .with("liar", Module::new(&liar)),
     )
-    .cache(MemoryManifestCache::new())
-    .build()
-    .unwrap()
-    .start()
     .await;
     assert!(status.iter().all(|s| s.error.is_none()), "{status:?}");
     let ctx = Ctx::for_scope(Scope::guest());
@@ -959,31 +957,12 @@ async fn the_module_server_and_the_gateway_run_the_same_hooks_as_a_call() {
     let app = tool_registry::http::Server::new(module.clone())
         .name("hooked")
         .router();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (addr, server) = serve(app).await;
 
-    let gateway = gateway_registry();
-    let status = Gateway::builder(
-        gateway.clone(),
-        ModuleMap::new().with("hooked", Module::new(&addr)),
-    )
-    .cache(MemoryManifestCache::new())
-    .build()
-    .unwrap()
-    .start()
-    .await;
+    let (gateway, status) = mount(ModuleMap::new().with("hooked", Module::new(&addr))).await;
     assert!(status.iter().all(|s| s.error.is_none()), "{status:?}");
     let ctx = Ctx::for_scope(Scope::guest());
-    let cases = [
-        ("plain", "ok"),
-        ("secret", "ok"),
-        ("panic", "panicked"),
-        ("hang", "timed_out"),
-        ("invalid", "invalid_arguments"),
-        ("refuse", "refused"),
-    ];
-    for (mode, code) in cases {
+    for (mode, code) in tool_registry_tests::HOOK_CASES {
         let body = json!({"tool_name": "echo", "arguments": {"mode": mode}}).to_string();
         let direct = module
             .call("echo", json!({"mode": mode}), &Ctx::new())

@@ -436,14 +436,7 @@ async fn deferred_tools_are_found_and_run_through_the_discovery_meta_tools() {
 async fn an_mcp_client_meets_the_same_hooks_as_a_call() {
     let registry = Arc::new(tool_registry_tests::hooked_registry());
     let client = connect(&registry, Scope::trusted()).await;
-    for (mode, code) in [
-        ("plain", "ok"),
-        ("secret", "ok"),
-        ("panic", "panicked"),
-        ("hang", "timed_out"),
-        ("invalid", "invalid_arguments"),
-        ("refuse", "refused"),
-    ] {
+    for (mode, code) in tool_registry_tests::HOOK_CASES {
         let result = client
             .session
             .call_tool(
