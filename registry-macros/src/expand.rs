@@ -418,6 +418,7 @@ fn parts(
         ("tier", "Tier", &attr.tier, "medium"),
         ("cost", "Cost", &attr.cost, "free"),
         ("permission", "Permission", &attr.permission, "guest"),
+        ("task", "TaskSupport", &attr.task, "forbidden"),
     ] {
         if value.as_ref().is_some_and(|v| v.value != default) {
             field(key, variant(p, ty, value.as_ref(), default));

@@ -15,7 +15,9 @@ pub use crate::call::shim::{
     CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
 };
 pub use crate::def::tool_def::ToolParts;
-pub use crate::def::{Annotations, ArgInfo, CachePolicy, Cost, SourceLocation, Tier, ToolDef};
+pub use crate::def::{
+    Annotations, ArgInfo, CachePolicy, Cost, SourceLocation, TaskSupport, Tier, ToolDef,
+};
 pub use crate::media::BlockKind;
 pub use crate::meta::Permission;
 pub use crate::parse::TagForm;

@@ -37,6 +37,7 @@ use tool_registry_json::schema;
 pub mod scope;
 pub mod spec;
 pub mod store;
+pub mod task;
 
 #[doc(hidden)]
 pub mod __private;

@@ -53,6 +53,8 @@ pub(crate) struct ToolAttr {
     pub(crate) cache_ms: Option<Sp<u64>>,
     pub(crate) cache_per_user: Option<Sp<bool>>,
     pub(crate) max_result_bytes: Option<Sp<usize>>,
+    /// `task = "optional" | "required"`.
+    pub(crate) task: Option<Sp<String>>,
     pub(crate) targets: Vec<Sp<String>>,
     /// `returns(image, file)`: the kinds of blocks the tool returns, for the catalog; `None`:
     /// as the return type says.
@@ -98,6 +100,7 @@ const TOOL_KEYS: &[&str] = &[
     "cache",
     "cache_per_user",
     "max_result_bytes",
+    "task",
     "targets",
     "returns",
     "tag",
@@ -139,6 +142,7 @@ impl ToolAttr {
 const TIERS: &[&str] = &["low", "medium", "high"];
 const COSTS: &[&str] = &["free", "cheap", "expensive"];
 const PERMISSIONS: &[&str] = &["guest", "user", "admin", "owner"];
+const TASKS: &[&str] = &["forbidden", "optional", "required"];
 
 /// The slots `#[tool(...)]` is read into, one per key.
 #[derive(Default)]
@@ -175,6 +179,7 @@ struct ToolSlots {
     cache_ms: Attr<Sp<u64>>,
     cache_per_user: BoolAttr,
     max_result_bytes: Attr<Sp<usize>>,
+    task: Attr<Sp<String>>,
     targets: Attr<Vec<Sp<String>>>,
     returns: Attr<Vec<Sp<String>>>,
     tag: Attr<LitStr>,
@@ -249,6 +254,8 @@ impl ToolSlots {
                 let wanted = "`max_result_bytes` must be a whole number of bytes, at least 1, e.g. `max_result_bytes = 16384`";
                 self.max_result_bytes.read(cx, key, positive(wanted))
             }
+            // #[tool(task = "optional" | "required")]
+            "task" => self.task.read(cx, key, choice(TASKS)),
             // #[tool(targets(openai_strict, anthropic_strict, gemini))]
             "targets" => self.targets.read(cx, key, targets),
             // #[tool(returns(image, resource_link))]: what the catalog says the tool returns
@@ -299,6 +306,7 @@ impl ToolSlots {
             cache_ms: self.cache_ms.get(),
             cache_per_user: self.cache_per_user.get(),
             max_result_bytes: self.max_result_bytes.get(),
+            task: self.task.get(),
             targets: self.targets.get().unwrap_or_default(),
             returns: self.returns.get(),
             tag: self.tag.get(),

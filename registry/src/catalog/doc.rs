@@ -194,6 +194,9 @@ fn metadata(def: &Tool) -> Map<String, Value> {
     if let Some(max) = def.max_result_bytes() {
         put("max_result_bytes", max.into());
     }
+    if def.task_support() != crate::meta::TaskSupport::Forbidden {
+        put("task", def.task_support().as_str().into());
+    }
     if let Some(cache) = def.cache() {
         put(
             "cache",

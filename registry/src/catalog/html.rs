@@ -329,6 +329,9 @@ fn limits(out: &mut String, tool: &ToolDoc) -> fmt::Result {
     if let Some(cache) = tool.cache_text() {
         row(out, "Cache", &Esc(&cache))?;
     }
+    if let Some(task) = tool.metadata.get("task").and_then(Value::as_str) {
+        row(out, "Task", &super::markdown::task_text(task))?;
+    }
     if let Some(bytes) = tool
         .metadata
         .get("max_result_bytes")

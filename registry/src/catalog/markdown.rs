@@ -100,7 +100,15 @@ fn write_arguments(out: &mut String, arguments: &[ArgDoc]) {
 }
 
 /// Metadata keys written on lines of their own, not on the metadata line.
-const OWN_LINES: [&str; 3] = ["max_result_bytes", "cache", "confirm_if"];
+const OWN_LINES: [&str; 4] = ["max_result_bytes", "cache", "confirm_if", "task"];
+
+/// What `task = "…"` means for a client, in a sentence.
+pub(crate) fn task_text(task: &str) -> &'static str {
+    match task {
+        "required" => "always runs as a task (a client must follow MCP's tasks extension)",
+        _ => "becomes a task for a client that follows tasks when it runs longer than a second",
+    }
+}
 
 /// The metadata line, the annotations line, then the cache, the result limit and conditional
 /// confirmation when the tool declares them.
@@ -142,6 +150,9 @@ fn write_metadata(out: &mut String, tool: &ToolDoc) {
             out,
             "- **Result limit:** {max} bytes of text; longer results are shortened with a note"
         );
+    }
+    if let Some(task) = tool.metadata.get("task").and_then(Value::as_str) {
+        let _ = writeln!(out, "- **Task:** {}", task_text(task));
     }
     match tool.metadata.get("confirm_if") {
         Some(Value::Bool(true)) => {

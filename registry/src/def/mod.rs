@@ -18,7 +18,7 @@ pub(crate) mod tool_def;
 
 pub(crate) use crate::meta::Permission;
 pub use crate::meta::{Annotations, Risk};
-pub use crate::meta::{ArgInfo, CachePolicy, Cost, SourceLocation, Tier};
+pub use crate::meta::{ArgInfo, CachePolicy, Cost, SourceLocation, TaskSupport, Tier};
 use crate::parse::TagForm;
 pub(crate) use entry::{Entry, Meta, PROVIDERS, json_path};
 pub(crate) use tool::Tool;

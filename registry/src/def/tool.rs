@@ -109,6 +109,8 @@ read! {
     fn cache(&self) -> Option<crate::meta::CachePolicy> { linked: def => def.cache(), owned: spec => spec.cache() }
     /// `max_result_bytes = N`: longer results are shortened to fit (see [`hook::cap`](crate::hook::cap)).
     fn max_result_bytes(&self) -> Option<usize> { linked: def => def.max_result_bytes(), owned: spec => spec.max_result_bytes() }
+    /// `task = "optional" | "required"`: whether a call may outlive its request (see [`task`](crate::task)).
+    fn task_support(&self) -> crate::meta::TaskSupport { linked: def => def.task_support(), owned: spec => spec.task_support() }
     /// `confirm_if`: the tool decides per call, from the arguments, whether it needs approval.
     fn confirms_conditionally(&self) -> bool { linked: def => def.confirms_conditionally(), owned: spec => spec.confirm_if().is_some() }
     /// `timeout = "30s"`.
@@ -332,6 +334,7 @@ fn declared_fields(
         cache: def.cache().map(|cache| cache.ttl),
         cache_per_user: def.cache().is_none_or(|cache| cache.per_user),
         max_result_bytes: def.max_result_bytes(),
+        task: def.task_support(),
     }
 }
 

@@ -46,6 +46,8 @@ pub struct ToolParts {
     pub confirm_if: Option<ConfirmIfFn>,
     pub cache: Option<crate::meta::CachePolicy>,
     pub max_result_bytes: Option<usize>,
+    /// `task = "optional" | "required"`.
+    pub task: crate::meta::TaskSupport,
     /// The formats the tool promises to fit, as bits of [`Target`](crate::format::Target).
     pub targets: u8,
 }
@@ -99,6 +101,7 @@ impl ToolParts {
         confirm_if: None,
         cache: None,
         max_result_bytes: None,
+        task: crate::meta::TaskSupport::Forbidden,
         targets: 0,
     };
 }
@@ -190,6 +193,10 @@ impl ToolDef {
     /// `max_result_bytes = N`: longer results are shortened to fit.
     pub fn max_result_bytes(&self) -> Option<usize> {
         self.parts.max_result_bytes
+    }
+    /// `task = "optional" | "required"`: whether a call may outlive its request as a task.
+    pub fn task_support(&self) -> crate::meta::TaskSupport {
+        self.parts.task
     }
     /// `confirm_if = path`: whether the tool decides per call if it needs approval.
     pub fn confirms_conditionally(&self) -> bool {

@@ -18,8 +18,6 @@ use rmcp::model::{
 use rmcp::{ErrorData, RoleServer, service::RequestContext};
 use serde_json::{Value, json};
 
-use crate::call::ToolResult;
-
 /// The `_meta` key of a `tools/call` that redeems the approval token of an earlier answer, for
 /// a client that cannot answer `input_required` (the `initialize` era, or no elicitation).
 pub const APPROVAL_TOKEN_META: &str = "tool-registry/approvalToken";
@@ -79,6 +77,17 @@ pub(super) fn answer_of(
     let Some(response) = responses.and_then(|responses| responses.get(CONFIRM_INPUT)) else {
         return Ok(Answer::None);
     };
+    Ok(match approval_of(response)? {
+        Some(true) => Answer::Approve(token),
+        Some(false) => Answer::Decline(token),
+        None => Answer::Cancel,
+    })
+}
+
+/// A person's answer to the [`CONFIRM_INPUT`] question, an elicitation result: `Some(true)`
+/// runs the call, `Some(false)` drops it (declined, or accepted with `approve: false`), `None`
+/// closed the question without choosing.
+pub(super) fn approval_of(response: &Value) -> Result<Option<bool>, ErrorData> {
     let response: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
         ErrorData::invalid_params(
             format!("the answer to `{CONFIRM_INPUT}` is not an elicitation result: {error}"),
@@ -91,10 +100,8 @@ pub(super) fn answer_of(
         .and_then(|content| content.get("approve"))
         .and_then(Value::as_bool);
     Ok(match (response.action, approved) {
-        (ElicitationAction::Accept, Some(true)) => Answer::Approve(token),
-        (ElicitationAction::Accept, Some(false)) | (ElicitationAction::Decline, _) => {
-            Answer::Decline(token)
-        }
+        (ElicitationAction::Accept, Some(approve)) => Some(approve),
+        (ElicitationAction::Decline, _) => Some(false),
         (ElicitationAction::Accept, None) => {
             return Err(ErrorData::invalid_params(
                 "an accepted `confirm` answer needs `content.approve`, true or false",
@@ -102,20 +109,12 @@ pub(super) fn answer_of(
             ));
         }
         // Cancel, and any action a later revision adds: nothing runs.
-        _ => Answer::Cancel,
+        _ => None,
     })
 }
 
 /// The approval token of a result that waits for a person, if it is one.
-pub(super) fn waiting_token(result: &ToolResult) -> Option<&str> {
-    if result.success || result.audit.outcome.as_deref() != Some("needs_approval") {
-        return None;
-    }
-    result
-        .content
-        .pointer("/error/token")
-        .and_then(Value::as_str)
-}
+pub(super) use crate::task::approval_token as waiting_token;
 
 /// Whether the client can answer an `input_required` result with a form: a 2026-07-28 request
 /// from a client that declared form elicitation (an empty `elicitation` object means forms).
@@ -138,6 +137,19 @@ pub(super) fn ask(
     arguments: &Value,
     token: &str,
 ) -> Result<Option<InputRequiredResult>, ErrorData> {
+    let Some(requests) = question(tool, arguments)? else {
+        return Ok(None);
+    };
+    Ok(Some(InputRequiredResult::new(
+        Some(requests),
+        Some(format!("{STATE_PREFIX}{token}")),
+    )))
+}
+
+/// The question about running `tool` with `arguments`, under the key [`CONFIRM_INPUT`]: for
+/// an `input_required` result, or a task's `inputRequests`. `None` when the arguments are too
+/// long to show in full.
+pub(super) fn question(tool: &str, arguments: &Value) -> Result<Option<InputRequests>, ErrorData> {
     let shown = shown(arguments);
     if shown.len() > MAX_QUESTION_BYTES {
         tracing::info!(
@@ -165,14 +177,10 @@ pub(super) fn ask(
         message: format!("Allow the tool `{tool}` to run with these arguments?\n{shown}"),
         requested_schema,
     });
-    let requests = InputRequests::from([(
+    Ok(Some(InputRequests::from([(
         CONFIRM_INPUT.to_owned(),
         InputRequest::Elicitation(question),
-    )]);
-    Ok(Some(InputRequiredResult::new(
-        Some(requests),
-        Some(format!("{STATE_PREFIX}{token}")),
-    )))
+    )])))
 }
 
 /// The arguments exactly as they run: compact JSON, with every character that shows nothing

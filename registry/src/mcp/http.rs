@@ -276,12 +276,64 @@ async fn authenticate(
         }
         request = Request::from_parts(parts, Body::from(bytes));
     }
+    if names_no_task(&request) {
+        request = match name_the_task(request).await {
+            Ok(request) => request,
+            Err(refused) => return refused,
+        };
+    }
     let (response, refused) = Sessions::scope_request(owner, next.run(request)).await;
     match refused {
         // Another request took the last place between the check above and this one's turn.
         Some(full) => too_many(&gate.sessions, full, owner, Value::Null),
         None => response,
     }
+}
+
+/// The methods of the tasks extension, whose `Mcp-Name` header is the task's id.
+const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
+
+/// Whether `request` is a `tasks/*` request without the `Mcp-Name` header that names its task:
+/// some clients (the MCP Python SDK 2.3 with `fastmcp-tasks`) leave it out.
+fn names_no_task(request: &Request<Body>) -> bool {
+    request.method() == Method::POST
+        && !request.headers().contains_key("mcp-name")
+        && request
+            .headers()
+            .get("mcp-method")
+            .and_then(|method| method.to_str().ok())
+            .is_some_and(|method| TASK_METHODS.contains(&method))
+}
+
+/// `request` with the `Mcp-Name` header its body's `params.taskId` gives, when that is a
+/// plain header value; as it was otherwise (and rmcp answers the missing header).
+async fn name_the_task(request: Request<Body>) -> Result<Request<Body>, Response> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "taskId")]
+        task_id: String,
+    }
+    #[derive(Deserialize)]
+    struct Message {
+        params: Params,
+    }
+    let (mut parts, body) = request.into_parts();
+    let limit = StreamableHttpServerConfig::default().max_request_body_bytes;
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        )
+            .into_response());
+    };
+    let id = serde_json::from_slice::<Message>(&bytes)
+        .ok()
+        .map(|message| message.params.task_id)
+        .filter(|id| !id.is_empty() && id.len() <= 256 && id.bytes().all(|b| b.is_ascii_graphic()));
+    if let Some(value) = id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        parts.headers.insert("mcp-name", value);
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// The id of an `initialize` request, if the body is one.

@@ -11,6 +11,7 @@
 //! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
+//! | `tasks.rs` | the tasks extension (2026-07-28): when a `tools/call` becomes a task, a task as `tasks/get` answers it, a person's answer from `tasks/update`, the extension's errors |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //! | `answer.rs` | a mounted server's answer as a `ToolResult`: every block in order within the content limits, the value unwrapped, repeated text left out (imports none of the others) |
@@ -67,6 +68,7 @@ mod line;
 mod server;
 mod sessions;
 mod stdio;
+mod tasks;
 
 pub use crate::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
 pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};

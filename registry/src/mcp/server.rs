@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -16,11 +17,13 @@ use tokio::sync::watch;
 
 use super::confirm::{self, Answer};
 use super::sessions::SessionLimits;
+use super::tasks;
 use crate::call::{Ctx, ToolCall, ToolResult};
 use crate::format::Provider;
 use crate::http::ConnectionLimits;
 use crate::registry::{Registry, Shared};
 use crate::scope::Scope;
+use crate::task::{Started, TaskCall, TaskError, Tasks, owner_of};
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;
@@ -36,6 +39,8 @@ pub struct McpServer {
     page_size: usize,
     pub(super) session_limits: SessionLimits,
     pub(super) connection_limits: ConnectionLimits,
+    /// Where the calls that became tasks are kept, and their bounds.
+    tasks: Tasks,
     /// Dropped with the last handle of a session's handler: the tasks the session started
     /// hear it and end.
     alive: Arc<watch::Sender<()>>,
@@ -56,8 +61,18 @@ impl McpServer {
             page_size: PAGE_SIZE,
             session_limits: SessionLimits::default(),
             connection_limits: ConnectionLimits::default(),
+            tasks: Tasks::default(),
             alive: Arc::new(watch::Sender::new(())),
         }
+    }
+
+    /// Where this server keeps the calls that became tasks (MCP's tasks extension), and their
+    /// bounds: in this process's memory unless set ([`Tasks::default`]); a store shared by a
+    /// fleet (`redis::RedisTaskStore`) lets any instance answer for a task another started.
+    #[must_use]
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
+        self
     }
 
     /// The bounds on sessions over streamable HTTP: how many at once for the server, for each
@@ -204,6 +219,7 @@ impl ServerHandler for McpServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -284,6 +300,27 @@ impl ServerHandler for McpServer {
             });
         }
         let name = tool.name();
+        let become_task = tasks::when(name, tool.task_support(), tasks::client_follows(&context))?;
+        if let (Some(when), Answer::None) = (become_task, &answer) {
+            let call = TaskCall {
+                tool: name.to_owned(),
+                arguments,
+                ctx,
+                owner: owner_of(scope),
+            };
+            let result = match this.tasks.run(registry.clone(), call, when).await {
+                Ok(Started::Task(task)) => {
+                    return Ok(CallToolResponse::Task(tasks::created(
+                        &task,
+                        this.tasks.limits(),
+                    )));
+                }
+                Ok(Started::Ended(result)) => result,
+                Err(error @ TaskError::TooMany { .. }) => ToolResult::failure(error.to_string()),
+                Err(error) => return Err(tasks::error(error)),
+            };
+            return call_tool_result(registry, name, &result).map(Into::into);
+        }
         let run = async {
             match &answer {
                 Answer::None => registry.call(name, arguments, &ctx).for_model().await,
@@ -317,6 +354,61 @@ impl ServerHandler for McpServer {
             return Ok(question.into());
         }
         call_tool_result(registry, name, &result).map(Into::into)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let task = (this
+            .tasks
+            .get(&owner_of(&this.scope), &request.task_id)
+            .await)
+            .map_err(tasks::error)?;
+        let detailed = tasks::detailed(&this.registry, &task, this.tasks.limits())?;
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let this = self.caller(&context.extensions);
+        let owner = owner_of(&this.scope);
+        let Some(answer) = tasks::answer_of(&request.input_responses)? else {
+            // Nothing this server asked is answered: the task must still be the caller's.
+            this.tasks
+                .get(&owner, &request.task_id)
+                .await
+                .map_err(tasks::error)?;
+            return Ok(());
+        };
+        match this.tasks.answer(&owner, &request.task_id, answer).await {
+            // An answer to a question no longer asked (answered already, or the task ended)
+            // is ignored, as the extension says.
+            Ok(_) | Err(TaskError::NoQuestion | TaskError::Ended(_)) => Ok(()),
+            Err(error) => Err(tasks::error(error)),
+        }
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let this = self.caller(&context.extensions);
+        match this
+            .tasks
+            .cancel(&owner_of(&this.scope), &request.task_id)
+            .await
+        {
+            // A task that ended first keeps its end; the cancel is acknowledged.
+            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+            Err(error) => Err(tasks::error(error)),
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

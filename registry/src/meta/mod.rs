@@ -6,7 +6,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`SourceLocation`], [`ArgInfo`], [`CachePolicy`] |
+//! | `mod.rs` | [`Tier`], [`Cost`], [`Permission`], [`SourceLocation`], [`ArgInfo`], [`CachePolicy`], [`TaskSupport`] |
 //! | `annotations.rs` | [`Annotations`] as declared and as they apply, and the [`Risk`] they imply |
 //! | `target.rs` | [`Target`]: a format a tool can promise to fit |
 
@@ -94,7 +94,36 @@ macro_rules! names {
     )*};
 }
 
+/// Whether a call of the tool may outlive its request as a task (MCP's tasks extension,
+/// `#[tool(task = "optional")]`; see [`task`](crate::task)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never a task, the default: every call answers within its request.
+    #[default]
+    Forbidden,
+    /// A task when the client opted in and the call is still running after a short while
+    /// ([`TaskLimits::after`](crate::task::TaskLimits::after)); an answer within the request
+    /// otherwise.
+    Optional,
+    /// Always a task: a client without the extension is refused with the protocol's error.
+    Required,
+}
+
+impl TaskSupport {
+    /// Reads `forbidden`, `optional` or `required`; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "forbidden" => Some(Self::Forbidden),
+            "optional" => Some(Self::Optional),
+            "required" => Some(Self::Required),
+            _ => None,
+        }
+    }
+}
+
 names! {
+    TaskSupport { Forbidden = "forbidden", Optional = "optional", Required = "required" }
     Tier { Low = "low", Medium = "medium", High = "high" }
     Cost { Free = "free", Cheap = "cheap", Expensive = "expensive" }
     Permission { Guest = "guest", User = "user", Admin = "admin", Owner = "owner" }

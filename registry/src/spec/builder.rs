@@ -140,6 +140,14 @@ impl ToolSpecBuilder {
         self.fields.max_result_bytes = Some(max);
         self
     }
+    /// Whether a call may outlive its request as a task (see [`task`](crate::task)):
+    /// [`TaskSupport::Optional`](crate::meta::TaskSupport::Optional) when the client opted in
+    /// and the call is still running after a short while,
+    /// [`Required`](crate::meta::TaskSupport::Required) always.
+    pub fn task(mut self, support: crate::meta::TaskSupport) -> Self {
+        self.fields.task = support;
+        self
+    }
     /// Checks the name, the version and the schemas: each must be a valid JSON Schema that
     /// nests at most [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH) levels, holds at most
     /// [`MAX_SCHEMA_NODES`](super::MAX_SCHEMA_NODES) schemas, goes at most
@@ -195,6 +203,7 @@ impl ToolSpec {
                 cache: None,
                 cache_per_user: true,
                 max_result_bytes: None,
+                task: crate::meta::TaskSupport::Forbidden,
             },
         }
     }

@@ -113,6 +113,9 @@ pub(crate) struct Fields {
     /// The most bytes of text a result may have; longer ones are shortened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) max_result_bytes: Option<usize>,
+    /// Whether a call may outlive its request as a task (`"optional"` or `"required"`).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub(crate) task: crate::meta::TaskSupport,
 }
 
 fn yes() -> bool {
@@ -329,6 +332,10 @@ impl ToolSpec {
     /// [`hook::cap`](crate::hook::cap)).
     pub fn max_result_bytes(&self) -> Option<usize> {
         self.fields.max_result_bytes
+    }
+    /// `task`: whether a call may outlive its request (see [`task`](crate::task)).
+    pub fn task_support(&self) -> crate::meta::TaskSupport {
+        self.fields.task
     }
     /// Whether a call with `args` (validated) needs a person's approval by `confirm_if`.
     pub(crate) fn confirms(&self, args: &Value) -> bool {

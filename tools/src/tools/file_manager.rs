@@ -328,7 +328,8 @@ pub struct WaitOutput {
 ///
 /// For a file another program writes (an export, a build's output): looks every half second
 /// for up to `timeout_seconds`, reports progress each second while it waits, and says whether
-/// the file appeared and how large it is. Stopping the call stops the wait.
+/// the file appeared and how large it is. Stopping the call stops the wait. A client that
+/// follows tasks gets a task for a wait longer than a second.
 #[tool(
     name = "file_manager.wait_for",
     version = "1.0.0",
@@ -340,7 +341,8 @@ pub struct WaitOutput {
     read_only,
     idempotent,
     open_world = false,
-    timeout = "6m"
+    timeout = "6m",
+    task = "optional"
 )]
 pub async fn wait_for(
     #[arg(desc = "The file to wait for, relative to the sandbox root")] path: String,

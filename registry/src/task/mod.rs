@@ -1,0 +1,172 @@
+//! Calls that outlive their request: a tool declared `#[tool(task = "optional")]` (or
+//! `"required"`, or [`ToolSpecBuilder::task`](crate::spec::ToolSpecBuilder::task)) runs as a
+//! task for a client that can follow one (MCP's tasks extension,
+//! `io.modelcontextprotocol/tasks`): the call answers with a handle at once, runs on, and the
+//! client reads its state, progress and result, answers its question, or cancels it.
+//!
+//! The files are listed from the bottom layer up: each imports only files listed before it.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `record.rs` | [`TaskRecord`]: one task as a store keeps it, and every change of its state |
+//! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` |
+//! | `run.rs` | [`Tasks`]: a call run as a task (spawned, its lease and progress written, its end recorded once); read, answer, cancel, list |
+//!
+//! **Who sees a task.** A task belongs to the caller that started it ([`owner_of`]: its user
+//! and permission level). Every read and change names the caller, and another caller's task is
+//! [`TaskError::NotFound`], the same answer as an id that never existed. Guests of a network
+//! server share one identity: their tasks are kept apart only by their ids, 128 random bits
+//! each.
+//!
+//! **In a fleet.** With a store shared by the instances (`redis::RedisTaskStore`), any instance
+//! answers for any task; the instance running a task renews its lease every third of
+//! [`TaskLimits::lease`], and a task whose instance stopped is [`TaskStatus::Failed`] once its
+//! lease ran out, never left working. Every change is a compare-and-swap over the task's version,
+//! so a cancel racing the end of the call has one winner, and the call never runs twice.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), tool_registry::task::TaskError> {
+//! use tool_registry::task::{Become, Started, TaskCall, Tasks, owner_of};
+//! use tool_registry::{Ctx, Registry, Scope};
+//!
+//! let tasks = Tasks::default(); // in this process's memory
+//! let scope = Scope::user("alice");
+//! let call = TaskCall {
+//!     tool: "build_report".into(),
+//!     arguments: serde_json::json!({"year": 2026}),
+//!     ctx: Ctx::for_scope(scope.clone()),
+//!     owner: owner_of(&scope),
+//! };
+//! if let Started::Task(task) = tasks.run(Registry::global().into(), call, Become::Now).await? {
+//!     let now = tasks.get(&owner_of(&scope), &task.id).await?;
+//!     println!("{}: {}", now.id, now.status.as_str());
+//! }
+//! # Ok(()) }
+//! ```
+
+mod record;
+mod run;
+mod store;
+
+use std::time::Duration;
+
+pub use crate::meta::TaskSupport;
+pub(crate) use record::millis;
+pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
+pub use run::{Become, Started, TaskCall, Tasks};
+pub use store::{InMemoryTaskStore, TaskStore};
+
+use crate::{Scope, ToolResult};
+
+/// The bounds on tasks, and their timing.
+#[derive(Debug, Clone)]
+pub struct TaskLimits {
+    /// How long a `task = "optional"` call runs within its request before it becomes a task
+    /// (1 s unless set).
+    pub after: Duration,
+    /// How long a task is kept from its creation, its result included (1 hour unless set).
+    pub ttl: Duration,
+    /// How often a client is asked to poll (500 ms unless set).
+    pub poll_interval: Duration,
+    /// How long the instance running a task holds it without renewing (10 s unless set): a
+    /// task whose instance stopped is failed this long after its last renewal at most.
+    pub lease: Duration,
+    /// The most tasks one caller keeps, ended ones included until their TTL (1,000 unless set).
+    pub per_caller: usize,
+    /// The most tasks one caller has running at once (32 unless set).
+    pub running_per_caller: usize,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        Self {
+            after: Duration::from_secs(1),
+            ttl: Duration::from_secs(3600),
+            poll_interval: Duration::from_millis(500),
+            lease: Duration::from_secs(10),
+            per_caller: 1000,
+            running_per_caller: 32,
+        }
+    }
+}
+
+impl TaskLimits {
+    /// Whether a caller that keeps `kept` tasks, `running` of them running, may start one more.
+    pub fn admit(&self, kept: usize, running: usize) -> Result<(), TaskError> {
+        if running >= self.running_per_caller {
+            return Err(TaskError::TooMany {
+                limit: self.running_per_caller,
+                what: "running",
+            });
+        }
+        if kept >= self.per_caller {
+            return Err(TaskError::TooMany {
+                limit: self.per_caller,
+                what: "kept",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why a task could not be started, read or changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// No task of this caller has this id: it never existed, has expired, or is another
+    /// caller's.
+    #[error("task not found: no task of yours has this id (it may have expired)")]
+    NotFound,
+    /// The caller has as many tasks as it may.
+    #[error(
+        "too many tasks: you have {limit} {what} already; wait for some to end (or expire), or cancel some"
+    )]
+    TooMany {
+        /// The bound reached.
+        limit: usize,
+        /// `running` or `kept`.
+        what: &'static str,
+    },
+    /// The task has ended: nothing changes it any more.
+    #[error("the task has ended ({}); nothing changes it any more", .0.as_str())]
+    Ended(TaskStatus),
+    /// The task asks no question now.
+    #[error("the task asks no question now; read its state with tasks/get")]
+    NoQuestion,
+    /// Other changes of the task won every try: try again.
+    #[error("the task is changing under many hands at once; try again")]
+    Busy,
+    /// The store of tasks failed (Redis unreachable, an unreadable record).
+    #[error("the task store failed: {0}")]
+    Store(String),
+}
+
+/// Who a task belongs to, for the caller with `scope`: its user (or, without one, what it
+/// counts under for limits) and its permission level.
+pub fn owner_of(scope: &Scope) -> String {
+    let who = scope
+        .user_id()
+        .map(|user| format!("user:{user}"))
+        .unwrap_or_else(|| format!("anonymous:{}", scope.limit_key()));
+    format!("{who}@{}", scope.level())
+}
+
+/// A new task id: 128 random bits as 32 hex digits.
+pub(crate) fn new_id() -> Result<String, TaskError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| TaskError::Store(format!("no randomness for a task id: {error}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The approval token a result waits under, when it is a call that waits for a person's
+/// approval (outcome `needs_approval`).
+pub(crate) fn approval_token(result: &ToolResult) -> Option<&str> {
+    if result.success || result.audit.outcome.as_deref() != Some("needs_approval") {
+        return None;
+    }
+    result
+        .content
+        .pointer("/error/token")
+        .and_then(serde_json::Value::as_str)
+}

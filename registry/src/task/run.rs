@@ -1,0 +1,438 @@
+//! [`Tasks`]: a call run as a task (spawned, its progress and lease written to the store, its
+//! end recorded once), and what a caller may do with its own tasks: read, answer, cancel, list.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use super::record::{Refused, TaskAnswer, TaskQuestion, TaskRecord, now_ms};
+use super::store::{InMemoryTaskStore, TaskStore};
+use super::{TaskError, TaskLimits, approval_token};
+use crate::registry::Shared;
+use crate::{Ctx, ToolResult};
+
+/// How many times a change of a task is tried against changes made at the same moment by other
+/// instances before it gives up ([`TaskError::Busy`]).
+const SWAP_ATTEMPTS: usize = 16;
+
+/// The tasks of a server: where they are kept and the bounds on them. Cheap to clone.
+///
+/// A call run as a task is spawned on the current Tokio runtime; the instance that runs it
+/// renews its lease in the store every third of [`TaskLimits::lease`], writes its progress, and
+/// records its end once. Any instance sharing the store answers for it: its state, a person's
+/// answer to its question, its cancellation (the running instance drops the call at its next
+/// renewal). A task whose instance stopped is reported [`TaskStatus::Failed`] once its lease
+/// has run out.
+#[derive(Clone)]
+pub struct Tasks {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn TaskStore>,
+    limits: TaskLimits,
+}
+
+/// One call to run as a task: the tool, its arguments, and the context it runs with (its
+/// caller's scope; its progress is the task's).
+pub struct TaskCall {
+    /// The tool's name, as the caller sees it.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: Value,
+    /// The call's context.
+    pub ctx: Ctx,
+    /// Who the task is for ([`owner_of`](super::owner_of) of the caller's scope).
+    pub owner: String,
+}
+
+/// When a call becomes a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Become {
+    /// At once (a tool with `task = "required"`).
+    Now,
+    /// When it is still running after [`TaskLimits::after`] (`task = "optional"`).
+    IfSlow,
+}
+
+/// What [`Tasks::run`] started.
+#[derive(Debug)]
+pub enum Started {
+    /// The call ended before it became a task: its result.
+    Ended(ToolResult),
+    /// The call runs as this task.
+    Task(TaskRecord),
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self::new(Arc::new(InMemoryTaskStore::new()), TaskLimits::default())
+    }
+}
+
+impl Tasks {
+    /// The tasks kept in `store`, within `limits`.
+    pub fn new(store: Arc<dyn TaskStore>, limits: TaskLimits) -> Self {
+        Self {
+            inner: Arc::new(Inner { store, limits }),
+        }
+    }
+
+    /// The bounds on these tasks.
+    pub fn limits(&self) -> &TaskLimits {
+        &self.inner.limits
+    }
+
+    /// Runs `call` on `registry` through the whole pipeline, as a task when it becomes one
+    /// (`when`). A call that ends first answers with its result; a caller with
+    /// [`TaskLimits::running_per_caller`] tasks running, or [`TaskLimits::per_caller`] kept,
+    /// gets [`TaskError::TooMany`] for a `Now` call, and its `IfSlow` call goes on as a call
+    /// that answers within the request.
+    pub async fn run(
+        &self,
+        registry: Shared,
+        call: TaskCall,
+        when: Become,
+    ) -> Result<Started, TaskError> {
+        let limits = &self.inner.limits;
+        let id = super::new_id()?;
+        let record = TaskRecord::new(
+            id,
+            call.owner.clone(),
+            call.tool.clone(),
+            limits.ttl,
+            limits.lease,
+        );
+        let progress = Arc::new(Progress::default());
+        let ctx = progress.wire(call.ctx.clone());
+        let TaskCall {
+            tool, arguments, ..
+        } = call;
+        if when == Become::Now {
+            self.inner.store.insert(&record, limits).await?;
+        }
+        let mut running = spawn_call(&registry, &tool, arguments.clone(), &ctx, None);
+        if when == Become::IfSlow {
+            tokio::select! {
+                joined = &mut running => return Ok(Started::Ended(joined_result(joined))),
+                () = tokio::time::sleep(limits.after) => {}
+            }
+            if let Err(error) = self.inner.store.insert(&record, limits).await {
+                tracing::info!(tool, %error, "a slow call did not become a task; it answers within its request");
+                return Ok(Started::Ended(joined_result(running.await)));
+            }
+        }
+        let driver = Driver {
+            inner: self.inner.clone(),
+            registry,
+            id: record.id.clone(),
+            tool,
+            arguments,
+            ctx,
+            progress,
+        };
+        tokio::spawn(driver.drive(running));
+        Ok(Started::Task(record))
+    }
+
+    /// The task `id` of `owner`: [`TaskError::NotFound`] for an unknown id, an expired task and
+    /// another caller's alike. A task whose instance stopped is failed here, once its lease ran
+    /// out.
+    pub async fn get(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        let task = self.load(owner, id).await?;
+        if task.abandoned(now_ms()) {
+            return self.update(owner, id, |_| Ok(())).await;
+        }
+        Ok(task)
+    }
+
+    /// The tasks of `owner`, newest first.
+    pub async fn list(&self, owner: &str) -> Result<Vec<TaskRecord>, TaskError> {
+        let mut tasks = self.inner.store.list(owner).await?;
+        for task in &mut tasks {
+            if task.abandoned(now_ms()) {
+                *task = self.get(owner, &task.id.clone()).await?;
+            }
+        }
+        Ok(tasks)
+    }
+
+    /// Cancels the task `id` of `owner`: it is [`TaskStatus::Cancelled`] at once, and the
+    /// instance running it drops the call at its next renewal. [`TaskError::Ended`] for a task
+    /// that ended first (its end stands).
+    pub async fn cancel(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        self.update(owner, id, TaskRecord::cancel).await
+    }
+
+    /// Answers the question of the task `id` of `owner`. [`TaskError::NoQuestion`] when it asks
+    /// none now.
+    pub async fn answer(
+        &self,
+        owner: &str,
+        id: &str,
+        answer: TaskAnswer,
+    ) -> Result<TaskRecord, TaskError> {
+        self.update(owner, id, |task| task.answer(answer)).await
+    }
+
+    async fn load(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        match self.inner.store.load(id).await? {
+            // Another caller's task is answered as an unknown one, from the same check.
+            Some(task) if task.owner == owner => Ok(task),
+            _ => Err(TaskError::NotFound),
+        }
+    }
+
+    /// Applies `change` to the task `id` of `owner` over the version read, again while
+    /// another change wins the race; a task whose lease ran out is failed first.
+    async fn update(
+        &self,
+        owner: &str,
+        id: &str,
+        mut change: impl FnMut(&mut TaskRecord) -> Result<(), Refused>,
+    ) -> Result<TaskRecord, TaskError> {
+        for _ in 0..SWAP_ATTEMPTS {
+            let mut task = self.load(owner, id).await?;
+            if task.abandoned(now_ms()) {
+                let _ = task.fail(ABANDONED.to_owned());
+            } else {
+                change(&mut task).map_err(TaskError::from)?;
+            }
+            task.version += 1;
+            if self.inner.store.swap(&task).await? {
+                return Ok(task);
+            }
+        }
+        Err(TaskError::Busy)
+    }
+}
+
+/// Why a task whose instance stopped failed.
+const ABANDONED: &str =
+    "the instance running the task stopped before it ended (its lease ran out); run the call again";
+
+/// The latest progress of a running task, written by its call and read at each renewal.
+#[derive(Default)]
+struct Progress {
+    steps: AtomicU64,
+    message: Mutex<String>,
+}
+
+impl Progress {
+    /// `ctx` with its progress going to this task.
+    fn wire(self: &Arc<Self>, ctx: Ctx) -> Ctx {
+        let progress = self.clone();
+        ctx.with_progress(move |message| {
+            let mut last = progress.message.lock().unwrap_or_else(|p| p.into_inner());
+            *last = message;
+            progress.steps.fetch_add(1, Ordering::Release);
+        })
+    }
+
+    fn read(&self) -> Option<(u64, String)> {
+        let steps = self.steps.load(Ordering::Acquire);
+        (steps > 0).then(|| {
+            let message = self.message.lock().unwrap_or_else(|p| p.into_inner());
+            (steps, message.clone())
+        })
+    }
+}
+
+fn spawn_call(
+    registry: &Shared,
+    tool: &str,
+    arguments: Value,
+    ctx: &Ctx,
+    approval: Option<String>,
+) -> JoinHandle<ToolResult> {
+    let (registry, tool, ctx) = (registry.clone(), tool.to_owned(), ctx.clone());
+    tokio::spawn(async move {
+        let call = registry.call(&tool, arguments, &ctx);
+        match approval {
+            Some(token) => call.approved(&token).for_model().await,
+            None => call.for_model().await,
+        }
+    })
+}
+
+fn joined_result(joined: Result<ToolResult, tokio::task::JoinError>) -> ToolResult {
+    joined.unwrap_or_else(|error| ToolResult::failure(format!("the task's call stopped: {error}")))
+}
+
+/// The instance's side of one task: runs its call, renews its lease, records its end.
+struct Driver {
+    inner: Arc<Inner>,
+    registry: Shared,
+    id: String,
+    tool: String,
+    arguments: Value,
+    ctx: Ctx,
+    progress: Arc<Progress>,
+}
+
+/// What the store says at a renewal.
+enum Heard {
+    /// Go on.
+    Running,
+    /// A person answered the question.
+    Answered(TaskAnswer, TaskQuestion),
+    /// The task ended without this instance (cancelled, failed, expired): drop the call.
+    Stop,
+}
+
+impl Driver {
+    async fn drive(self, mut running: JoinHandle<ToolResult>) {
+        // Often enough for a poll to see fresh progress, and to hold the lease.
+        let limits = &self.inner.limits;
+        let every = (limits.lease / 3).min(limits.poll_interval);
+        let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            // The call runs; the lease is renewed until it ends.
+            let result = loop {
+                tokio::select! {
+                    joined = &mut running => break joined_result(joined),
+                    _ = tick.tick() => {
+                        if let Heard::Stop = self.renew().await {
+                            running.abort();
+                            return;
+                        }
+                    }
+                }
+            };
+            let Some(token) = approval_token(&result).map(str::to_owned) else {
+                self.end(|task| task.complete(result.clone())).await;
+                return;
+            };
+            // The call needs a person's approval: the task asks, and waits for the answer.
+            let question = TaskQuestion {
+                token: token.clone(),
+                arguments: self.arguments.clone(),
+            };
+            let message = format!(
+                "`{}` needs a person's approval to run; answer with tasks/update",
+                self.tool
+            );
+            if !self
+                .end(|task| task.ask(question.clone(), message.clone()))
+                .await
+            {
+                return;
+            }
+            let answer = loop {
+                tick.tick().await;
+                match self.renew().await {
+                    Heard::Running => {}
+                    Heard::Answered(answer, question) if question.token == token => break answer,
+                    Heard::Answered(..) | Heard::Stop => return,
+                }
+            };
+            match answer {
+                TaskAnswer::Approve => {
+                    running = spawn_call(
+                        &self.registry,
+                        &self.tool,
+                        self.arguments.clone(),
+                        &self.ctx,
+                        Some(token),
+                    );
+                }
+                TaskAnswer::Decline => {
+                    let result = self
+                        .registry
+                        .deny(&token, "the user declined the call", &self.ctx)
+                        .await
+                        .unwrap_or_else(ToolResult::from);
+                    self.end(|task| task.complete(result.clone())).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Renews the lease and writes the progress; takes a person's answer when one was given.
+    async fn renew(&self) -> Heard {
+        let progress = self.progress.read();
+        for _ in 0..SWAP_ATTEMPTS {
+            let mut task = match self.inner.store.load(&self.id).await {
+                Ok(Some(task)) => task,
+                Ok(None) => return Heard::Stop,
+                Err(error) => {
+                    // The store is away: the call goes on, and its end is recorded if the
+                    // store answers by then; past the lease, another instance reports it
+                    // failed, and this one stops it.
+                    tracing::warn!(task = %self.id, %error, "a task's lease could not be renewed");
+                    return Heard::Running;
+                }
+            };
+            if task.status.is_terminal() {
+                return Heard::Stop;
+            }
+            let until = now_ms().saturating_add(super::record::millis(self.inner.limits.lease));
+            if task.renew(until, progress.clone()).is_err() {
+                return Heard::Stop;
+            }
+            let answered = task.take_answer();
+            task.version += 1;
+            match self.inner.store.swap(&task).await {
+                Ok(true) => {
+                    return match answered {
+                        Some((answer, question)) => Heard::Answered(answer, question),
+                        None => Heard::Running,
+                    };
+                }
+                Ok(false) => continue,
+                Err(error) => {
+                    tracing::warn!(task = %self.id, %error, "a task's lease could not be renewed");
+                    return Heard::Running;
+                }
+            }
+        }
+        Heard::Running
+    }
+
+    /// Applies `change` (an end, or a question) to the task; `false` when the task had ended
+    /// already (cancelled while the call finished: the cancel stands) or could not be written.
+    async fn end(&self, mut change: impl FnMut(&mut TaskRecord) -> Result<(), Refused>) -> bool {
+        let mut waited = Duration::from_millis(50);
+        let deadline = tokio::time::Instant::now() + self.inner.limits.lease;
+        loop {
+            let outcome = async {
+                let Some(mut task) = self.inner.store.load(&self.id).await? else {
+                    return Ok(Some(false));
+                };
+                if change(&mut task).is_err() {
+                    return Ok(Some(false));
+                }
+                task.version += 1;
+                Ok::<_, TaskError>(self.inner.store.swap(&task).await?.then_some(true))
+            }
+            .await;
+            match outcome {
+                Ok(Some(done)) => return done,
+                Ok(None) => continue,
+                Err(error) if tokio::time::Instant::now() < deadline => {
+                    tracing::warn!(task = %self.id, %error, "a task's end could not be recorded yet; trying again");
+                    tokio::time::sleep(waited).await;
+                    waited = (waited * 2).min(Duration::from_secs(1));
+                }
+                Err(error) => {
+                    tracing::error!(task = %self.id, %error, "a task's end could not be recorded; it will be reported failed");
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+impl From<Refused> for TaskError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Ended(status) => TaskError::Ended(status),
+            Refused::NoQuestion => TaskError::NoQuestion,
+        }
+    }
+}
