@@ -34,6 +34,50 @@ fn python() -> PathBuf {
     })
 }
 
+/// The virtualenv with FastMCP's client and its tasks extension: `$TOOLREG_TASKS_PYTHON`,
+/// else `target/py-tasks/bin/python`.
+fn tasks_python() -> PathBuf {
+    venv::python(&venv::Venv {
+        var: "TOOLREG_TASKS_PYTHON",
+        dir: "py-tasks",
+        imports: "fastmcp_tasks",
+        install: "fastmcp-tasks==4.1.4",
+        what: "FastMCP's client with fastmcp-tasks is",
+    })
+}
+
+/// FastMCP's client with `fastmcp-tasks` (the 2026-07-28 tasks extension) against `toolreg
+/// mcp --http`: a 3-second `file_manager.wait_for` as a task (handle, polls, progress,
+/// result), another cancelled, another caller's task answered as an unknown one, `call_tool`
+/// following a task, a legacy client answered within its request.
+#[test]
+fn fastmcp_tasks_runs_a_task_and_cancels_another() {
+    let python = tasks_python();
+    let dir = common::workspace();
+    let served = mcp_http::serve_http(dir.path());
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_py/tasks.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(&served.url)
+        .arg(mcp_http::ADMIN_TOKEN)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for check in [
+        "a 3-second task: handle, polls, progress, result",
+        "a task cancelled",
+        "another caller's task is an unknown one",
+        "call_tool follows a task; a short call answers at once",
+        "a legacy client gets its answer within the request",
+        "all checks passed",
+    ] {
+        assert!(stdout.contains(check), "{check}\n{stdout}");
+    }
+}
+
 #[test]
 fn the_official_python_sdk_lists_and_calls_in_both_eras_over_stdio_and_http() {
     let python = python();
