@@ -1,0 +1,320 @@
+//! Calls run as tasks, on the registry itself: the bounds per caller (10,000 tasks asked for),
+//! another caller's task and a forged id, a cancel racing the end of the call (never both, the
+//! call never run twice), a task whose instance stopped (failed after its lease), and a task
+//! that asks a person (answered yes, answered no).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use tool_registry::task::{
+    Become, InMemoryTaskStore, Started, TaskAnswer, TaskCall, TaskError, TaskLimits, TaskRecord,
+    TaskStatus, TaskStore, Tasks, owner_of,
+};
+use tool_registry::{Ctx, Registry, Scope, tool};
+
+static SLEEPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sleep for a while.
+#[tool(task = "required")]
+async fn nap(millis: u64) -> u64 {
+    SLEEPS.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    millis
+}
+
+static RACED: AtomicUsize = AtomicUsize::new(0);
+
+/// Count, after a moment.
+#[tool(task = "required")]
+async fn count(millis: u64) -> usize {
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    RACED.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+/// Remove everything.
+#[tool(task = "required", requires_confirmation)]
+fn wipe(what: String) -> String {
+    format!("wiped {what}")
+}
+
+fn registry() -> Arc<Registry> {
+    Arc::new(Registry::builder().build().unwrap())
+}
+
+fn call(tool: &str, arguments: serde_json::Value, scope: &Scope) -> TaskCall {
+    TaskCall {
+        tool: tool.into(),
+        arguments,
+        ctx: Ctx::for_scope(scope.clone()),
+        owner: owner_of(scope),
+    }
+}
+
+async fn start(tasks: &Tasks, registry: &Arc<Registry>, call: TaskCall) -> TaskRecord {
+    match tasks.run(registry.clone().into(), call, Become::Now).await {
+        Ok(Started::Task(task)) => task,
+        other => panic!("not a task: {other:?}"),
+    }
+}
+
+async fn until(
+    tasks: &Tasks,
+    owner: &str,
+    id: &str,
+    done: impl Fn(&TaskRecord) -> bool,
+) -> TaskRecord {
+    for _ in 0..400 {
+        let task = tasks.get(owner, id).await.unwrap();
+        if done(&task) {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the task never got there");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_tasks_from_one_caller_stop_at_its_bounds() {
+    let registry = registry();
+    let limits = TaskLimits {
+        running_per_caller: 8,
+        per_caller: 20,
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits);
+    let alice = Scope::user("alice");
+    let before = SLEEPS.load(Ordering::SeqCst);
+    let (mut started, mut refused) = (Vec::new(), 0);
+    for _ in 0..10_000 {
+        match tasks
+            .run(
+                registry.clone().into(),
+                call("nap", json!({"millis": 60_000}), &alice),
+                Become::Now,
+            )
+            .await
+        {
+            Ok(Started::Task(task)) => started.push(task),
+            Err(TaskError::TooMany {
+                limit: 8,
+                what: "running",
+            }) => refused += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((started.len(), refused), (8, 9_992));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        SLEEPS.load(Ordering::SeqCst) - before,
+        8,
+        "only admitted tasks run"
+    );
+    // Another caller has bounds of its own.
+    let bob = Scope::user("bob");
+    start(&tasks, &registry, call("nap", json!({"millis": 1}), &bob)).await;
+
+    // Cancelled tasks stop running but stay kept until their TTL: the kept bound holds.
+    let owner = owner_of(&alice);
+    for task in &started {
+        tasks.cancel(&owner, &task.id).await.unwrap();
+    }
+    let mut kept = started.len();
+    loop {
+        match tasks
+            .run(
+                registry.clone().into(),
+                call("nap", json!({"millis": 1}), &alice),
+                Become::Now,
+            )
+            .await
+        {
+            Ok(Started::Task(task)) => {
+                until(&tasks, &owner, &task.id, |t| t.status.is_terminal()).await;
+                kept += 1;
+            }
+            Err(TaskError::TooMany {
+                limit: 20,
+                what: "kept",
+            }) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(kept, 20);
+    assert_eq!(tasks.list(&owner).await.unwrap().len(), 20);
+}
+
+#[tokio::test]
+async fn another_callers_task_is_an_unknown_one() {
+    let registry = registry();
+    let tasks = Tasks::default();
+    let (alice, mallory) = (Scope::user("alice"), Scope::user("mallory"));
+    let task = start(
+        &tasks,
+        &registry,
+        call("nap", json!({"millis": 5_000}), &alice),
+    )
+    .await;
+    assert_eq!(task.id.len(), 32);
+    let thief = owner_of(&mallory);
+    let forged = tasks
+        .get(&thief, "0123456789abcdef0123456789abcdef")
+        .await
+        .unwrap_err();
+    assert_eq!(forged, TaskError::NotFound);
+    assert_eq!(tasks.get(&thief, &task.id).await.unwrap_err(), forged);
+    assert_eq!(tasks.cancel(&thief, &task.id).await.unwrap_err(), forged);
+    assert_eq!(
+        tasks
+            .answer(&thief, &task.id, TaskAnswer::Approve)
+            .await
+            .unwrap_err(),
+        forged
+    );
+    assert!(tasks.list(&thief).await.unwrap().is_empty());
+    // A guest of the same level is not the user either; nor the same user at another level.
+    assert_ne!(owner_of(&Scope::network_guest()), owner_of(&alice));
+    assert_ne!(
+        owner_of(&Scope::user("alice").with_level(tool_registry::Permission::Admin)),
+        owner_of(&alice)
+    );
+    let mine = tasks.get(&owner_of(&alice), &task.id).await.unwrap();
+    assert_eq!(mine.status, TaskStatus::Working);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_racing_the_end_has_one_winner_and_the_call_runs_once() {
+    let registry = registry();
+    let limits = TaskLimits {
+        poll_interval: Duration::from_millis(5),
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits);
+    let alice = Scope::user("alice");
+    let owner = owner_of(&alice);
+    let (mut completed, mut cancelled) = (0, 0);
+    for round in 0..60u64 {
+        let before = RACED.load(Ordering::SeqCst);
+        let task = start(
+            &tasks,
+            &registry,
+            call("count", json!({"millis": round % 6}), &alice),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(round % 5)).await;
+        let cancel = tasks.cancel(&owner, &task.id).await;
+        let end = until(&tasks, &owner, &task.id, |t| t.status.is_terminal()).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let ran = RACED.load(Ordering::SeqCst) - before;
+        match (cancel, end.status) {
+            (Ok(_), TaskStatus::Cancelled) => {
+                cancelled += 1;
+                assert!(end.result.is_none(), "a cancelled task has no result");
+                assert!(ran <= 1);
+            }
+            (Err(TaskError::Ended(TaskStatus::Completed)), TaskStatus::Completed) => {
+                completed += 1;
+                assert_eq!(ran, 1, "a completed task ran its call once");
+                assert_eq!(end.result.unwrap().content, json!(before + 1));
+            }
+            other => panic!("round {round}: {other:?}"),
+        }
+        // Whatever won, it stays.
+        let later = tasks.get(&owner, &task.id).await.unwrap();
+        assert_eq!(later.status, end.status);
+    }
+    assert_eq!(completed + cancelled, 60);
+}
+
+#[test]
+fn a_task_whose_instance_stopped_fails_after_its_lease() {
+    let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+    let limits = TaskLimits {
+        lease: Duration::from_millis(300),
+        poll_interval: Duration::from_millis(50),
+        ..TaskLimits::default()
+    };
+    let registry = registry();
+    let alice = Scope::user("alice");
+    let owner = owner_of(&alice);
+    // One instance starts a long task, then stops (its runtime ends, and every task on it).
+    let dying = tokio::runtime::Runtime::new().unwrap();
+    let first = Tasks::new(store.clone(), limits.clone());
+    let task = dying.block_on(async {
+        let task = start(
+            &first,
+            &registry,
+            call("nap", json!({"millis": 60_000}), &alice),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        task
+    });
+    drop(dying);
+    // Another instance on the same store answers for it: working until the lease runs out,
+    // then failed, never working forever.
+    let other = tokio::runtime::Runtime::new().unwrap();
+    other.block_on(async {
+        let second = Tasks::new(store.clone(), limits.clone());
+        let now = second.get(&owner, &task.id).await.unwrap();
+        assert_eq!(now.status, TaskStatus::Working);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let failed = second.get(&owner, &task.id).await.unwrap();
+        assert_eq!(failed.status, TaskStatus::Failed);
+        assert!(failed.error.unwrap().contains("lease"), "says why");
+        assert_eq!(
+            second.cancel(&owner, &task.id).await.unwrap_err(),
+            TaskError::Ended(TaskStatus::Failed)
+        );
+    });
+}
+
+#[tokio::test]
+async fn a_task_asks_a_person_and_runs_on_their_answer() {
+    let registry = registry();
+    let limits = TaskLimits {
+        poll_interval: Duration::from_millis(10),
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits);
+    let alice = Scope::user("alice");
+    let owner = owner_of(&alice);
+    for (answer, expected) in [
+        (TaskAnswer::Approve, Some("wiped disk")),
+        (TaskAnswer::Decline, None),
+    ] {
+        let task = start(
+            &tasks,
+            &registry,
+            call("wipe", json!({"what": "disk"}), &alice),
+        )
+        .await;
+        let asking = until(&tasks, &owner, &task.id, |t| {
+            t.status == TaskStatus::InputRequired
+        })
+        .await;
+        let question = asking.question.unwrap();
+        assert_eq!(question.arguments, json!({"what": "disk"}));
+        assert!(tasks.get(&owner, &task.id).await.unwrap().result.is_none());
+        tasks.answer(&owner, &task.id, answer).await.unwrap();
+        // A second answer finds no question: the first one stands.
+        assert!(matches!(
+            tasks.answer(&owner, &task.id, TaskAnswer::Approve).await,
+            Err(TaskError::NoQuestion | TaskError::Ended(_))
+        ));
+        let end = until(&tasks, &owner, &task.id, |t| t.status.is_terminal()).await;
+        assert_eq!(end.status, TaskStatus::Completed);
+        let result = end.result.unwrap();
+        match expected {
+            Some(text) => {
+                assert!(result.success, "{result:?}");
+                assert_eq!(result.content, json!(text));
+            }
+            None => {
+                assert!(!result.success);
+                assert_eq!(result.audit.outcome.as_deref(), Some("denied"));
+            }
+        }
+    }
+}
