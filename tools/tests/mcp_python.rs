@@ -17,6 +17,8 @@ use std::process::Command;
 mod common;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
+#[path = "common/redis.rs"]
+mod redis;
 #[path = "common/serve.rs"]
 mod serve;
 #[path = "common/venv.rs"]
@@ -76,6 +78,63 @@ fn fastmcp_tasks_runs_a_task_and_cancels_another() {
     ] {
         assert!(stdout.contains(check), "{check}\n{stdout}");
     }
+}
+
+/// Two `toolreg mcp --http --redis` instances on one Redis, driven by FastMCP's tasks client: a
+/// task started on one is polled, answered and cancelled through the other; killing the
+/// instance that runs a task fails it within the lease (`--task-lease 1s`).
+#[test]
+fn two_instances_on_one_redis_answer_for_each_others_tasks() {
+    use std::io::{BufRead, Write};
+    let python = tasks_python();
+    let redis = redis::Redis::start();
+    let dir = common::workspace();
+    let junk = dir.path().join("sandbox/junk");
+    std::fs::create_dir_all(junk.join("keep")).unwrap();
+    std::fs::write(junk.join("a.txt"), "a").unwrap();
+    std::fs::write(junk.join("b.txt"), "b").unwrap();
+    let flags = ["--redis", redis.url.as_str(), "--task-lease", "1s"];
+    let mut first = mcp_http::serve_http_with(dir.path(), &flags);
+    let second = mcp_http::serve_http_with(dir.path(), &flags);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_py/fleet_tasks.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .args([&first.url, &second.url, mcp_http::ADMIN_TOKEN, "1"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let running = line.starts_with("TASK ");
+        seen.push(line);
+        if running {
+            first.kill();
+            writeln!(child.stdin.as_mut().unwrap(), "killed").unwrap();
+            break;
+        }
+    }
+    seen.extend(lines.map(Result::unwrap));
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let stdout = seen.join("\n");
+    assert!(status.success(), "{stdout}\n{stderr}");
+    for check in [
+        "a task started on one instance is polled and answered through the other",
+        "a task started on one instance is cancelled through the other",
+        "killing the running instance fails its task within the lease",
+        "all checks passed",
+    ] {
+        assert!(stdout.contains(check), "{check}\n{stdout}");
+    }
+    assert!(!junk.join("a.txt").exists() && !junk.join("b.txt").exists());
+    assert!(junk.join("keep").is_dir(), "a folder inside is kept");
+    drop(second);
 }
 
 #[test]

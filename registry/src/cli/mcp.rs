@@ -1,5 +1,6 @@
 //! `mcp`: the tools over MCP, on standard input and output as the caller the scope flags
-//! describe, or on streamable HTTP for the callers of a file.
+//! describe, or on streamable HTTP for the callers of a file; its tasks in the fleet's Redis
+//! with `--redis`.
 
 use std::io::Write;
 
@@ -37,12 +38,15 @@ pub(super) struct McpArgs {
     session_expiry: std::time::Duration,
     #[command(flatten)]
     connections: super::modules::ConnectionArgs,
+    #[command(flatten)]
+    pub(super) tasks: super::tasks::TaskArgs,
 }
 
 /// `mcp`: stdio as `scope`, or streamable HTTP for the callers of the file.
 pub(super) fn mcp(
     args: McpArgs,
     registry: &std::sync::Arc<Registry>,
+    tasks: crate::task::Tasks,
     scope: Scope,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -59,6 +63,7 @@ pub(super) fn mcp(
                     .idle_expiry(args.session_expiry),
             )
             .connection_limits(args.connections.limits())
+            .tasks(tasks)
     };
     let outcome = match &args.http {
         None => block_on(err, server(scope).serve_stdio()),

@@ -38,6 +38,7 @@
 //! | `parse.rs` | `parse` and `run`: the calls in a model's output, printed or run |
 //! | `modules.rs` | `serve`, `modules` and `--module-map` (feature `http`) |
 //! | `mcp.rs` | `mcp`: the tools over MCP, on stdio or streamable HTTP (feature `mcp`) |
+//! | `tasks.rs` | the timing of `mcp`'s tasks and where they are kept; `tasks list|get|cancel` on a fleet's |
 //! | `fleet.rs` | `--redis`: the stores and switches of a fleet, `disable` and `enable` across it (feature `redis`) |
 //! | `mod.rs` | the flags and the commands, the registry they run on, each command handed to its file |
 
@@ -66,6 +67,7 @@ mod output;
 mod parse;
 mod runtime;
 mod switches;
+mod tasks;
 
 use commands::{
     CatalogFormat, ListFormat, ProviderFormat, call, deny, exit_code, finish, list, schema,
@@ -264,6 +266,9 @@ enum Command {
     /// its bearer token names in --callers FILE (a guest without a token).
     #[cfg(feature = "mcp")]
     Mcp(mcp::McpArgs),
+    /// The caller's tasks in the fleet's Redis (--redis): list them, read one, cancel one.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
     /// Switch tools off, for listing and for calls, in this and every process that shares the
     /// switch file (a running `serve` or `mcp` follows it within a second).
     Disable(switches::SwitchArgs),
@@ -396,6 +401,17 @@ struct Edges<'a> {
     gateway: Option<&'a crate::http::Gateway>,
 }
 
+impl Edges<'_> {
+    /// The fleet's task store with `--redis`; `None` when tasks live in the process.
+    fn task_store(&self) -> Option<std::sync::Arc<dyn crate::task::TaskStore>> {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.fleet {
+            return Some(std::sync::Arc::new(fleet.task_store()));
+        }
+        None
+    }
+}
+
 /// What clap says about a command line it cannot run (or `--help`, `--version`), and its code.
 fn usage(error: &clap::Error, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let text = error.render().to_string();
@@ -466,7 +482,13 @@ fn command_on(
         #[cfg(feature = "http")]
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]
-        Command::Mcp(args) => return mcp::mcp(args, edges.registry, scope, out, err),
+        Command::Mcp(args) => {
+            let tasks = args.tasks.tasks(edges.task_store());
+            return mcp::mcp(args, edges.registry, tasks, scope, out, err);
+        }
+        Command::Tasks(command) => {
+            return tasks::tasks(command, edges.task_store(), &scope, out, err);
+        }
         Command::Disable(args) => return switch(&edges, &args, true, out, err),
         Command::Enable(args) => return switch(&edges, &args, false, out, err),
     };

@@ -1,6 +1,6 @@
 //! A fleet on Redis (feature `redis`): several instances of an application behind a load
 //! balancer share one daily limit per user and tool, one set of pending approvals, one set of
-//! switches, one cache of module manifests and one cache of tool results.
+//! switches, one cache of module manifests, one cache of tool results and one store of tasks.
 //!
 //! The files are listed from the bottom layer up: each imports only files listed before it, so no
 //! circle runs between them. The stores hold a connection, not a [`Fleet`], which hands them out.
@@ -11,6 +11,7 @@
 //! | `limits.rs` | [`RedisRateLimits`]: cooldown and daily limit checked and taken in one script |
 //! | `approvals.rs` | [`RedisApprovals`]: pending calls under their tokens, taken once across the fleet |
 //! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
+//! | `tasks.rs` | [`RedisTaskStore`]: tasks under `task:{id}` until their TTL, each caller's indexed by a digest, bounds counted in the insert script |
 //! | `manifests.rs` | [`RedisManifestCache`]: `module_manifest:{name}` with its TTL (with feature `http`) |
 //! | `mod.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
@@ -45,6 +46,7 @@ mod limits;
 mod manifests;
 mod results;
 mod switches;
+mod tasks;
 
 use std::time::Duration;
 
@@ -55,6 +57,7 @@ pub use limits::RedisRateLimits;
 pub use manifests::RedisManifestCache;
 pub use results::{MAX_CACHED_RESULT_BYTES, RedisResultCache};
 pub use switches::Following;
+pub use tasks::RedisTaskStore;
 
 use crate::registry::builder::RegistryBuilder;
 use connection::Connection;
@@ -128,6 +131,12 @@ impl Fleet {
     /// The approval store of this fleet.
     pub fn approvals(&self) -> RedisApprovals {
         RedisApprovals::new(self.redis.clone())
+    }
+
+    /// The task store of this fleet, for [`Tasks`](crate::task::Tasks): any instance answers
+    /// for a task another started.
+    pub fn task_store(&self) -> RedisTaskStore {
+        RedisTaskStore::new(self.redis.clone())
     }
 
     /// The result cache of this fleet, for

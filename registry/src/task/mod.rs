@@ -9,7 +9,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `record.rs` | [`TaskRecord`]: one task as a store keeps it, and every change of its state |
-//! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` |
+//! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` (feature `redis`) |
 //! | `run.rs` | [`Tasks`]: a call run as a task (spawned, its lease and progress written, its end recorded once); read, answer, cancel, list |
 //!
 //! **Who sees a task.** A task belongs to the caller that started it ([`owner_of`]: its user
@@ -51,8 +51,8 @@ mod store;
 use std::time::Duration;
 
 pub use crate::meta::TaskSupport;
-pub(crate) use record::millis;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
+pub(crate) use record::{millis, now_ms};
 pub use run::{Become, Started, TaskCall, Tasks};
 pub use store::{InMemoryTaskStore, TaskStore};
 

@@ -446,6 +446,86 @@ pub async fn delete_file(
         .with_side_effect(format!("deleted:{shown}")))
 }
 
+/// What `file_manager.clear_folder` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ClearOutput {
+    /// The folder cleared, relative to the sandbox root.
+    pub dir: String,
+    /// The files deleted, by name, in the order they were deleted.
+    pub deleted: Vec<String>,
+    /// What was left: sub-folders and links, by name.
+    pub kept: Vec<String>,
+}
+
+/// Delete every file directly inside one folder of the sandboxed file area.
+///
+/// Sub-folders (and what they hold) and links are left alone. Always asks for a person's
+/// approval first, and runs as a task: a client that follows MCP's tasks gets a handle at once,
+/// answers the question through the task, and polls it to its end.
+#[tool(
+    name = "file_manager.clear_folder",
+    version = "1.0.0",
+    category = "files",
+    tags(files, write),
+    tier = "low",
+    cost = "free",
+    permission = "user",
+    destructive,
+    idempotent,
+    open_world = false,
+    requires_confirmation,
+    task = "required"
+)]
+pub async fn clear_folder(
+    #[arg(desc = "The folder to clear, relative to the sandbox root")] dir: String,
+    ctx: &Ctx,
+    config: State<Config>,
+) -> Result<ClearOutput, ToolError> {
+    let progress = ctx.clone();
+    in_sandbox(&config, move |sandbox| {
+        let target = resolve_path(sandbox, &dir)?;
+        let reader = sandbox
+            .dir()
+            .read_dir(&target.relative)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::NotADirectory => {
+                    invalid("dir", format!("{:?} is a file, not a folder", target.shown))
+                }
+                _ => access_failed(&target, "clear", &e),
+            })?;
+        let mut names = Vec::new();
+        for entry in reader {
+            let entry = entry.map_err(|e| io_failed("clear", &target.shown, &e))?;
+            // Neither call follows a symbolic link.
+            let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+            names.push((entry.file_name().to_string_lossy().into_owned(), is_file));
+        }
+        names.sort();
+        let (mut deleted, mut kept) = (Vec::new(), Vec::new());
+        for (name, is_file) in names {
+            if !is_file {
+                kept.push(name);
+                continue;
+            }
+            match sandbox.dir().remove_file(target.relative.join(&name)) {
+                Ok(()) => {
+                    progress.progress(format!("deleted {name}"));
+                    deleted.push(name);
+                }
+                // Removed by someone else meanwhile: nothing left to delete.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_failed("delete", &name, &e)),
+            }
+        }
+        Ok(ClearOutput {
+            dir: target.shown,
+            deleted,
+            kept,
+        })
+    })
+    .await
+}
+
 /// Whether deleting `path` needs a person's approval: `delete_file`'s `confirm_if`. Only a
 /// file under the sandbox's `tmp/` folder, written without `..`, goes without; a path that
 /// leaves `tmp/` through a link is refused by the tool itself.

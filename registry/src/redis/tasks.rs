@@ -1,0 +1,202 @@
+//! [`RedisTaskStore`]: tasks in Redis, so that any instance of a fleet answers for a task
+//! another started. A task is the hash `task:{id}` (its version and its record as JSON) until
+//! its TTL; each caller's tasks are indexed by a digest of who they are, in `tasks-kept:{who}`
+//! (scored by expiry) and `tasks-running:{who}` (scored by the running instance's lease), which
+//! the insert script counts against the caller's bounds in the same step as it adds the task.
+
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+
+use super::connection::Connection;
+use crate::task::{TaskError, TaskLimits, TaskRecord, TaskStore};
+
+/// KEYS: the task, its caller's kept index, its caller's running index. ARGV: now (ms), the
+/// record (JSON), its expiry (ms), its lease (ms), the kept bound, the running bound, the id,
+/// the TTL (ms). Returns 0 when added, 1 past the running bound, 2 past the kept bound, 3 when
+/// the id is taken.
+static INSERT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        r"
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 1 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return 2 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 3 end
+redis.call('HSET', KEYS[1], 'v', '0', 'json', ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[7])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[7])
+redis.call('PEXPIRE', KEYS[2], ARGV[8])
+redis.call('PEXPIRE', KEYS[3], ARGV[8])
+return 0
+",
+    )
+});
+
+/// KEYS: the task, its caller's running index. ARGV: the version read, the new version, the
+/// record (JSON), `1` when it has ended, its lease (ms), the id. Returns 1 when swapped, 0 when
+/// the stored version is another (or the task is gone).
+static SWAP: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v or v ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'json', ARGV[3])
+if ARGV[4] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[6])
+else
+  redis.call('ZADD', KEYS[2], 'XX', ARGV[5], ARGV[6])
+end
+return 1
+",
+    )
+});
+
+/// Tasks in Redis, shared by every instance of a fleet (see [`task`](crate::task)). While
+/// Redis is unreachable, starting, reading and changing a task is the typed error
+/// [`TaskError::Store`]; a running task goes on, and records its end once Redis answers within
+/// its lease (else it is reported failed, and its instance drops its call).
+pub struct RedisTaskStore {
+    redis: Connection,
+}
+
+impl RedisTaskStore {
+    pub(super) fn new(redis: Connection) -> Self {
+        Self { redis }
+    }
+
+    fn task(&self, id: &str) -> String {
+        self.redis.key(&["task", id])
+    }
+
+    /// The two indexes of `owner`'s tasks: kept, running. Named by a digest: nothing of who
+    /// the caller is can be read in a key.
+    fn indexes(&self, owner: &str) -> (String, String) {
+        let digest = Sha256::digest(owner.as_bytes());
+        let who: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        (
+            self.redis.key(&["tasks-kept", &who]),
+            self.redis.key(&["tasks-running", &who]),
+        )
+    }
+}
+
+fn store_error(error: impl std::fmt::Display) -> TaskError {
+    TaskError::Store(error.to_string())
+}
+
+fn unreadable(error: serde_json::Error) -> TaskError {
+    TaskError::Store(format!("a task in Redis is unreadable ({error})"))
+}
+
+#[async_trait]
+impl TaskStore for RedisTaskStore {
+    async fn insert(&self, record: &TaskRecord, limits: &TaskLimits) -> Result<(), TaskError> {
+        let json = serde_json::to_string(record).map_err(unreadable)?;
+        let (kept, running) = self.indexes(&record.owner);
+        let task = self.task(&record.id);
+        let now = crate::task::now_ms();
+        let answer: i64 = self
+            .redis
+            .run(|mut connection| async move {
+                INSERT
+                    .key(task)
+                    .key(kept)
+                    .key(running)
+                    .arg(now)
+                    .arg(json)
+                    .arg(record.expires_ms())
+                    .arg(record.lease_until_ms)
+                    .arg(limits.per_caller)
+                    .arg(limits.running_per_caller)
+                    .arg(&record.id)
+                    .arg(record.ttl_ms.max(1))
+                    .invoke_async(&mut connection)
+                    .await
+            })
+            .await
+            .map_err(store_error)?;
+        match answer {
+            0 => Ok(()),
+            1 => Err(TaskError::TooMany {
+                limit: limits.running_per_caller,
+                what: "running",
+            }),
+            2 => Err(TaskError::TooMany {
+                limit: limits.per_caller,
+                what: "kept",
+            }),
+            _ => Err(TaskError::Store("a task id was drawn twice".to_owned())),
+        }
+    }
+
+    async fn load(&self, id: &str) -> Result<Option<TaskRecord>, TaskError> {
+        let task = self.task(id);
+        let json: Option<String> = self
+            .redis
+            .run(|mut connection| async move {
+                redis::cmd("HGET")
+                    .arg(task)
+                    .arg("json")
+                    .query_async(&mut connection)
+                    .await
+            })
+            .await
+            .map_err(store_error)?;
+        json.map(|json| serde_json::from_str(&json).map_err(unreadable))
+            .transpose()
+    }
+
+    async fn swap(&self, record: &TaskRecord) -> Result<bool, TaskError> {
+        let json = serde_json::to_string(record).map_err(unreadable)?;
+        let (_, running) = self.indexes(&record.owner);
+        let task = self.task(&record.id);
+        let ended = if record.status.is_terminal() { 1 } else { 0 };
+        let swapped: i64 = self
+            .redis
+            .run(|mut connection| async move {
+                SWAP.key(task)
+                    .key(running)
+                    .arg(record.version.wrapping_sub(1))
+                    .arg(record.version)
+                    .arg(json)
+                    .arg(ended)
+                    .arg(record.lease_until_ms)
+                    .arg(&record.id)
+                    .invoke_async(&mut connection)
+                    .await
+            })
+            .await
+            .map_err(store_error)?;
+        Ok(swapped == 1)
+    }
+
+    async fn list(&self, owner: &str) -> Result<Vec<TaskRecord>, TaskError> {
+        let (kept, _) = self.indexes(owner);
+        let now = crate::task::now_ms();
+        let ids: Vec<String> = self
+            .redis
+            .run(|mut connection| async move {
+                redis::cmd("ZRANGEBYSCORE")
+                    .arg(kept)
+                    .arg(now)
+                    .arg("+inf")
+                    .query_async(&mut connection)
+                    .await
+            })
+            .await
+            .map_err(store_error)?;
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(task) = self.load(&id).await?
+                && task.owner == owner
+            {
+                tasks.push(task);
+            }
+        }
+        tasks.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(a.id.cmp(&b.id)));
+        Ok(tasks)
+    }
+}
