@@ -135,6 +135,61 @@ fn two_instances_on_one_redis_answer_for_each_others_tasks() {
     assert!(!junk.join("a.txt").exists() && !junk.join("b.txt").exists());
     assert!(junk.join("keep").is_dir(), "a folder inside is kept");
     drop(second);
+
+    // The command line reads the same tasks from Redis, as their caller only.
+    let toolreg = |args: &[&str]| {
+        let mut all = vec!["--redis", redis.url.as_str()];
+        all.extend_from_slice(args);
+        common::toolreg_command(dir.path(), &all).output().unwrap()
+    };
+    let listed = toolreg(&["--user", "ann", "--level", "admin", "tasks", "list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{listed:?}");
+    let statuses: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .collect();
+    let mut sorted = statuses.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["cancelled", "completed", "failed"], "{text}");
+    let id = text
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let got = toolreg(&["--user", "ann", "--level", "admin", "tasks", "get", id]);
+    let record: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+    assert_eq!(record["id"], id);
+    for who in [
+        &["--user", "bob", "--level", "admin"][..],
+        &["--user", "ann"][..],
+    ] {
+        let theirs = toolreg(&[who, &["tasks", "get", id]].concat());
+        let forged = toolreg(&[who, &["tasks", "get", "0123abcd"]].concat());
+        assert_eq!(theirs.status.code(), Some(1), "{theirs:?}");
+        assert_eq!(
+            theirs.stderr, forged.stderr,
+            "another caller's task is an unknown one"
+        );
+        assert!(String::from_utf8_lossy(&theirs.stderr).contains("task not found"));
+        let listed = toolreg(&[who, &["tasks", "list"]].concat());
+        assert!(listed.stdout.is_empty(), "{listed:?}");
+    }
+    let ended = toolreg(&["--user", "ann", "--level", "admin", "tasks", "cancel", id]);
+    assert!(
+        String::from_utf8_lossy(&ended.stderr).contains("has ended"),
+        "{ended:?}"
+    );
+    let alone = common::toolreg_command(dir.path(), &["tasks", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&alone.stderr).contains("--redis"),
+        "{alone:?}"
+    );
 }
 
 #[test]
