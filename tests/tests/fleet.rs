@@ -665,3 +665,90 @@ async fn identical_calls_on_one_instance_run_the_handler_once_with_the_cache_in_
     assert_eq!(later.unwrap().content, "looked up");
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), ran);
 }
+
+/// A task in the fleet's Redis while Redis goes away: reading it is the typed error
+/// `TaskError::Store`, the call runs on, and its end is recorded once Redis is back within the
+/// lease; the handler ran once. A cancel racing its end then finds it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_registry::task::{
+        Become, Started, TaskCall, TaskError, TaskLimits, TaskStatus, Tasks, owner_of,
+    };
+
+    let mut redis = Redis::start();
+    let fleet = Fleet::new(&redis.url())
+        .unwrap()
+        .prefix("tasks")
+        .timeout(Duration::from_millis(300));
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let slow = ToolSpec::builder("slow")
+        .description("Takes a second and a half.")
+        .permission(Permission::Guest)
+        .build()
+        .unwrap();
+    registry
+        .register(
+            slow,
+            ToolHandler::new(|_: Value, _: Ctx| async {
+                RUNS.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                Ok::<_, String>("done")
+            }),
+        )
+        .unwrap();
+    let limits = TaskLimits {
+        lease: Duration::from_secs(8),
+        poll_interval: Duration::from_millis(100),
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(fleet.task_store()), limits);
+    let scope = Scope::user("u");
+    let owner = owner_of(&scope);
+    let call = TaskCall {
+        tool: "slow".into(),
+        arguments: serde_json::json!({}),
+        ctx: Ctx::for_scope(scope.clone()),
+        owner: owner.clone(),
+    };
+    let Started::Task(task) = tasks
+        .run(registry.clone().into(), call, Become::Now)
+        .await
+        .unwrap()
+    else {
+        panic!("not a task")
+    };
+    redis.kill();
+    let error = tasks.get(&owner, &task.id).await.unwrap_err();
+    assert!(matches!(error, TaskError::Store(_)), "{error:?}");
+    // The call ends while Redis is away; its end waits for Redis.
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    redis.restart();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let done = loop {
+        match tasks.get(&owner, &task.id).await {
+            Ok(done) if done.status.is_terminal() => break done,
+            Ok(_) | Err(TaskError::Store(_)) => {
+                assert!(Instant::now() < deadline, "the end was never recorded");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(done.status, TaskStatus::Completed, "{done:?}");
+    assert_eq!(done.result.unwrap().content, serde_json::json!("done"));
+    assert_eq!(RUNS.load(Ordering::SeqCst), 1, "the handler ran once");
+    assert_eq!(
+        tasks.cancel(&owner, &task.id).await.unwrap_err(),
+        TaskError::Ended(TaskStatus::Completed)
+    );
+    // Another caller reads nothing of it in Redis either.
+    let other = owner_of(&Scope::user("v"));
+    assert_eq!(
+        tasks.get(&other, &task.id).await.unwrap_err(),
+        TaskError::NotFound
+    );
+    assert!(tasks.list(&other).await.unwrap().is_empty());
+    assert_eq!(tasks.list(&owner).await.unwrap().len(), 1);
+}
