@@ -49,6 +49,7 @@ fn call(tool: &str, arguments: serde_json::Value, scope: &Scope) -> TaskCall {
         arguments,
         ctx: Ctx::for_scope(scope.clone()),
         owner: owner_of(scope),
+        asks: true,
     }
 }
 

@@ -711,6 +711,7 @@ async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
         arguments: serde_json::json!({}),
         ctx: Ctx::for_scope(scope.clone()),
         owner: owner.clone(),
+        asks: true,
     };
     let Started::Task(task) = tasks
         .run(registry.clone().into(), call, Become::Now)

@@ -60,6 +60,7 @@ fn the_module_registry_permission_example() {
         names(&registry.tools(&scope)),
         [
             "code_executor.run_python",
+            "file_manager.clear_folder",
             "file_manager.create_document",
             "file_manager.delete_file",
             "file_manager.list",
@@ -216,9 +217,9 @@ async fn switches_by_name_tag_and_category_apply_at_once() {
     assert_eq!(error.code(), "unknown_tool");
     assert_eq!(registry.tools(&Scope::trusted()).len(), all - 1);
 
-    assert_eq!(registry.disable(Selector::category("files")), 5);
+    assert_eq!(registry.disable(Selector::category("files")), 6);
     assert_eq!(registry.disable(Selector::tag("fake")), 1);
-    assert_eq!(registry.tools(&Scope::trusted()).len(), all - 7);
+    assert_eq!(registry.tools(&Scope::trusted()).len(), all - 8);
 
     registry.enable(Selector::name("util.echo"));
     registry.enable(Selector::category("files"));

@@ -18,6 +18,7 @@ const REFERENCE_TOOLS: &[&str] = &[
     "chart.draw",
     "chart.export",
     "claim",
+    "file_manager.clear_folder",
     "file_manager.create_document",
     "file_manager.delete_file",
     "file_manager.list",

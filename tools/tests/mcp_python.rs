@@ -58,24 +58,33 @@ fn fastmcp_tasks_runs_a_task_and_cancels_another() {
     let dir = common::workspace();
     let served = mcp_http::serve_http(dir.path());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_py/tasks.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(&served.url)
+    passes(
+        Command::new(python).arg(script),
+        dir.path(),
+        &served.url,
+        &[
+            "a 3-second task: handle, polls, progress, result",
+            "a task cancelled",
+            "another caller's task is an unknown one",
+            "call_tool follows a task; a short call answers at once",
+            "a legacy client gets its answer within the request",
+        ],
+    );
+}
+
+/// Runs `command URL ADMIN_TOKEN` in `dir`: it must succeed and print each of `checks`, then
+/// "all checks passed".
+fn passes(command: &mut Command, dir: &std::path::Path, url: &str, checks: &[&str]) {
+    let output = command
+        .arg(url)
         .arg(mcp_http::ADMIN_TOKEN)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    for check in [
-        "a 3-second task: handle, polls, progress, result",
-        "a task cancelled",
-        "another caller's task is an unknown one",
-        "call_tool follows a task; a short call answers at once",
-        "a legacy client gets its answer within the request",
-        "all checks passed",
-    ] {
+    for check in checks.iter().chain(&["all checks passed"]) {
         assert!(stdout.contains(check), "{check}\n{stdout}");
     }
 }
@@ -189,6 +198,59 @@ fn two_instances_on_one_redis_answer_for_each_others_tasks() {
     assert!(
         String::from_utf8_lossy(&alone.stderr).contains("--redis"),
         "{alone:?}"
+    );
+}
+
+/// The official TypeScript SDK's client (the 2025-11-25 revision's tasks) against `toolreg mcp
+/// --http`: `execution.taskSupport` in `tools/list`, a 3-second task (handle, polls, progress,
+/// result), another cancelled, the caller's tasks listed, another caller's refused, a plain
+/// call of a tool that is always a task refused. Run with Node.js and the SDK `scripts/test`
+/// installs in `target/ts-mcp` (or `$TOOLREG_TS_MCP`).
+#[test]
+fn the_typescript_sdk_runs_a_task_of_the_2025_11_25_revision_and_cancels_another() {
+    let sdk = std::env::var_os("TOOLREG_TS_MCP").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/ts-mcp"),
+        PathBuf::from,
+    );
+    let modules = sdk.join("node_modules");
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    assert!(
+        node_ok
+            && modules
+                .join("@modelcontextprotocol/sdk/package.json")
+                .is_file(),
+        "Node.js or the MCP TypeScript SDK is missing: run scripts/test, which installs them, or \
+         `apt-get install -y nodejs npm && npm install --prefix target/ts-mcp @modelcontextprotocol/sdk@1.32.2`"
+    );
+    let dir = common::workspace();
+    // The script beside the SDK's modules, where Node's import finds them.
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("tasks.mjs");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_ts/tasks.mjs"),
+        &script,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        modules.canonicalize().unwrap(),
+        scripts.path().join("node_modules"),
+    )
+    .unwrap();
+    let served = mcp_http::serve_http(dir.path());
+    passes(
+        Command::new("node").arg(&script),
+        dir.path(),
+        &served.url,
+        &[
+            "tools/list says which tools are tasks",
+            "a 3-second task: handle, polls, progress, result",
+            "a task cancelled",
+            "another caller's task is an unknown one",
+            "a tool that is always a task refuses a plain call",
+        ],
     );
 }
 

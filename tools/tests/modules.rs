@@ -126,7 +126,7 @@ fn every_command_sees_the_tools_of_a_module_map() {
 
     let statuses = json(&with_map(&["modules", "list"]));
     assert_eq!(statuses[0]["name"], "kb");
-    assert_eq!(statuses[0]["tools"], 6);
+    assert_eq!(statuses[0]["tools"], 7);
     // The manifest was kept in the cache file, so this run did not fetch it.
     assert_eq!(statuses[0]["source"], "cache");
     let refreshed = with_map(&["modules", "refresh"]);

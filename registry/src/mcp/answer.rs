@@ -1,15 +1,19 @@
-//! A mounted MCP server's answer as a [`ToolResult`]: every block in order (decoded only within
-//! the registry's content limits), the structured value unwrapped when the server wraps it, and
-//! the text that only repeats the value left out.
+//! Results both ways: a registry result as rmcp's `CallToolResult` (what the server answers),
+//! and a mounted MCP server's answer as a [`ToolResult`]: every block in order (decoded only
+//! within the registry's content limits), the structured value unwrapped when the server wraps
+//! it, and the text that only repeats the value left out.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, ResultType};
 use serde_json::Value;
 
-use crate::call::{ToolError, ToolResult};
+use crate::call::{ToolCall, ToolError, ToolResult};
+use crate::format::Provider;
 use crate::format::mcp::{file_name, unwrap_structured};
 use crate::media::{
     Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink, wire,
 };
+use crate::registry::Registry;
 
 /// What the handler of one mounted tool knows of it.
 #[derive(Clone)]
@@ -174,6 +178,23 @@ fn binary(kind: BlockKind, text: &str, limits: &ContentLimits) -> Result<bytes::
         ));
     }
     wire::decode(text)
+}
+
+/// `result`, the answer of the tool `name`, as rmcp's `CallToolResult`: the registry's MCP
+/// result message read into it. The message's strings (a block's base64 above all) are moved
+/// into the `CallToolResult`, not copied.
+pub(crate) fn call_tool_result(
+    registry: &Registry,
+    name: &str,
+    result: &ToolResult,
+) -> Result<CallToolResult, ErrorData> {
+    let call = ToolCall::new(name, Value::Null);
+    let message = registry.result_message(Provider::Mcp, &call, result);
+    let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
+        ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
+    })?;
+    answer.result_type = Some(ResultType::COMPLETE);
+    Ok(answer)
 }
 
 #[cfg(test)]

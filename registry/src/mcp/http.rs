@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::server::{Caller, McpServer};
 use super::sessions::{Full, Owner, Sessions};
 use super::stdio::error_answer;
+use super::tasks_2025::{self, Handling};
 use crate::http::auth::Secret;
 use crate::meta::Permission;
 use crate::registry::Shared;
@@ -212,10 +213,12 @@ impl McpServer {
     }
 }
 
-/// What the bearer check holds: the callers, and the sessions it binds to them.
+/// What the bearer check holds: the callers, the sessions it binds to them, and the server
+/// (for the 2025-11-25 revision's tasks, answered before rmcp).
 struct Gate {
     callers: Callers,
     sessions: Arc<Sessions>,
+    server: McpServer,
 }
 
 fn http_router(
@@ -231,6 +234,7 @@ fn http_router(
     let gate = Arc::new(Gate {
         callers,
         sessions: Arc::clone(&sessions),
+        server: server.clone(),
     });
     // Each session and each stateless request gets a handler of its own, whose end is the
     // session's end for the tasks it starts.
@@ -257,7 +261,7 @@ async fn authenticate(
         Ok(caller) => caller,
         Err(why) => return unauthorized(why),
     };
-    request.extensions_mut().insert(Caller(scope));
+    request.extensions_mut().insert(Caller(scope.clone()));
     // Only a POST without a session id may open a session, and only an `initialize` does: read
     // which request it is only when the caller has no room left.
     let opens = request.method() == Method::POST && !request.headers().contains_key(SESSION_ID);
@@ -276,6 +280,31 @@ async fn authenticate(
         }
         request = Request::from_parts(parts, Body::from(bytes));
     }
+    // The 2025-11-25 revision's tasks, which rmcp no longer speaks: its task requests are
+    // answered here, and what it says of tasks is added to rmcp's answers.
+    let mut amend = None;
+    if let Some(era) = era_2025(&request) {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        match era {
+            Era2025::Opens if tasks_2025::initializes(&bytes) => {
+                amend = Some(tasks_2025::Amend::Initialize);
+            }
+            Era2025::Session(id) if gate.sessions.is_of(&id, owner) => {
+                match tasks_2025::handle(&gate.server, &scope, &bytes).await {
+                    Handling::Pass => {}
+                    Handling::Amend(kind) => amend = Some(kind),
+                    Handling::Answer(message) => return axum::Json(message).into_response(),
+                }
+            }
+            // Another caller's session, or none: rmcp answers it as it does.
+            _ => {}
+        }
+        request = Request::from_parts(parts, Body::from(bytes));
+    }
     if names_no_task(&request) {
         request = match name_the_task(request).await {
             Ok(request) => request,
@@ -283,11 +312,94 @@ async fn authenticate(
         };
     }
     let (response, refused) = Sessions::scope_request(owner, next.run(request)).await;
-    match refused {
+    match (refused, amend) {
         // Another request took the last place between the check above and this one's turn.
-        Some(full) => too_many(&gate.sessions, full, owner, Value::Null),
-        None => response,
+        (Some(full), _) => too_many(&gate.sessions, full, owner, Value::Null),
+        (None, Some(kind)) => amended(response, kind, &gate.server, &scope).await,
+        (None, None) => response,
     }
+}
+
+/// Which request of the 2025-11-25 revision this may be.
+enum Era2025 {
+    /// A POST without a session: maybe its `initialize`.
+    Opens,
+    /// A POST in the session with this id.
+    Session(String),
+}
+
+/// Whether `request` may be one of the 2025-11-25 revision's that concern tasks: a POST in a
+/// session of that revision (its `MCP-Protocol-Version` header), or one that may open such a
+/// session (no session, and none of the 2026-07-28 revision's `Mcp-Method` header).
+fn era_2025(request: &Request<Body>) -> Option<Era2025> {
+    if request.method() != Method::POST {
+        return None;
+    }
+    let headers = request.headers();
+    match headers.get(SESSION_ID).and_then(|id| id.to_str().ok()) {
+        Some(id) => (headers
+            .get("mcp-protocol-version")
+            .is_some_and(|version| version == tasks_2025::VERSION))
+        .then(|| Era2025::Session(id.to_owned())),
+        None => (!headers.contains_key("mcp-method")).then_some(Era2025::Opens),
+    }
+}
+
+/// The body of a request, within rmcp's own bound.
+async fn read_body(body: Body) -> Result<axum::body::Bytes, Response> {
+    let limit = StreamableHttpServerConfig::default().max_request_body_bytes;
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request body is too large",
+        )
+            .into_response()
+    })
+}
+
+/// The most bytes of rmcp's answer that is amended (a `tools/list` page, an `initialize`).
+const MAX_AMENDED_BYTES: usize = 16 << 20;
+
+/// rmcp's `response` given what the 2025-11-25 revision says of tasks: each JSON-RPC message
+/// in it (an event stream's `data:` lines, or a JSON body) amended.
+async fn amended(
+    response: Response,
+    kind: tasks_2025::Amend,
+    server: &McpServer,
+    scope: &Scope,
+) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_AMENDED_BYTES).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "the answer is too large").into_response();
+    };
+    let amend = |text: &str| -> Option<String> {
+        let mut message: Value = serde_json::from_str(text).ok()?;
+        tasks_2025::amend(kind, server, scope, &mut message);
+        serde_json::to_string(&message).ok()
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let body = if text.trim_start().starts_with('{') {
+        amend(&text).unwrap_or_else(|| text.into_owned())
+    } else {
+        let mut out = String::with_capacity(text.len() + 128);
+        for line in text.split_inclusive('\n') {
+            let (content, end) = match line.strip_suffix('\n') {
+                Some(content) => (content, "\n"),
+                None => (line, ""),
+            };
+            match content.strip_prefix("data: ").and_then(amend) {
+                Some(message) => {
+                    out.push_str("data: ");
+                    out.push_str(&message);
+                }
+                None => out.push_str(content),
+            }
+            out.push_str(end);
+        }
+        out
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(body))
 }
 
 /// The methods of the tasks extension, whose `Mcp-Name` header is the task's id.

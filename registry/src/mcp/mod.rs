@@ -11,10 +11,11 @@
 //! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
+//! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: every block in order within the content limits, the value unwrapped, repeated text left out (imports none of the others) |
 //! | `tasks.rs` | the tasks extension (2026-07-28): when a `tools/call` becomes a task, a task as `tasks/get` answers it, a person's answer from `tasks/update`, the extension's errors |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
+//! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
-//! | `answer.rs` | a mounted server's answer as a `ToolResult`: every block in order within the content limits, the value unwrapped, repeated text left out (imports none of the others) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines |
 //!
 //! ```no_run
@@ -69,6 +70,7 @@ mod server;
 mod sessions;
 mod stdio;
 mod tasks;
+mod tasks_2025;
 
 pub use crate::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
 pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
@@ -78,4 +80,4 @@ pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
 #[cfg(feature = "bench-internals")]
-pub(crate) use {line::server_line, server::call_tool_result};
+pub(crate) use {answer::call_tool_result, line::server_line};

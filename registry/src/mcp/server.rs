@@ -5,23 +5,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::answer::call_tool_result;
 use super::confirm::{self, Answer};
 use super::sessions::SessionLimits;
 use super::tasks;
-use crate::call::{Ctx, ToolCall, ToolResult};
+use crate::call::{Ctx, ToolResult};
 use crate::format::Provider;
 use crate::http::ConnectionLimits;
-use crate::registry::{Registry, Shared};
+use crate::registry::Shared;
 use crate::scope::Scope;
 use crate::task::{Started, TaskCall, TaskError, Tasks, owner_of};
 
@@ -90,6 +91,16 @@ impl McpServer {
     pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
         self.connection_limits = limits;
         self
+    }
+
+    /// The registry served.
+    pub(super) fn registry_of(&self) -> Shared {
+        self.registry.clone()
+    }
+
+    /// Where the calls that became tasks are kept.
+    pub(super) fn tasks_of(&self) -> &Tasks {
+        &self.tasks
     }
 
     /// A handler for one session (or one stateless request): this server with a life of its
@@ -300,13 +311,14 @@ impl ServerHandler for McpServer {
             });
         }
         let name = tool.name();
-        let become_task = tasks::when(name, tool.task_support(), tasks::client_follows(&context))?;
+        let become_task = tasks::when(name, tool.task_support(), &context)?;
         if let (Some(when), Answer::None) = (become_task, &answer) {
             let call = TaskCall {
                 tool: name.to_owned(),
                 arguments,
                 ctx,
                 owner: owner_of(scope),
+                asks: true,
             };
             let result = match this.tasks.run(registry.clone(), call, when).await {
                 Ok(Started::Task(task)) => {
@@ -460,23 +472,6 @@ impl ServerHandler for McpServer {
             }
         }
     }
-}
-
-/// `result`, the answer of the tool `name`, as rmcp's `CallToolResult`: the registry's MCP
-/// result message read into it. The message's strings (a block's base64 above all) are moved
-/// into the `CallToolResult`, not copied.
-pub(crate) fn call_tool_result(
-    registry: &Registry,
-    name: &str,
-    result: &ToolResult,
-) -> Result<CallToolResult, ErrorData> {
-    let call = ToolCall::new(name, Value::Null);
-    let message = registry.result_message(Provider::Mcp, &call, result);
-    let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
-        ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
-    })?;
-    answer.result_type = Some(ResultType::COMPLETE);
-    Ok(answer)
 }
 
 /// A page's start as an opaque cursor.

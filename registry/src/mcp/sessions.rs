@@ -221,6 +221,14 @@ impl Sessions {
         }
     }
 
+    /// Whether the session `id` exists and was opened by `owner`.
+    pub(super) fn is_of(&self, id: &str, owner: Owner) -> bool {
+        self.book()
+            .owners
+            .get(id)
+            .is_some_and(|opener| *opener == owner)
+    }
+
     fn check(&self, id: &SessionId) -> Result<(), SessionsError> {
         if self.mine(id) {
             Ok(())

@@ -10,8 +10,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
+use super::answer::call_tool_result;
 use super::confirm::{self, CONFIRM_INPUT};
-use super::server::call_tool_result;
 use crate::registry::Registry;
 use crate::task::{Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport};
 
@@ -28,17 +28,32 @@ pub(super) fn client_follows(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// When a call of a tool with `support` becomes a task for this request: `None` when it
-/// answers within the request; the protocol's error `-32021` for a tool that is always a task
-/// and a client that does not follow tasks.
+/// answers within the request; for a tool that is always a task and a client that does not
+/// follow tasks, the protocol's error (`-32021` in the 2026-07-28 revision, `-32601` before).
 pub(super) fn when(
     tool: &str,
     support: TaskSupport,
-    follows: bool,
+    context: &RequestContext<RoleServer>,
 ) -> Result<Option<Become>, ErrorData> {
-    match (support, follows) {
+    match (support, client_follows(context)) {
         (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
         (TaskSupport::Optional, true) => Ok(Some(Become::IfSlow)),
         (TaskSupport::Required, true) => Ok(Some(Become::Now)),
+        // A client of the `initialize` era asks for a task with `params.task`, which the HTTP
+        // layer answers (`tasks_2025.rs`); without it, the error its revision names.
+        (TaskSupport::Required, false)
+            if context
+                .protocol_version()
+                .is_some_and(|version| version.has_initialize()) =>
+        {
+            Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "Tool {tool} requires task augmentation (taskSupport: 'required'): call it with `task` in its params"
+                ),
+                None,
+            ))
+        }
         (TaskSupport::Required, false) => {
             let mut error = ErrorData::missing_required_client_capability(
                 ClientCapabilities::builder().enable_tasks().build(),

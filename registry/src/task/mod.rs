@@ -36,6 +36,7 @@
 //!     arguments: serde_json::json!({"year": 2026}),
 //!     ctx: Ctx::for_scope(scope.clone()),
 //!     owner: owner_of(&scope),
+//!     asks: true,
 //! };
 //! if let Started::Task(task) = tasks.run(Registry::global().into(), call, Become::Now).await? {
 //!     let now = tasks.get(&owner_of(&scope), &task.id).await?;
@@ -51,8 +52,10 @@ mod store;
 use std::time::Duration;
 
 pub use crate::meta::TaskSupport;
+pub(crate) use record::millis;
+#[cfg(feature = "redis")]
+pub(crate) use record::now_ms;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
-pub(crate) use record::{millis, now_ms};
 pub use run::{Become, Started, TaskCall, Tasks};
 pub use store::{InMemoryTaskStore, TaskStore};
 

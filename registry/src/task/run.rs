@@ -47,6 +47,10 @@ pub struct TaskCall {
     pub ctx: Ctx,
     /// Who the task is for ([`owner_of`](super::owner_of) of the caller's scope).
     pub owner: String,
+    /// Whether the client answers a question through the task ([`TaskStatus::InputRequired`](super::TaskStatus::InputRequired)
+    /// and [`Tasks::answer`]); when not, a call that needs a person's approval completes the
+    /// task with its result, which names the approval token.
+    pub asks: bool,
 }
 
 /// When a call becomes a task.
@@ -59,6 +63,9 @@ pub enum Become {
 }
 
 /// What [`Tasks::run`] started.
+// Made once per call that may become a task, and moved once: a box would cost more than the
+// bytes it saves.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Started {
     /// The call ended before it became a task: its result.
@@ -109,7 +116,10 @@ impl Tasks {
         let progress = Arc::new(Progress::default());
         let ctx = progress.wire(call.ctx.clone());
         let TaskCall {
-            tool, arguments, ..
+            tool,
+            arguments,
+            asks,
+            ..
         } = call;
         if when == Become::Now {
             self.inner.store.insert(&record, limits).await?;
@@ -133,6 +143,7 @@ impl Tasks {
             arguments,
             ctx,
             progress,
+            asks,
         };
         tokio::spawn(driver.drive(running));
         Ok(Started::Task(record))
@@ -271,6 +282,7 @@ struct Driver {
     arguments: Value,
     ctx: Ctx,
     progress: Arc<Progress>,
+    asks: bool,
 }
 
 /// What the store says at a renewal.
@@ -303,7 +315,10 @@ impl Driver {
                     }
                 }
             };
-            let Some(token) = approval_token(&result).map(str::to_owned) else {
+            let token = approval_token(&result)
+                .filter(|_| self.asks)
+                .map(str::to_owned);
+            let Some(token) = token else {
                 self.end(|task| task.complete(result.clone())).await;
                 return;
             };
