@@ -995,3 +995,162 @@ async fn the_module_server_and_the_gateway_run_the_same_hooks_as_a_call() {
     }
     server.abort();
 }
+
+/// Dropped with the future of a call of `hang`: says the call was dropped.
+struct Dropped(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A module whose tools may run as tasks (`slow`, 600 ms, `task = "optional"`; `hang`, a
+/// minute, `task = "required"`), tasks made after 100 ms; its address, its tasks, and whether a
+/// call of `hang` was dropped.
+async fn task_module() -> (
+    String,
+    tool_registry::task::Tasks,
+    Arc<std::sync::atomic::AtomicBool>,
+) {
+    use tool_registry::ToolSpec;
+    use tool_registry::spec::ToolHandler;
+    use tool_registry::task::{InMemoryTaskStore, TaskLimits, TaskSupport, Tasks};
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let slow = ToolSpec::builder("slow")
+        .description("Answers after 600 ms.")
+        .task(TaskSupport::Optional)
+        .build()
+        .unwrap();
+    registry
+        .register(
+            slow,
+            ToolHandler::new(|args: Value, _| async move {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                Ok::<_, ToolError>(json!({"echo": args["word"]}))
+            }),
+        )
+        .unwrap();
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hang = ToolSpec::builder("hang")
+        .description("Answers after a minute.")
+        .task(TaskSupport::Required)
+        .build()
+        .unwrap();
+    let flag = dropped.clone();
+    registry
+        .register(
+            hang,
+            ToolHandler::new(move |_: Value, _| {
+                let guard = Dropped(flag.clone());
+                async move {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    drop(guard);
+                    Ok::<_, ToolError>(json!("late"))
+                }
+            }),
+        )
+        .unwrap();
+    let limits = TaskLimits {
+        after: Duration::from_millis(100),
+        poll_interval: Duration::from_millis(50),
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits);
+    let app = tool_registry::http::Server::new(registry)
+        .name("jobs")
+        .token(SECRET)
+        .tasks(tasks.clone())
+        .router();
+    let (addr, _) = serve(app).await;
+    (addr, tasks, dropped)
+}
+
+async fn post_to(addr: &str, path: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{addr}/{path}"))
+        .bearer_auth(SECRET)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (
+        status,
+        serde_json::from_str(&response.text().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_answers_202_with_a_task_and_the_gateway_follows_it_or_cancels_it() {
+    use tool_registry::task::{TaskStatus, owner_of};
+    let (addr, tasks, dropped) = task_module().await;
+
+    // A client that follows tasks: 202, then the task read to its end, by its caller only.
+    let body = json!({"tool_name": "jobs.slow", "arguments": {"word": "hi"}, "user_id": "ann", "task": true});
+    let (status, answer) = post_to(&addr, "execute", body).await;
+    assert_eq!(status, 202, "{answer}");
+    let id = answer["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(answer["task"]["status"], "working");
+    let done = loop {
+        let (status, answer) =
+            post_to(&addr, "tasks/get", json!({"task_id": id, "user_id": "ann"})).await;
+        assert_eq!(status, 200, "{answer}");
+        if answer["task"]["status"] != "working" {
+            break answer;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["task"]["status"], "completed");
+    assert_eq!(done["task"]["result"]["content"], json!({"echo": "hi"}));
+    let theirs = post_to(&addr, "tasks/get", json!({"task_id": id, "user_id": "bob"})).await;
+    let forged = post_to(
+        &addr,
+        "tasks/get",
+        json!({"task_id": "f00d", "user_id": "ann"}),
+    )
+    .await;
+    assert_eq!(theirs.0, 404);
+    assert_eq!(theirs, forged, "another caller's task is an unknown one");
+    assert_eq!(theirs.1["error"]["code"], "task_not_found");
+    // Without `task`, the same call answers within its request.
+    let plain = json!({"tool_name": "jobs.slow", "arguments": {"word": "yo"}, "user_id": "ann"});
+    let (status, answer) = post_to(&addr, "execute", plain).await;
+    assert_eq!((status, &answer["content"]), (200, &json!({"echo": "yo"})));
+
+    // Through a gateway: the call follows the module's task to its result.
+    let map = ModuleMap::new().with("jobs", Module::new(&addr).token(SECRET));
+    let (gateway, _) = mount(map).await;
+    let carol = Scope::user("carol");
+    let result = call(&gateway, "jobs.slow", json!({"word": "via"}), carol.clone()).await;
+    assert_eq!(result.unwrap(), json!({"echo": "via"}));
+    let owner = owner_of(&carol);
+    let carols = tasks.list(&owner).await.unwrap();
+    assert_eq!(carols.len(), 1, "the gateway's call ran as a task");
+    assert_eq!(carols[0].status, TaskStatus::Completed);
+
+    // A gateway call dropped before its end cancels the module's task, and the tool's call.
+    let ctx = Ctx::for_scope(carol.clone());
+    let dropped_call = tokio::time::timeout(
+        Duration::from_millis(400),
+        gateway.call("jobs.hang", json!({}), &ctx),
+    )
+    .await;
+    assert!(dropped_call.is_err(), "the call was still running");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let hung = tasks.list(&owner).await.unwrap();
+        let hang = hung.iter().find(|task| task.tool == "hang");
+        if hang.is_some_and(|task| task.status == TaskStatus::Cancelled)
+            && dropped.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the module's task was not cancelled: {hung:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

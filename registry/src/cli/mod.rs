@@ -478,7 +478,10 @@ fn command_on(
         Command::Parse(args) => return parse::parse(args, registry, &scope, out, err),
         Command::Run(args) => return parse::run(args, registry, Ctx::for_scope(scope), out, err),
         #[cfg(feature = "http")]
-        Command::Serve(args) => return modules::serve(args, edges.registry, scope, out, err),
+        Command::Serve(args) => {
+            let tasks = args.tasks.tasks(edges.task_store());
+            return modules::serve(args, edges.registry, tasks, scope, out, err);
+        }
         #[cfg(feature = "http")]
         Command::Modules(args) => return modules::modules(args, edges.gateway, out, err),
         #[cfg(feature = "mcp")]

@@ -46,6 +46,8 @@ pub(super) struct ServeArgs {
     public: bool,
     #[command(flatten)]
     connections: ConnectionArgs,
+    #[command(flatten)]
+    pub(super) tasks: super::tasks::TaskArgs,
 }
 
 /// The bounds a server keeps on its connections (`serve --http` and `mcp --http`).
@@ -197,6 +199,7 @@ fn mount_mcp(
 pub(super) fn serve(
     args: ServeArgs,
     registry: &Arc<Registry>,
+    tasks: crate::task::Tasks,
     scope: Scope,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -207,7 +210,8 @@ pub(super) fn serve(
         .scope(scope)
         .token(token)
         .beyond_loopback(args.public)
-        .connection_limits(args.connections.limits());
+        .connection_limits(args.connections.limits())
+        .tasks(tasks);
     let outcome = block_on(err, async {
         let listener = server.bind(args.http.as_str()).await?;
         let addr = listener.local_addr()?;

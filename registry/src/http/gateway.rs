@@ -433,6 +433,7 @@ impl Gateway {
                         || crate::meta::effective(&local, spec.category(), spec.annotations())
                             .requires_confirmation
                             == Some(true),
+                    task: spec.task_support() != crate::task::TaskSupport::Forbidden,
                 });
                 let handler = ToolHandler::from_results(move |args, ctx| {
                     let remote = Arc::clone(&remote);

@@ -33,6 +33,13 @@
 //!   for a body that is not JSON or not an execute request, `413` (`arguments_too_large`) for
 //!   a body over [`MAX_BODY_BYTES`], `404` (`unknown_tool`) for a tool that does not exist or
 //!   that the caller may not see — the same bytes for both.
+//! - `POST /execute` with `"task": true` (a client that follows tasks): a tool declared
+//!   `task = "optional"` that runs longer than a moment, or `task = "required"`, answers
+//!   `202 Accepted` with `{"task": {"id", "status", ...}}` ([`TaskAnswer`]); `POST /tasks/get`
+//!   and `POST /tasks/cancel` with `{"task_id", "user_id", "level"}` ([`TaskRequest`]) read and
+//!   cancel it, for its caller only (anyone else's is `404` `task_not_found`, as an unknown id).
+//!   A gateway sends `"task": true` for such tools, polls the task, and cancels it when its own
+//!   call is dropped.
 //! - `GET /health`: `{"status": "ok", "name"}`.
 //!
 //! The request's `user_id` and `level` are believed only from a client that sends the
@@ -112,7 +119,7 @@ pub use map::{
 pub use remote::MAX_RESULT_BYTES;
 pub use server::{DEFAULT_MODULE_NAME, MAX_BODY_BYTES, Server, shutdown_signal};
 pub use trace::TRACEPARENT;
-pub use wire::{ExecuteRequest, Health, Manifest};
+pub use wire::{ExecuteRequest, Health, Manifest, RemoteTask, TaskAnswer, TaskRequest};
 
 use crate::registry::Shared;
 

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::map::Module;
 use super::trace::{TRACEPARENT, current_traceparent};
+use super::wire::TaskAnswer;
 use crate::call::{Ctx, ToolError, ToolResult};
+use crate::task::TaskStatus;
 
 /// The largest answer read from a module: 16 MiB.
 pub const MAX_RESULT_BYTES: usize = 16 << 20;
@@ -31,6 +33,9 @@ pub(super) struct Remote {
     /// confirmation, or has a `confirm_if` schema): only then is a call that reaches the
     /// handler one the module need not ask about again.
     pub(super) confirms: bool,
+    /// The tool may run as a task: the call follows one (`"task": true`), polls it, and
+    /// cancels it when dropped.
+    pub(super) task: bool,
 }
 
 /// What one attempt gave: an answer, or a failure worth one retry for an idempotent tool.
@@ -61,14 +66,19 @@ impl Remote {
         if self.confirms {
             body["confirmed"] = json!(true);
         }
+        if self.task {
+            body["task"] = json!(true);
+        }
+        // Who asks, for a task's later requests.
+        let who = json!({"level": scope.level(), "user_id": scope.user_id()});
         let body =
             serde_json::to_vec(&body).map_err(|error| self.unreachable(error.to_string()))?;
         let traceparent = current_traceparent();
-        match self.attempt(&body, traceparent.as_deref()).await {
+        match self.attempt(&body, traceparent.as_deref(), &who).await {
             Attempt::Done(outcome) => outcome,
             Attempt::Retry(error) if self.idempotent => {
                 tracing::info!(target: "tool_registry::http", tool = %self.local_name, %error, "retrying an idempotent tool once");
-                match self.attempt(&body, traceparent.as_deref()).await {
+                match self.attempt(&body, traceparent.as_deref(), &who).await {
                     Attempt::Done(outcome) => outcome,
                     Attempt::Retry(error) => Err(error),
                 }
@@ -77,7 +87,7 @@ impl Remote {
         }
     }
 
-    async fn attempt(&self, body: &[u8], traceparent: Option<&str>) -> Attempt {
+    async fn attempt(&self, body: &[u8], traceparent: Option<&str>, who: &Value) -> Attempt {
         let timeout = self.module.call_timeout();
         let mut request = self
             .client
@@ -112,6 +122,9 @@ impl Remote {
                 );
             }
         };
+        if status == reqwest::StatusCode::ACCEPTED && self.task {
+            return Attempt::Done(self.follow(&body, who).await);
+        }
         if status.is_success() {
             return Attempt::Done(self.result(&body));
         }
@@ -138,6 +151,83 @@ impl Remote {
         } else {
             Attempt::Done(Err(error))
         }
+    }
+
+    /// The task the module answered `202` with, followed to its end: read again every poll
+    /// interval it asks for (within 50 ms and 2 s), its result once it completed; cancelled at
+    /// the module when this call is dropped first (its deadline, its caller gone).
+    async fn follow(&self, body: &[u8], who: &Value) -> Result<ToolResult, ToolError> {
+        let answer: TaskAnswer = serde_json::from_slice(body)
+            .map_err(|error| self.unreachable(format!("the task answered is not one: {error}")))?;
+        let mut task = answer.task;
+        let mut cancel = CancelOnDrop {
+            remote: self,
+            id: Some(task.id.clone()),
+            who,
+        };
+        loop {
+            match task.status {
+                TaskStatus::Completed => {
+                    cancel.id = None;
+                    let result = task.result.ok_or_else(|| {
+                        self.unreachable("a completed task came without its result".to_owned())
+                    })?;
+                    let body = serde_json::to_vec(&result)
+                        .map_err(|error| self.unreachable(error.to_string()))?;
+                    return self.result(&body);
+                }
+                TaskStatus::Failed | TaskStatus::Cancelled => {
+                    cancel.id = None;
+                    let why = task
+                        .message
+                        .unwrap_or_else(|| task.status.as_str().to_owned());
+                    return Err(self.unreachable(format!(
+                        "the module's task ended {}: {why}",
+                        task.status.as_str()
+                    )));
+                }
+                TaskStatus::Working | TaskStatus::InputRequired => {}
+            }
+            let wait = Duration::from_millis(task.poll_interval_ms)
+                .clamp(Duration::from_millis(50), Duration::from_secs(2));
+            tokio::time::sleep(wait).await;
+            task = self.task_request("tasks/get", &task.id, who).await?.task;
+        }
+    }
+
+    /// `POST {url}/{path}` for the task `id` of this call's caller.
+    async fn task_request(
+        &self,
+        path: &str,
+        id: &str,
+        who: &Value,
+    ) -> Result<TaskAnswer, ToolError> {
+        let mut request = self
+            .client
+            .post(self.module.endpoint(path))
+            .json(&task_body(id, who))
+            .timeout(self.module.call_timeout().min(Duration::from_secs(30)));
+        if let Some(secret) = self.module.secret() {
+            request = request.bearer_auth(secret);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| self.unreachable(describe(&error)))?;
+        let status = response.status();
+        let body = read_capped(response, MAX_RESULT_BYTES)
+            .await
+            .map_err(|error| self.unreachable(format!("the answer cannot be read: {error}")))?;
+        if !status.is_success() {
+            return Err(ToolError::ModuleStatus {
+                tool: self.local_name.clone(),
+                module: self.module_name.clone(),
+                status: status.as_u16(),
+                body: excerpt(&body),
+            });
+        }
+        serde_json::from_slice(&body)
+            .map_err(|error| self.unreachable(format!("the task answered is not one: {error}")))
     }
 
     /// The module's `ToolResult`: a success as it is, an error result as its typed error.
@@ -209,6 +299,46 @@ impl Remote {
             module: self.module_name.clone(),
             reason,
         }
+    }
+}
+
+/// Cancels a module's task when the call that follows it is dropped before its end.
+struct CancelOnDrop<'r> {
+    remote: &'r Remote,
+    /// The task, until it ended.
+    id: Option<String>,
+    /// Who asks.
+    who: &'r Value,
+}
+
+/// The body of a `/tasks/*` request for the task `id` of the caller `who`.
+fn task_body(id: &str, who: &Value) -> Value {
+    let mut body = who.clone();
+    body["task_id"] = json!(id);
+    body
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let mut request = self
+            .remote
+            .client
+            .post(self.remote.module.endpoint("tasks/cancel"))
+            .json(&task_body(&id, self.who))
+            .timeout(Duration::from_secs(10));
+        if let Some(secret) = self.remote.module.secret() {
+            request = request.bearer_auth(secret);
+        }
+        let tool = self.remote.local_name.clone();
+        runtime.spawn(async move {
+            if let Err(error) = request.send().await {
+                tracing::warn!(target: "tool_registry::http", %tool, error = %describe(&error), "a module's task could not be cancelled");
+            }
+        });
     }
 }
 

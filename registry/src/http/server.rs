@@ -18,12 +18,13 @@ use tower_http::trace::TraceLayer;
 
 use super::listen::ConnectionLimits;
 use super::trace::{continue_trace, request_span};
-use super::wire::{ExecuteRequest, Health};
+use super::wire::{ExecuteRequest, Health, RemoteTask, TaskAnswer, TaskRequest};
 use crate::call::MAX_ARGS_BYTES;
 use crate::call::{Ctx, ToolError};
 use crate::def::Permission;
 use crate::registry::Shared;
 use crate::scope::Scope;
+use crate::task::{Become, Started, TaskCall, TaskError, TaskSupport, Tasks, owner_of};
 
 /// The most bytes of a request body a server reads unless told otherwise: the largest argument
 /// text a tool accepts by default ([`MAX_ARGS_BYTES`]) and 64 KiB for the rest of the request.
@@ -61,6 +62,7 @@ pub struct Server {
     beyond_loopback: bool,
     page: bool,
     limits: ConnectionLimits,
+    tasks: Tasks,
 }
 
 impl Server {
@@ -80,7 +82,15 @@ impl Server {
             beyond_loopback: false,
             page: true,
             limits: ConnectionLimits::default(),
+            tasks: Tasks::default(),
         }
+    }
+
+    /// Where the calls that became tasks are kept, and their bounds: in this process's memory
+    /// unless set ([`Tasks::default`]); a fleet's store lets any instance answer for them.
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
+        self
     }
 
     /// The module's name: the first segment of every tool name in its manifest
@@ -146,6 +156,8 @@ impl Server {
         let mut router = Router::new()
             .route("/manifest", get(manifest))
             .route("/execute", post(execute))
+            .route("/tasks/get", post(task_get))
+            .route("/tasks/cancel", post(task_cancel))
             .route("/health", get(health));
         if page {
             router = router.route("/", get(catalog_page));
@@ -334,6 +346,16 @@ async fn execute(
         ctx = ctx.with_call_id(id);
     }
     let args = request.arguments.map_or("{}", |raw| raw.get());
+    let plain = request.approval_token.is_none() && !(caller.trusted && request.confirmed);
+    if request.task && plain {
+        let support = server
+            .registry
+            .get(name, ctx.scope())
+            .map_or(TaskSupport::Forbidden, |tool| tool.task_support());
+        if support != TaskSupport::Forbidden {
+            return execute_as_task(&server, name, args, ctx, support).await;
+        }
+    }
     let result = match (&request.approval_token, caller.trusted && request.confirmed) {
         (_, true) => {
             (server.registry.call(name, args, &ctx))
@@ -350,6 +372,127 @@ async fn execute(
         (None, false) => server.registry.call(name, args, &ctx).for_model().await,
     };
     json(StatusCode::OK, &result)
+}
+
+/// `POST /execute` of a tool that may become a task, for a client that follows one: `202`
+/// with the task when it became one, else `200` with the result.
+async fn execute_as_task(
+    server: &Server,
+    name: &str,
+    args: &str,
+    ctx: Ctx,
+    support: TaskSupport,
+) -> Response {
+    let arguments: Value = match serde_json::from_str(args) {
+        Ok(arguments) => arguments,
+        // The pipeline says what is wrong with them, as for any call.
+        Err(_) => {
+            return json(
+                StatusCode::OK,
+                &server.registry.call(name, args, &ctx).for_model().await,
+            );
+        }
+    };
+    let owner = owner_of(ctx.scope());
+    let call = TaskCall {
+        tool: name.to_owned(),
+        arguments,
+        ctx,
+        owner,
+        asks: false,
+    };
+    let when = match support {
+        TaskSupport::Required => Become::Now,
+        _ => Become::IfSlow,
+    };
+    match server.tasks.run(server.registry.clone(), call, when).await {
+        Ok(Started::Ended(result)) => json(StatusCode::OK, &result),
+        Ok(Started::Task(task)) => {
+            let poll = server.tasks.limits().poll_interval;
+            json(
+                StatusCode::ACCEPTED,
+                &TaskAnswer {
+                    task: RemoteTask::of(task, poll),
+                },
+            )
+        }
+        Err(error) => task_refused(&error),
+    }
+}
+
+/// A task request refused: `404` for an unknown task (another caller's alike), `429` past the
+/// caller's bounds, `409` for a cancel of an ended task, `503` when the store failed.
+fn task_refused(error: &TaskError) -> Response {
+    let (status, code) = match error {
+        TaskError::NotFound => (StatusCode::NOT_FOUND, "task_not_found"),
+        TaskError::TooMany { .. } => (StatusCode::TOO_MANY_REQUESTS, "too_many_tasks"),
+        TaskError::Ended(_) | TaskError::NoQuestion => (StatusCode::CONFLICT, "task_ended"),
+        _ => (StatusCode::SERVICE_UNAVAILABLE, "task_store_unavailable"),
+    };
+    json(
+        status,
+        &serde_json::json!({"error": {"code": code, "message": error.to_string()}}),
+    )
+}
+
+/// The task a `/tasks/*` body names, for the caller it names.
+fn task_request(
+    server: &Server,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(String, String), Response> {
+    let request: TaskRequest = serde_json::from_slice(body).map_err(|error| {
+        refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("the request is not a task request ({error}); send {{\"task_id\": \"...\", \"user_id\": \"...\"}}"),
+        )
+    })?;
+    let caller = server.caller(headers, request.user_id.as_deref(), request.level);
+    Ok((owner_of(&caller.scope), request.task_id))
+}
+
+/// `POST /tasks/get`: the caller's task, its result once it completed.
+async fn task_get(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bytes) -> Response {
+    let (owner, id) = match task_request(&server, &headers, &body) {
+        Ok(named) => named,
+        Err(refused) => return refused,
+    };
+    match server.tasks.get(&owner, &id).await {
+        Ok(task) => {
+            let poll = server.tasks.limits().poll_interval;
+            json(
+                StatusCode::OK,
+                &TaskAnswer {
+                    task: RemoteTask::of(task, poll),
+                },
+            )
+        }
+        Err(error) => task_refused(&error),
+    }
+}
+
+/// `POST /tasks/cancel`: cancels the caller's task; its call is dropped.
+async fn task_cancel(
+    State(server): State<Arc<Server>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (owner, id) = match task_request(&server, &headers, &body) {
+        Ok(named) => named,
+        Err(refused) => return refused,
+    };
+    match server.tasks.cancel(&owner, &id).await {
+        Ok(task) => {
+            let poll = server.tasks.limits().poll_interval;
+            json(
+                StatusCode::OK,
+                &TaskAnswer {
+                    task: RemoteTask::of(task, poll),
+                },
+            )
+        }
+        Err(error) => task_refused(&error),
+    }
 }
 
 /// `GET /health`.

@@ -175,6 +175,64 @@ pub struct ExecuteRequest<'a> {
     /// for exactly these arguments and this user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_token: Option<String>,
+    /// The client follows a task: a call of a tool with `task = "optional"` that runs longer
+    /// than a moment, or of one with `task = "required"`, answers `202 Accepted` with
+    /// [`TaskAnswer`], read again with `POST /tasks/get` and cancelled with
+    /// `POST /tasks/cancel` ([`TaskRequest`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task: bool,
+}
+
+/// The body of `POST /tasks/get` and `POST /tasks/cancel`: the task, and who asks (believed,
+/// as for `/execute`, only from a client that holds the module's secret).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskRequest {
+    /// The task's id.
+    pub task_id: String,
+    /// The user the task was started for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The caller's permission level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Permission>,
+}
+
+/// A task as a module answers it: `{"task": {...}}`, with `202` when `/execute` started it and
+/// `200` from `/tasks/get` and `/tasks/cancel`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskAnswer {
+    /// The task.
+    pub task: RemoteTask,
+}
+
+/// What a module says of one task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RemoteTask {
+    /// Its id.
+    pub id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: crate::task::TaskStatus,
+    /// The last progress message, or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The result of a completed task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<crate::ToolResult>,
+    /// How often to read it again, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
+impl RemoteTask {
+    /// `task` as a module answers it, asked to be read every `poll`.
+    pub(crate) fn of(task: crate::task::TaskRecord, poll: std::time::Duration) -> Self {
+        Self {
+            id: task.id,
+            status: task.status,
+            message: task.message,
+            result: task.result,
+            poll_interval_ms: crate::task::millis(poll),
+        }
+    }
 }
 
 /// What `GET /health` answers.
