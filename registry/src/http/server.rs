@@ -435,40 +435,9 @@ fn task_refused(error: &TaskError) -> Response {
     )
 }
 
-/// The task a `/tasks/*` body names, for the caller it names.
-fn task_request(
-    server: &Server,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<(String, String), Response> {
-    let request: TaskRequest = serde_json::from_slice(body).map_err(|error| {
-        refused(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("the request is not a task request ({error}); send {{\"task_id\": \"...\", \"user_id\": \"...\"}}"),
-        )
-    })?;
-    let caller = server.caller(headers, request.user_id.as_deref(), request.level);
-    Ok((owner_of(&caller.scope), request.task_id))
-}
-
 /// `POST /tasks/get`: the caller's task, its result once it completed.
 async fn task_get(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bytes) -> Response {
-    let (owner, id) = match task_request(&server, &headers, &body) {
-        Ok(named) => named,
-        Err(refused) => return refused,
-    };
-    match server.tasks.get(&owner, &id).await {
-        Ok(task) => {
-            let poll = server.tasks.limits().poll_interval;
-            json(
-                StatusCode::OK,
-                &TaskAnswer {
-                    task: RemoteTask::of(task, poll),
-                },
-            )
-        }
-        Err(error) => task_refused(&error),
-    }
+    on_task(&server, &headers, &body, false).await
 }
 
 /// `POST /tasks/cancel`: cancels the caller's task; its call is dropped.
@@ -477,11 +446,30 @@ async fn task_cancel(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (owner, id) = match task_request(&server, &headers, &body) {
-        Ok(named) => named,
-        Err(refused) => return refused,
+    on_task(&server, &headers, &body, true).await
+}
+
+/// The task a `/tasks/*` body names, for the caller it names: read, or cancelled.
+async fn on_task(server: &Server, headers: &HeaderMap, body: &[u8], cancel: bool) -> Response {
+    let request: TaskRequest = match serde_json::from_slice(body) {
+        Ok(request) => request,
+        Err(error) => {
+            return refused(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "the request is not a task request ({error}); send {{\"task_id\": \"...\", \"user_id\": \"...\"}}"
+                ),
+            );
+        }
     };
-    match server.tasks.cancel(&owner, &id).await {
+    let caller = server.caller(headers, request.user_id.as_deref(), request.level);
+    let owner = owner_of(&caller.scope);
+    let task = if cancel {
+        server.tasks.cancel(&owner, &request.task_id).await
+    } else {
+        server.tasks.get(&owner, &request.task_id).await
+    };
+    match task {
         Ok(task) => {
             let poll = server.tasks.limits().poll_interval;
             json(
