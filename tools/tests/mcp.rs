@@ -13,6 +13,8 @@ mod common;
 mod hooks;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
+#[path = "common/redis.rs"]
+mod redis;
 use common::workspace;
 
 /// An MCP client session with `toolreg [flags] mcp` run in `root`.
@@ -185,6 +187,18 @@ async fn mounted(
     std::sync::Arc<tool_registry::Registry>,
     tool_registry::mcp::McpModule,
 ) {
+    mounted_with(root, &["--modules", modules], name).await
+}
+
+/// `toolreg [flags] mcp` mounted as the module `name` of a registry of its own.
+async fn mounted_with(
+    root: &Path,
+    flags: &[&str],
+    name: &str,
+) -> (
+    std::sync::Arc<tool_registry::Registry>,
+    tool_registry::mcp::McpModule,
+) {
     let registry = std::sync::Arc::new(
         tool_registry::Registry::builder()
             .without_linked()
@@ -194,7 +208,8 @@ async fn mounted(
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolreg"));
     command
         .current_dir(root)
-        .args(["--modules", modules, "mcp"])
+        .args(flags)
+        .arg("mcp")
         .env_remove("TOOLREG_KB");
     let module = tool_registry::mcp::McpModule::spawn(registry.clone(), name, command)
         .await
@@ -775,4 +790,65 @@ fn hostile_lines_on_stdio_each_get_their_error_and_the_session_goes_on() {
     drop(input);
     let status = server.0.wait().expect("toolreg mcp ends");
     assert!(status.success(), "{status:?}");
+}
+
+/// `toolreg mcp` mounted with `McpModule`: a long call of a tool the server runs as a task is
+/// followed to its result; one dropped before its end (its caller gone) is cancelled at the
+/// server. The server keeps its tasks in Redis, where `toolreg tasks list` reads them.
+#[tokio::test]
+async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follows_or_cancels() {
+    use tool_registry::{Ctx, Scope};
+
+    let redis = redis::Redis::start();
+    let dir = workspace();
+    let flags = [
+        "--redis",
+        redis.url.as_str(),
+        "--user",
+        "ann",
+        "--level",
+        "admin",
+    ];
+    let (registry, _module) = mounted_with(
+        dir.path(),
+        &[&flags[..], &["--modules", "file_manager"]].concat(),
+        "m",
+    )
+    .await;
+    let ctx = Ctx::for_scope(Scope::trusted());
+    let wait = json!({"path": "never.txt", "timeout_seconds": 2});
+    let result = registry
+        .call("m.file_manager.wait_for", wait, &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.content["waited_seconds"], 2, "{result:?}");
+
+    let dropped = tokio::time::timeout(
+        std::time::Duration::from_millis(1500),
+        registry.call(
+            "m.file_manager.wait_for",
+            json!({"path": "never.txt", "timeout_seconds": 60}),
+            &ctx,
+        ),
+    )
+    .await;
+    assert!(dropped.is_err(), "the call was still running");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed =
+            common::toolreg_command(dir.path(), &[&flags[..], &["tasks", "list"]].concat())
+                .output()
+                .unwrap();
+        let text = String::from_utf8_lossy(&listed.stdout).into_owned();
+        let mut statuses: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.split_whitespace().nth(1))
+            .collect();
+        statuses.sort_unstable();
+        if statuses == ["cancelled", "completed"] {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{text}\n{listed:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }

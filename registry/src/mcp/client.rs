@@ -6,11 +6,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ErrorCode, Tool};
-use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceError};
+use rmcp::ClientHandler;
+use rmcp::model::{CallToolRequestParams, ErrorCode, ProtocolVersion, SubscriptionFilter, Tool};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RoleClient, RunningService,
+    ServiceError,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -61,6 +64,16 @@ struct Follower {
 impl ClientHandler for Follower {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(());
+    }
+
+    /// The client follows tasks (the 2026-07-28 extension): a mounted server may answer a
+    /// long call with a task, which the call then follows to its end.
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut config = rmcp::model::ClientConfig::default();
+        config.capabilities = rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build();
+        config
     }
 }
 
@@ -125,10 +138,40 @@ impl McpModule {
         E: std::error::Error + Send + Sync + 'static,
     {
         let (changed, mut changes) = mpsc::unbounded_channel();
-        let session = Follower { changed }
-            .serve(transport)
-            .await
-            .map_err(|error| failed(name, error.to_string()))?;
+        // The 2026-07-28 revision when the server speaks it (its tasks extension, above all),
+        // the `initialize` handshake otherwise.
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        };
+        let session = Follower {
+            changed: changed.clone(),
+        }
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|error| failed(name, error.to_string()))?;
+        // Without a session, changes are heard on a subscription of their own.
+        let modern = session
+            .peer()
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize());
+        if modern {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            match session.peer().listen(filter).await {
+                Ok(mut subscription) => {
+                    tokio::spawn(async move {
+                        while let Ok(Some(_)) = subscription.next().await {
+                            if changed.send(()).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(target: "tool_registry::mcp", module = %name, %error, "the MCP server's changes cannot be followed");
+                }
+            }
+        }
         let inner = Arc::new(Inner {
             registry,
             name: name.to_owned(),
@@ -275,7 +318,7 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
             let request =
                 CallToolRequestParams::new(mounted.remote.clone()).with_arguments(arguments);
             let local = mounted.local.clone();
-            match peer.call_tool(request).await {
+            match call_following_tasks(&peer, request).await {
                 Ok(result) => answer(result, &mounted),
                 // An answer too long to read, skipped by the transport.
                 Err(ServiceError::McpError(error))
@@ -313,6 +356,83 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
             }
         }
     })
+}
+
+/// One `tools/call` on `peer`, and when the server answers with a task, the task followed to
+/// its end (polled at the interval it asks, within 50 ms and 2 s) and cancelled at the server
+/// when this call is dropped first (its deadline, its caller gone). A task that failed is the
+/// JSON-RPC error it carries; one cancelled at the server, an error saying so.
+async fn call_following_tasks(
+    peer: &rmcp::Peer<RoleClient>,
+    request: CallToolRequestParams,
+) -> Result<rmcp::model::CallToolResult, ServiceError> {
+    use rmcp::ErrorData;
+    use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload};
+    let task = match peer.call_tool_once(request).await? {
+        CallToolResponse::Complete(result) => return Ok(result),
+        CallToolResponse::Task(created) => created.task,
+        _ => return Err(ServiceError::UnexpectedResponse),
+    };
+    /// Cancels the task at the server when dropped before its end.
+    struct Cancel<'p> {
+        peer: &'p rmcp::Peer<RoleClient>,
+        id: Option<String>,
+    }
+    impl Drop for Cancel<'_> {
+        fn drop(&mut self) {
+            if let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+            {
+                let peer = self.peer.clone();
+                runtime.spawn(async move {
+                    let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
+                });
+            }
+        }
+    }
+    let mut cancel = Cancel {
+        peer,
+        id: Some(task.task_id.clone()),
+    };
+    let mut poll = task.poll_interval_ms;
+    loop {
+        let wait = std::time::Duration::from_millis(poll.unwrap_or(500)).clamp(
+            std::time::Duration::from_millis(50),
+            std::time::Duration::from_secs(2),
+        );
+        tokio::time::sleep(wait).await;
+        let now = peer
+            .get_task(GetTaskParams::new(task.task_id.clone()))
+            .await?
+            .task;
+        poll = now.task.poll_interval_ms;
+        let ended = |cancel: &mut Cancel<'_>| cancel.id = None;
+        match now.payload {
+            TaskPayload::Completed { result } => {
+                ended(&mut cancel);
+                return serde_json::from_value(Value::Object(result))
+                    .map_err(|_| ServiceError::UnexpectedResponse);
+            }
+            TaskPayload::Failed { error } => {
+                ended(&mut cancel);
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the server's task failed")
+                    .to_owned();
+                return Err(ServiceError::McpError(ErrorData::internal_error(
+                    message, None,
+                )));
+            }
+            TaskPayload::Cancelled => {
+                ended(&mut cancel);
+                return Err(ServiceError::McpError(ErrorData::internal_error(
+                    "the server cancelled the task",
+                    None,
+                )));
+            }
+            _ => {}
+        }
+    }
 }
 
 fn failed(module: &str, reason: String) -> McpModuleError {
