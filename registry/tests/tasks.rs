@@ -319,3 +319,42 @@ async fn a_task_asks_a_person_and_runs_on_their_answer() {
         }
     }
 }
+
+/// Write a long text.
+#[tool(task = "required")]
+fn essay(words: usize) -> String {
+    "word ".repeat(words)
+}
+
+#[tokio::test]
+async fn a_result_larger_than_a_task_keeps_fails_the_task_saying_so() {
+    let registry = registry();
+    let limits = TaskLimits {
+        max_result_bytes: 1000,
+        ..TaskLimits::default()
+    };
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits);
+    let alice = Scope::user("alice");
+    let owner = owner_of(&alice);
+    let small = start(
+        &tasks,
+        &registry,
+        call("essay", json!({"words": 10}), &alice),
+    )
+    .await;
+    let small = until(&tasks, &owner, &small.id, |t| t.status.is_terminal()).await;
+    assert_eq!(small.status, TaskStatus::Completed);
+    let large = start(
+        &tasks,
+        &registry,
+        call("essay", json!({"words": 1000}), &alice),
+    )
+    .await;
+    let large = until(&tasks, &owner, &large.id, |t| t.status.is_terminal()).await;
+    assert_eq!(large.status, TaskStatus::Failed);
+    assert!(large.result.is_none());
+    assert!(
+        large.error.unwrap().contains("larger than the 1000 bytes"),
+        "says why"
+    );
+}

@@ -74,10 +74,14 @@ pub struct TaskLimits {
     /// How long the instance running a task holds it without renewing (10 s unless set): a
     /// task whose instance stopped is failed this long after its last renewal at most.
     pub lease: Duration,
-    /// The most tasks one caller keeps, ended ones included until their TTL (1,000 unless set).
+    /// The most tasks one caller keeps, ended ones included until their TTL (100 unless set).
     pub per_caller: usize,
     /// The most tasks one caller has running at once (32 unless set).
     pub running_per_caller: usize,
+    /// The largest result a task keeps, in bytes of JSON (4 MiB unless set): a task whose
+    /// result is larger fails, saying so, so that what one caller keeps is bounded by
+    /// `per_caller` times this.
+    pub max_result_bytes: usize,
 }
 
 impl Default for TaskLimits {
@@ -87,8 +91,9 @@ impl Default for TaskLimits {
             ttl: Duration::from_secs(3600),
             poll_interval: Duration::from_millis(500),
             lease: Duration::from_secs(10),
-            per_caller: 1000,
+            per_caller: 100,
             running_per_caller: 32,
+            max_result_bytes: 4 << 20,
         }
     }
 }

@@ -319,7 +319,16 @@ impl Driver {
                 .filter(|_| self.asks)
                 .map(str::to_owned);
             let Some(token) = token else {
-                self.end(|task| task.complete(result.clone())).await;
+                let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |json| json.len());
+                let limit = self.inner.limits.max_result_bytes;
+                if bytes > limit {
+                    let reason = format!(
+                        "the result ({bytes} bytes) is larger than the {limit} bytes a task keeps; call the tool without a task, or ask for less"
+                    );
+                    self.end(|task| task.fail(reason.clone())).await;
+                } else {
+                    self.end(|task| task.complete(result.clone())).await;
+                }
                 return;
             };
             // The call needs a person's approval: the task asks, and waits for the answer.
