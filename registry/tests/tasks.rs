@@ -165,6 +165,16 @@ async fn another_callers_task_is_an_unknown_one() {
         .unwrap_err();
     assert_eq!(forged, TaskError::NotFound);
     assert_eq!(tasks.get(&thief, &task.id).await.unwrap_err(), forged);
+    for hostile in [
+        "x".repeat(1 << 20),
+        "*".into(),
+        format!("{}:x", task.id),
+        String::new(),
+    ] {
+        let owner = owner_of(&alice);
+        assert_eq!(tasks.get(&owner, &hostile).await.unwrap_err(), forged);
+        assert_eq!(tasks.cancel(&owner, &hostile).await.unwrap_err(), forged);
+    }
     assert_eq!(tasks.cancel(&thief, &task.id).await.unwrap_err(), forged);
     assert_eq!(
         tasks

@@ -31,13 +31,8 @@
 //!
 //! let tasks = Tasks::default(); // in this process's memory
 //! let scope = Scope::user("alice");
-//! let call = TaskCall {
-//!     tool: "build_report".into(),
-//!     arguments: serde_json::json!({"year": 2026}),
-//!     ctx: Ctx::for_scope(scope.clone()),
-//!     owner: owner_of(&scope),
-//!     asks: true,
-//! };
+//! let args = serde_json::json!({"year": 2026});
+//! let call = TaskCall::new("build_report", args, Ctx::for_scope(scope.clone()));
 //! if let Started::Task(task) = tasks.run(Registry::global().into(), call, Become::Now).await? {
 //!     let now = tasks.get(&owner_of(&scope), &task.id).await?;
 //!     println!("{}: {}", now.id, now.status.as_str());
@@ -165,6 +160,11 @@ pub(crate) fn new_id() -> Result<String, TaskError> {
     getrandom::fill(&mut bytes)
         .map_err(|error| TaskError::Store(format!("no randomness for a task id: {error}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `id` can be a task id: 32 lowercase hex digits.
+pub(crate) fn is_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The approval token a result waits under, when it is a call that waits for a person's

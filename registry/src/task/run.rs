@@ -53,6 +53,21 @@ pub struct TaskCall {
     pub asks: bool,
 }
 
+impl TaskCall {
+    /// The call of `tool` with `arguments` in `ctx`, for the caller of `ctx`'s scope, who
+    /// answers questions through the task.
+    pub fn new(tool: impl Into<String>, arguments: Value, ctx: Ctx) -> Self {
+        let owner = super::owner_of(ctx.scope());
+        Self {
+            tool: tool.into(),
+            arguments,
+            ctx,
+            owner,
+            asks: true,
+        }
+    }
+}
+
 /// When a call becomes a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Become {
@@ -190,6 +205,11 @@ impl Tasks {
     }
 
     async fn load(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
+        // An id this registry cannot have given (a megabyte, a key pattern) never reaches the
+        // store.
+        if !super::is_id(id) {
+            return Err(TaskError::NotFound);
+        }
         match self.inner.store.load(id).await? {
             // Another caller's task is answered as an unknown one, from the same check.
             Some(task) if task.owner == owner => Ok(task),
