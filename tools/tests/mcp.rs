@@ -792,13 +792,11 @@ fn hostile_lines_on_stdio_each_get_their_error_and_the_session_goes_on() {
     assert!(status.success(), "{status:?}");
 }
 
-/// `toolreg mcp` mounted with `McpModule`: a long call of a tool the server runs as a task is
-/// followed to its result; one dropped before its end (its caller gone) is cancelled at the
-/// server. The server keeps its tasks in Redis, where `toolreg tasks list` reads them.
+/// `toolreg mcp` (stdio) mounted with `McpModule`: a long call of a tool the server runs as a
+/// task is followed to its result; one dropped before its end (its caller gone) is cancelled at
+/// the server. The server keeps its tasks in Redis, where `toolreg tasks list` reads them.
 #[tokio::test]
 async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follows_or_cancels() {
-    use tool_registry::{Ctx, Scope};
-
     let redis = redis::Redis::start();
     let dir = workspace();
     let flags = [
@@ -809,12 +807,44 @@ async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follo
         "--level",
         "admin",
     ];
-    let (registry, _module) = mounted_with(
-        dir.path(),
-        &[&flags[..], &["--modules", "file_manager"]].concat(),
-        "m",
-    )
-    .await;
+    let mounted_flags = [&flags[..], &["--modules", "file_manager"]].concat();
+    let (registry, _module) = mounted_with(dir.path(), &mounted_flags, "m").await;
+    follows_and_cancels(&registry, dir.path(), &flags).await;
+}
+
+/// The same over streamable HTTP: `toolreg mcp --http`, the admin's token.
+#[tokio::test]
+async fn a_mounted_http_server_answers_a_long_call_with_a_task_too() {
+    let redis = redis::Redis::start();
+    let dir = workspace();
+    let flags = [
+        "--redis",
+        redis.url.as_str(),
+        "--user",
+        "ann",
+        "--level",
+        "admin",
+    ];
+    let served = mcp_http::serve_http_with(dir.path(), &flags[..2]);
+    let registry = std::sync::Arc::new(
+        tool_registry::Registry::builder()
+            .without_linked()
+            .build()
+            .unwrap(),
+    );
+    let token = Some(mcp_http::ADMIN_TOKEN);
+    let _module = tool_registry::mcp::McpModule::connect(registry.clone(), "m", &served.url, token)
+        .await
+        .unwrap();
+    follows_and_cancels(&registry, dir.path(), &flags).await;
+}
+
+/// Through `registry`, where `toolreg mcp` is mounted as `m`: a 2-second wait followed to its
+/// result, then a 60-second one dropped after 1.5 s; `toolreg [flags] tasks list` then shows one
+/// task completed and one cancelled.
+async fn follows_and_cancels(registry: &tool_registry::Registry, root: &Path, flags: &[&str]) {
+    use tool_registry::{Ctx, Scope};
+
     let ctx = Ctx::for_scope(Scope::trusted());
     let wait = json!({"path": "never.txt", "timeout_seconds": 2});
     let result = registry
@@ -835,10 +865,9 @@ async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follo
     assert!(dropped.is_err(), "the call was still running");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let listed =
-            common::toolreg_command(dir.path(), &[&flags[..], &["tasks", "list"]].concat())
-                .output()
-                .unwrap();
+        let listed = common::toolreg_command(root, &[flags, &["tasks", "list"]].concat())
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&listed.stdout).into_owned();
         let mut statuses: Vec<&str> = text
             .lines()

@@ -49,6 +49,14 @@
 //!   one drops it. Any other client gets an `isError` result naming the approval token, and
 //!   runs the call by sending it again with the token in `_meta` under [`APPROVAL_TOKEN_META`]
 //!   (or a person runs `toolreg approve TOKEN`).
+//! - Tasks: a tool declared `task = "optional"` (a task once it runs past
+//!   [`TaskLimits::after`](crate::task::TaskLimits::after)) or `"required"` answers a client
+//!   that follows tasks with a task handle ([`McpServer::tasks`] says where they are kept): the
+//!   2026-07-28 extension (`tasks/get` with progress and the result, `tasks/update` answering
+//!   the call's confirmation, `tasks/cancel` dropping the call) over stdio and HTTP, and the
+//!   2025-11-25 revision's tasks over HTTP (`params.task`, `tasks/get`, `tasks/result`,
+//!   `tasks/list`, `tasks/cancel`). A caller reads only its own tasks; another's is the same
+//!   `-32602` as an unknown id. [`McpModule`] follows a task a mounted server answers with.
 //! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
 //!   replaced or switched, and only then.
 //!
