@@ -799,14 +799,7 @@ fn hostile_lines_on_stdio_each_get_their_error_and_the_session_goes_on() {
 async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follows_or_cancels() {
     let redis = redis::Redis::start();
     let dir = workspace();
-    let flags = [
-        "--redis",
-        redis.url.as_str(),
-        "--user",
-        "ann",
-        "--level",
-        "admin",
-    ];
+    let flags = as_ann(&redis);
     let mounted_flags = [&flags[..], &["--modules", "file_manager"]].concat();
     let (registry, _module) = mounted_with(dir.path(), &mounted_flags, "m").await;
     follows_and_cancels(&registry, dir.path(), &flags).await;
@@ -817,14 +810,7 @@ async fn a_mounted_server_answers_a_long_call_with_a_task_which_the_module_follo
 async fn a_mounted_http_server_answers_a_long_call_with_a_task_too() {
     let redis = redis::Redis::start();
     let dir = workspace();
-    let flags = [
-        "--redis",
-        redis.url.as_str(),
-        "--user",
-        "ann",
-        "--level",
-        "admin",
-    ];
+    let flags = as_ann(&redis);
     let served = mcp_http::serve_http_with(dir.path(), &flags[..2]);
     let registry = std::sync::Arc::new(
         tool_registry::Registry::builder()
@@ -837,6 +823,11 @@ async fn a_mounted_http_server_answers_a_long_call_with_a_task_too() {
         .await
         .unwrap();
     follows_and_cancels(&registry, dir.path(), &flags).await;
+}
+
+/// The flags of a `toolreg` on `redis`, as ann at the admin level.
+fn as_ann(redis: &redis::Redis) -> [&str; 6] {
+    ["--redis", &redis.url, "--user", "ann", "--level", "admin"]
 }
 
 /// Through `registry`, where `toolreg mcp` is mounted as `m`: a 2-second wait followed to its

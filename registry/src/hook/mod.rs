@@ -11,7 +11,7 @@
 //! [`Registry::execute`], the HTTP module server and gateway, the MCP server, the command line.
 //!
 //! Before a call a hook answers one of [`Before`]: go on, refuse with a reason the model reads
-//! ([`ToolError::Refused`](crate::ToolError::Refused)), rewrite the arguments (they are
+//! ([`ToolError::Refused`]), rewrite the arguments (they are
 //! validated again, so a hook cannot hand the tool what its schema refuses), or ask a person to
 //! approve the call (the confirmation stage then holds it under a token bound to the
 //! arguments, as for a tool that always asks). After a call it may change the result in place

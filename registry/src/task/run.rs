@@ -24,7 +24,7 @@ const SWAP_ATTEMPTS: usize = 16;
 /// renews its lease in the store every third of [`TaskLimits::lease`], writes its progress, and
 /// records its end once. Any instance sharing the store answers for it: its state, a person's
 /// answer to its question, its cancellation (the running instance drops the call at its next
-/// renewal). A task whose instance stopped is reported [`TaskStatus::Failed`] once its lease
+/// renewal). A task whose instance stopped is reported [`TaskStatus::Failed`](super::TaskStatus::Failed) once its lease
 /// has run out.
 #[derive(Clone)]
 pub struct Tasks {
@@ -186,7 +186,7 @@ impl Tasks {
         Ok(tasks)
     }
 
-    /// Cancels the task `id` of `owner`: it is [`TaskStatus::Cancelled`] at once, and the
+    /// Cancels the task `id` of `owner`: it is [`TaskStatus::Cancelled`](super::TaskStatus::Cancelled) at once, and the
     /// instance running it drops the call at its next renewal. [`TaskError::Ended`] for a task
     /// that ended first (its end stands).
     pub async fn cancel(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
