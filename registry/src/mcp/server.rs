@@ -320,7 +320,9 @@ impl ServerHandler for McpServer {
                 owner: owner_of(scope),
                 asks: true,
             };
-            let result = match this.tasks.run(registry.clone(), call, when).await {
+            // Boxed: the future of a call that is no task stays as small as it was.
+            let started = Box::pin(this.tasks.run(registry.clone(), call, when)).await;
+            let result = match started {
                 Ok(Started::Task(task)) => {
                     return Ok(CallToolResponse::Task(tasks::created(
                         &task,

@@ -35,6 +35,10 @@ pub(super) fn when(
     support: TaskSupport,
     context: &RequestContext<RoleServer>,
 ) -> Result<Option<Become>, ErrorData> {
+    // A tool that is never a task (most) asks nothing of the request.
+    if support == TaskSupport::Forbidden {
+        return Ok(None);
+    }
     match (support, client_follows(context)) {
         (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
         (TaskSupport::Optional, true) => Ok(Some(Become::IfSlow)),
