@@ -67,20 +67,57 @@ fn request(body: &[u8]) -> Option<Request> {
     Some(Request { id, method, params })
 }
 
+/// What a request says of itself, read without building its arguments: its method, whether
+/// its params hold `task`, and the version an `initialize` asks for.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<HeadParams<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct HeadParams<'a> {
+    #[serde(default)]
+    task: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default, rename = "protocolVersion")]
+    protocol_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn head(body: &[u8]) -> Option<Head<'_>> {
+    serde_json::from_slice(body).ok()
+}
+
 /// Whether `body` is an `initialize` asking for this revision.
 pub(super) fn initializes(body: &[u8]) -> bool {
-    request(body).is_some_and(|request| {
-        request.method == "initialize"
-            && request
+    head(body).is_some_and(|head| {
+        head.method.as_deref() == Some("initialize")
+            && head
                 .params
-                .get("protocolVersion")
-                .and_then(Value::as_str)
+                .and_then(|params| params.protocol_version)
+                .as_deref()
                 == Some(VERSION)
     })
 }
 
-/// What to do with `body`, a request of a 2025-11-25 session of the caller `scope`.
+/// What to do with `body`, a request of a 2025-11-25 session of the caller `scope`. Most
+/// requests are read only as far as their method (and a `tools/call`'s `task`): the whole
+/// message is read only for a task request.
 pub(super) async fn handle(server: &McpServer, scope: &Scope, body: &[u8]) -> Handling {
+    let Some(head) = head(body) else {
+        return Handling::Pass;
+    };
+    let tasked = head
+        .params
+        .as_ref()
+        .is_some_and(|params| params.task.is_some());
+    match head.method.as_deref() {
+        Some("tools/list") => return Handling::Amend(Amend::ToolsList),
+        Some("tools/call") if tasked => {}
+        Some("tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel") => {}
+        _ => return Handling::Pass,
+    }
     let Some(request) = request(body) else {
         return Handling::Pass;
     };
