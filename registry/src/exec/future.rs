@@ -236,7 +236,8 @@ impl<'a, H: Host> State<'a, H> {
         ctx: &'a Ctx,
         confirmation: Confirmation,
         span: &mut CallSpan,
-    ) -> Result<Self, A::Output> {
+        state: &mut Self,
+    ) -> Result<(), A::Output> {
         let started = Tick::now();
         // Stage 1, scope: the name resolved as the caller's scope sees it.
         let Some((tool, limit, hooks)) = registry.resolve(name, ctx.scope()) else {
@@ -293,7 +294,8 @@ impl<'a, H: Host> State<'a, H> {
                 started,
                 limit,
             ));
-            return Ok(Self::Staged { stages, audit });
+            *state = Self::Staged { stages, audit };
+            return Ok(());
         }
         if hooks != 0 {
             return Self::hooked::<A>(
@@ -306,15 +308,19 @@ impl<'a, H: Host> State<'a, H> {
                 hooks,
                 audit,
                 span,
+                state,
             );
         }
         // A tool without hooks, limits, gate, confirmation or cache: stages 3 to 7 have
         // nothing to do. Stage 2, validate.
         match validate_by(registry, &audit.tool, args, ctx, started, limit) {
-            Ok(handler) => Ok(Self::Direct {
-                guarded: Guarded::new(handler, started, limit),
-                audit,
-            }),
+            Ok(handler) => {
+                *state = Self::Direct {
+                    guarded: Guarded::new(handler, started, limit),
+                    audit,
+                };
+                Ok(())
+            }
             Err(error) => Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
         }
     }
@@ -334,7 +340,8 @@ impl<'a, H: Host> State<'a, H> {
         mask: u64,
         audit: Finish<'a, H>,
         span: &CallSpan,
-    ) -> Result<Self, A::Output> {
+        state: &mut Self,
+    ) -> Result<(), A::Output> {
         let hooks = Hooks {
             set: &registry.policy().hooks,
             mask,
@@ -355,11 +362,14 @@ impl<'a, H: Host> State<'a, H> {
             Ok(())
         };
         match before_now(hooks, &mut call, &mut acted, revalidate) {
-            Ok(None) => Ok(Self::Hooked {
-                guarded: Guarded::new(handler, started, limit),
-                audit,
-                after: AfterHooks { call, hooks, acted },
-            }),
+            Ok(None) => {
+                *state = Self::Hooked {
+                    guarded: Guarded::new(handler, started, limit),
+                    audit,
+                    after: AfterHooks { call, hooks, acted },
+                };
+                Ok(())
+            }
             Ok(Some(escalate)) => {
                 let begin = Begin::Resume {
                     handler,
@@ -378,10 +388,11 @@ impl<'a, H: Host> State<'a, H> {
                     started,
                     limit,
                 );
-                Ok(Self::Staged {
+                *state = Self::Staged {
                     stages: Box::pin(stages),
                     audit,
-                })
+                };
+                Ok(())
             }
             Err(error) => Err(audit.finish::<A>(Err(error), span, false, acted)),
         }
@@ -502,9 +513,16 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                     else {
                         unreachable!()
                     };
-                    match State::start::<A>(registry, name, args, ctx, confirmation, &mut this.span)
-                    {
-                        Ok(next) => *state = next,
+                    match State::start::<A>(
+                        registry,
+                        name,
+                        args,
+                        ctx,
+                        confirmation,
+                        &mut this.span,
+                        state,
+                    ) {
+                        Ok(()) => {}
                         Err(outcome) => {
                             this.span = CallSpan::default();
                             return Poll::Ready(outcome);
