@@ -368,3 +368,53 @@ async fn a_result_larger_than_a_task_keeps_fails_the_task_saying_so() {
         "says why"
     );
 }
+
+static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets [`STOPPED`] when dropped.
+struct SetsStopped;
+
+impl Drop for SetsStopped {
+    fn drop(&mut self) {
+        STOPPED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Wait for a long time, maybe as a task.
+#[tool(task = "optional")]
+async fn linger() -> &'static str {
+    let _guard = SetsStopped;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    "done"
+}
+
+#[tokio::test]
+async fn a_request_dropped_before_its_call_became_a_task_stops_the_call() {
+    let registry = registry();
+    let tasks = Tasks::default();
+    let alice = Scope::user("alice");
+    let run = tasks.run(
+        registry.clone().into(),
+        call("linger", json!({}), &alice),
+        Become::IfSlow,
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), run)
+            .await
+            .is_err()
+    );
+    for _ in 0..100 {
+        if STOPPED.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        STOPPED.load(Ordering::SeqCst),
+        "the call was dropped with its request"
+    );
+    assert!(
+        tasks.list(&owner_of(&alice)).await.unwrap().is_empty(),
+        "no task was made"
+    );
+}

@@ -136,20 +136,31 @@ impl Tasks {
             asks,
             ..
         } = call;
+        let mut record = record;
         if when == Become::Now {
             self.inner.store.insert(&record, limits).await?;
         }
-        let mut running = spawn_call(&registry, &tool, arguments.clone(), &ctx, None);
+        // Until the task exists, the call is this request's: dropping the request (a client's
+        // cancellation) stops it, as it stops a call that is no task.
+        let mut running = AbortOnDrop(Some(spawn_call(
+            &registry,
+            &tool,
+            arguments.clone(),
+            &ctx,
+            None,
+        )));
         if when == Become::IfSlow {
             tokio::select! {
-                joined = &mut running => return Ok(Started::Ended(joined_result(joined))),
+                joined = running.handle() => return Ok(Started::Ended(joined_result(joined))),
                 () = tokio::time::sleep(limits.after) => {}
             }
+            record.lease_until_ms = now_ms().saturating_add(super::millis(limits.lease));
             if let Err(error) = self.inner.store.insert(&record, limits).await {
                 tracing::info!(tool, %error, "a slow call did not become a task; it answers within its request");
-                return Ok(Started::Ended(joined_result(running.await)));
+                return Ok(Started::Ended(joined_result(running.handle().await)));
             }
         }
+        let running = running.release();
         let driver = Driver {
             inner: self.inner.clone(),
             registry,
@@ -269,6 +280,27 @@ impl Progress {
             let message = self.message.lock().unwrap_or_else(|p| p.into_inner());
             (steps, message.clone())
         })
+    }
+}
+
+/// A spawned call aborted when dropped, until [`release`](Self::release) hands it on.
+struct AbortOnDrop(Option<JoinHandle<ToolResult>>);
+
+impl AbortOnDrop {
+    fn handle(&mut self) -> &mut JoinHandle<ToolResult> {
+        self.0.as_mut().expect("held until released")
+    }
+
+    fn release(mut self) -> JoinHandle<ToolResult> {
+        self.0.take().expect("released once")
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = &self.0 {
+            handle.abort();
+        }
     }
 }
 
@@ -415,7 +447,7 @@ impl Driver {
             if task.status.is_terminal() {
                 return Heard::Stop;
             }
-            let until = now_ms().saturating_add(super::record::millis(self.inner.limits.lease));
+            let until = now_ms().saturating_add(super::millis(self.inner.limits.lease));
             if task.renew(until, progress.clone()).is_err() {
                 return Heard::Stop;
             }
