@@ -52,6 +52,19 @@ async fn confirmed(ctx: &Ctx) -> Value {
     seen_from(ctx)
 }
 
+/// Log at every level, with no client to log to.
+#[tool(name = "span.logs")]
+async fn logs(ctx: &Ctx) -> &'static str {
+    use tool_registry::call::LogLevel;
+    ctx.log(LogLevel::Info, "a step");
+    ctx.log_as(
+        LogLevel::Error,
+        Some("indexer"),
+        serde_json::json!({"failed": 1}),
+    );
+    "logged"
+}
+
 /// What a handler sees: the current span's name and id, and the call's id; an event inside it.
 fn seen_from(ctx: &Ctx) -> Value {
     tracing::info!(target: "spans_test", "inside the handler");
@@ -438,4 +451,22 @@ async fn a_call_id_written_by_a_model_is_escaped_and_cut() {
     let (_, span) = call_of("span-long-id");
     let shown = format!("a\\n{}…", "x".repeat(126));
     assert_eq!(span.fields["gen_ai.tool.call.id"], shown);
+}
+
+#[tokio::test]
+async fn a_tool_without_a_client_logs_into_tracing_inside_its_call() {
+    let registry = registry();
+    let ctx = Ctx::trusted().with_user("span-logs");
+    let result = registry.call("span.logs", "{}", &ctx).await.unwrap();
+    assert_eq!(result.content, "logged");
+    let (_, span) = call_of("span-logs");
+    let logged = span
+        .events
+        .iter()
+        .filter(|target| **target == "tool_registry::tool_log")
+        .count();
+    assert_eq!(
+        logged, 2,
+        "each message is one event inside the call's span: {span:#?}"
+    );
 }

@@ -23,6 +23,7 @@ use tool_registry::{Ctx, Permission, Registry, Scope};
 struct Ears {
     changed: mpsc::UnboundedSender<()>,
     progress: mpsc::UnboundedSender<String>,
+    logs: mpsc::UnboundedSender<(String, Value)>,
 }
 
 impl ClientHandler for Ears {
@@ -37,12 +38,25 @@ impl ClientHandler for Ears {
     ) {
         let _ = self.progress.send(params.message.unwrap_or_default());
     }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level).unwrap();
+        let _ = self
+            .logs
+            .send((level.as_str().unwrap_or_default().to_owned(), params.data));
+    }
 }
 
 struct Client {
     session: RunningService<RoleClient, Ears>,
     changed: mpsc::UnboundedReceiver<()>,
     progress: mpsc::UnboundedReceiver<String>,
+    logs: mpsc::UnboundedReceiver<(String, Value)>,
 }
 
 async fn connect(registry: &Arc<Registry>, scope: Scope) -> Client {
@@ -54,15 +68,18 @@ async fn connect(registry: &Arc<Registry>, scope: Scope) -> Client {
     });
     let (changed_tx, changed) = mpsc::unbounded_channel();
     let (progress_tx, progress) = mpsc::unbounded_channel();
+    let (logs_tx, logs) = mpsc::unbounded_channel();
     let ears = Ears {
         changed: changed_tx,
         progress: progress_tx,
+        logs: logs_tx,
     };
     let session = ears.serve(tokio::io::split(client_end)).await.unwrap();
     Client {
         session,
         changed,
         progress,
+        logs,
     }
 }
 
@@ -455,4 +472,70 @@ async fn an_mcp_client_meets_the_same_hooks_as_a_call() {
             assert!(named, "{mode}: {code} in {text} {structured}");
         }
     }
+}
+
+/// A tool's `Ctx::log` reaches the MCP client as `notifications/message` from the level the
+/// client set (`info` until it sets one); a call without a client logs into `tracing` instead
+/// (`a_tool_without_a_client_logs_into_tracing_inside_its_call`, `registry/tests/spans.rs`).
+/// rmcp's client hands each notification to its handler on a task of its own, so the messages
+/// are compared as sets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)]
+async fn a_tool_logs_to_the_client_from_the_level_it_set() {
+    use tool_registry::call::LogLevel;
+    let registry = registry();
+    registry
+        .register(
+            spec("chatty", Permission::Guest),
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
+                ctx.log(LogLevel::Debug, "looking");
+                ctx.log(LogLevel::Info, "found 3");
+                ctx.log(LogLevel::Warning, json!({"slow": true}));
+                Ok::<_, String>("done")
+            }),
+        )
+        .unwrap();
+    let mut client = connect(&registry, Scope::trusted()).await;
+    for (level, expected) in [
+        (
+            None,
+            vec![
+                ("info", json!("found 3")),
+                ("warning", json!({"slow": true})),
+            ],
+        ),
+        (
+            Some("debug"),
+            vec![
+                ("debug", json!("looking")),
+                ("info", json!("found 3")),
+                ("warning", json!({"slow": true})),
+            ],
+        ),
+        (Some("warning"), vec![("warning", json!({"slow": true}))]),
+    ] {
+        if let Some(level) = level {
+            let level = serde_json::from_value(json!(level)).unwrap();
+            let set = rmcp::model::SetLevelRequestParams::new(level);
+            client.session.peer().set_level(set).await.unwrap();
+        }
+        let call = CallToolRequestParams::new("chatty");
+        client.session.call_tool(call).await.unwrap();
+        let mut heard = Vec::new();
+        while heard.len() < expected.len() {
+            let message = tokio::time::timeout(Duration::from_secs(5), client.logs.recv()).await;
+            heard.push(message.unwrap().unwrap());
+        }
+        heard.sort_by(|a, b| a.0.cmp(&b.0));
+        let expected: Vec<(String, Value)> = expected
+            .into_iter()
+            .map(|(level, data)| (level.to_owned(), data))
+            .collect();
+        assert_eq!(heard, expected, "from {level:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        client.logs.try_recv().is_err(),
+        "nothing below the level was sent"
+    );
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::ToolEvent;
 use super::TypeMap;
+use super::client::{ClientLink, LogLevel};
 #[cfg(doc)]
 use crate::meta::Permission;
 use crate::scope::Scope;
@@ -59,6 +60,7 @@ pub struct Ctx {
     extensions: TypeMap,
     call_id: Option<String>,
     progress: Option<ProgressHook>,
+    client: Option<super::client::Link>,
 }
 
 impl Ctx {
@@ -194,6 +196,43 @@ impl Ctx {
                 message: message.into(),
             });
         }
+    }
+
+    /// Logs `message` (text, or any JSON) at `level` to the client the caller reaches the tool
+    /// through, when it has one and its filter lets the level through (MCP's
+    /// `notifications/message`, after `logging/setLevel`); into `tracing` otherwise (target
+    /// `tool_registry::tool_log`). Never waits.
+    ///
+    /// ```
+    /// use tool_registry::call::LogLevel;
+    /// use tool_registry::{Ctx, tool};
+    ///
+    /// /// Index the notes.
+    /// #[tool]
+    /// async fn reindex(ctx: &Ctx) -> u32 {
+    ///     ctx.log(LogLevel::Info, "reading the notes");
+    ///     ctx.log(LogLevel::Debug, serde_json::json!({"notes": 12}));
+    ///     12
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn log(&self, level: LogLevel, message: impl Into<Value>) {
+        self.log_as(level, None, message);
+    }
+
+    /// [`Ctx::log`], naming the `logger` (a part of the tool) the message comes from.
+    pub fn log_as(&self, level: LogLevel, logger: Option<&str>, message: impl Into<Value>) {
+        let data = message.into();
+        match &self.client {
+            Some(link) => link.0.log(level, logger, data),
+            None => super::client::log_locally(level, logger, &data, self.call_id.as_deref()),
+        }
+    }
+
+    /// The call's client, as a front end that has one sets it: what [`Ctx::log`] uses.
+    pub fn with_client(mut self, link: Arc<dyn ClientLink>) -> Self {
+        self.client = Some(super::client::Link(link));
+        self
     }
 
     /// Sends what the tool reports through [`Ctx::progress`] to `hook` (for a server that

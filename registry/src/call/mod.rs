@@ -9,7 +9,8 @@
 //! | `admit.rs` | arguments measured before anything reads them |
 //! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
 //! | `lenient.rs` | what models send read as meant: objects as JSON strings, numeric strings, `"true"`, `null` for an optional argument |
-//! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress |
+//! | `client.rs` | [`ClientLink`]: what a running tool may ask of its caller's client (log to it); [`LogLevel`] |
+//! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress, the client's link |
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
 //! | `into_result.rs` | what a tool may return (`IntoToolResult`), and `Content`, a value with blocks; public in [`content`](crate::content) |
@@ -21,6 +22,7 @@
 
 mod admit;
 pub(crate) mod args;
+pub(crate) mod client;
 pub(crate) mod ctx;
 mod depth;
 pub(crate) mod error;
@@ -39,6 +41,7 @@ pub(crate) use admit::{admit_args, dispose_args};
 pub use args::MAX_ARGS_BYTES;
 pub(crate) use args::ToolArgs;
 pub(crate) use args::args_value;
+pub use client::{ClientLink, LogLevel};
 pub(crate) use ctx::Ctx;
 pub(crate) use ctx::EventSink;
 pub use depth::MAX_ARGS_DEPTH;

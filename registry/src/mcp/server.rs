@@ -2,7 +2,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
@@ -17,9 +17,10 @@ use tokio::sync::watch;
 
 use super::answer::call_tool_result;
 use super::confirm::{self, Answer};
+use super::logging;
 use super::sessions::SessionLimits;
 use super::tasks;
-use crate::call::{Ctx, ToolResult};
+use crate::call::{Ctx, LogLevel, ToolResult};
 use crate::format::Provider;
 use crate::http::ConnectionLimits;
 use crate::registry::Shared;
@@ -42,6 +43,9 @@ pub struct McpServer {
     pub(super) connection_limits: ConnectionLimits,
     /// Where the calls that became tasks are kept, and their bounds.
     tasks: Tasks,
+    /// The least level this session's client wants its tools' logs at (`logging/setLevel`;
+    /// `info` until it says), as a [`LogLevel`]'s place.
+    log_level: Arc<AtomicU8>,
     /// Dropped with the last handle of a session's handler: the tasks the session started
     /// hear it and end.
     alive: Arc<watch::Sender<()>>,
@@ -63,6 +67,7 @@ impl McpServer {
             session_limits: SessionLimits::default(),
             connection_limits: ConnectionLimits::default(),
             tasks: Tasks::default(),
+            log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
             alive: Arc::new(watch::Sender::new(())),
         }
     }
@@ -108,6 +113,7 @@ impl McpServer {
     pub(super) fn for_session(&self) -> Self {
         Self {
             alive: Arc::new(watch::Sender::new(())),
+            log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
             ..self.clone()
         }
     }
@@ -225,12 +231,15 @@ fn unknown(name: &str) -> ErrorData {
 }
 
 impl ServerHandler for McpServer {
+    // Logging is declared for the clients of the `initialize` era, which still use it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_tasks()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -296,7 +305,13 @@ impl ServerHandler for McpServer {
         let shown = registry
             .may_ask_approval(&name, scope)
             .then(|| arguments.clone());
-        let mut ctx = Ctx::for_scope(scope.clone()).with_call_id(context.id.to_string());
+        let client = Arc::new(logging::McpClient::new(
+            context.peer.clone(),
+            self.log_level.clone(),
+        ));
+        let mut ctx = Ctx::for_scope(scope.clone())
+            .with_call_id(context.id.to_string())
+            .with_client(client);
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
             let done = Arc::new(AtomicU64::new(0));
@@ -368,6 +383,18 @@ impl ServerHandler for McpServer {
             return Ok(question.into());
         }
         call_tool_result(registry, name, &result).map(Into::into)
+    }
+
+    // Logging is deprecated by the 2026-07-28 revision (SEP-2577); clients of the `initialize`
+    // era still set their level with it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        logging::set_level(&self.log_level, request.level);
+        Ok(())
     }
 
     async fn get_task(
