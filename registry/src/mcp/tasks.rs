@@ -71,7 +71,8 @@ pub(super) fn when(
     }
 }
 
-fn iso(millis: u64) -> String {
+/// A time in milliseconds since the Unix epoch as MCP writes it (RFC 3339, milliseconds).
+pub(super) fn iso(millis: u64) -> String {
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(millis);
     humantime::format_rfc3339_millis(at).to_string()
 }

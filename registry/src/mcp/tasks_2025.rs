@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::answer::call_tool_result;
 use super::server::McpServer;
+use super::tasks::iso;
 use crate::scope::Scope;
 use crate::task::{Become, Started, TaskCall, TaskError, TaskRecord, TaskStatus, TaskSupport};
 
@@ -169,11 +170,6 @@ fn task_error(error: TaskError) -> (i64, String) {
         ),
         other => (INTERNAL, other.to_string()),
     }
-}
-
-fn iso(millis: u64) -> String {
-    let at = std::time::UNIX_EPOCH + Duration::from_millis(millis);
-    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// A task as this revision writes it; a task whose call ended with an error result is
