@@ -3,9 +3,17 @@
 //! [`LogLevel`], the levels a tool logs at.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::ask::{AskError, Form, FormAnswer, Sampled, Sampling};
+
+/// What [`ClientLink::ask`] and [`ClientLink::sample`] give back: the client's answer, once it
+/// comes.
+pub type Asking<T> = Pin<Box<dyn Future<Output = Result<T, AskError>> + Send + 'static>>;
 
 /// How much a message a tool logs matters: MCP's levels (those of syslog, RFC 5424), from the
 /// least to the most severe. Ordered: `Debug < Info < ... < Emergency`.
@@ -60,6 +68,33 @@ pub trait ClientLink: Send + Sync + 'static {
     /// Sends `data`, logged at `level` by `logger`, to the client, when the client's own filter
     /// (MCP's `logging/setLevel`) lets that level through; never waits for the client.
     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value);
+
+    /// Asks the person behind the client the question of `form` (MCP's form elicitation).
+    /// [`Ctx::ask`](super::Ctx::ask) checks the answer against the form and bounds its wait;
+    /// a link only delivers it. A client that cannot be asked is [`AskError::Unsupported`]
+    /// at once, never a wait; so is a link that does not say how.
+    fn ask(&self, form: Form) -> Asking<FormAnswer> {
+        let _ = form;
+        Box::pin(std::future::ready(Err(AskError::Unsupported(
+            "its link does not carry questions".into(),
+        ))))
+    }
+
+    /// Ends the stream the call's answer would come on, when the client can take it up again
+    /// (MCP's streamable HTTP in a session, SEP-1699): the client reconnects and reads the
+    /// rest, the answer included. Whether a stream was released; `false` by default.
+    fn release_stream(&self) -> bool {
+        false
+    }
+
+    /// Asks the client's model for the completion `sampling` describes (MCP's sampling).
+    /// [`Ctx::sample`](super::Ctx::sample) bounds the completion's size and its wait.
+    fn sample(&self, sampling: Sampling) -> Asking<Sampled> {
+        let _ = sampling;
+        Box::pin(std::future::ready(Err(AskError::Unsupported(
+            "its link does not carry sampling requests".into(),
+        ))))
+    }
 }
 
 /// A call's [`ClientLink`], printable.

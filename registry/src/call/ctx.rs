@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::ToolEvent;
 use super::TypeMap;
-use super::client::{ClientLink, LogLevel};
+use super::ask::{AskError, Form, FormAnswer, Sampled, Sampling};
+use super::client::{Asking, ClientLink, LogLevel};
 #[cfg(doc)]
 use crate::meta::Permission;
 use crate::scope::Scope;
@@ -229,6 +230,93 @@ impl Ctx {
         }
     }
 
+    /// Asks the person behind the caller's client the question of `form` and waits for the
+    /// answer: the fields they sent, checked against the form ([`FormAnswer::Accepted`]), or
+    /// that they declined or cancelled. MCP's form elicitation.
+    ///
+    /// A call that cannot ask gets an error at once, never a wait: [`AskError::NoClient`] for
+    /// a call made in the process or through HTTP modules, [`AskError::Unsupported`] for an MCP
+    /// client that did not declare elicitation or whose revision (2026-07-28) forbids a
+    /// server's requests during a call. An answer that does not match the form is
+    /// [`AskError::Mismatch`]; one over [`Form::max_answer_bytes`] is [`AskError::TooLarge`].
+    /// A person who never answers holds the call until [`Form::timeout`], or its tool's
+    /// timeout ends it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_registry::call::{AskError, Form, FormAnswer};
+    /// use tool_registry::{Ctx, ToolError, tool};
+    ///
+    /// /// Rename the branch, asking for the new name.
+    /// #[tool(timeout = "2m")]
+    /// async fn rename_branch(ctx: &Ctx) -> Result<String, ToolError> {
+    ///     let form = Form::new(
+    ///         "What should the branch be called?",
+    ///         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+    ///     )
+    ///     .map_err(|e| ToolError::failed(e.to_string()))?;
+    ///     match ctx.ask(form).await {
+    ///         Ok(FormAnswer::Accepted(fields)) => Ok(format!("renamed to {}", fields["name"])),
+    ///         Ok(_) => Ok("left as it was".into()),
+    ///         Err(AskError::NoClient) => Err(ToolError::failed("run me from an MCP client")),
+    ///         Err(e) => Err(ToolError::failed(e.to_string())),
+    ///     }
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub async fn ask(&self, form: Form) -> Result<FormAnswer, AskError> {
+        let Some(link) = &self.client else {
+            return Err(AskError::NoClient);
+        };
+        let wait = form.wait();
+        let answer = within(wait, link.0.ask(form.clone())).await?;
+        if let FormAnswer::Accepted(fields) = &answer {
+            form.check_answer(fields)?;
+        }
+        Ok(answer)
+    }
+
+    /// Asks the caller's client's model for a completion (MCP's sampling) and waits for it.
+    /// The same errors as [`Ctx::ask`] where the call cannot ask; a completion over
+    /// [`Sampling::max_answer_bytes`] is [`AskError::TooLarge`].
+    ///
+    /// ```
+    /// use tool_registry::call::Sampling;
+    /// use tool_registry::{Ctx, ToolError, tool};
+    ///
+    /// /// Name the commit from its diff.
+    /// #[tool]
+    /// async fn name_commit(ctx: &Ctx, diff: String) -> Result<String, ToolError> {
+    ///     let asked = Sampling::new(format!("A one-line commit message for:\n{diff}")).max_tokens(40);
+    ///     let sampled = ctx.sample(asked).await.map_err(|e| ToolError::failed(e.to_string()))?;
+    ///     Ok(sampled.text.unwrap_or_default())
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub async fn sample(&self, sampling: Sampling) -> Result<Sampled, AskError> {
+        let Some(link) = &self.client else {
+            return Err(AskError::NoClient);
+        };
+        let (wait, limit) = (sampling.wait(), sampling.answer_limit());
+        let sampled = within(wait, link.0.sample(sampling)).await?;
+        let bytes = super::ask::json_len(&sampled.content);
+        if bytes > limit {
+            return Err(AskError::TooLarge { bytes, limit });
+        }
+        Ok(sampled)
+    }
+
+    /// Lets go of the connection the call's answer would come on, for a call that runs long:
+    /// over MCP's streamable HTTP in a session (SEP-1699) the stream ends now, and the client
+    /// reconnects with `Last-Event-ID` to read what the call sends after, its answer included.
+    /// Whether there was such a stream; elsewhere (a local call, stdio, HTTP modules) nothing
+    /// happens and the answer comes as it would.
+    pub fn release_stream(&self) -> bool {
+        self.client
+            .as_ref()
+            .is_some_and(|link| link.0.release_stream())
+    }
+
     /// The call's client, as a front end that has one sets it: what [`Ctx::log`] uses.
     pub fn with_client(mut self, link: Arc<dyn ClientLink>) -> Self {
         self.client = Some(super::client::Link(link));
@@ -267,6 +355,16 @@ impl Ctx {
             ctx.progress = Some(ProgressHook { index, tool, sink });
         }
         Some(ctx)
+    }
+}
+
+/// `asking`, bounded by `wait` when there is one.
+async fn within<T>(wait: Option<std::time::Duration>, asking: Asking<T>) -> Result<T, AskError> {
+    match wait {
+        Some(wait) => tokio::time::timeout(wait, asking)
+            .await
+            .unwrap_or(Err(AskError::Timeout(wait))),
+        None => asking.await,
     }
 }
 

@@ -9,7 +9,8 @@
 //! | `admit.rs` | arguments measured before anything reads them |
 //! | `fields.rs` | unknown keys of nested objects refused, guided by the input schema |
 //! | `lenient.rs` | what models send read as meant: objects as JSON strings, numeric strings, `"true"`, `null` for an optional argument |
-//! | `client.rs` | [`ClientLink`]: what a running tool may ask of its caller's client (log to it); [`LogLevel`] |
+//! | `client.rs` | [`ClientLink`]: what a running tool may ask of its caller's client (log to it, ask its user, sample its model); [`LogLevel`] |
+//! | `ask.rs` | [`Form`], [`FormAnswer`], [`Sampling`], [`Sampled`], [`AskError`]: a question with a form and a completion asked of the client, their checks and bounds |
 //! | `ctx.rs` | [`Ctx`]: who asks, the request, typed extensions, progress, the client's link |
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
@@ -22,6 +23,7 @@
 
 mod admit;
 pub(crate) mod args;
+pub(crate) mod ask;
 pub(crate) mod client;
 pub(crate) mod ctx;
 mod depth;
@@ -41,7 +43,8 @@ pub(crate) use admit::{admit_args, dispose_args};
 pub use args::MAX_ARGS_BYTES;
 pub(crate) use args::ToolArgs;
 pub(crate) use args::args_value;
-pub use client::{ClientLink, LogLevel};
+pub use ask::{AskError, Form, FormAnswer, Role, Sampled, Sampling};
+pub use client::{Asking, ClientLink, LogLevel};
 pub(crate) use ctx::Ctx;
 pub(crate) use ctx::EventSink;
 pub use depth::MAX_ARGS_DEPTH;

@@ -117,7 +117,15 @@ fn mcp(tool: &Tool, name: &str) -> Value {
     object.insert("name".into(), name.into());
     object.insert("title".into(), title(tool.name()).into());
     object.insert("description".into(), tool.description().into());
-    let mut input = Value::Object(parameters(tool));
+    let mut input = parameters(tool);
+    // MCP reads `$schema` (SEP-1613: 2020-12 unless it names another dialect): one the author
+    // of a run-time tool wrote stays; a compiled tool's is the generator's, left out.
+    if !tool.is_linked()
+        && let Some(dialect) = tool.input_schema().as_value().get("$schema")
+    {
+        input.insert("$schema".into(), dialect.clone());
+    }
+    let mut input = Value::Object(input);
     let mut cut = crate::spec::depth::cut(&mut input);
     object.insert("inputSchema".into(), input);
     // MCP takes an object schema here, whose instances are the `structuredContent`; any other

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::server::{Caller, McpServer};
-use super::sessions::{Full, Owner, Sessions};
+use super::sessions::{Full, Owner, Refused, Sessions};
 use super::stdio::error_answer;
 use super::tasks_2025::{self, Handling};
 use crate::http::auth::Secret;
@@ -262,6 +262,12 @@ async fn authenticate(
         Err(why) => return unauthorized(why),
     };
     request.extensions_mut().insert(Caller(scope.clone()));
+    request
+        .extensions_mut()
+        .insert(Arc::clone(gate.sessions.resumable()));
+    if let Some(refused) = too_long_answer(&mut request, owner, &next).await {
+        return refused;
+    }
     // Only a POST without a session id may open a session, and only an `initialize` does: read
     // which request it is only when the caller has no room left.
     let opens = request.method() == Method::POST && !request.headers().contains_key(SESSION_ID);
@@ -314,11 +320,72 @@ async fn authenticate(
     let (response, refused) = Sessions::scope_request(owner, next.run(request)).await;
     match (refused, amend) {
         // Another request took the last place between the check above and this one's turn.
-        (Some(full), _) => too_many(&gate.sessions, full, owner, Value::Null),
+        (Some(Refused::Full(full)), _) => too_many(&gate.sessions, full, owner, Value::Null),
+        (Some(Refused::Resume(why)), _) => (
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32600, "message": why},
+            })),
+        )
+            .into_response(),
         (None, Some(kind)) => amended(response, kind, &gate.server, &scope).await,
         (None, None) => response,
     }
 }
+
+/// A POST in a session whose body says it is longer than rmcp reads: refused `413`. When its
+/// first bytes show it is the client's answer to a request of the server (a form, a
+/// completion), that request is told, as an error marked too long, rather than left waiting
+/// for its call's timeout. `None` for every other request, untouched.
+async fn too_long_answer(
+    request: &mut Request<Body>,
+    owner: super::sessions::Owner,
+    next: &Next,
+) -> Option<Response> {
+    let limit = StreamableHttpServerConfig::default().max_request_body_bytes;
+    let long = request.method() == Method::POST
+        && request.headers().contains_key(SESSION_ID)
+        && request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok()?.parse::<u64>().ok())
+            .is_some_and(|length| length > limit as u64);
+    if !long {
+        return None;
+    }
+    let refused = (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the request body is longer than {limit} bytes"),
+    )
+        .into_response();
+    let (mut parts, body) = std::mem::take(request).into_parts();
+    let mut head = Vec::new();
+    let mut frames = body.into_data_stream();
+    while head.len() < HEAD_BYTES {
+        match futures::StreamExt::next(&mut frames).await {
+            Some(Ok(bytes)) => head.extend_from_slice(&bytes),
+            _ => break,
+        }
+    }
+    drop(frames);
+    let Some(id) = super::stdio::answer_id_of(&head[..head.len().min(HEAD_BYTES)]) else {
+        return Some(refused);
+    };
+    let told = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": super::stdio::too_long_answer(limit),
+    });
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let told = Request::from_parts(parts, Body::from(told.to_string()));
+    let _ = Sessions::scope_request(owner, next.clone().run(told)).await;
+    Some(refused)
+}
+
+/// How much of a body too long to read is kept to find whether it is an answer, and its id.
+const HEAD_BYTES: usize = 4 << 10;
 
 /// Which request of the 2025-11-25 revision this may be.
 enum Era2025 {

@@ -2,13 +2,12 @@
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU8;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
-    UpdateTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -17,7 +16,7 @@ use tokio::sync::watch;
 
 use super::answer::call_tool_result;
 use super::confirm::{self, Answer};
-use super::logging;
+use super::link;
 use super::sessions::SessionLimits;
 use super::tasks;
 use crate::call::{Ctx, LogLevel, ToolResult};
@@ -305,25 +304,20 @@ impl ServerHandler for McpServer {
         let shown = registry
             .may_ask_approval(&name, scope)
             .then(|| arguments.clone());
-        let client = Arc::new(logging::McpClient::new(
-            context.peer.clone(),
-            self.log_level.clone(),
-        ));
+        let client = Arc::new(
+            link::McpClient::new(
+                context.peer.clone(),
+                self.log_level.clone(),
+                context.meta.protocol_version(),
+            )
+            .over_http(context.extensions.get(), &context.id),
+        );
         let mut ctx = Ctx::for_scope(scope.clone())
             .with_call_id(context.id.to_string())
-            .with_client(client);
+            .with_client(client.clone());
         if let Some(token) = context.meta.get_progress_token() {
-            let peer = context.peer.clone();
-            let done = Arc::new(AtomicU64::new(0));
-            ctx = ctx.with_progress(move |message| {
-                let step = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let param = ProgressNotificationParam::new(token.clone(), step as f64)
-                    .with_message(message);
-                let peer = peer.clone();
-                tokio::spawn(async move {
-                    let _ = peer.notify_progress(param).await;
-                });
-            });
+            let client = Arc::clone(&client);
+            ctx = ctx.with_progress(move |message| client.progress(token.clone(), message));
         }
         let name = tool.name();
         let become_task = tasks::when(name, tool.task_support(), &context)?;
@@ -344,7 +338,10 @@ impl ServerHandler for McpServer {
                         this.tasks.limits(),
                     )));
                 }
-                Ok(Started::Ended(result)) => result,
+                Ok(Started::Ended(result)) => {
+                    client.flush().await;
+                    result
+                }
                 Err(error @ TaskError::TooMany { .. }) => ToolResult::failure(error.to_string()),
                 Err(error) => return Err(tasks::error(error)),
             };
@@ -376,6 +373,8 @@ impl ServerHandler for McpServer {
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
+        // The call's progress and log messages go out before its answer.
+        client.flush().await;
         if let Some(token) = confirm::waiting_token(&result)
             && confirm::can_ask(&context)
             && let Some(question) = confirm::ask(name, &shown.unwrap_or_default(), token)?
@@ -393,7 +392,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        logging::set_level(&self.log_level, request.level);
+        link::set_level(&self.log_level, request.level);
         Ok(())
     }
 

@@ -14,12 +14,15 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::future::Either;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
+
+use super::resume::Resumable;
 
 /// The bounds on MCP sessions over streamable HTTP ([`McpServer::session_limits`](super::McpServer::session_limits)).
 ///
@@ -111,11 +114,20 @@ pub(super) enum Full {
     Caller,
 }
 
+/// Why the sessions refused what a request asked, beyond rmcp's own answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// A session it would have opened passed this bound.
+    Full(Full),
+    /// Its `Last-Event-ID` names no stream of its session that can be resumed.
+    Resume(String),
+}
+
 /// The request being served, as the sessions see it.
 struct Current {
     owner: Owner,
-    /// The bound a session this request would have opened passed.
-    refused: Arc<OnceLock<Full>>,
+    /// What the sessions refused it.
+    refused: Arc<OnceLock<Refused>>,
 }
 
 tokio::task_local! {
@@ -137,6 +149,8 @@ pub(super) struct Sessions {
     inner: LocalSessionManager,
     limits: SessionLimits,
     book: Mutex<Book>,
+    /// The request streams a call may release, and those released (SEP-1699).
+    resumable: Arc<Resumable>,
 }
 
 /// What the wrapper answers besides rmcp's own errors.
@@ -161,7 +175,13 @@ impl Sessions {
             inner,
             limits,
             book: Mutex::new(Book::default()),
+            resumable: Arc::default(),
         }
+    }
+
+    /// The streams a call may release, for the calls of a request.
+    pub(super) fn resumable(&self) -> &Arc<Resumable> {
+        &self.resumable
     }
 
     /// Runs `request` as `owner`'s; with its output, the bound a session it would have opened
@@ -169,14 +189,14 @@ impl Sessions {
     pub(super) async fn scope_request<F: Future>(
         owner: Owner,
         request: F,
-    ) -> (F::Output, Option<Full>) {
+    ) -> (F::Output, Option<Refused>) {
         let refused = Arc::new(OnceLock::new());
         let current = Current {
             owner,
             refused: Arc::clone(&refused),
         };
         let output = CURRENT.scope(current, request).await;
-        (output, refused.get().copied())
+        (output, refused.get().cloned())
     }
 
     /// The bounds kept.
@@ -254,7 +274,7 @@ impl SessionManager for Sessions {
         {
             let mut book = self.book();
             if let Some(full) = self.full(&book, owner) {
-                let _ = CURRENT.try_with(|current| current.refused.set(full));
+                let _ = CURRENT.try_with(|current| current.refused.set(Refused::Full(full)));
                 return Err(SessionsError::Full(full));
             }
             // The place is taken before the session exists, so that concurrent requests
@@ -305,7 +325,12 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.check(id)?;
-        Ok(self.inner.create_stream(id, message).await?)
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(self.resumable.watch(id, request, stream))
     }
 
     async fn accept_message(
@@ -331,7 +356,22 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.check(id)?;
-        Ok(self.inner.resume(id, last_event_id).await?)
+        if let Some(reader) = self.resumable.resume(id, &last_event_id) {
+            return Ok(Either::Left(reader));
+        }
+        match self.inner.resume(id, last_event_id.clone()).await {
+            Ok(stream) => Ok(Either::Right(stream)),
+            Err(error) => {
+                // rmcp answers a failed resumption with an empty stream; the HTTP layer
+                // answers it as the error it is.
+                let why = format!(
+                    "`Last-Event-ID: {}` names no stream of this session that can be resumed",
+                    last_event_id.chars().take(64).collect::<String>()
+                );
+                let _ = CURRENT.try_with(|current| current.refused.set(Refused::Resume(why)));
+                Err(error.into())
+            }
+        }
     }
 }
 
@@ -376,7 +416,7 @@ mod tests {
         let (other, refused) =
             Sessions::scope_request(Owner::Token(1), sessions.create_session()).await;
         assert!(matches!(other, Err(SessionsError::Full(Full::Server))));
-        assert_eq!(refused, Some(Full::Server));
+        assert_eq!(refused, Some(Refused::Full(Full::Server)));
         assert_eq!(sessions.open(), 3);
     }
 

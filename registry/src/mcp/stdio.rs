@@ -125,7 +125,15 @@ impl Side for RoleServer {
         read(line)
     }
 
-    fn too_long(_head: &[u8], max: usize) -> Read<Self> {
+    fn too_long(head: &[u8], max: usize) -> Read<Self> {
+        // A client's answer to the server's own request (a form, a completion) too long to
+        // read: the request gets an error at once, rather than waiting for its call's timeout.
+        if let Some(id) = answer_id_of(head) {
+            return Read::Message(Box::new(RxJsonRpcMessage::<RoleServer>::error(
+                too_long_answer(max),
+                Some(id),
+            )));
+        }
         Read::Answer(error_line(
             Value::Null,
             ErrorCode::INVALID_REQUEST,
@@ -155,29 +163,58 @@ impl Side for RoleClient {
             tracing::warn!(target: "tool_registry::mcp", max, "a line of the MCP server over the bound, without an id in its first bytes, was skipped");
             return Read::Nothing;
         };
-        let error = ErrorData::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!(
-                "the server's answer is longer than {max} bytes, the most read of one message; it was skipped"
-            ),
-            Some(serde_json::json!({ TOO_LONG: max })),
-        );
         Read::Message(Box::new(RxJsonRpcMessage::<RoleClient>::error(
-            error,
+            too_long_answer(max),
             Some(id),
         )))
     }
 }
 
+/// The error that stands for an answer longer than `max` bytes, marked [`TOO_LONG`].
+pub(super) fn too_long_answer(max: usize) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "the answer is longer than {max} bytes, the most read of one message; it was skipped"
+        ),
+        Some(serde_json::json!({ TOO_LONG: max })),
+    )
+}
+
 /// The `id` member of the JSON-RPC object whose first bytes are `head`, when they hold it
 /// whole.
 fn id_of(head: &[u8]) -> Option<RequestId> {
+    head_of(head).0
+}
+
+/// The `id` of the JSON-RPC answer (a result or an error) whose first bytes are `head`, when
+/// they hold it whole before the answer itself: the answer a client sent too long to read.
+pub(super) fn answer_id_of(head: &[u8]) -> Option<RequestId> {
+    match head_of(head) {
+        (Some(id), Some(Member::Answer)) => Some(id),
+        _ => None,
+    }
+}
+
+/// The member that tells what a JSON-RPC message is.
+#[derive(Clone, Copy, PartialEq)]
+enum Member {
+    /// `method`: a request or a notification.
+    Method,
+    /// `result` or `error`: an answer.
+    Answer,
+}
+
+/// The `id` of the JSON-RPC object whose first bytes are `head`, and the member that told what
+/// it is, as far as the bytes go: members are read until the first `method`, `result` or
+/// `error` (whose value may be cut) once `id` is read.
+fn head_of(head: &[u8]) -> (Option<RequestId>, Option<Member>) {
     use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
 
-    /// Reads members until `id`, then stops: the rest of the line is not there.
-    struct Id<'a>(&'a mut Option<RequestId>);
+    /// Reads members until both are known, then stops: the rest of the line is not there.
+    struct Head<'a>(&'a mut Option<RequestId>, &'a mut Option<Member>);
 
-    impl<'de> Visitor<'de> for Id<'_> {
+    impl<'de> Visitor<'de> for Head<'_> {
         type Value = ();
 
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -186,21 +223,31 @@ fn id_of(head: &[u8]) -> Option<RequestId> {
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
             while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if key == "id" {
-                    *self.0 = Some(map.next_value()?);
-                    // Stops the walk here, where the line is cut.
+                match key.as_ref() {
+                    "id" => *self.0 = Some(map.next_value()?),
+                    "method" => *self.1 = Some(Member::Method),
+                    "result" | "error" => *self.1 = Some(Member::Answer),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                }
+                if self.0.is_some() && self.1.is_some() || *self.1 == Some(Member::Answer) {
+                    // Stops the walk here, where the line may be cut.
                     return Err(serde::de::Error::custom("found"));
                 }
-                map.next_value::<IgnoredAny>()?;
+                if *self.1 == Some(Member::Method) {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
             Ok(())
         }
     }
 
-    let mut id = None;
+    let (mut id, mut member) = (None, None);
     let mut deserializer = serde_json::Deserializer::from_slice(head);
-    let _ = deserializer.deserialize_map(Id(&mut id));
-    id
+    let _ = deserializer.deserialize_map(Head(&mut id, &mut member));
+    (id, member)
 }
 
 impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {

@@ -1,0 +1,277 @@
+//! The tools of the MCP conformance suite's "everything server", written with the registry as
+//! an application would, served over streamable HTTP: `conformance [ADDR]` (default
+//! `127.0.0.1:0`, a free port) prints `listening on http://ADDR/mcp` and serves until Ctrl-C or
+//! SIGTERM. `tests/tests/conformance.rs` runs the suite (`@modelcontextprotocol/conformance`)
+//! against it.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_registry::call::{Form, FormAnswer, LogLevel, Sampling};
+use tool_registry::content::{Audio, Content, Image, Resource};
+use tool_registry::mcp::{Callers, McpServer};
+use tool_registry::spec::ToolHandler;
+use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec, tool};
+
+/// A 1x1 red PNG.
+const PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\xda\x63\xfc\xcf\xc0\xf0\x1f\x00\x05\x05\x02\x00\x5f\xc8\xf1\xd2\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+
+/// A WAV of one silent sample, 8 kHz mono 16-bit.
+const WAV: &[u8] = b"\x52\x49\x46\x46\x26\x00\x00\x00\x57\x41\x56\x45\x66\x6d\x74\x20\x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00\x64\x61\x74\x61\x02\x00\x00\x00";
+
+/// Answers with a simple text, for testing.
+#[tool(read_only)]
+async fn test_simple_text() -> String {
+    "This is a simple text response for testing.".into()
+}
+
+/// Answers with an image (a 1x1 red PNG), for testing.
+#[tool(read_only)]
+async fn test_image_content() -> Image {
+    Image::png(PNG)
+}
+
+/// Answers with audio (a WAV of one sample), for testing.
+#[tool(read_only)]
+async fn test_audio_content() -> Audio {
+    Audio::new("audio/wav", WAV)
+}
+
+/// Answers with an embedded text resource, for testing.
+#[tool(read_only)]
+async fn test_embedded_resource() -> Resource {
+    Resource::text(
+        "test://embedded-resource",
+        "This is an embedded resource content.",
+    )
+    .with_mime_type("text/plain")
+}
+
+/// Answers with text, an image and an embedded resource, for testing.
+#[tool(read_only)]
+async fn test_multiple_content_types() -> Content<String> {
+    Content::value("Multiple content types test:".to_owned())
+        .image(Image::png(PNG))
+        .resource(
+            Resource::text(
+                "test://mixed-content-resource",
+                r#"{"test":"data","value":123}"#,
+            )
+            .with_mime_type("application/json"),
+        )
+}
+
+/// Logs three messages to the client while it runs, for testing.
+#[tool(read_only)]
+async fn test_tool_with_logging(ctx: &Ctx) -> String {
+    ctx.log(LogLevel::Info, "Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool execution completed");
+    "Tool with logging executed successfully".into()
+}
+
+/// Reports its progress three times while it runs, for testing.
+#[tool(read_only)]
+async fn test_tool_with_progress(ctx: &Ctx) -> String {
+    for step in [0, 50, 100] {
+        ctx.progress(format!("Completed step {step} of 100"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    "Tool with progress executed successfully".into()
+}
+
+/// Always fails, for testing how errors are answered.
+#[tool(read_only)]
+async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::failed(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Asks the client's model to answer a prompt, for testing sampling.
+///
+/// * `prompt` - What the model is asked.
+#[tool(read_only)]
+async fn test_sampling(ctx: &Ctx, prompt: String) -> Result<String, ToolError> {
+    let sampled = ctx
+        .sample(Sampling::new(prompt).max_tokens(100))
+        .await
+        .map_err(|error| ToolError::failed(error.to_string()))?;
+    Ok(format!(
+        "LLM response: {}",
+        sampled.text.unwrap_or_default()
+    ))
+}
+
+/// `answer` as the suite's tools write it: the action and the fields.
+fn answered(lead: &str, answer: FormAnswer) -> String {
+    let action = answer.action();
+    let content = match answer {
+        FormAnswer::Accepted(fields) => Value::Object(fields),
+        _ => json!({}),
+    };
+    format!("{lead}: action={action}, content={content}")
+}
+
+/// Asks the user for their name and email, for testing elicitation.
+///
+/// * `message` - What the user is asked.
+#[tool(read_only)]
+async fn test_elicitation(ctx: &Ctx, message: String) -> Result<String, ToolError> {
+    let form = Form::new(
+        message,
+        json!({
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"}
+            },
+            "required": ["username", "email"]
+        }),
+    );
+    ask(ctx, form, "User response").await
+}
+
+/// Asks the user to review a form whose fields have defaults (SEP-1034), for testing.
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(ctx: &Ctx) -> Result<String, ToolError> {
+    let form = Form::new(
+        "Please review and update the form fields with defaults",
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active"
+                },
+                "verified": {"type": "boolean", "description": "Verification status", "default": true}
+            },
+            "required": []
+        }),
+    );
+    ask(ctx, form, "Elicitation completed").await
+}
+
+/// Asks the user to choose from each kind of enum field (SEP-1330), for testing.
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(ctx: &Ctx) -> Result<String, ToolError> {
+    let form = Form::new(
+        "Please select options from the enum fields",
+        json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"]
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"}
+                    ]
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}
+                    ]}
+                }
+            },
+            "required": []
+        }),
+    );
+    ask(ctx, form, "Elicitation completed").await
+}
+
+async fn ask(
+    ctx: &Ctx,
+    form: Result<Form, tool_registry::call::AskError>,
+    lead: &str,
+) -> Result<String, ToolError> {
+    let form = form.map_err(|error| ToolError::failed(error.to_string()))?;
+    let answer = ctx
+        .ask(form)
+        .await
+        .map_err(|error| ToolError::failed(error.to_string()))?;
+    Ok(answered(lead, answer))
+}
+
+/// Ends the stream it answers on before it answers, so the client reconnects (SEP-1699), for
+/// testing.
+#[tool(read_only)]
+async fn test_reconnection(ctx: &Ctx) -> String {
+    ctx.release_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.".into()
+}
+
+/// The JSON Schema 2020-12 tool: its input schema uses `$schema`, `$defs` and
+/// `additionalProperties`, written as they are.
+fn json_schema_tool() -> ToolSpec {
+    ToolSpec::builder("json_schema_2020_12_tool")
+        .description("Tool with JSON Schema 2020-12 features")
+        .input_schema(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": false
+        }))
+        .build()
+        .expect("the 2020-12 tool's spec is valid")
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:0".into());
+    let registry = Registry::builder()
+        .build()
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    registry
+        .register(
+            json_schema_tool(),
+            ToolHandler::new(|arguments, _ctx| async move { Ok::<_, String>(arguments) }),
+        )
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    McpServer::new(std::sync::Arc::new(registry), Scope::trusted())
+        .serve_http(Callers::new(), addr, |bound| {
+            println!("listening on http://{bound}/mcp");
+        })
+        .await
+}
