@@ -99,7 +99,14 @@ fn every_server_scenario_of_the_suite_passes_but_the_baseline() {
     let out = tempfile::tempdir().unwrap();
     let mut suite = Command::new(&node)
         .arg(&entry)
-        .args(["server", "--url", &url, "--suite", "all", "--expected-failures"])
+        .args([
+            "server",
+            "--url",
+            &url,
+            "--suite",
+            "all",
+            "--expected-failures",
+        ])
         .arg(root().join("tests/conformance/baseline.yml"))
         .arg("-o")
         .arg(out.path())

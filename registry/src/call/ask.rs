@@ -152,7 +152,7 @@ impl Form {
         let bytes = json_len(content);
         if bytes > self.max_answer_bytes {
             return Err(AskError::TooLarge {
-                bytes,
+                bytes: Some(bytes),
                 limit: self.max_answer_bytes,
             });
         }
@@ -388,11 +388,11 @@ pub enum AskError {
     /// The answer does not match the form.
     #[error("the answer does not match the form: {0}")]
     Mismatch(String),
-    /// The answer is larger than the tool takes.
-    #[error("the answer holds {bytes} bytes, more than the {limit} this question takes")]
+    /// The answer is larger than the tool takes, or than the server reads of one message.
+    #[error("the answer is larger than the {limit} bytes this question takes{}", size_of(*.bytes))]
     TooLarge {
-        /// Its size as compact JSON (or as it came, when it was too large to read).
-        bytes: usize,
+        /// Its size as compact JSON; `None` when it was too long to read at all.
+        bytes: Option<usize>,
         /// The bound.
         limit: usize,
     },
@@ -405,6 +405,10 @@ pub enum AskError {
     /// The client went away before it answered.
     #[error("the client went away before it answered")]
     Gone,
+}
+
+fn size_of(bytes: Option<usize>) -> String {
+    bytes.map_or_else(String::new, |bytes| format!(" ({bytes} bytes)"))
 }
 
 /// A compact JSON value's length, counted without keeping it.

@@ -301,7 +301,10 @@ impl Ctx {
         let sampled = within(wait, link.0.sample(sampling)).await?;
         let bytes = super::ask::json_len(&sampled.content);
         if bytes > limit {
-            return Err(AskError::TooLarge { bytes, limit });
+            return Err(AskError::TooLarge {
+                bytes: Some(bytes),
+                limit,
+            });
         }
         Ok(sampled)
     }

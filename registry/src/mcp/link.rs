@@ -286,8 +286,8 @@ fn asked(error: ServiceError) -> AskError {
                 .and_then(Value::as_u64);
             match too_long {
                 Some(limit) => AskError::TooLarge {
-                    bytes: limit as usize + 1,
-                    limit: limit as usize,
+                    bytes: None,
+                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
                 },
                 None => AskError::Client(format!("{} ({})", error.message, error.code.0)),
             }

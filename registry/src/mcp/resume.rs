@@ -206,12 +206,7 @@ impl Drop for Watched {
 
 /// Reads a released stream to its end, holding its events for the client's reconnect and
 /// handing them to the client that reconnected; forgets them [`HELD_FOR`] after the end.
-async fn drain(
-    mut inner: Stream_,
-    held: Shared,
-    key: (SessionId, String),
-    owner: Weak<Resumable>,
-) {
+async fn drain(mut inner: Stream_, held: Shared, key: (SessionId, String), owner: Weak<Resumable>) {
     while let Some(event) = futures::StreamExt::next(&mut inner).await {
         let mut held = lock(&held);
         if held.events.len() == HELD_EVENTS {

@@ -555,10 +555,43 @@ mod tests {
             <RoleClient as Side>::too_long(b"{\"result\": {", 100),
             Read::Nothing
         ));
+        // On the server's side, a request too long is answered; the client's answer to a
+        // request of the server (a form, a completion) fails that request at once.
+        let request = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"#;
         assert!(matches!(
-            <RoleServer as Side>::too_long(head, 100),
+            <RoleServer as Side>::too_long(request, 100),
             Read::Answer(_)
         ));
+        match <RoleServer as Side>::too_long(head, 100) {
+            Read::Message(message) => {
+                let message = serde_json::to_value(&message).unwrap();
+                assert_eq!(message["id"], 3, "{message}");
+                assert_eq!(message["error"]["data"][TOO_LONG], 100, "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_answer_is_told_from_a_request_by_its_first_bytes() {
+        use super::answer_id_of;
+        let id = |n| Some(RequestId::Number(n));
+        assert_eq!(
+            answer_id_of(br#"{"jsonrpc":"2.0","id":4,"result":{"tex"#),
+            id(4)
+        );
+        assert_eq!(answer_id_of(br#"{"id":5,"jsonrpc":"2.0","error":{"#), id(5));
+        // A request, a notification, an answer whose id comes after it: no answer id.
+        assert_eq!(
+            answer_id_of(br#"{"jsonrpc":"2.0","id":6,"method":"x","params":{"#),
+            None
+        );
+        assert_eq!(
+            answer_id_of(br#"{"jsonrpc":"2.0","method":"x","params":{"#),
+            None
+        );
+        assert_eq!(answer_id_of(br#"{"result":{"a":1},"id":7"#), None);
+        assert_eq!(answer_id_of(br#"{"params":{"id":8,"result":1"#), None);
     }
 
     #[tokio::test]

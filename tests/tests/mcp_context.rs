@@ -1,0 +1,405 @@
+//! What a tool asks of its MCP client (`Ctx::ask`, `Ctx::sample`, `Ctx::release_stream`),
+//! against clients that answer badly: a form answer that does not match the form, a client
+//! without the capability, a client that never answers, a 10 MB completion, and a reconnect
+//! with a forged `Last-Event-ID`. The server is the registry's own MCP server over streamable
+//! HTTP on a free loopback port, started and stopped by each test; the clients are rmcp's
+//! streamable HTTP client with a hostile handler, and requests written by hand.
+
+// Sampling is deprecated by the 2026-07-28 revision; clients of the `initialize` era use it.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientInfo, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorData,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tool_registry::call::{AskError, Form, FormAnswer, Sampling};
+use tool_registry::mcp::{Callers, McpServer};
+use tool_registry::spec::ToolHandler;
+use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec};
+
+/// How a hostile client answers the server's requests.
+#[derive(Clone, Copy, PartialEq)]
+enum Hostile {
+    /// Declares elicitation and sampling; answers a form with fields of the wrong types.
+    WrongTypes,
+    /// Declares nothing.
+    Declares,
+    /// Declares elicitation and never answers.
+    Silent,
+    /// Declares sampling and answers with 10 MB of text.
+    Huge,
+}
+
+impl ClientHandler for Hostile {
+    fn get_info(&self) -> ClientInfo {
+        let capabilities = match self {
+            Self::Declares => json!({}),
+            _ => json!({"elicitation": {}, "sampling": {}}),
+        };
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "hostile", "version": "1"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if *self == Self::Silent {
+            std::future::pending::<()>().await;
+        }
+        Ok(serde_json::from_value(json!({
+            "action": "accept",
+            "content": {"name": 42, "extra": "not in the form"}
+        }))
+        .unwrap())
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let text = "x".repeat(10 << 20);
+        Ok(serde_json::from_value(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": text},
+            "model": "hostile-model",
+            "stopReason": "endTurn"
+        }))
+        .unwrap())
+    }
+}
+
+/// A tool's error as the test reads it: the `Debug` of the [`AskError`].
+fn failed(error: AskError) -> ToolError {
+    ToolError::failed(format!("{error:?}"))
+}
+
+/// The registry of the tools that ask: `ask_name` (a form with one required string),
+/// `sample` (a completion), `release` (lets go of its stream, then answers).
+fn registry() -> Arc<Registry> {
+    let registry = Registry::builder().without_linked().build().unwrap();
+    let spec = |name: &str| {
+        ToolSpec::builder(name)
+            .description("A tool that asks its client.")
+            .timeout(Duration::from_secs(1))
+            .build()
+            .unwrap()
+    };
+    registry
+        .register(
+            spec("ask_name"),
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
+                let form = Form::new(
+                    "Your name?",
+                    json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+                )
+                .map_err(failed)?;
+                match ctx.ask(form).await.map_err(failed)? {
+                    FormAnswer::Accepted(fields) => Ok::<_, ToolError>(Value::Object(fields)),
+                    other => Ok(json!(other.action())),
+                }
+            }),
+        )
+        .unwrap();
+    registry
+        .register(
+            spec("sample"),
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
+                let sampled = ctx.sample(Sampling::new("hi")).await.map_err(failed)?;
+                Ok::<_, ToolError>(sampled.text.map_or(0, |text| text.len()))
+            }),
+        )
+        .unwrap();
+    registry
+        .register(
+            spec("release"),
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
+                let released = ctx.release_stream();
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok::<_, String>(format!("answered after release: {released}"))
+            }),
+        )
+        .unwrap();
+    Arc::new(registry)
+}
+
+/// The MCP server on a free loopback port, stopped when dropped.
+struct Served {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn serve() -> Served {
+    let (bound_tx, bound) = oneshot::channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        McpServer::new(registry(), Scope::trusted())
+            .serve_http_until(
+                Callers::new(),
+                "127.0.0.1:0",
+                |addr| {
+                    let _ = bound_tx.send(addr);
+                },
+                async {
+                    let _ = stopped.await;
+                },
+            )
+            .await
+            .unwrap();
+    });
+    let addr = bound.await.unwrap();
+    Served {
+        url: format!("http://{addr}/mcp"),
+        stop: Some(stop),
+    }
+}
+
+async fn connect(served: &Served, client: Hostile) -> RunningService<RoleClient, Hostile> {
+    client
+        .serve(StreamableHttpClientTransport::from_uri(served.url.clone()))
+        .await
+        .unwrap()
+}
+
+/// Calls `tool`; its answer's text and whether it is an error.
+async fn call(client: &RunningService<RoleClient, Hostile>, tool: &str) -> (String, bool) {
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()))
+        .await
+        .unwrap();
+    let text = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, result.is_error == Some(true))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_does_not_match_the_form_is_a_typed_error() {
+    let served = serve().await;
+    let client = connect(&served, Hostile::WrongTypes).await;
+    let (text, is_error) = call(&client, "ask_name").await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("Mismatch"), "{text}");
+    assert!(text.contains("/name"), "the error names the field: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_the_capability_is_not_asked_and_the_call_does_not_wait() {
+    let served = serve().await;
+    let client = connect(&served, Hostile::Declares).await;
+    // Refused as unsupported, not ended by the call's timeout.
+    for tool in ["ask_name", "sample"] {
+        let (text, is_error) = call(&client, tool).await;
+        assert!(is_error, "{text}");
+        assert!(text.contains("Unsupported"), "{tool}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_answers_holds_the_call_only_until_its_timeout() {
+    let served = serve().await;
+    let client = connect(&served, Hostile::Silent).await;
+    let started = Instant::now();
+    let (text, is_error) = call(&client, "ask_name").await;
+    let took = started.elapsed();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("timed out") || text.contains("timeout"),
+        "{text}"
+    );
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(30),
+        "the call ended after {took:?}, its timeout is 1 s"
+    );
+    // The server goes on: the next call is answered.
+    let (text, _) = call(&client, "release").await;
+    assert!(text.contains("answered after release"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_megabyte_completion_is_refused_at_once_as_too_large() {
+    let served = serve().await;
+    let client = connect(&served, Hostile::Huge).await;
+    // Refused as too large (the server reads 4 MiB of one message), not ended by the call's
+    // timeout.
+    let (text, is_error) = call(&client, "sample").await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("TooLarge"), "{text}");
+    assert!(text.contains("bytes: None, limit: 4194304"), "{text}");
+}
+
+/// An MCP client speaking streamable HTTP by hand (the 2025-11-25 revision).
+struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    /// A session opened: `initialize`, then `notifications/initialized`.
+    async fn open(&self) -> String {
+        let init = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}
+        });
+        let answer = self.post(None, init).await;
+        let session = answer
+            .headers()
+            .get("mcp-session-id")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let _ = answer.text().await;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(Some(&session), initialized).await.status(), 202);
+        session
+    }
+
+    async fn post(&self, session: Option<&str>, body: Value) -> reqwest::Response {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send().await.unwrap()
+    }
+
+    /// A `GET` resuming after `last_event_id`: the status and the whole body.
+    async fn resume(&self, session: &str, last_event_id: &str) -> (u16, String) {
+        let response = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", last_event_id)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = tokio::time::timeout(Duration::from_secs(10), response.text())
+            .await
+            .expect("the resumed stream ends")
+            .unwrap();
+        (status, body)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_stream_is_resumed_in_its_session_only_and_a_forged_id_is_refused() {
+    let served = serve().await;
+    let raw = Raw {
+        http: reqwest::Client::new(),
+        url: served.url.clone(),
+    };
+    let (mine, other) = (raw.open().await, raw.open().await);
+    let call = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "release", "arguments": {}}
+    });
+    let released = raw.post(Some(&mine), call).await.text().await.unwrap();
+    // The stream ended before the answer, after its priming event: an id and `retry`.
+    assert!(!released.contains("answered after release"), "{released}");
+    assert!(released.contains("retry:"), "{released}");
+    let last = released
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("id:"))
+        .expect("an event id")
+        .trim()
+        .to_owned();
+    // Another session naming this stream, and ids that name nothing: refused, nothing read.
+    for (session, id) in [
+        (&other, last.as_str()),
+        (&mine, "999/999"),
+        (&mine, "../../../etc/passwd"),
+        (&mine, &"9".repeat(4000)),
+    ] {
+        let (status, body) = raw.resume(session, id).await;
+        assert_eq!(status, 400, "{id}: {body}");
+        let error: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["error"]["code"], -32600, "{body}");
+        assert!(!body.contains("answered after release"), "{body}");
+    }
+    // Its own session reads the rest: the answer.
+    let (status, body) = raw.resume(&mine, &last).await;
+    assert_eq!(status, 200, "{body}");
+    let answer = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message["id"] == 7)
+        .unwrap_or_else(|| panic!("the answer after resuming: {body}"));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, "answered after release: true");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_the_2026_revision_is_not_asked_during_a_call() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let served = serve().await;
+    let client = Hostile::WrongTypes
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(served.url.clone()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    for tool in ["ask_name", "sample"] {
+        let (text, is_error) = call(&client, tool).await;
+        assert!(is_error, "{text}");
+        assert!(
+            text.contains("Unsupported") && text.contains("2026-07-28"),
+            "{tool}: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_local_call_that_asks_or_samples_gets_no_client_at_once() {
+    let registry = registry();
+    let ctx = Ctx::new();
+    for tool in ["ask_name", "sample"] {
+        let result = registry.call(tool, json!({}), &ctx).await;
+        let error = result.unwrap_err().to_string();
+        assert!(error.contains("NoClient"), "{tool}: {error}");
+    }
+    let result = registry.call("release", json!({}), &ctx).await.unwrap();
+    assert_eq!(result.content, json!("answered after release: false"));
+}
