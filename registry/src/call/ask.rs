@@ -407,6 +407,14 @@ pub enum AskError {
     Gone,
 }
 
+/// A tool that cannot ask fails with what stopped it, so `?` works in a tool returning
+/// `Result<_, ToolError>`.
+impl From<AskError> for crate::ToolError {
+    fn from(error: AskError) -> Self {
+        Self::failed(error.to_string())
+    }
+}
+
 fn size_of(bytes: Option<usize>) -> String {
     bytes.map_or_else(String::new, |bytes| format!(" ({bytes} bytes)"))
 }

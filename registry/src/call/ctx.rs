@@ -253,13 +253,13 @@ impl Ctx {
     ///     let form = Form::new(
     ///         "What should the branch be called?",
     ///         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
-    ///     )
-    ///     .map_err(|e| ToolError::failed(e.to_string()))?;
+    ///     )?;
     ///     match ctx.ask(form).await {
     ///         Ok(FormAnswer::Accepted(fields)) => Ok(format!("renamed to {}", fields["name"])),
     ///         Ok(_) => Ok("left as it was".into()),
     ///         Err(AskError::NoClient) => Err(ToolError::failed("run me from an MCP client")),
-    ///         Err(e) => Err(ToolError::failed(e.to_string())),
+    ///         // Any other `AskError` is a `ToolError` saying what stopped the question.
+    ///         Err(e) => Err(e.into()),
     ///     }
     /// }
     /// # fn main() {}
@@ -288,8 +288,8 @@ impl Ctx {
     /// #[tool]
     /// async fn name_commit(ctx: &Ctx, diff: String) -> Result<String, ToolError> {
     ///     let asked = Sampling::new(format!("A one-line commit message for:\n{diff}")).max_tokens(40);
-    ///     let sampled = ctx.sample(asked).await.map_err(|e| ToolError::failed(e.to_string()))?;
-    ///     Ok(sampled.text.unwrap_or_default())
+    ///     // An `AskError` is a `ToolError` with what stopped the question.
+    ///     Ok(ctx.sample(asked).await?.text.unwrap_or_default())
     /// }
     /// # fn main() {}
     /// ```

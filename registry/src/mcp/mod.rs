@@ -10,7 +10,8 @@
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
 //! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long is an error for its request (`Side`) (imports none of the others) |
-//! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together (imports none of the others) |
+//! | `resume.rs` | streams a call released (`Ctx::release_stream`, SEP-1699): read on by the server, their events held for the client's reconnect with `Last-Event-ID` in the same session only (imports none of the others) |
+//! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: every block in order within the content limits, the value unwrapped, repeated text left out (imports none of the others) |
 //! | `tasks.rs` | the tasks extension (2026-07-28): when a `tools/call` becomes a task, a task as `tasks/get` answers it, a person's answer from `tasks/update`, the extension's errors |
 //! | `link.rs` | a call's client link: `Ctx::log` (`notifications/message` at or above the session's `logging/setLevel`), `Ctx::progress`, in order and written before the answer, never waiting; `Ctx::ask` (`elicitation/create`) and `Ctx::sample` (`sampling/createMessage`) on the call's own stream (imports `stdio.rs` for its too-long marker) |
@@ -60,7 +61,20 @@
 //!   `-32602` as an unknown id. [`McpModule`] follows a task a mounted server answers with.
 //! - Logging: a tool's [`Ctx::log`](crate::Ctx::log) reaches the client as
 //!   `notifications/message`, from the level the session's `logging/setLevel` asked (`info`
-//!   until then), in order, never waiting.
+//!   until then), in order, never waiting; a call's progress and log messages are written
+//!   before its answer.
+//! - Questions and sampling (the `initialize` era): a tool's [`Ctx::ask`](crate::Ctx::ask) is
+//!   `elicitation/create` with its form, [`Ctx::sample`](crate::Ctx::sample) is
+//!   `sampling/createMessage`, each on the stream of the request that made the call, for a
+//!   client that declared the capability; an answer is checked against the form and bounded
+//!   in size, and one too long to read (over [`MAX_LINE_BYTES`] on stdio, over rmcp's 4 MiB
+//!   body on HTTP) fails its request at once. A 2026-07-28 client, which a server may not
+//!   send requests to during a call, and a client without the capability get
+//!   [`AskError::Unsupported`](crate::call::AskError::Unsupported) at once.
+//! - Resumable streams (SEP-1699, HTTP sessions): every request stream's events have ids and
+//!   the stream opens with `retry`; a call's [`Ctx::release_stream`](crate::Ctx::release_stream)
+//!   ends its stream, and the client's `GET` with `Last-Event-ID` in the same session reads
+//!   the rest. An id that names no stream of that session is `400` with a JSON-RPC error.
 //! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
 //!   replaced or switched, and only then.
 //!

@@ -95,10 +95,7 @@ async fn test_error_handling() -> Result<String, ToolError> {
 /// * `prompt` - What the model is asked.
 #[tool(read_only)]
 async fn test_sampling(ctx: &Ctx, prompt: String) -> Result<String, ToolError> {
-    let sampled = ctx
-        .sample(Sampling::new(prompt).max_tokens(100))
-        .await
-        .map_err(|error| ToolError::failed(error.to_string()))?;
+    let sampled = ctx.sample(Sampling::new(prompt).max_tokens(100)).await?;
     Ok(format!(
         "LLM response: {}",
         sampled.text.unwrap_or_default()
@@ -217,11 +214,7 @@ async fn ask(
     form: Result<Form, tool_registry::call::AskError>,
     lead: &str,
 ) -> Result<String, ToolError> {
-    let form = form.map_err(|error| ToolError::failed(error.to_string()))?;
-    let answer = ctx
-        .ask(form)
-        .await
-        .map_err(|error| ToolError::failed(error.to_string()))?;
+    let answer = ctx.ask(form?).await?;
     Ok(answered(lead, answer))
 }
 
