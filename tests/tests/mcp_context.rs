@@ -38,7 +38,19 @@ enum Hostile {
     Huge,
 }
 
+/// How many `notifications/cancelled` the hostile clients heard (only a silent client's wait is
+/// ever given up in these tests).
+static CANCELLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl ClientHandler for Hostile {
+    async fn on_cancelled(
+        &self,
+        _params: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        CANCELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn get_info(&self) -> ClientInfo {
         let capabilities = match self {
             Self::Declares => json!({}),
@@ -237,6 +249,15 @@ async fn a_client_that_never_answers_holds_the_call_only_until_its_timeout() {
         took >= Duration::from_secs(1) && took < Duration::from_secs(30),
         "the call ended after {took:?}, its timeout is 1 s"
     );
+    // The question given up is cancelled at the client, which stops asking its user.
+    let waited = Instant::now();
+    while CANCELLED.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(10),
+            "no cancellation came"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // The server goes on: the next call is answered.
     let (text, _) = call(&client, "release").await;
     assert!(text.contains("answered after release"), "{text}");

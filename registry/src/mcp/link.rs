@@ -15,16 +15,17 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::resume::Resumable;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    RequestId,
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    ElicitRequest, ElicitRequestParams, ElicitationAction, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerRequest,
 };
-use rmcp::service::ServiceError;
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+
+use super::resume::Resumable;
 
 use crate::call::{
     AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Sampled, Sampling,
@@ -214,7 +215,10 @@ impl ClientLink for McpClient {
         let peer = self.peer.clone();
         Box::pin(async move {
             let params = params.map_err(|error| AskError::BadForm(error.to_string()))?;
-            let answer = peer.create_elicitation(params).await.map_err(asked)?;
+            let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+            let ClientResult::ElicitResult(answer) = send(peer, request).await? else {
+                return Err(asked(ServiceError::UnexpectedResponse));
+            };
             Ok(match answer.action {
                 ElicitationAction::Accept => match answer.content {
                     Some(Value::Object(fields)) => FormAnswer::Accepted(fields),
@@ -268,11 +272,46 @@ impl ClientLink for McpClient {
         let peer = self.peer.clone();
         Box::pin(async move {
             let params = params.map_err(|error| AskError::Client(error.to_string()))?;
-            let answer = peer.create_message(params).await.map_err(asked)?;
+            let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+            let ClientResult::CreateMessageResult(answer) = send(peer, request).await? else {
+                return Err(asked(ServiceError::UnexpectedResponse));
+            };
             let content = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
             Ok(Sampled::new(content, answer.model, answer.stop_reason))
         })
     }
+}
+
+/// Sends `request` to the client and waits for its answer. A wait given up (the call ended at
+/// its timeout, was cancelled, or the question's own timeout passed) tells the client with
+/// `notifications/cancelled`, so it stops asking its user.
+async fn send(peer: Peer<RoleServer>, request: ServerRequest) -> Result<ClientResult, AskError> {
+    /// Cancels the request unless disarmed.
+    struct Abandon(Option<(Peer<RoleServer>, RequestId)>);
+
+    impl Drop for Abandon {
+        fn drop(&mut self) {
+            let Some((peer, id)) = self.0.take() else {
+                return;
+            };
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let reason = "the tool stopped waiting for the answer".to_owned();
+                    let cancelled = CancelledNotificationParam::new(Some(id), Some(reason));
+                    let _ = peer.notify_cancelled(cancelled).await;
+                });
+            }
+        }
+    }
+
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(asked)?;
+    let mut abandon = Abandon(Some((peer, handle.id.clone())));
+    let answer = handle.await_response().await;
+    abandon.0 = None;
+    answer.map_err(asked)
 }
 
 /// What a failed request to the client means for the tool that asked.
