@@ -163,9 +163,9 @@ async fn its_tools_are_listed_as_the_server_lists_them() {
     direct.cancel().await.unwrap();
     assert_eq!(theirs.len(), 3);
 
-    // What this registry lists: the same tools under `m.`, each with the server's description
-    // and input schema (less the `$schema` marker, which no provider's list carries), and
-    // `add`'s output schema.
+    // What this registry lists over MCP: the same tools under `m.`, each with the server's
+    // description and input schema as the server wrote it (its `$schema` too, which MCP reads;
+    // the other providers' lists leave it out), and `add`'s output schema.
     let ours = registry.provider_tools(Provider::Mcp, &Scope::user("bob"));
     let ours = ours.as_array().unwrap();
     assert_eq!(ours.len(), 3);
@@ -177,9 +177,16 @@ async fn its_tools_are_listed_as_the_server_lists_them() {
             tool.description.as_deref().unwrap(),
             "{name}"
         );
-        let mut schema = (*tool.input_schema).clone();
-        assert!(schema.remove("$schema").is_some(), "{name}");
+        let schema = (*tool.input_schema).clone();
+        assert!(schema.contains_key("$schema"), "{name}");
         assert_eq!(listed["inputSchema"], Value::Object(schema), "{name}");
+        let openai = registry.provider_tools(Provider::OpenAi, &Scope::user("bob"));
+        let wire = Provider::OpenAi.wire_name(&name);
+        let function = (openai.as_array().unwrap().iter())
+            .find(|t| t["function"]["name"] == wire.as_ref())
+            .unwrap_or_else(|| panic!("{wire} in {openai:?}"));
+        let parameters = &function["function"]["parameters"];
+        assert!(parameters.get("$schema").is_none(), "{name}: {parameters}");
     }
     let add = ours.iter().find(|t| t["name"] == "m.add").unwrap();
     assert_eq!(add["description"], "Add two integers.");

@@ -80,28 +80,35 @@ impl Form {
     /// use tool_registry::call::Form;
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[serde(rename_all = "lowercase")]
+    /// enum View { Garden, Sea }
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Booking {
     ///     /// The guest's name.
     ///     name: String,
     ///     nights: u32,
     ///     breakfast: Option<bool>,
+    ///     view: View,
     /// }
     ///
     /// let form = Form::of::<Booking>("Book the room?")?;
-    /// assert_eq!(form.schema()["required"], serde_json::json!(["name", "nights"]));
+    /// assert_eq!(form.schema()["required"], serde_json::json!(["name", "nights", "view"]));
+    /// assert_eq!(form.schema()["properties"]["view"]["enum"], serde_json::json!(["garden", "sea"]));
     /// # Ok::<(), tool_registry::call::AskError>(())
     /// ```
     pub fn of<T: schemars::JsonSchema>(message: impl Into<String>) -> Result<Self, AskError> {
-        let schema =
-            schemars::SchemaGenerator::new(schemars::generate::SchemaSettings::draft2020_12())
-                .into_root_schema_for::<T>();
+        // Choices (an enum's variants) written in the field, not as a `$ref`: a form is flat.
+        let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+        settings.inline_subschemas = true;
+        let schema = schemars::SchemaGenerator::new(settings).into_root_schema_for::<T>();
         let mut schema = match schema.to_value() {
             Value::Object(schema) => schema,
             _ => Map::new(),
         };
-        schema.remove("$schema");
-        schema.remove("title");
-        schema.remove("description");
+        for key in ["$schema", "title", "description", "$defs"] {
+            schema.remove(key);
+        }
         if let Some(Value::Object(properties)) = schema.get_mut("properties") {
             for field in properties.values_mut() {
                 flatten_optional(field);
