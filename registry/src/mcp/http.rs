@@ -341,7 +341,7 @@ async fn authenticate(
 /// for its call's timeout. `None` for every other request, untouched.
 async fn too_long_answer(
     request: &mut Request<Body>,
-    owner: super::sessions::Owner,
+    owner: Owner,
     next: &Next,
 ) -> Option<Response> {
     let limit = StreamableHttpServerConfig::default().max_request_body_bytes;
