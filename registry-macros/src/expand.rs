@@ -109,8 +109,8 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
                 #schema
             }
 
-            fn __tool_registry_call<'a>(
-                __tool_registry_raw: #p::ToolArgs<'a>,
+            fn __tool_registry_call<'t, 'a>(
+                __tool_registry_raw: #p::ToolArgs<'t>,
                 __tool_registry_env: #p::CallEnv<'a>,
             ) -> #p::CallResult<'a> {
                 let #pattern = #parse?;

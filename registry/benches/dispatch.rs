@@ -53,6 +53,16 @@ fn call(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("hand_written", name), |b| {
             b.iter(|| block_on(hand_written(black_box(name), black_box(text), &ctx)))
         });
+        // The arguments as a `Value` the caller holds (an MCP server, a parsed `tool_calls`
+        // message): handed over, so made before each call and not timed.
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        group.bench_function(BenchmarkId::new("registry_value", name), |b| {
+            b.iter_batched(
+                || value.clone(),
+                |value| block_on(registry.call(black_box(name), value, &ctx)),
+                criterion::BatchSize::SmallInput,
+            )
+        });
     }
     let (name, text) = CALLS[0];
     group.bench_function(BenchmarkId::new("hand_written_audited", name), |b| {

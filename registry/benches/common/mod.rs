@@ -248,7 +248,7 @@ fn leak(text: String) -> &'static str {
 }
 
 /// The call shim `#[tool]` generates for `add`, written out so synthetic tools can share it.
-fn synthetic_call<'a>(args: ToolArgs<'a>, _env: CallEnv<'a>) -> CallResult<'a> {
+fn synthetic_call<'a>(args: ToolArgs<'_>, _env: CallEnv<'a>) -> CallResult<'a> {
     let args: AddArgs = parse_args(args)?;
     Ok(Box::pin(async move { output::value(add(args.a, args.b)) }))
 }

@@ -3,13 +3,15 @@
 
 use serde_json::Value;
 
+use tool_registry_json::depth::{Exceeds, measure};
+
 use super::depth::{dispose, nests_deeper, too_deep};
 use super::{MAX_ARGS_DEPTH, ToolArgs, ToolError};
 
 /// The checks made on arguments before anything reads them: the tool's size limit and
 /// [`MAX_ARGS_DEPTH`]. Text is only measured here (its depth is found while parsing, by
-/// `serde_json`); a [`Value`] is walked without recursion, and one that is too deep is taken
-/// apart without recursion too, since its own `Drop` would recurse once per level.
+/// `serde_json`); a [`Value`] is measured in one walk of at most that depth, and one that is too
+/// deep is taken apart without recursion, since its own `Drop` would recurse once per level.
 #[inline]
 pub(crate) fn admit_args(args: &mut ToolArgs<'_>, max_bytes: usize) -> Result<(), ToolError> {
     match args {
@@ -19,19 +21,22 @@ pub(crate) fn admit_args(args: &mut ToolArgs<'_>, max_bytes: usize) -> Result<()
     }
 }
 
-/// [`admit_args`] for a [`Value`]; one that is too deep is taken apart and left `null`.
+/// [`admit_args`] for a [`Value`], measured in one walk that bounds its depth and its size as
+/// compact JSON; one that is too deep is taken apart and left `null`.
 #[inline(never)]
 fn admit_value(value: &mut Value, max_bytes: usize) -> Result<(), ToolError> {
-    if nests_deeper(value, MAX_ARGS_DEPTH) {
+    let too_deep_value = match measure(value, MAX_ARGS_DEPTH, max_bytes) {
+        Ok(_) => return Ok(()),
+        Err(Exceeds::Depth) => true,
+        // The walk stopped at the size: a value too deep as well gets the depth error, as text
+        // does, whatever its size.
+        Err(Exceeds::Bytes) => nests_deeper(value, MAX_ARGS_DEPTH),
+    };
+    if too_deep_value {
         dispose(std::mem::take(value));
         return Err(too_deep());
     }
-    // Within the depth limit, serializing recurses at most that deep.
-    let mut budget = Budget { left: max_bytes };
-    if serde_json::to_writer(&mut budget, value).is_err() {
-        return Err(too_large(max_bytes));
-    }
-    Ok(())
+    Err(too_large(max_bytes))
 }
 
 #[cold]
@@ -39,25 +44,6 @@ fn too_large(limit: usize) -> ToolError {
     ToolError::ArgumentsTooLarge {
         tool: String::new(),
         limit,
-    }
-}
-
-/// A writer that only counts, and fails once more than `left` bytes come.
-struct Budget {
-    left: usize,
-}
-
-impl std::io::Write for Budget {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.left = self
-            .left
-            .checked_sub(buf.len())
-            .ok_or(std::io::ErrorKind::FileTooLarge)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

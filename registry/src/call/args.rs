@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ToolError;
-use super::depth::{MAX_ARGS_DEPTH, dispose, nests_deeper, too_deep};
+use tool_registry_json::depth::measure;
+
+use super::depth::{MAX_ARGS_DEPTH, dispose, too_deep};
 use super::unique::UniqueValue;
 
 /// The arguments of one call, as the model wrote them.
@@ -66,7 +68,7 @@ pub fn parse_args<T: DeserializeOwned>(args: ToolArgs<'_>) -> Result<T, ToolErro
 
 /// The arguments as JSON text of an object: blank text and `null` are `{}`; anything but an
 /// object is refused; a [`Value`] is written out.
-fn args_text(args: ToolArgs<'_>) -> Result<Cow<'_, str>, ToolError> {
+pub(crate) fn args_text(args: ToolArgs<'_>) -> Result<Cow<'_, str>, ToolError> {
     match args {
         ToolArgs::Text(text) => {
             let trimmed = text.trim_start();
@@ -81,12 +83,16 @@ fn args_text(args: ToolArgs<'_>) -> Result<Cow<'_, str>, ToolError> {
         ToolArgs::Value(Value::Null) => Ok(Cow::Borrowed("{}")),
         ToolArgs::Value(value @ Value::Object(_)) => {
             // Deeper than any text may nest: refused as text would be, and never written out
-            // (the writer recurses).
-            if nests_deeper(&value, MAX_ARGS_DEPTH) {
+            // (the writer recurses). Measured first, the text is written into room made once.
+            let Ok(len) = measure(&value, MAX_ARGS_DEPTH, usize::MAX) else {
                 dispose(value);
                 return Err(too_deep());
-            }
-            Ok(Cow::Owned(value.to_string()))
+            };
+            let mut text = Vec::with_capacity(len);
+            serde_json::to_writer(&mut text, &value).map_err(|_| not_an_object())?;
+            Ok(Cow::Owned(
+                String::from_utf8(text).map_err(|_| not_an_object())?,
+            ))
         }
         ToolArgs::Value(other) => {
             dispose(other);

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use tool_registry_json::depth::written_len;
 
 /// A question for the person behind the caller's client, with the form they fill in:
 /// [`Ctx::ask`](crate::Ctx::ask).
@@ -156,7 +157,7 @@ impl Form {
     /// Checks an accepted answer against the form: its size, then its schema. What a
     /// [`ClientLink`](super::ClientLink) calls before handing the answer back.
     pub fn check_answer(&self, content: &Map<String, Value>) -> Result<(), AskError> {
-        let bytes = json_len(content);
+        let bytes = written_len(content);
         if bytes > self.max_answer_bytes {
             return Err(AskError::TooLarge {
                 bytes: Some(bytes),
@@ -426,23 +427,6 @@ fn size_of(bytes: Option<usize>) -> String {
     bytes.map_or_else(String::new, |bytes| format!(" ({bytes} bytes)"))
 }
 
-/// A compact JSON value's length, counted without keeping it.
-pub(crate) fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 /// `{"type": ["string", "null"]}` (schemars' `Option<String>`) as `{"type": "string"}`: a
 /// field left empty is an optional one.
 fn flatten_optional(field: &mut Value) {
@@ -458,7 +442,7 @@ fn flatten_optional(field: &mut Value) {
 
 /// Whether `schema` is a form a client can show: an object of flat fields.
 fn check_form(schema: &Map<String, Value>) -> Result<(), AskError> {
-    let bytes = json_len(schema);
+    let bytes = written_len(schema);
     if bytes > Form::MAX_SCHEMA_BYTES {
         return Err(AskError::BadForm(format!(
             "the schema holds {bytes} bytes, more than {}",

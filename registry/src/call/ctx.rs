@@ -299,7 +299,7 @@ impl Ctx {
         };
         let (wait, limit) = (sampling.wait(), sampling.answer_limit());
         let sampled = within(wait, link.0.sample(sampling)).await?;
-        let bytes = super::ask::json_len(&sampled.content);
+        let bytes = tool_registry_json::depth::written_len(&sampled.content);
         if bytes > limit {
             return Err(AskError::TooLarge {
                 bytes: Some(bytes),

@@ -249,10 +249,10 @@ impl Entry {
 
     /// A compiled tool's shim, after the unknown keys of nested objects are refused (see
     /// [`crate::call::fields`]; only for a schema that has such objects).
-    fn call_linked<'a>(
+    fn call_linked<'t, 'a>(
         &self,
         def: &ToolDef,
-        args: ToolArgs<'a>,
+        args: ToolArgs<'t>,
         env: CallEnv<'a>,
     ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
         let open = *self
@@ -265,41 +265,42 @@ impl Entry {
         (def.call_fn())(args, env)
     }
 
-    /// A compiled tool's call under the lenient rules.
+    /// A compiled tool's call under the lenient rules: the arguments are read as they are, and
+    /// only when that fails read again as a [`Value`] through the lenient rules, so a good call
+    /// pays nothing for them. A [`Value`] is written out once for the first reading.
     fn prepare_lenient<'a>(
         &self,
         def: &ToolDef,
-        args: ToolArgs<'a>,
+        args: ToolArgs<'_>,
         env: CallEnv<'a>,
     ) -> Result<BoxFuture<'a, Result<ToolResult, ToolError>>, ToolError> {
-        let call = |args, env| self.call_linked(def, args, env);
-        match args {
-            ToolArgs::Value(mut value) => {
-                if let Err(costly) = crate::call::lenient::coerce(&mut value, self.schema_value()) {
-                    crate::call::dispose(value);
-                    return Err(costly.error());
-                }
-                call(ToolArgs::Value(value), env)
+        let written;
+        let text = match args {
+            ToolArgs::Text(text) => text,
+            ToolArgs::Value(value @ Value::Object(_)) => {
+                written = crate::call::args::args_text(ToolArgs::Value(value))?;
+                &*written
             }
-            ToolArgs::Text(text) => match call(ToolArgs::Text(text), env) {
-                Err(error @ ToolError::InvalidArguments { .. }) => {
-                    let Ok(mut value) = crate::call::args_value(ToolArgs::Text(text)) else {
-                        return Err(error);
-                    };
-                    match crate::call::lenient::coerce(&mut value, self.schema_value()) {
-                        Ok(true) => call(ToolArgs::Value(value), env),
-                        Ok(false) => {
-                            crate::call::dispose(value);
-                            Err(error)
-                        }
-                        Err(costly) => {
-                            crate::call::dispose(value);
-                            Err(costly.error())
-                        }
+            other => return self.call_linked(def, other, env),
+        };
+        match self.call_linked(def, ToolArgs::Text(text), env) {
+            Err(error @ ToolError::InvalidArguments { .. }) => {
+                let Ok(mut value) = crate::call::args_value(ToolArgs::Text(text)) else {
+                    return Err(error);
+                };
+                match crate::call::lenient::coerce(&mut value, self.schema_value()) {
+                    Ok(true) => self.call_linked(def, ToolArgs::Value(value), env),
+                    Ok(false) => {
+                        crate::call::dispose(value);
+                        Err(error)
+                    }
+                    Err(costly) => {
+                        crate::call::dispose(value);
+                        Err(costly.error())
                     }
                 }
-                other => other,
-            },
+            }
+            other => other,
         }
     }
 }

@@ -16,6 +16,7 @@
 //! [`shorten`] is what the built-in applies; a hook of the application's may call it too.
 
 use serde_json::Value;
+use tool_registry_json::depth::written_len;
 
 use crate::call::ToolResult;
 use crate::media::Block;
@@ -38,7 +39,7 @@ fn content_bytes(content: &Value) -> usize {
     match content {
         Value::Null => 0,
         Value::String(text) => text.len(),
-        other => json_len(other),
+        other => written_len(other),
     }
 }
 
@@ -85,7 +86,7 @@ pub fn shorten(result: &mut ToolResult, max: usize) -> Option<Shortened> {
         }
         other => {
             let fitted = fit(other, budget);
-            budget = budget.saturating_sub(json_len(&fitted));
+            budget = budget.saturating_sub(written_len(&fitted));
             *other = fitted;
         }
     }
@@ -127,27 +128,10 @@ fn cut_str(text: &mut String, max: usize) {
     text.truncate(end);
 }
 
-/// The length of `value` as compact JSON.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 /// `value` made to fit in `budget` bytes of compact JSON, as much of it as fits: strings cut,
 /// arrays shortened, every object key kept while the keys fit. Nests no deeper than `value`.
 fn fit(value: &Value, budget: usize) -> Value {
-    if json_len(value) <= budget {
+    if written_len(value) <= budget {
         return value.clone();
     }
     match value {
@@ -161,7 +145,7 @@ fn fit(value: &Value, budget: usize) -> Value {
                 if left <= comma {
                     break;
                 }
-                let size = json_len(item);
+                let size = written_len(item);
                 if size + comma <= left {
                     left -= size + comma;
                     kept.push(item.clone());
@@ -189,7 +173,7 @@ fn fit(value: &Value, budget: usize) -> Value {
                 2 + entries
                     .iter()
                     .map(|(key, value)| {
-                        json_len(&Value::String((*key).clone())) + 1 + json_len(value)
+                        written_len(&Value::String((*key).clone())) + 1 + written_len(value)
                     })
                     .sum::<usize>()
                     + entries.len().saturating_sub(1)
@@ -202,9 +186,9 @@ fn fit(value: &Value, budget: usize) -> Value {
             let mut out = serde_json::Map::new();
             for (key, small) in entries {
                 let full = &map[key];
-                let small_len = json_len(&small);
+                let small_len = written_len(&small);
                 let grown = fit(full, left + small_len);
-                let grown_len = json_len(&grown);
+                let grown_len = written_len(&grown);
                 if grown_len <= left + small_len {
                     left = left + small_len - grown_len;
                     out.insert(key.clone(), grown);

@@ -55,9 +55,11 @@ impl<'a> CallEnv<'a> {
 }
 
 /// The generated shim: validates the arguments synchronously, then returns the call as a
-/// future that has not started yet, so gates can run between validation and execution.
+/// future that has not started yet, so gates can run between validation and execution. The
+/// future does not borrow the arguments (they are read into owned values first), so arguments
+/// written out for the call need live only as long as the shim runs.
 #[doc(hidden)]
-pub type CallFn = for<'a> fn(ToolArgs<'a>, CallEnv<'a>) -> CallResult<'a>;
+pub type CallFn = for<'t, 'a> fn(ToolArgs<'t>, CallEnv<'a>) -> CallResult<'a>;
 
 /// What a call shim returns: the validated call, not started yet.
 #[doc(hidden)]
