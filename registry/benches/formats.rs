@@ -15,7 +15,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_ma
 use tool_registry::ToolSpec;
 use tool_registry::discovery::Discovery;
 use tool_registry::format::Provider;
-use tool_registry::{Registry, Scope};
+use tool_registry::{Listing, Registry, Scope};
 
 fn config() -> Criterion {
     Criterion::default()
@@ -45,6 +45,11 @@ fn lists(c: &mut Criterion) {
         assert!(registry.provider_tools(provider, &scope).json().len() > 1_000);
         group.bench_function(BenchmarkId::new("again", provider), |b| {
             b.iter(|| registry.provider_tools(black_box(provider), black_box(&scope)))
+        });
+        // The application's own list of every tool, unfiltered, kept from the first request.
+        let _ = registry.provider_tools(provider, Listing::every());
+        group.bench_function(BenchmarkId::new("every", provider), |b| {
+            b.iter(|| registry.provider_tools(black_box(provider), Listing::every()))
         });
         group.bench_function(BenchmarkId::new("first", provider), |b| {
             b.iter_batched(

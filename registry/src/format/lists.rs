@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use rustc_hash::FxHashMap;
 use serde::{Serialize, Serializer};
@@ -27,8 +27,8 @@ pub(crate) enum Extra {
     Native,
 }
 
-/// The list of the tools at `members` (positions in `tools`), then `metas`, for `provider`:
-/// taken from `lists`, or built once and kept there. `meta_bits` says which of the meta-tools
+/// The list of the tools at `members` (positions in `tools`; `None` for every tool), then
+/// `metas`, for `provider`: taken from `lists`, or built once and kept there. `meta_bits` says which of the meta-tools
 /// `metas` holds, so that lists that differ only in them are kept apart.
 #[allow(clippy::too_many_arguments)] // one call site, the registry's; a struct would only rename them
 pub(crate) fn list(
@@ -37,7 +37,7 @@ pub(crate) fn list(
     provider: Provider,
     strict: bool,
     extra: Extra,
-    members: Box<[u32]>,
+    members: Option<Box<[u32]>>,
     metas: &[&Tool],
     meta_bits: u8,
 ) -> Result<ProviderTools, StrictError> {
@@ -45,8 +45,14 @@ pub(crate) fn list(
     let mode = u8::from(strict) | (u8::from(extra == Extra::Native) << 1) | (meta_bits << 2);
     let mut failed = None;
     let list = lists.get_or_build((provider, mode), members, |members| {
-        let mut definitions = Vec::with_capacity(members.len() + metas.len() + 1);
-        let listed = members.iter().map(|&i| &tools[i as usize]);
+        let every = members.is_none();
+        let members = members.unwrap_or_default();
+        let count = if every { tools.len() } else { members.len() };
+        let mut definitions = Vec::with_capacity(count + metas.len() + 1);
+        let listed: Box<dyn Iterator<Item = &Tool>> = match every {
+            true => Box::new(tools.iter()),
+            false => Box::new(members.iter().map(|&i| &tools[i as usize])),
+        };
         for tool in listed.chain(metas.iter().copied()) {
             let mut definition = match strict {
                 false => cached(tool, provider).clone(),
@@ -152,31 +158,35 @@ fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
 /// assert_eq!(gemini[0]["functionDeclarations"][0]["name"], "define");
 /// ```
 #[derive(Clone)]
-pub struct ProviderTools {
-    value: Arc<Value>,
-    json: Arc<str>,
+pub struct ProviderTools(Arc<Built>);
+
+/// A list as built once: shared by every answer that hands it out, so that handing it out is
+/// one reference count.
+struct Built {
+    value: Value,
+    json: Box<str>,
     provider: Provider,
 }
 
 impl ProviderTools {
     fn new(provider: Provider, value: Value) -> Self {
-        let json = Arc::from(value.to_string());
-        Self {
-            value: Arc::new(value),
+        let json = value.to_string().into_boxed_str();
+        Self(Arc::new(Built {
+            value,
             json,
             provider,
-        }
+        }))
     }
 
     /// The provider whose shape the list has.
     pub fn provider(&self) -> Provider {
-        self.provider
+        self.0.provider
     }
 
     /// The tool objects, in list order (Gemini's function declarations).
     pub fn as_slice(&self) -> &[Value] {
-        let list = self.value.as_array().map_or(&[][..], Vec::as_slice);
-        match (self.provider, list) {
+        let list = self.0.value.as_array().map_or(&[][..], Vec::as_slice);
+        match (self.0.provider, list) {
             (Provider::Gemini, [wrapper]) => wrapper["functionDeclarations"]
                 .as_array()
                 .map_or(&[][..], Vec::as_slice),
@@ -206,12 +216,12 @@ impl ProviderTools {
 
     /// The list as compact JSON text.
     pub fn json(&self) -> &str {
-        &self.json
+        &self.0.json
     }
 
     /// The list as a [`Value`] (a copy).
     pub fn to_value(&self) -> Value {
-        (*self.value).clone()
+        self.0.value.clone()
     }
 }
 
@@ -228,44 +238,44 @@ impl Deref for ProviderTools {
     type Target = Value;
 
     fn deref(&self) -> &Value {
-        &self.value
+        &self.0.value
     }
 }
 
 impl PartialEq for ProviderTools {
     fn eq(&self, other: &Self) -> bool {
-        self.value == other.value
+        self.0.value == other.0.value
     }
 }
 
 impl PartialEq<Value> for ProviderTools {
     fn eq(&self, other: &Value) -> bool {
-        *self.value == *other
+        self.0.value == *other
     }
 }
 
 impl PartialEq<ProviderTools> for Value {
     fn eq(&self, other: &ProviderTools) -> bool {
-        *self == *other.value
+        *self == other.0.value
     }
 }
 
 impl Serialize for ProviderTools {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.value.serialize(serializer)
+        self.0.value.serialize(serializer)
     }
 }
 
 impl fmt::Display for ProviderTools {
     /// The JSON text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.json)
+        f.write_str(&self.0.json)
     }
 }
 
 impl fmt::Debug for ProviderTools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.value.fmt(f)
+        self.0.value.fmt(f)
     }
 }
 
@@ -275,11 +285,14 @@ impl fmt::Debug for ProviderTools {
 #[derive(Default)]
 pub(crate) struct ListCache {
     lists: RwLock<FxHashMap<ListKey, ProviderTools>>,
+    /// The list of every tool, unfiltered, by provider and strictness: read without a lock or
+    /// a hash, once built.
+    every: [OnceLock<ProviderTools>; 2 * Provider::ALL.len()],
 }
 
 /// A provider, the list's mode (strict, native search, which meta-tools), and the positions,
-/// in the snapshot, of the tools of a list.
-type ListKey = ((Provider, u8), Box<[u32]>);
+/// in the snapshot, of the tools of a list (`None`: every tool, found without hashing them).
+type ListKey = ((Provider, u8), Option<Box<[u32]>>);
 
 /// How many distinct lists one snapshot keeps.
 const MAX_CACHED_LISTS: usize = 256;
@@ -290,9 +303,17 @@ impl ListCache {
     fn get_or_build(
         &self,
         provider: (Provider, u8),
-        members: Box<[u32]>,
-        build: impl FnOnce(&[u32]) -> Option<Value>,
+        members: Option<Box<[u32]>>,
+        build: impl FnOnce(Option<&[u32]>) -> Option<Value>,
     ) -> Option<ProviderTools> {
+        // Every tool, in the plain or strict mode (no meta-tools, no native search).
+        let every = match (&members, provider.1) {
+            (None, mode @ (0 | 1)) => Some(&self.every[2 * provider.0.index() + usize::from(mode)]),
+            _ => None,
+        };
+        if let Some(list) = every.and_then(OnceLock::get) {
+            return Some(list.clone());
+        }
         let key = (provider, members);
         let read = self
             .lists
@@ -302,7 +323,10 @@ impl ListCache {
             return Some(list.clone());
         }
         drop(read);
-        let list = ProviderTools::new(key.0.0, build(&key.1)?);
+        let list = ProviderTools::new(key.0.0, build(key.1.as_deref())?);
+        if let Some(every) = every {
+            return Some(every.get_or_init(|| list).clone());
+        }
         let mut write = self
             .lists
             .write()

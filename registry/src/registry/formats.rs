@@ -65,18 +65,23 @@ impl Registry {
             Some(scope) => self.extra(&snapshot, provider, scope),
             None => Extra::Nothing,
         };
-        let members: Box<[u32]> = match (extra, scope) {
+        let members: Option<Box<[u32]>> = match (extra, scope) {
+            // Every tool, unfiltered: found in the cache without listing them.
+            (_, None) if !listing.filters() => None,
             // Deferred tools are in the list, flagged for the provider's own search; every
             // tool, whatever the scope and switches, for `Listing::every`.
-            (Extra::Native, _) | (_, None) => (snapshot.tools.iter().enumerate())
-                .filter(|(i, tool)| visible(*i) && listing.keeps(tool))
-                .map(|(i, _)| i as u32)
-                .collect(),
-            (_, Some(scope)) => self
-                .listed(&snapshot, scope)
-                .filter(|(_, tool)| listing.keeps(tool))
-                .map(|(i, _)| i as u32)
-                .collect(),
+            (Extra::Native, _) | (_, None) => Some(
+                (snapshot.tools.iter().enumerate())
+                    .filter(|(i, tool)| visible(*i) && listing.keeps(tool))
+                    .map(|(i, _)| i as u32)
+                    .collect(),
+            ),
+            (_, Some(scope)) => Some(
+                self.listed(&snapshot, scope)
+                    .filter(|(_, tool)| listing.keeps(tool))
+                    .map(|(i, _)| i as u32)
+                    .collect(),
+            ),
         };
         let metas: Vec<&'static Tool> = match extra {
             Extra::MetaTools => (self.meta_tools_of(&snapshot))
@@ -85,9 +90,11 @@ impl Registry {
             _ => Vec::new(),
         };
         let mut meta_bits = 0;
-        for (bit, meta) in self.meta_tools_of(&snapshot).enumerate() {
-            if metas.iter().any(|m| m.same(meta)) {
-                meta_bits |= 1 << bit;
+        if !metas.is_empty() {
+            for (bit, meta) in self.meta_tools_of(&snapshot).enumerate() {
+                if metas.iter().any(|m| m.same(meta)) {
+                    meta_bits |= 1 << bit;
+                }
             }
         }
         let tools = &snapshot.tools;

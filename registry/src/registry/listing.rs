@@ -70,6 +70,12 @@ impl<'a> Listing<'a> {
         }
     }
 
+    /// Whether a filter narrows the listing.
+    #[inline]
+    pub(crate) fn filters(&self) -> bool {
+        self.keep.is_some()
+    }
+
     /// Whether the filter keeps `tool`.
     #[inline]
     pub(crate) fn keeps(&mut self, tool: &Tool) -> bool {
