@@ -183,6 +183,29 @@ impl ProviderTools {
         self.0.provider
     }
 
+    /// Whether `self` and `other` are the one list the registry built (for the same snapshot,
+    /// provider, mode and tools) and handed out twice: what a front end that keeps something
+    /// made from a list (its own typed copy) checks to reuse it.
+    ///
+    /// ```
+    /// # use tool_registry::tool;
+    /// use tool_registry::format::Provider;
+    /// use tool_registry::{Listing, Registry};
+    ///
+    /// /// Define a word.
+    /// #[tool]
+    /// fn define(word: String) -> String { word }
+    ///
+    /// let registry = Registry::global();
+    /// let first = registry.provider_tools(Provider::Mcp, Listing::every());
+    /// let again = registry.provider_tools(Provider::Mcp, Listing::every());
+    /// assert!(first.same(&again));
+    /// assert!(!first.same(&registry.provider_tools(Provider::OpenAi, Listing::every())));
+    /// ```
+    pub fn same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// The tool objects, in list order (Gemini's function declarations).
     pub fn as_slice(&self) -> &[Value] {
         let list = self.0.value.as_array().map_or(&[][..], Vec::as_slice);

@@ -20,7 +20,7 @@ use super::link;
 use super::sessions::SessionLimits;
 use super::tasks;
 use crate::call::{Ctx, LogLevel, ToolResult};
-use crate::format::Provider;
+use crate::format::{Provider, ProviderTools};
 use crate::http::ConnectionLimits;
 use crate::registry::Shared;
 use crate::scope::Scope;
@@ -48,6 +48,46 @@ pub struct McpServer {
     /// Dropped with the last handle of a session's handler: the tasks the session started
     /// hear it and end.
     alive: Arc<watch::Sender<()>>,
+    /// The registry's MCP lists as rmcp's `Tool`s, each converted once, shared by every
+    /// session.
+    typed: Arc<TypedLists>,
+}
+
+/// The registry's MCP lists as rmcp's [`Tool`]s: each list the registry hands out converted
+/// once, and its pages cut from that. The lists last asked for are kept, a few at most (callers
+/// of a few kinds share a few lists; a change of the registry makes new ones).
+#[derive(Default)]
+struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Arc<[Tool]>)>>);
+
+/// How many lists [`TypedLists`] keeps.
+const TYPED_LISTS: usize = 8;
+
+impl TypedLists {
+    fn of(&self, list: &ProviderTools) -> Result<Arc<[Tool]>, ErrorData> {
+        let lock = || {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some((_, tools)) = lock().iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(Arc::clone(tools));
+        }
+        let tools = (list.iter())
+            .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
+            .collect::<Result<Arc<[Tool]>, _>>()
+            .map_err(|error| {
+                ErrorData::internal_error(
+                    format!("a tool definition is not MCP's shape: {error}"),
+                    None,
+                )
+            })?;
+        let mut kept = lock();
+        if kept.len() == TYPED_LISTS {
+            kept.remove(0);
+        }
+        kept.push((list.clone(), Arc::clone(&tools)));
+        Ok(tools)
+    }
 }
 
 /// The scope the bearer check of the HTTP transport found for a request: the caller served
@@ -68,6 +108,7 @@ impl McpServer {
             tasks: Tasks::default(),
             log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
             alive: Arc::new(watch::Sender::new(())),
+            typed: Arc::default(),
         }
     }
 
@@ -257,7 +298,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let this = self.caller(&context.extensions);
         let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
-        let all = list.as_slice();
+        let all = self.typed.of(&list)?;
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
             Some(cursor) => decode_cursor(&cursor)
@@ -265,16 +306,7 @@ impl ServerHandler for McpServer {
                 .ok_or_else(|| invalid_cursor(&cursor))?,
         };
         let end = start.saturating_add(this.page_size).min(all.len());
-        let tools = all[start..end]
-            .iter()
-            .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| {
-                ErrorData::internal_error(
-                    format!("a tool definition is not MCP's shape: {error}"),
-                    None,
-                )
-            })?;
+        let tools = all[start..end].to_vec();
         let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
         page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
         Ok(page)
