@@ -36,6 +36,9 @@ enum Hostile {
     Silent,
     /// Declares sampling and answers with 10 MB of text.
     Huge,
+    /// Declares sampling and answers with 2 MB of text: read, and over the 1 MiB a completion
+    /// may hold.
+    Big,
 }
 
 /// How many `notifications/cancelled` the hostile clients heard (only a silent client's wait is
@@ -85,7 +88,11 @@ impl ClientHandler for Hostile {
         _params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let text = "x".repeat(10 << 20);
+        let text = "x".repeat(if *self == Self::Big {
+            2 << 20
+        } else {
+            10 << 20
+        });
         Ok(serde_json::from_value(json!({
             "role": "assistant",
             "content": {"type": "text", "text": text},
@@ -273,6 +280,21 @@ async fn a_ten_megabyte_completion_is_refused_at_once_as_too_large() {
     assert!(is_error, "{text}");
     assert!(text.contains("TooLarge"), "{text}");
     assert!(text.contains("bytes: None, limit: 4194304"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_read_but_over_its_bound_is_too_large_with_its_size() {
+    let served = serve().await;
+    let client = connect(&served, Hostile::Big).await;
+    let (text, is_error) = call(&client, "sample").await;
+    assert!(is_error, "{text}");
+    assert!(text.contains("TooLarge"), "{text}");
+    // Its size as compact JSON: the text, its quotes and `{"type":"text","text":...}`.
+    let size = (2 << 20) + r#"{"type":"text","text":""}"#.len();
+    assert!(
+        text.contains(&format!("bytes: Some({size}), limit: 1048576")),
+        "{text}"
+    );
 }
 
 /// An MCP client speaking streamable HTTP by hand (the 2025-11-25 revision).
