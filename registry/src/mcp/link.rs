@@ -63,7 +63,7 @@ pub(super) struct McpClient {
     steps: AtomicU64,
     /// Where the call's answer stream can be released: the HTTP sessions' streams, the
     /// session and the request.
-    stream: Option<(Arc<Resumable>, String, RequestId)>,
+    stream: Option<(Arc<Resumable>, axum::http::HeaderValue, RequestId)>,
 }
 
 impl McpClient {
@@ -91,8 +91,9 @@ impl McpClient {
     ) -> Self {
         self.stream = parts.and_then(|parts| {
             let resumable = parts.extensions.get::<Arc<Resumable>>()?;
-            let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-            Some((Arc::clone(resumable), session.to_owned(), request.clone()))
+            // The header kept as it came (a reference count), read as text only on release.
+            let session = parts.headers.get("mcp-session-id")?.clone();
+            Some((Arc::clone(resumable), session, request.clone()))
         });
         self
     }
@@ -178,7 +179,11 @@ impl ClientLink for McpClient {
     fn release_stream(&self) -> bool {
         self.stream
             .as_ref()
-            .is_some_and(|(streams, session, request)| streams.release(session, request))
+            .is_some_and(|(streams, session, request)| {
+                session
+                    .to_str()
+                    .is_ok_and(|session| streams.release(session, request))
+            })
     }
 
     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {

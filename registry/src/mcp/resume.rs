@@ -69,10 +69,12 @@ impl Resumable {
         stream: impl Stream<Item = ServerSseMessage> + Send + Sync + 'static,
     ) -> Watched {
         let key = request.map(|request| (session.clone(), request));
-        let signal = Arc::new(Signal::default());
-        if let Some(key) = &key {
+        // Only a stream that can be released is kept track of.
+        let signal = key.as_ref().map(|key| {
+            let signal = Arc::new(Signal::default());
             lock(&self.open).insert(key.clone(), Arc::clone(&signal));
-        }
+            signal
+        });
         Watched {
             inner: Some(Box::pin(stream)),
             signal,
@@ -133,7 +135,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A request's answer stream, ended early when its call releases it.
 pub(super) struct Watched {
     inner: Option<Stream_>,
-    signal: Arc<Signal>,
+    /// Told when the stream is released; `None` for a stream that cannot be.
+    signal: Option<Arc<Signal>>,
     session: SessionId,
     /// The stream's part of its event ids, once an event has shown it.
     stream: Option<String>,
@@ -149,8 +152,10 @@ impl Stream for Watched {
         let Some(inner) = this.inner.as_mut() else {
             return Poll::Ready(None);
         };
-        this.signal.waker.register(cx.waker());
-        let released = this.signal.released.load(Ordering::Acquire);
+        let released = this.signal.as_ref().is_some_and(|signal| {
+            signal.waker.register(cx.waker());
+            signal.released.load(Ordering::Acquire)
+        });
         match inner.as_mut().poll_next(cx) {
             Poll::Ready(Some(event)) => {
                 if this.stream.is_none()
@@ -194,10 +199,11 @@ impl Drop for Watched {
     fn drop(&mut self) {
         if let (Some(key), Some(owner)) = (self.key.take(), self.owner.upgrade()) {
             let mut open = lock(&owner.open);
-            if open
-                .get(&key)
-                .is_some_and(|signal| Arc::ptr_eq(signal, &self.signal))
-            {
+            if open.get(&key).is_some_and(|signal| {
+                self.signal
+                    .as_ref()
+                    .is_some_and(|own| Arc::ptr_eq(signal, own))
+            }) {
                 open.remove(&key);
             }
         }

@@ -325,8 +325,16 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.check(id)?;
+        // Only a tool's call can release its stream: other requests are not kept track of.
         let request = match &message {
-            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            ClientJsonRpcMessage::Request(request)
+                if matches!(
+                    request.request,
+                    rmcp::model::ClientRequest::CallToolRequest(_)
+                ) =>
+            {
+                Some(request.id.clone())
+            }
             _ => None,
         };
         let stream = self.inner.create_stream(id, message).await?;
