@@ -320,6 +320,9 @@ where
         Err(error) => return usage(&error, out, err),
     };
     let _runtime = RuntimeGuard;
+    if cli.command.serves() {
+        runtime::serve_on_every_core();
+    }
     #[cfg(feature = "redis")]
     let fleet = match cli.fleet.fleet(err) {
         Ok(fleet) => fleet,

@@ -1,5 +1,7 @@
-//! The command line's async runtime: one current-thread runtime per run, made on first use,
-//! ended without waiting for what a timed-out blocking tool still does.
+//! The command line's async runtime: one runtime per run, made on first use, ended without
+//! waiting for what a timed-out blocking tool still does. A command that answers one request
+//! runs on the current thread; a server (`serve`, `mcp`) on a worker per core, so that its
+//! connections are served in parallel.
 
 use std::io::Write;
 
@@ -8,9 +10,17 @@ thread_local! {
     /// that what one step starts (the HTTP client's connections) serves the next.
     static RUNTIME: std::cell::RefCell<Option<std::rc::Rc<tokio::runtime::Runtime>>> =
         const { std::cell::RefCell::new(None) };
+    /// Whether this run's runtime, when made, has a worker per core.
+    static SERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs a future on the command's current-thread runtime with timers (made on first use).
+/// Makes this thread's next runtime one with a worker per core (a server's); called before
+/// the command's first [`block_on`].
+pub(super) fn serve_on_every_core() {
+    SERVING.with(|serving| serving.set(true));
+}
+
+/// Runs a future on the command's runtime with timers (made on first use).
 pub(crate) fn block_on<F: std::future::Future>(
     err: &mut dyn Write,
     future: F,
@@ -18,10 +28,11 @@ pub(crate) fn block_on<F: std::future::Future>(
     let runtime = RUNTIME.with(|slot| {
         let mut slot = slot.borrow_mut();
         if slot.is_none() {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let mut builder = match SERVING.with(std::cell::Cell::get) {
+                true => tokio::runtime::Builder::new_multi_thread(),
+                false => tokio::runtime::Builder::new_current_thread(),
+            };
+            match builder.enable_all().build() {
                 Ok(runtime) => *slot = Some(std::rc::Rc::new(runtime)),
                 Err(error) => return Err(error),
             }
@@ -45,6 +56,7 @@ pub(super) struct RuntimeGuard;
 impl Drop for RuntimeGuard {
     fn drop(&mut self) {
         let runtime = RUNTIME.with(|slot| slot.borrow_mut().take());
+        SERVING.with(|serving| serving.set(false));
         if let Some(runtime) = runtime.and_then(|rc| std::rc::Rc::try_unwrap(rc).ok()) {
             runtime.shutdown_background();
         }

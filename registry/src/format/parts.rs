@@ -18,9 +18,10 @@ pub(super) fn answer_value(result: &ToolResult) -> Value {
 
 /// [`answer_value`] as text: a string as it is, anything else as compact JSON.
 pub(super) fn text_of(result: &ToolResult) -> String {
-    match answer_value(result) {
-        Value::String(text) => text,
-        other => other.to_string(),
+    match (&result.content, &result.message) {
+        (Value::Null, Some(message)) => message.clone(),
+        (Value::String(text), _) => text.clone(),
+        (content, _) => content.to_string(),
     }
 }
 

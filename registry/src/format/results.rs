@@ -162,21 +162,53 @@ fn chat_messages(call: &ToolCall, result: &ToolResult, text: String) -> Vec<Valu
 /// The MCP `CallToolResult` of `result`: `text` (the value as the model reads it) as the first
 /// block unless there is no value, then every block; `structuredContent` as the header says.
 fn mcp_message(output_schema: Option<&Value>, text: String, result: &ToolResult) -> Value {
+    let parts = McpParts::of(output_schema, text, result);
     let mut content = Vec::with_capacity(1 + result.blocks.len());
-    if !matches!((&result.content, &result.message), (Value::Null, None)) {
+    if let Some(text) = parts.text {
         content.push(json!({ "type": "text", "text": text }));
     }
     content.extend(result.blocks.iter().map(super::mcp::content_block));
     let mut message = Map::new();
     message.insert("content".into(), Value::Array(content));
-    let structured = output_schema
-        .filter(|_| result.success)
-        .and_then(|schema| super::mcp::structured_content(schema, &result.content));
-    if let Some(structured) = structured {
+    if let Some(structured) = parts.structured {
         message.insert("structuredContent".into(), structured);
     }
-    message.insert("isError".into(), (!result.success).into());
+    message.insert("isError".into(), parts.is_error.into());
     Value::Object(message)
+}
+
+/// What MCP's `CallToolResult` of a result holds besides its blocks (which follow the text,
+/// each as [`content_block`](super::mcp::content_block) writes it): the one message of
+/// [`result_message`] for [`Provider::Mcp`], in parts, for the MCP server to build rmcp's type
+/// from without a `Value` in between.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP server
+pub(crate) struct McpParts {
+    /// The first text block: the value as the model reads it; `None` when there is no value.
+    pub(crate) text: Option<String>,
+    /// `structuredContent`, for a successful value of a tool that declares an output schema.
+    pub(crate) structured: Option<Value>,
+    /// `isError`.
+    pub(crate) is_error: bool,
+}
+
+impl McpParts {
+    /// The parts of `result` (`text` being [`text_of`] it) for a tool of `output_schema`.
+    fn of(output_schema: Option<&Value>, text: String, result: &ToolResult) -> Self {
+        let has_value = !matches!((&result.content, &result.message), (Value::Null, None));
+        Self {
+            text: has_value.then_some(text),
+            structured: output_schema
+                .filter(|_| result.success)
+                .and_then(|schema| super::mcp::structured_content(schema, &result.content)),
+            is_error: !result.success,
+        }
+    }
+
+    /// The parts of `result` for a tool of `output_schema`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP server
+    pub(crate) fn new(output_schema: Option<&Value>, result: &ToolResult) -> Self {
+        Self::of(output_schema, text_of(result), result)
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, ResultType};
 use serde_json::Value;
 
-use crate::call::{ToolCall, ToolError, ToolResult};
-use crate::format::Provider;
-use crate::format::mcp::{file_name, unwrap_structured};
+use crate::Tool;
+use crate::call::{ToolError, ToolResult};
+use crate::format::McpParts;
+use crate::format::mcp::{content_block, file_name, unwrap_structured};
 use crate::media::{
     Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink, wire,
 };
@@ -181,18 +182,36 @@ fn binary(kind: BlockKind, text: &str, limits: &ContentLimits) -> Result<bytes::
 }
 
 /// `result`, the answer of the tool `name`, as rmcp's `CallToolResult`: the registry's MCP
-/// result message read into it. The message's strings (a block's base64 above all) are moved
-/// into the `CallToolResult`, not copied.
+/// result message ([`Registry::result_message`] for MCP) built as rmcp's types, the text and
+/// the structured value moved in, a block read into rmcp's type from the registry's wire form.
 pub(crate) fn call_tool_result(
     registry: &Registry,
     name: &str,
     result: &ToolResult,
 ) -> Result<CallToolResult, ErrorData> {
-    let call = ToolCall::new(name, Value::Null);
-    let message = registry.result_message(Provider::Mcp, &call, result);
-    let mut answer: CallToolResult = serde_json::from_value(message).map_err(|error| {
-        ErrorData::internal_error(format!("the result is not MCP's shape: {error}"), None)
-    })?;
+    let tool = registry.lookup(name);
+    typed_answer(tool.as_ref().and_then(Tool::output_schema), result)
+}
+
+/// [`call_tool_result`] for a tool whose output schema is at hand.
+pub(super) fn typed_answer(
+    output_schema: Option<&Value>,
+    result: &ToolResult,
+) -> Result<CallToolResult, ErrorData> {
+    let parts = McpParts::new(output_schema, result);
+    let mut content = Vec::with_capacity(usize::from(parts.text.is_some()) + result.blocks.len());
+    content.extend(parts.text.map(ContentBlock::text));
+    for block in &result.blocks {
+        let block = serde_json::from_value(content_block(block)).map_err(|error| {
+            ErrorData::internal_error(format!("a block is not MCP's shape: {error}"), None)
+        })?;
+        content.push(block);
+    }
+    let mut answer = match parts.is_error {
+        false => CallToolResult::success(content),
+        true => CallToolResult::error(content),
+    };
+    answer.structured_content = parts.structured;
     answer.result_type = Some(ResultType::COMPLETE);
     Ok(answer)
 }
@@ -344,6 +363,55 @@ mod tests {
         match super::answer(failed, &mounted(false)) {
             Err(ToolError::Handler { message, .. }) => assert_eq!(message, "no"),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The typed answer the server sends is the registry's MCP result message, whatever the
+    /// result holds: a value, a message only, nothing, an error, every kind of block, with and
+    /// without an output schema (an object one and a wrapped one).
+    #[test]
+    fn the_typed_answer_is_the_registrys_mcp_message() {
+        use crate::ToolSpec;
+        use crate::call::ToolCall;
+        use crate::format::Provider;
+
+        let registry = Registry::builder().without_linked().build().unwrap();
+        let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        for (name, schema) in [
+            ("plain", None),
+            ("object", Some(object)),
+            ("wrapped", Some(json!({"type": "array"}))),
+        ] {
+            let mut spec = ToolSpec::builder(name);
+            if let Some(schema) = schema {
+                spec = spec.output_schema(schema);
+            }
+            registry.register(spec.build().unwrap(), None).unwrap();
+        }
+        let link = crate::media::ResourceLink::new("kb://q3", "q3").with_mime_type("text/csv");
+        let results = [
+            ToolResult::ok(json!({"n": 3})),
+            ToolResult::ok(json!([1, "two"])),
+            ToolResult::ok(json!("text")),
+            ToolResult::ok(Value::Null),
+            ToolResult::ok(json!({"n": 1}))
+                .with_block(Block::text("a caption"))
+                .with_block(Image::png(PNG.to_vec()))
+                .with_block(File::new("q3.csv", b"a,b\n".to_vec()))
+                .with_block(link)
+                .with_block(Resource::text("kb://notes", "a note")),
+            ToolResult::failure("it broke"),
+        ];
+        for name in ["plain", "object", "wrapped", "unknown"] {
+            for result in &results {
+                let typed = call_tool_result(&registry, name, result).unwrap();
+                let mut typed = serde_json::to_value(typed).unwrap();
+                assert_eq!(typed["resultType"], "complete");
+                typed.as_object_mut().unwrap().remove("resultType");
+                let call = ToolCall::new(name, Value::Null);
+                let message = registry.result_message(Provider::Mcp, &call, result);
+                assert_eq!(typed, message, "{name}: {result:?}");
+            }
         }
     }
 }

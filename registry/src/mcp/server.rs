@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::answer::call_tool_result;
+use super::answer::{call_tool_result, typed_answer};
 use super::confirm::{self, Answer};
 use super::link;
 use super::sessions::SessionLimits;
@@ -319,10 +319,10 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let this = self.caller(&context.extensions);
         let (registry, scope) = (&this.registry, &this.scope);
-        let name = request.name.to_string();
+        let name: &str = &request.name;
         // Hidden is unknown: the same error, from the same check, for both.
-        let Some(tool) = registry.get(&name, scope) else {
-            return Err(unknown(&name));
+        let Some(tool) = registry.get(name, scope) else {
+            return Err(unknown(name));
         };
         let answer = confirm::answer_of(
             request.request_state.as_deref(),
@@ -334,7 +334,7 @@ impl ServerHandler for McpServer {
         // confirmation stage applies (a tool that always asks, a `confirm_if`, a hook that may
         // ask), as the pipeline decides it.
         let shown = registry
-            .may_ask_approval(&name, scope)
+            .may_ask_approval(name, scope)
             .then(|| arguments.clone());
         let client = Arc::new(
             link::McpClient::new(
@@ -413,7 +413,7 @@ impl ServerHandler for McpServer {
         {
             return Ok(question.into());
         }
-        call_tool_result(registry, name, &result).map(Into::into)
+        typed_answer(tool.output_schema(), &result).map(Into::into)
     }
 
     // Logging is deprecated by the 2026-07-28 revision (SEP-2577); clients of the `initialize`
