@@ -29,8 +29,10 @@ pub(crate) fn block_on<F: std::future::Future>(
         let mut slot = slot.borrow_mut();
         if slot.is_none() {
             let mut builder = match SERVING.with(std::cell::Cell::get) {
+                // Only a server (`http`, `mcp`) asks for every core.
+                #[cfg(feature = "http")]
                 true => tokio::runtime::Builder::new_multi_thread(),
-                false => tokio::runtime::Builder::new_current_thread(),
+                _ => tokio::runtime::Builder::new_current_thread(),
             };
             match builder.enable_all().build() {
                 Ok(runtime) => *slot = Some(std::rc::Rc::new(runtime)),

@@ -25,6 +25,7 @@ pub(super) struct TaskArgs {
 
 impl TaskArgs {
     /// The tasks of a server: in `store`, with these timings.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the servers are `http`'s and `mcp`'s
     pub(super) fn tasks(&self, store: Option<Arc<dyn TaskStore>>) -> Tasks {
         let limits = TaskLimits {
             after: self.task_after,

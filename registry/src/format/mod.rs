@@ -40,7 +40,9 @@ pub use mode::{ListFormat, Strict};
 pub(crate) use prompt::prompt_block;
 pub(crate) use provider::wire_aliases;
 pub use provider::{Provider, UnknownProvider};
-pub(crate) use results::{McpParts, result_message, result_messages};
+#[cfg(feature = "mcp")]
+pub(crate) use results::McpParts;
+pub(crate) use results::{result_message, result_messages};
 pub use strict::StrictError;
 pub(crate) use targets::check_all as check_targets;
 pub use targets::{Target, TargetError};
