@@ -4,6 +4,9 @@
 //! - `mcp/call`: a `tools/call` round trip of `echo_0500` to our [`McpServer`] (`ours`) and to
 //!   the macro-routed server (`rmcp_macros`), against a direct call of the same tool in the
 //!   registry (`direct`, the baseline);
+//! - `mcp/handler`: the same call without a transport: each server's `call_tool` handler
+//!   called with a request context made for the call, and the registry's call of the tool with
+//!   the arguments as text (`registry_text`);
 //! - `mcp/list_1000`: `tools/list` of 1,000 tools for one caller, to each server, against the
 //!   registry's own cached MCP list (`direct`).
 //!
@@ -41,8 +44,11 @@ mod echo;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
+    NumberOrString, Tool,
+};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 use tool_registry::format::Provider;
@@ -124,12 +130,22 @@ impl MacroEcho {
 
 /// A client session with `server` over an in-process pipe; the server runs on the runtime.
 async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
+    connect_with_peer(server).await.0
+}
+
+/// [`connect`], and the server's side of the session: what a handler's request context holds.
+async fn connect_with_peer<S: ServerHandler>(
+    server: S,
+) -> (RunningService<RoleClient, ()>, Peer<RoleServer>) {
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (peer_tx, peer_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
         let running = server.serve(tokio::io::split(server_end)).await.unwrap();
+        let _ = peer_tx.send(running.peer().clone());
         let _ = running.waiting().await;
     });
-    ().serve(tokio::io::split(client_end)).await.unwrap()
+    let client = ().serve(tokio::io::split(client_end)).await.unwrap();
+    (client, peer_rx.await.unwrap())
 }
 
 /// What a listed tool says of itself: its name, description and input schema.
@@ -156,10 +172,10 @@ fn answered(result: &CallToolResult) -> (Value, bool) {
 fn mcp(c: &mut Criterion) {
     let runtime = runtime();
     let registry: Arc<Registry> = echo::echo_registry(names());
-    let (ours, theirs) = runtime.block_on(async {
+    let (ours, theirs, peer) = runtime.block_on(async {
         let ours = connect(McpServer::new(registry.clone(), Scope::trusted())).await;
-        let theirs = connect(MacroEcho::new(names())).await;
-        (ours, theirs)
+        let (theirs, peer) = connect_with_peer(MacroEcho::new(names())).await;
+        (ours, theirs, peer)
     });
     let arguments = serde_json::json!({"text": "the quick brown fox"})
         .as_object()
@@ -211,6 +227,51 @@ fn mcp(c: &mut Criterion) {
         b.iter(|| {
             runtime
                 .block_on(theirs.call_tool(black_box(call())))
+                .unwrap()
+        })
+    });
+    group.finish();
+
+    // The handlers alone, no transport: each server's `call_tool` with a request context made
+    // for the call (what rmcp's service hands a handler), and the registry's own call of the
+    // same tool with the arguments as text.
+    let (our_server, their_server) = (
+        McpServer::new(registry.clone(), Scope::trusted()),
+        MacroEcho::new(names()),
+    );
+    let context = || RequestContext::new(NumberOrString::Number(1), peer.clone());
+    let text = serde_json::to_string(&arguments).unwrap();
+    let (our_answer, their_answer) = runtime.block_on(async {
+        let ours = our_server.call_tool(call(), context()).await.unwrap();
+        let theirs = their_server.call_tool(call(), context()).await.unwrap();
+        (ours, theirs)
+    });
+    let complete = |response: CallToolResponse| match response {
+        CallToolResponse::Complete(result) => answered(&result),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(complete(our_answer), complete(their_answer));
+    let mut group = c.benchmark_group("mcp/handler");
+    group.bench_function("registry_text", |b| {
+        b.iter(|| {
+            runtime.block_on(
+                registry
+                    .call("echo_0500", black_box(text.as_str()), &ctx)
+                    .for_model(),
+            )
+        })
+    });
+    group.bench_function("ours", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(our_server.call_tool(black_box(call()), context()))
+                .unwrap()
+        })
+    });
+    group.bench_function("rmcp_macros", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(their_server.call_tool(black_box(call()), context()))
                 .unwrap()
         })
     });

@@ -21,7 +21,8 @@ pub(super) fn text_of(result: &ToolResult) -> String {
     match (&result.content, &result.message) {
         (Value::Null, Some(message)) => message.clone(),
         (Value::String(text), _) => text.clone(),
-        (content, _) => content.to_string(),
+        // Written by serde, not through `Display`'s formatter; a `Value` always serializes.
+        (content, _) => serde_json::to_string(content).unwrap_or_default(),
     }
 }
 
