@@ -7,6 +7,9 @@
 //! - `mcp/handler`: the same call without a transport: each server's `call_tool` handler
 //!   called with a request context made for the call, and the registry's call of the tool with
 //!   the arguments as text (`registry_text`);
+//! - `peers/add`: the text path beside its peers: `Registry::call` of the trivial linked `add`
+//!   with its arguments as text, rmcp's handler of the same tool (the text read into rmcp's
+//!   arguments object, then `call_tool`), and a hand-written `match` over serde;
 //! - `mcp/list_1000`: `tools/list` of 1,000 tools for one caller, to each server, against the
 //!   registry's own cached MCP list (`direct`).
 //!
@@ -39,6 +42,10 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
+// The linked tools (`add` among them) and the hand-written dispatcher of `--bench dispatch`; not
+// every item of it is used here.
+#[allow(dead_code)]
+mod common;
 mod echo;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -127,6 +134,39 @@ impl MacroEcho {
         Self { tool_router }
     }
 }
+
+/// The arguments of rmcp's `add`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    /// The first addend
+    a: i64,
+    /// The second addend
+    b: i64,
+}
+
+/// rmcp's macro-routed server of the trivial `add`, as its examples write a tool.
+#[derive(Clone)]
+struct MacroAdd {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl MacroAdd {
+    fn new() -> Self {
+        Self {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Add two integers.
+    #[tool]
+    async fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
+        a.saturating_add(b).to_string()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MacroAdd {}
 
 /// A client session with `server` over an in-process pipe; the server runs on the runtime.
 async fn connect<S: ServerHandler>(server: S) -> RunningService<RoleClient, ()> {
@@ -290,6 +330,52 @@ fn mcp(c: &mut Criterion) {
     group.finish();
 }
 
+/// The text path against its peers: `Registry::call` of the trivial linked `add` with its
+/// arguments as text (`registry_text`), rmcp's handler of the same tool (`rmcp_handler`: the
+/// text read into the arguments object rmcp takes, and `call_tool` with a request context made
+/// for the call), and a hand-written `match` over serde (`hand_written`), all on one
+/// single-threaded executor inside the runtime's context.
+fn peers(c: &mut Criterion) {
+    use common::block_on;
+
+    let runtime = runtime();
+    let (_client, peer) = runtime.block_on(connect_with_peer(MacroAdd::new()));
+    let _entered = runtime.enter();
+    let server = MacroAdd::new();
+    let registry = Registry::global();
+    let ctx = Ctx::new().with_user("alice");
+    let text = r#"{"a": 20, "b": 22}"#;
+    let rmcp_call = |text: &str| {
+        let arguments: JsonObject = serde_json::from_str(text).unwrap();
+        let params = CallToolRequestParams::new("add").with_arguments(arguments);
+        server.call_tool(
+            params,
+            RequestContext::new(NumberOrString::Number(1), peer.clone()),
+        )
+    };
+    // The same sum from each.
+    let ours = block_on(registry.call("add", text, &ctx)).unwrap();
+    assert_eq!(ours.content, json!(42));
+    let by_hand = block_on(common::hand_written("add", text, &ctx)).unwrap();
+    assert_eq!(by_hand, json!(42));
+    let CallToolResponse::Complete(theirs) = block_on(rmcp_call(text)).unwrap() else {
+        panic!("rmcp's add did not complete");
+    };
+    assert_eq!(answered(&theirs).0, json!([{"type": "text", "text": "42"}]));
+
+    let mut group = c.benchmark_group("peers/add");
+    group.bench_function("hand_written", |b| {
+        b.iter(|| block_on(common::hand_written("add", black_box(text), &ctx)))
+    });
+    group.bench_function("registry_text", |b| {
+        b.iter(|| block_on(registry.call("add", black_box(text), &ctx)))
+    });
+    group.bench_function("rmcp_handler", |b| {
+        b.iter(|| block_on(rmcp_call(black_box(text))))
+    });
+    group.finish();
+}
+
 fn image(c: &mut Criterion) {
     use base64::Engine as _;
     let runtime = runtime();
@@ -342,6 +428,6 @@ fn image(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = config();
-    targets = mcp, image
+    targets = mcp, peers, image
 }
 criterion_main!(benches);
