@@ -181,7 +181,6 @@ fn mcp_message(output_schema: Option<&Value>, text: String, result: &ToolResult)
 /// each as [`content_block`](super::mcp::content_block) writes it): the one message of
 /// [`result_message`] for [`Provider::Mcp`], in parts, for the MCP server to build rmcp's type
 /// from without a `Value` in between.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // read by the MCP server
 pub(crate) struct McpParts {
     /// The first text block: the value as the model reads it; `None` when there is no value.
     pub(crate) text: Option<String>,
