@@ -28,8 +28,8 @@ pub(crate) enum Extra {
 }
 
 /// The list of the tools at `members` (positions in `tools`; `None` for every tool), then
-/// `metas`, for `provider`: taken from `lists`, or built once and kept there. `meta_bits` says which of the meta-tools
-/// `metas` holds, so that lists that differ only in them are kept apart.
+/// `metas`, for `provider`: taken from `lists`, or built once and kept there. `meta_bits` says
+/// which of the meta-tools `metas` holds, so that lists that differ only in them are kept apart.
 #[allow(clippy::too_many_arguments)] // one call site, the registry's; a struct would only rename them
 pub(crate) fn list(
     lists: &ListCache,
@@ -45,14 +45,12 @@ pub(crate) fn list(
     let mode = u8::from(strict) | (u8::from(extra == Extra::Native) << 1) | (meta_bits << 2);
     let mut failed = None;
     let list = lists.get_or_build((provider, mode), members, |members| {
-        let every = members.is_none();
-        let members = members.unwrap_or_default();
-        let count = if every { tools.len() } else { members.len() };
+        let count = members.map_or(tools.len(), <[u32]>::len);
         let mut definitions = Vec::with_capacity(count + metas.len() + 1);
-        let listed: Box<dyn Iterator<Item = &Tool>> = match every {
-            true => Box::new(tools.iter()),
-            false => Box::new(members.iter().map(|&i| &tools[i as usize])),
-        };
+        let listed = (0..count).map(|k| match members {
+            None => &tools[k],
+            Some(members) => &tools[members[k] as usize],
+        });
         for tool in listed.chain(metas.iter().copied()) {
             let mut definition = match strict {
                 false => cached(tool, provider).clone(),

@@ -82,6 +82,10 @@ impl TypedLists {
                 )
             })?;
         let mut kept = lock();
+        // Another request may have converted the same list meanwhile: one copy is kept.
+        if let Some((_, tools)) = kept.iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(Arc::clone(tools));
+        }
         if kept.len() == TYPED_LISTS {
             kept.remove(0);
         }
