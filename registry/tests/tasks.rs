@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tool_registry::task::{
-    Become, InMemoryTaskStore, Started, TaskAnswer, TaskCall, TaskError, TaskLimits, TaskRecord,
-    TaskStatus, TaskStore, Tasks, owner_of,
+    Become, InMemoryTaskStore, Started, TaskAnswer, TaskCall, TaskError, TaskLimits, TaskOwner,
+    TaskRecord, TaskStatus, TaskStore, Tasks, owner_of,
 };
 use tool_registry::{Ctx, Registry, Scope, tool};
 
@@ -48,7 +48,7 @@ fn call(tool: &str, arguments: serde_json::Value, scope: &Scope) -> TaskCall {
         tool: tool.into(),
         arguments,
         ctx: Ctx::for_scope(scope.clone()),
-        owner: owner_of(scope),
+        owner: TaskOwner::of(scope),
         asks: true,
     }
 }
@@ -417,4 +417,126 @@ async fn a_request_dropped_before_its_call_became_a_task_stops_the_call() {
         tasks.list(&owner_of(&alice)).await.unwrap().is_empty(),
         "no task was made"
     );
+}
+
+/// A network guest's call of `nap`, in `session` (none: a stateless request) from `peer`.
+fn guest_call(millis: u64, session: Option<&str>, peer: &str, limits: &TaskLimits) -> TaskCall {
+    let scope = Scope::network_guest();
+    let peer = Some(peer.parse().unwrap());
+    TaskCall {
+        tool: "nap".into(),
+        arguments: json!({ "millis": millis }),
+        ctx: Ctx::for_scope(scope.clone()),
+        owner: TaskOwner::of_caller(&scope, session, peer, &limits.guests),
+        asks: true,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guests_see_only_their_sessions_tasks_and_one_address_cannot_use_up_every_guests_share() {
+    let registry = registry();
+    let limits = TaskLimits::default();
+    let guests = limits.guests.clone();
+    let tasks = Tasks::new(Arc::new(InMemoryTaskStore::new()), limits.clone());
+    let owner = |session| TaskOwner::guest(session, None, &guests).id;
+
+    // Guest A, in its session, from one address: as many running tasks as its address may.
+    let mut a_ids = Vec::new();
+    for _ in 0..guests.running_per_peer {
+        let call = guest_call(60_000, Some("session-a"), "192.0.2.1", &limits);
+        a_ids.push(start(&tasks, &registry, call).await.id);
+    }
+    let refused = tasks
+        .run(
+            registry.clone().into(),
+            guest_call(60_000, Some("session-a"), "192.0.2.1", &limits),
+            Become::Now,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        TaskError::TooMany {
+            limit: guests.running_per_peer,
+            what: "running among the guests of your address",
+        }
+    );
+    // Another session from the same address shares the address's bound...
+    let same_address = guest_call(60_000, Some("session-b"), "192.0.2.1", &limits);
+    assert!(matches!(
+        tasks
+            .run(registry.clone().into(), same_address, Become::Now)
+            .await,
+        Err(TaskError::TooMany { .. })
+    ));
+    // ...a guest elsewhere does not.
+    let b = start(
+        &tasks,
+        &registry,
+        guest_call(60_000, Some("session-b"), "192.0.2.2", &limits),
+    )
+    .await;
+
+    // B's list holds B's task alone; A's tasks are unknown to B, and to a stateless guest.
+    let listed = tasks.list(&owner(Some("session-b"))).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        [b.id.as_str()]
+    );
+    assert_eq!(
+        tasks.list(&owner(Some("session-a"))).await.unwrap().len(),
+        a_ids.len()
+    );
+    for who in [owner(Some("session-b")), owner(None)] {
+        assert_eq!(tasks.get(&who, &a_ids[0]).await, Err(TaskError::NotFound));
+        assert_eq!(
+            tasks.cancel(&who, &a_ids[0]).await,
+            Err(TaskError::NotFound)
+        );
+    }
+    assert!(tasks.list(&owner(None)).await.unwrap().is_empty());
+    let a_first = tasks
+        .get(&owner(Some("session-a")), &a_ids[0])
+        .await
+        .unwrap();
+    assert_eq!(a_first.status, TaskStatus::Working);
+
+    // All the guests together stop at their share, however many addresses they come from.
+    let mut started = a_ids.len() + 1;
+    let mut octet = 3;
+    let refused = loop {
+        let call = guest_call(60_000, None, &format!("192.0.2.{octet}"), &limits);
+        match tasks.run(registry.clone().into(), call, Become::Now).await {
+            Ok(Started::Task(_)) => started += 1,
+            Err(error) => break error,
+            Ok(other) => panic!("not a task: {other:?}"),
+        }
+        octet += 1;
+    };
+    assert_eq!(started, guests.running);
+    assert_eq!(
+        refused,
+        TaskError::TooMany {
+            limit: guests.running,
+            what: "running among all guests",
+        }
+    );
+    // A named caller is bounded as itself, not by the guests' share.
+    start(
+        &tasks,
+        &registry,
+        call("nap", json!({"millis": 1}), &Scope::user("ann")),
+    )
+    .await;
+    // Ending a guest's task gives its place back to its address.
+    tasks
+        .cancel(&owner(Some("session-a")), &a_ids[0])
+        .await
+        .unwrap();
+    start(
+        &tasks,
+        &registry,
+        guest_call(1, Some("session-a"), "192.0.2.1", &limits),
+    )
+    .await;
 }

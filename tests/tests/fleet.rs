@@ -673,7 +673,7 @@ async fn identical_calls_on_one_instance_run_the_handler_once_with_the_cache_in_
 async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tool_registry::task::{
-        Become, Started, TaskCall, TaskError, TaskLimits, TaskStatus, Tasks, owner_of,
+        Become, Started, TaskCall, TaskError, TaskLimits, TaskOwner, TaskStatus, Tasks, owner_of,
     };
 
     let mut redis = Redis::start();
@@ -710,7 +710,7 @@ async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
         tool: "slow".into(),
         arguments: serde_json::json!({}),
         ctx: Ctx::for_scope(scope.clone()),
-        owner: owner.clone(),
+        owner: TaskOwner::of(&scope),
         asks: true,
     };
     let Started::Task(task) = tasks

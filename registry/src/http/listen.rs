@@ -342,9 +342,9 @@ pub(crate) async fn serve(
     let mut tasks = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of descriptors, or a connection reset before it was taken: the
                     // listener itself is fine, so wait a moment and go on.
@@ -364,6 +364,7 @@ pub(crate) async fn serve(
         let registered = open.add();
         tasks.spawn(connection(
             stream,
+            peer,
             registered,
             router.clone(),
             limits.clone(),
@@ -400,9 +401,11 @@ async fn refuse(mut stream: TcpStream) {
     let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
 }
 
-/// One connection, served until it ends, idles out, is evicted, or the server stops.
+/// One connection, served until it ends, idles out, is evicted, or the server stops. Each of
+/// its requests carries the client's address as axum's `ConnectInfo<SocketAddr>`.
 async fn connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     registered: Registered,
     router: Router,
     limits: ConnectionLimits,
@@ -412,7 +415,10 @@ async fn connection(
     let service = {
         let (conn, open) = (Arc::clone(conn), Arc::clone(open));
         let body_timeout = limits.body_timeout;
-        hyper::service::service_fn(move |request: Request<Incoming>| {
+        hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
             let state = if is_stream(&request) {
                 STREAMING
             } else {

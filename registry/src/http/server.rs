@@ -3,13 +3,14 @@
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -24,7 +25,7 @@ use crate::call::{Ctx, ToolError};
 use crate::def::Permission;
 use crate::registry::Shared;
 use crate::scope::Scope;
-use crate::task::{Become, Started, TaskCall, TaskError, TaskSupport, Tasks, owner_of};
+use crate::task::{Become, Started, TaskCall, TaskError, TaskOwner, TaskSupport, Tasks, owner_of};
 
 /// The most bytes of a request body a server reads unless told otherwise: the largest argument
 /// text a tool accepts by default ([`MAX_ARGS_BYTES`]) and 64 KiB for the rest of the request.
@@ -298,6 +299,7 @@ async fn manifest(State(server): State<Arc<Server>>, headers: HeaderMap) -> Resp
 /// `POST /execute`: one call through every gate, for the caller the request may speak for.
 async fn execute(
     State(server): State<Arc<Server>>,
+    connected: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
@@ -353,7 +355,8 @@ async fn execute(
             .get(name, ctx.scope())
             .map_or(TaskSupport::Forbidden, |tool| tool.task_support());
         if support != TaskSupport::Forbidden {
-            return execute_as_task(&server, name, args, ctx, support).await;
+            let peer = connected.map(|Extension(ConnectInfo(addr))| addr.ip());
+            return execute_as_task(&server, name, args, ctx, support, peer).await;
         }
     }
     let result = match (&request.approval_token, caller.trusted && request.confirmed) {
@@ -375,13 +378,15 @@ async fn execute(
 }
 
 /// `POST /execute` of a tool that may become a task, for a client that follows one: `202`
-/// with the task when it became one, else `200` with the result.
+/// with the task when it became one, else `200` with the result. A guest's task (from `peer`)
+/// is reached by its id alone and counts against its address's share and every guest's.
 async fn execute_as_task(
     server: &Server,
     name: &str,
     args: &str,
     ctx: Ctx,
     support: TaskSupport,
+    peer: Option<IpAddr>,
 ) -> Response {
     let arguments: Value = match serde_json::from_str(args) {
         Ok(arguments) => arguments,
@@ -393,7 +398,7 @@ async fn execute_as_task(
             );
         }
     };
-    let owner = owner_of(ctx.scope());
+    let owner = TaskOwner::of_caller(ctx.scope(), None, peer, &server.tasks.limits().guests);
     let call = TaskCall {
         tool: name.to_owned(),
         arguments,

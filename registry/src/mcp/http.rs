@@ -25,6 +25,7 @@ use crate::http::auth::Secret;
 use crate::meta::Permission;
 use crate::registry::Shared;
 use crate::scope::Scope;
+use crate::task::TaskOwner;
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -261,7 +262,11 @@ async fn authenticate(
         Ok(caller) => caller,
         Err(why) => return unauthorized(why),
     };
-    request.extensions_mut().insert(Caller(scope.clone()));
+    // The address a guest's tasks count under (see `task::TaskOwner::guest`).
+    let peer = (request.extensions())
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
+    request.extensions_mut().insert(Caller(scope.clone(), peer));
     request
         .extensions_mut()
         .insert(Arc::clone(gate.sessions.resumable()));
@@ -300,7 +305,10 @@ async fn authenticate(
                 amend = Some(tasks_2025::Amend::Initialize);
             }
             Era2025::Session(id) if gate.sessions.is_of(&id, owner) => {
-                match tasks_2025::handle(&gate.server, &scope, &bytes).await {
+                // A guest's tasks are its session's alone.
+                let guests = &gate.server.tasks_of().limits().guests;
+                let tasks = TaskOwner::of_caller(&scope, Some(&id), peer, guests);
+                match tasks_2025::handle(&gate.server, &scope, &tasks, &bytes).await {
                     Handling::Pass => {}
                     Handling::Amend(kind) => amend = Some(kind),
                     Handling::Answer(message) => return axum::Json(message).into_response(),

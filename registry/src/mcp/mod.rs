@@ -58,7 +58,10 @@
 //!   the call's confirmation, `tasks/cancel` dropping the call) over stdio and HTTP, and the
 //!   2025-11-25 revision's tasks over HTTP (`params.task`, `tasks/get`, `tasks/result`,
 //!   `tasks/list`, `tasks/cancel`). A caller reads only its own tasks; another's is the same
-//!   `-32602` as an unknown id. [`McpModule`] follows a task a mounted server answers with.
+//!   `-32602` as an unknown id. A guest's are its session's, or, without a session, reached
+//!   by their ids alone, and count against its address's share of the guests' bounds
+//!   ([`TaskOwner::guest`](crate::task::TaskOwner::guest)). [`McpModule`] follows a task a
+//!   mounted server answers with.
 //! - Logging: a tool's [`Ctx::log`](crate::Ctx::log) reaches the client as
 //!   `notifications/message`, from the level the session's `logging/setLevel` asked (`info`
 //!   until then), in order, never waiting; a call's progress and log messages are written

@@ -24,7 +24,7 @@ use crate::format::{Provider, ProviderTools};
 use crate::http::ConnectionLimits;
 use crate::registry::Shared;
 use crate::scope::Scope;
-use crate::task::{Started, TaskCall, TaskError, Tasks, owner_of};
+use crate::task::{Started, TaskCall, TaskError, TaskOwner, Tasks, owner_of};
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;
@@ -37,6 +37,8 @@ pub const PAGE_SIZE: usize = 100;
 pub struct McpServer {
     registry: Shared,
     scope: Scope,
+    /// The address the request came from, over HTTP: what a guest's tasks count under.
+    peer: Option<std::net::IpAddr>,
     page_size: usize,
     pub(super) session_limits: SessionLimits,
     pub(super) connection_limits: ConnectionLimits,
@@ -94,10 +96,10 @@ impl TypedLists {
     }
 }
 
-/// The scope the bearer check of the HTTP transport found for a request: the caller served
-/// instead of the server's own scope.
+/// The scope the bearer check of the HTTP transport found for a request (the caller served
+/// instead of the server's own scope), and the address the request came from.
 #[derive(Clone)]
-pub(super) struct Caller(pub(super) Scope);
+pub(super) struct Caller(pub(super) Scope, pub(super) Option<std::net::IpAddr>);
 
 impl McpServer {
     /// Serves `registry` (a `&'static Registry` or an `Arc<Registry>`) to a caller with
@@ -106,6 +108,7 @@ impl McpServer {
         Self {
             registry: registry.into(),
             scope,
+            peer: None,
             page_size: PAGE_SIZE,
             session_limits: SessionLimits::default(),
             connection_limits: ConnectionLimits::default(),
@@ -208,6 +211,7 @@ impl McpServer {
         match found {
             Some(caller) => Self {
                 scope: caller.0.clone(),
+                peer: caller.1,
                 ..self.clone()
             },
             None => self.clone(),
@@ -362,7 +366,9 @@ impl ServerHandler for McpServer {
                 tool: name.to_owned(),
                 arguments,
                 ctx,
-                owner: owner_of(scope),
+                // A request of the stateless revision has no session: a guest's task is reached
+                // by its id alone, and counts against its address's share and every guest's.
+                owner: TaskOwner::of_caller(scope, None, this.peer, &this.tasks.limits().guests),
                 asks: true,
             };
             // Boxed: the future of a call that is no task stays as small as it was.

@@ -19,7 +19,9 @@ use super::answer::call_tool_result;
 use super::server::McpServer;
 use super::tasks::iso;
 use crate::scope::Scope;
-use crate::task::{Become, Started, TaskCall, TaskError, TaskRecord, TaskStatus, TaskSupport};
+use crate::task::{
+    Become, Started, TaskCall, TaskError, TaskOwner, TaskRecord, TaskStatus, TaskSupport,
+};
 
 /// The revision whose tasks this file speaks.
 pub(super) const VERSION: &str = "2025-11-25";
@@ -102,10 +104,16 @@ pub(super) fn initializes(body: &[u8]) -> bool {
     })
 }
 
-/// What to do with `body`, a request of a 2025-11-25 session of the caller `scope`. Most
-/// requests are read only as far as their method (and a `tools/call`'s `task`): the whole
-/// message is read only for a task request.
-pub(super) async fn handle(server: &McpServer, scope: &Scope, body: &[u8]) -> Handling {
+/// What to do with `body`, a request of a 2025-11-25 session of the caller `scope`, whose
+/// tasks are `owner`'s (a guest's: its session's alone). Most requests are read only as far as
+/// their method (and a `tools/call`'s `task`): the whole message is read only for a task
+/// request.
+pub(super) async fn handle(
+    server: &McpServer,
+    scope: &Scope,
+    owner: &TaskOwner,
+    body: &[u8],
+) -> Handling {
     let Some(head) = head(body) else {
         return Handling::Pass;
     };
@@ -125,14 +133,14 @@ pub(super) async fn handle(server: &McpServer, scope: &Scope, body: &[u8]) -> Ha
     let answer = match request.method.as_str() {
         "tools/list" => return Handling::Amend(Amend::ToolsList),
         "tools/call" if request.params.contains_key("task") => {
-            call(server, scope, &request.params).await
+            call(server, scope, owner, &request.params).await
         }
-        "tasks/get" => task_of(server, scope, &request.params)
+        "tasks/get" => task_of(server, &owner.id, &request.params)
             .await
             .map(|task| task_json(&task, server)),
-        "tasks/result" => result(server, scope, &request.params).await,
-        "tasks/list" => list(server, scope, &request.params).await,
-        "tasks/cancel" => cancel(server, scope, &request.params).await,
+        "tasks/result" => result(server, &owner.id, &request.params).await,
+        "tasks/list" => list(server, &owner.id, &request.params).await,
+        "tasks/cancel" => cancel(server, &owner.id, &request.params).await,
         _ => return Handling::Pass,
     };
     Handling::Answer(match answer {
@@ -202,19 +210,20 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, (i64, String)> {
 
 async fn task_of(
     server: &McpServer,
-    scope: &Scope,
+    owner: &str,
     params: &Map<String, Value>,
 ) -> Result<TaskRecord, (i64, String)> {
     let id = task_id(params)?;
-    (server
-        .tasks_of()
-        .get(&crate::task::owner_of(scope), id)
-        .await)
-        .map_err(task_error)
+    (server.tasks_of().get(owner, id).await).map_err(task_error)
 }
 
 /// A `tools/call` with `params.task`: the task, created at once.
-async fn call(server: &McpServer, scope: &Scope, params: &Map<String, Value>) -> Answer {
+async fn call(
+    server: &McpServer,
+    scope: &Scope,
+    owner: &TaskOwner,
+    params: &Map<String, Value>,
+) -> Answer {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     let registry = server.registry_of();
     // Hidden is unknown: the same error, from the same check, as rmcp's `tools/call`.
@@ -238,7 +247,7 @@ async fn call(server: &McpServer, scope: &Scope, params: &Map<String, Value>) ->
         tool: tool.name().to_owned(),
         arguments,
         ctx: crate::Ctx::for_scope(scope.clone()),
-        owner: crate::task::owner_of(scope),
+        owner: owner.clone(),
         asks: false,
     };
     match server
@@ -259,14 +268,14 @@ async fn call(server: &McpServer, scope: &Scope, params: &Map<String, Value>) ->
 }
 
 /// `tasks/result`: waits for the task's end, then answers what its `tools/call` would have.
-async fn result(server: &McpServer, scope: &Scope, params: &Map<String, Value>) -> Answer {
+async fn result(server: &McpServer, owner: &str, params: &Map<String, Value>) -> Answer {
     let poll = server
         .tasks_of()
         .limits()
         .poll_interval
         .min(Duration::from_millis(200));
     let task = loop {
-        let task = task_of(server, scope, params).await?;
+        let task = task_of(server, owner, params).await?;
         if task.status.is_terminal() {
             break task;
         }
@@ -289,7 +298,7 @@ async fn result(server: &McpServer, scope: &Scope, params: &Map<String, Value>) 
     }
 }
 
-async fn list(server: &McpServer, scope: &Scope, params: &Map<String, Value>) -> Answer {
+async fn list(server: &McpServer, owner: &str, params: &Map<String, Value>) -> Answer {
     let start = match params.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(Value::String(cursor)) => cursor
@@ -303,8 +312,7 @@ async fn list(server: &McpServer, scope: &Scope, params: &Map<String, Value>) ->
             })?,
         Some(_) => return Err((INVALID_PARAMS, "`cursor` must be a string".to_owned())),
     };
-    let tasks =
-        (server.tasks_of().list(&crate::task::owner_of(scope)).await).map_err(task_error)?;
+    let tasks = (server.tasks_of().list(owner).await).map_err(task_error)?;
     let page: Vec<Value> = tasks
         .iter()
         .skip(start)
@@ -318,10 +326,9 @@ async fn list(server: &McpServer, scope: &Scope, params: &Map<String, Value>) ->
     Ok(answer)
 }
 
-async fn cancel(server: &McpServer, scope: &Scope, params: &Map<String, Value>) -> Answer {
+async fn cancel(server: &McpServer, owner: &str, params: &Map<String, Value>) -> Answer {
     let id = task_id(params)?;
-    let owner = crate::task::owner_of(scope);
-    let task = (server.tasks_of().cancel(&owner, id).await).map_err(task_error)?;
+    let task = (server.tasks_of().cancel(owner, id).await).map_err(task_error)?;
     Ok(task_json(&task, server))
 }
 

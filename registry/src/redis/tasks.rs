@@ -10,44 +10,55 @@ use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 
 use super::connection::Connection;
-use crate::task::{TaskError, TaskLimits, TaskRecord, TaskStore};
+use crate::task::{TaskError, TaskLimits, TaskRecord, TaskShare, TaskStore};
 
-/// KEYS: the task, its caller's kept index, its caller's running index. ARGV: now (ms), the
-/// record (JSON), its expiry (ms), its lease (ms), the kept bound, the running bound, the id,
-/// the TTL (ms). Returns 0 when added, 1 past the running bound, 2 past the kept bound, 3 when
-/// the id is taken.
+/// KEYS: the task, its caller's kept index, its caller's running index, then the kept and
+/// running index of each of its shares. ARGV: now (ms), the record (JSON), its expiry (ms), its
+/// lease (ms), the kept bound, the running bound, the id, the TTL (ms), then the kept and
+/// running bound of each share. Returns 0 when added, 1 past the running bound, 2 past the
+/// kept bound, 3 when the id is taken, `10 + 2i` past the running bound of share `i`, `11 + 2i`
+/// past its kept bound.
 static INSERT: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
         r"
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+local shares = (#KEYS - 3) / 2
+for k = 2, #KEYS do redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', ARGV[1]) end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return 1 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return 2 end
+for i = 0, shares - 1 do
+  if redis.call('ZCARD', KEYS[5 + 2 * i]) >= tonumber(ARGV[10 + 2 * i]) then return 10 + 2 * i end
+  if redis.call('ZCARD', KEYS[4 + 2 * i]) >= tonumber(ARGV[9 + 2 * i]) then return 11 + 2 * i end
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 3 end
 redis.call('HSET', KEYS[1], 'v', '0', 'json', ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[7])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[7])
-redis.call('PEXPIRE', KEYS[2], ARGV[8])
-redis.call('PEXPIRE', KEYS[3], ARGV[8])
+for i = 0, shares do
+  redis.call('ZADD', KEYS[2 + 2 * i], ARGV[3], ARGV[7])
+  redis.call('ZADD', KEYS[3 + 2 * i], ARGV[4], ARGV[7])
+  redis.call('PEXPIRE', KEYS[2 + 2 * i], ARGV[8])
+  redis.call('PEXPIRE', KEYS[3 + 2 * i], ARGV[8])
+end
 return 0
 ",
     )
 });
 
-/// KEYS: the task, its caller's running index. ARGV: the version read, the new version, the
-/// record (JSON), `1` when it has ended, its lease (ms), the id. Returns 1 when swapped, 0 when
-/// the stored version is another (or the task is gone).
+/// KEYS: the task, its caller's running index, then the running index of each of its shares.
+/// ARGV: the version read, the new version, the record (JSON), `1` when it has ended, its lease
+/// (ms), the id. Returns 1 when swapped, 0 when the stored version is another (or the task is
+/// gone).
 static SWAP: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
         r"
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v or v ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'json', ARGV[3])
-if ARGV[4] == '1' then
-  redis.call('ZREM', KEYS[2], ARGV[6])
-else
-  redis.call('ZADD', KEYS[2], 'XX', ARGV[5], ARGV[6])
+for k = 2, #KEYS do
+  if ARGV[4] == '1' then
+    redis.call('ZREM', KEYS[k], ARGV[6])
+  else
+    redis.call('ZADD', KEYS[k], 'XX', ARGV[5], ARGV[6])
+  end
 end
 return 1
 ",
@@ -74,7 +85,19 @@ impl RedisTaskStore {
     /// The two indexes of `owner`'s tasks: kept, running. Named by a digest: nothing of who
     /// the caller is can be read in a key.
     fn indexes(&self, owner: &str) -> (String, String) {
-        let digest = Sha256::digest(owner.as_bytes());
+        self.indexes_of("", owner)
+    }
+
+    /// The two indexes of the tasks under `share`, apart from every owner's.
+    fn share_indexes(&self, share: &TaskShare) -> (String, String) {
+        self.indexes_of("share:", &share.key)
+    }
+
+    fn indexes_of(&self, kind: &str, who: &str) -> (String, String) {
+        let digest = Sha256::new()
+            .chain_update(kind.as_bytes())
+            .chain_update(who.as_bytes())
+            .finalize();
         let who: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         (
             self.redis.key(&["tasks-kept", &who]),
@@ -98,13 +121,18 @@ impl TaskStore for RedisTaskStore {
         let (kept, running) = self.indexes(&record.owner);
         let task = self.task(&record.id);
         let now = crate::task::now_ms();
+        let shares: Vec<(String, String)> = (record.shares.iter())
+            .map(|share| self.share_indexes(share))
+            .collect();
         let answer: i64 = self
             .redis
             .run(|mut connection| async move {
-                INSERT
-                    .key(task)
-                    .key(kept)
-                    .key(running)
+                let mut insert = INSERT.key(task);
+                insert.key(kept).key(running);
+                for (kept, running) in shares {
+                    insert.key(kept).key(running);
+                }
+                insert
                     .arg(now)
                     .arg(json)
                     .arg(record.expires_ms())
@@ -112,9 +140,11 @@ impl TaskStore for RedisTaskStore {
                     .arg(limits.per_caller)
                     .arg(limits.running_per_caller)
                     .arg(&record.id)
-                    .arg(record.ttl_ms.max(1))
-                    .invoke_async(&mut connection)
-                    .await
+                    .arg(record.ttl_ms.max(1));
+                for share in &record.shares {
+                    insert.arg(share.kept).arg(share.running);
+                }
+                insert.invoke_async(&mut connection).await
             })
             .await
             .map_err(store_error)?;
@@ -128,7 +158,17 @@ impl TaskStore for RedisTaskStore {
                 limit: limits.per_caller,
                 what: "kept",
             }),
-            _ => Err(TaskError::Store("a task id was drawn twice".to_owned())),
+            3 => Err(TaskError::Store("a task id was drawn twice".to_owned())),
+            // `10 + 2i` past share i's running bound, `11 + 2i` past its kept bound.
+            past => {
+                let at = usize::try_from(past - 10).unwrap_or(usize::MAX);
+                match record.shares.get(at / 2) {
+                    Some(share) => Err(share.refused(at % 2 == 0)),
+                    None => Err(TaskError::Store(format!(
+                        "the task store answered {past} to an insert"
+                    ))),
+                }
+            }
         }
     }
 
@@ -152,14 +192,20 @@ impl TaskStore for RedisTaskStore {
     async fn swap(&self, record: &TaskRecord) -> Result<bool, TaskError> {
         let json = serde_json::to_string(record).map_err(unreadable)?;
         let (_, running) = self.indexes(&record.owner);
+        let shares: Vec<String> = (record.shares.iter())
+            .map(|share| self.share_indexes(share).1)
+            .collect();
         let task = self.task(&record.id);
         let ended = if record.status.is_terminal() { 1 } else { 0 };
         let swapped: i64 = self
             .redis
             .run(|mut connection| async move {
-                SWAP.key(task)
-                    .key(running)
-                    .arg(record.version.wrapping_sub(1))
+                let mut swap = SWAP.key(task);
+                swap.key(running);
+                for running in shares {
+                    swap.key(running);
+                }
+                swap.arg(record.version.wrapping_sub(1))
                     .arg(record.version)
                     .arg(json)
                     .arg(ended)

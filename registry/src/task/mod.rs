@@ -12,11 +12,21 @@
 //! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` (feature `redis`) |
 //! | `run.rs` | [`Tasks`]: a call run as a task (spawned, its lease and progress written, its end recorded once); read, answer, cancel, list |
 //!
-//! **Who sees a task.** A task belongs to the caller that started it ([`owner_of`]: its user
-//! and permission level). Every read and change names the caller, and another caller's task is
-//! [`TaskError::NotFound`], the same answer as an id that never existed. Guests of a network
-//! server share one identity: their tasks are kept apart only by their ids, 128 random bits
-//! each.
+//! **Who sees a task.** A task belongs to the caller that started it ([`TaskOwner`]; for a
+//! named caller [`owner_of`]: its user and permission level). Every read and change names the
+//! caller, and another caller's task is [`TaskError::NotFound`], the same answer as an id that
+//! never existed. Guests of a network server have no name ([`TaskOwner::guest`]): a guest's
+//! task started in a session (MCP's 2025-11-25 revision) is that session's alone, so its
+//! `tasks/list` shows no other guest's task; a task started by a request of no session (MCP's
+//! stateless 2026-07-28 revision, an HTTP module's `/execute`) is reached only through its id,
+//! 128 bits from the operating system's CSPRNG, which only the request that started it was
+//! told, and no list shows it.
+//!
+//! **What a caller may keep.** A caller runs at most [`TaskLimits::running_per_caller`] tasks
+//! and keeps [`TaskLimits::per_caller`]. A guest's task also counts against the shares of
+//! [`TaskLimits::guests`] ([`TaskShare`]): the guests of one peer address together, and all the
+//! guests together, so that one guest holding many sessions or sending many requests uses up
+//! its address's share, never every guest's.
 //!
 //! **In a fleet.** With a store shared by the instances (`redis::RedisTaskStore`), any instance
 //! answers for any task; the instance running a task renews its lease every third of
@@ -42,6 +52,7 @@
 
 mod record;
 mod run;
+mod share;
 mod store;
 
 use std::time::Duration;
@@ -52,6 +63,7 @@ pub(crate) use record::millis;
 pub(crate) use record::now_ms;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
 pub use run::{Become, Started, TaskCall, Tasks};
+pub use share::{GuestTaskLimits, TaskOwner, TaskShare};
 pub use store::{InMemoryTaskStore, TaskStore};
 
 use crate::{Scope, ToolResult};
@@ -77,6 +89,9 @@ pub struct TaskLimits {
     /// result is larger fails, saying so, so that what one caller keeps is bounded by
     /// `per_caller` times this.
     pub max_result_bytes: usize,
+    /// What the guests of a network server may keep and run, per peer address and together
+    /// ([`GuestTaskLimits::default`] unless set).
+    pub guests: GuestTaskLimits,
 }
 
 impl Default for TaskLimits {
@@ -89,6 +104,7 @@ impl Default for TaskLimits {
             per_caller: 100,
             running_per_caller: 32,
             max_result_bytes: 4 << 20,
+            guests: GuestTaskLimits::default(),
         }
     }
 }
@@ -127,7 +143,7 @@ pub enum TaskError {
     TooMany {
         /// The bound reached.
         limit: usize,
-        /// `running` or `kept`.
+        /// `running` or `kept`, and for a share of the guests' bounds, whose tasks they are.
         what: &'static str,
     },
     /// The task has ended: nothing changes it any more.

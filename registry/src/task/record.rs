@@ -71,8 +71,13 @@ pub enum TaskAnswer {
 pub struct TaskRecord {
     /// The task's id: 128 random bits as 32 hex digits.
     pub id: String,
-    /// Who started the task ([`owner_of`](super::owner_of)): no one else reads or changes it.
+    /// Who started the task ([`TaskOwner::id`](super::TaskOwner::id)): no one else reads or
+    /// changes it.
     pub owner: String,
+    /// The shares of bounds the task counts against besides its owner's (a guest's: its
+    /// address's, every guest's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shares: Vec<super::TaskShare>,
     /// The tool the task runs.
     pub tool: String,
     /// Where the task is.
@@ -133,7 +138,7 @@ impl TaskRecord {
     /// A new task of `owner` running `tool`, kept `ttl`, held by its instance for `lease`.
     pub(crate) fn new(
         id: String,
-        owner: String,
+        owner: super::TaskOwner,
         tool: String,
         ttl: Duration,
         lease: Duration,
@@ -141,7 +146,8 @@ impl TaskRecord {
         let now = now_ms();
         Self {
             id,
-            owner,
+            owner: owner.id,
+            shares: owner.shares,
             tool,
             status: TaskStatus::Working,
             message: None,
@@ -283,7 +289,7 @@ mod tests {
     fn record() -> TaskRecord {
         TaskRecord::new(
             "t".into(),
-            "alice".into(),
+            super::super::TaskOwner::of(&crate::Scope::user("alice")),
             "slow".into(),
             Duration::from_secs(60),
             Duration::from_secs(5),

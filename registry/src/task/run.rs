@@ -45,8 +45,9 @@ pub struct TaskCall {
     pub arguments: Value,
     /// The call's context.
     pub ctx: Ctx,
-    /// Who the task is for ([`owner_of`](super::owner_of) of the caller's scope).
-    pub owner: String,
+    /// Who the task is for, and the shares it counts against ([`TaskOwner::of`](super::TaskOwner::of)
+    /// the caller's scope, or a network server's guest's [`TaskOwner::guest`](super::TaskOwner::guest)).
+    pub owner: super::TaskOwner,
     /// Whether the client answers a question through the task ([`TaskStatus::InputRequired`](super::TaskStatus::InputRequired)
     /// and [`Tasks::answer`]); when not, a call that needs a person's approval completes the
     /// task with its result, which names the approval token.
@@ -57,7 +58,7 @@ impl TaskCall {
     /// The call of `tool` with `arguments` in `ctx`, for the caller of `ctx`'s scope, who
     /// answers questions through the task.
     pub fn new(tool: impl Into<String>, arguments: Value, ctx: Ctx) -> Self {
-        let owner = super::owner_of(ctx.scope());
+        let owner = super::TaskOwner::of(ctx.scope());
         Self {
             tool: tool.into(),
             arguments,
@@ -121,22 +122,16 @@ impl Tasks {
     ) -> Result<Started, TaskError> {
         let limits = &self.inner.limits;
         let id = super::new_id()?;
-        let record = TaskRecord::new(
-            id,
-            call.owner.clone(),
-            call.tool.clone(),
-            limits.ttl,
-            limits.lease,
-        );
-        let progress = Arc::new(Progress::default());
-        let ctx = progress.wire(call.ctx.clone());
         let TaskCall {
             tool,
             arguments,
+            ctx,
+            owner,
             asks,
-            ..
         } = call;
-        let mut record = record;
+        let mut record = TaskRecord::new(id, owner, tool.clone(), limits.ttl, limits.lease);
+        let progress = Arc::new(Progress::default());
+        let ctx = progress.wire(ctx);
         if when == Become::Now {
             self.inner.store.insert(&record, limits).await?;
         }

@@ -16,7 +16,9 @@ use super::{TaskError, TaskLimits};
 #[async_trait]
 pub trait TaskStore: Send + Sync {
     /// Keeps `record`, a new task, unless its owner keeps [`TaskLimits::per_caller`] tasks
-    /// already, or runs [`TaskLimits::running_per_caller`] ([`TaskError::TooMany`]).
+    /// already, or runs [`TaskLimits::running_per_caller`], or one of the record's
+    /// [`shares`](TaskRecord::shares) is used up ([`TaskError::TooMany`]), counted in the same
+    /// step as the task is added.
     async fn insert(&self, record: &TaskRecord, limits: &TaskLimits) -> Result<(), TaskError>;
 
     /// The task `id`, unless it does not exist or has expired.
@@ -55,13 +57,25 @@ impl TaskStore for InMemoryTaskStore {
         let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
         purge(&mut tasks, now);
         let (mut kept, mut running) = (0, 0);
-        for task in tasks.values().filter(|task| task.owner == record.owner) {
-            kept += 1;
-            if !task.status.is_terminal() && !task.abandoned(now) {
-                running += 1;
+        // Kept and running, for each of the record's shares.
+        let mut shared = vec![(0, 0); record.shares.len()];
+        for task in tasks.values() {
+            let live = usize::from(!task.status.is_terminal() && !task.abandoned(now));
+            if task.owner == record.owner {
+                kept += 1;
+                running += live;
+            }
+            for (share, counts) in record.shares.iter().zip(&mut shared) {
+                if task.shares.iter().any(|theirs| theirs.key == share.key) {
+                    counts.0 += 1;
+                    counts.1 += live;
+                }
             }
         }
         limits.admit(kept, running)?;
+        for (share, (kept, running)) in record.shares.iter().zip(shared) {
+            share.admit(kept, running)?;
+        }
         tasks.insert(record.id.clone(), record.clone());
         Ok(())
     }
