@@ -1,5 +1,5 @@
 //! Tasks on the command line: the bounds and timing `mcp` runs its tasks with
-//! (`--task-after`, `--task-lease`), where they are kept (the fleet's Redis with `--redis`, the
+//! (`--task-after`, `--task-lease`, `--guest-tasks-per-address`, `--guest-tasks`), where they are kept (the fleet's Redis with `--redis`, the
 //! process's memory otherwise), and `tasks list|get|cancel` on a fleet's tasks.
 
 use std::io::Write;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
 use crate::scope::Scope;
-use crate::task::{InMemoryTaskStore, TaskLimits, TaskStore, Tasks, owner_of};
+use crate::task::{GuestTaskLimits, InMemoryTaskStore, TaskLimits, TaskStore, Tasks, owner_of};
 
 /// The timing of the tasks a server runs.
 #[derive(clap::Args, Clone)]
@@ -21,6 +21,12 @@ pub(super) struct TaskArgs {
     /// failed this long after its last renewal at most.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     task_lease: std::time::Duration,
+    /// How many tasks the guests (callers without a token) of one address run at once.
+    #[arg(long, value_name = "N", default_value_t = GuestTaskLimits::default().running_per_peer)]
+    guest_tasks_per_address: usize,
+    /// How many tasks all the guests together run at once.
+    #[arg(long, value_name = "N", default_value_t = GuestTaskLimits::default().running)]
+    guest_tasks: usize,
 }
 
 impl TaskArgs {
@@ -30,6 +36,11 @@ impl TaskArgs {
         let limits = TaskLimits {
             after: self.task_after,
             lease: self.task_lease.max(std::time::Duration::from_millis(100)),
+            guests: GuestTaskLimits {
+                running_per_peer: self.guest_tasks_per_address,
+                running: self.guest_tasks,
+                ..GuestTaskLimits::default()
+            },
             ..TaskLimits::default()
         };
         Tasks::new(
