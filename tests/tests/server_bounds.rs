@@ -642,6 +642,9 @@ async fn a_stop_with_half_sent_requests_ends_by_its_deadline_and_the_call_in_fli
                 stream
             })
             .collect();
+        // And 50 whose headers are whole but whose body never ends: not a call either.
+        let path = if mcp { "/mcp" } else { "/execute" };
+        let bodies = half_sent_bodies(&served.addr, path, 50);
         tokio::time::sleep(Duration::from_millis(300)).await;
         let stopped = Instant::now();
         served.terminate();
@@ -650,12 +653,286 @@ async fn a_stop_with_half_sent_requests_ends_by_its_deadline_and_the_call_in_fli
             .exited_within(Duration::from_secs(8))
             .unwrap_or_else(|| panic!("not exited 8 s after SIGTERM (mcp: {mcp})"));
         assert!(exit.success(), "{exit:?}");
-        eprintln!("mcp: {mcp}: exited {:?} after SIGTERM", stopped.elapsed());
+        let took = stopped.elapsed();
+        eprintln!("mcp: {mcp}: exited {took:?} after SIGTERM");
+        // What is left of the call and a margin, well before the 5 s deadline: the stop waited
+        // for the call only.
+        assert!(
+            took < Duration::from_secs(3),
+            "mcp: {mcp}: exited {took:?} after SIGTERM, waiting for more than the call"
+        );
         let answer = call.await.unwrap();
         assert!(
             answer.is_some_and(|content| content.to_string().contains("1500")),
             "mcp: {mcp}"
         );
-        drop(half_sent);
+        drop((half_sent, bodies));
     }
+}
+
+/// `count` connections that each send a POST's headers, for a body of 1,000,000 bytes, and the
+/// body's first bytes, then nothing more: requests that are never whole.
+fn half_sent_bodies(addr: &str, path: &str, count: usize) -> Vec<TcpStream> {
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\n{{\"jsonrpc\":"
+    );
+    (0..count)
+        .map(|made| {
+            // In small steps, so that the listener's queue of connections not yet taken (128)
+            // holds them even while the server waits for a core: past it, a connection waits a
+            // second for the kernel to retry it.
+            if made % 16 == 15 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let mut stream = TcpStream::connect(addr).unwrap();
+            // The server may already have closed it in favour of a newer one.
+            let _ = stream.write_all(head.as_bytes());
+            stream
+        })
+        .collect()
+}
+
+/// A real call on a new connection: `util.upper` of "bounded", through `/execute` or as an MCP
+/// session's `tools/call`; the text it answers.
+async fn real_call(served: &Served, mcp: bool) -> String {
+    let call = async {
+        if mcp {
+            let client = Mcp::new(served, Some(ADMIN_TOKEN));
+            let session = client.open().await;
+            let body = json!({
+                "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "util.upper", "arguments": {"input": "bounded"}}
+            });
+            let answer = client.post(Some(&session), body).await;
+            format!("{} {:?}", answer.status, answer.messages)
+        } else {
+            let body = json!({"tool_name": "tools.util.upper", "arguments": {"input": "bounded"}});
+            let answer = reqwest::Client::new()
+                .post(format!("http://{}/execute", served.addr))
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
+            format!("{} {}", answer.status(), answer.text().await.unwrap())
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .unwrap_or_else(|_| "no answer within 10 s".to_owned())
+}
+
+/// The status a new client's `GET /health` is answered with, within a liveness bound.
+fn health_status(addr: &str) -> Option<u16> {
+    let mut stream =
+        TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(5)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let request = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()
+}
+
+/// On both servers at their default cap, `count` requests whose body never ends: a new
+/// client's `GET /health` and a real call answer within 2 s each, and SIGTERM ends the
+/// process within 2 s. `/health` is answered by the router: `200` by the module server, `404`
+/// by the MCP server, which has no such route; either way not the cap's `503`.
+async fn half_sent_bodies_give_way(count: usize) {
+    raise_open_files(u64::try_from(count).unwrap() + 2_000);
+    let dir = tempfile::tempdir().unwrap();
+    for mcp in [false, true] {
+        let mut served = if mcp {
+            Served::mcp(dir.path(), &[])
+        } else {
+            Served::module(dir.path(), &[])
+        };
+        let path = if mcp { "/mcp" } else { "/execute" };
+        let started = Instant::now();
+        let held = half_sent_bodies(&served.addr, path, count);
+        // The server takes them all before the new client comes.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        eprintln!(
+            "mcp: {mcp}: {count} half-sent bodies in {:?}",
+            started.elapsed()
+        );
+
+        let asked = Instant::now();
+        let status = health_status(&served.addr);
+        let health = asked.elapsed();
+        assert_eq!(
+            status,
+            Some(if mcp { 404 } else { 200 }),
+            "mcp: {mcp}: /health with {count} half-sent bodies held"
+        );
+        let asked = Instant::now();
+        let answer = real_call(&served, mcp).await;
+        let call = asked.elapsed();
+        eprintln!("mcp: {mcp}: /health answered in {health:?}, a call in {call:?}");
+        assert!(
+            answer.starts_with("200") && answer.contains("BOUNDED"),
+            "mcp: {mcp}: the call with {count} half-sent bodies held: {answer}"
+        );
+        assert!(
+            health < Duration::from_secs(2),
+            "mcp: {mcp}: /health took {health:?}"
+        );
+        assert!(
+            call < Duration::from_secs(2),
+            "mcp: {mcp}: the call took {call:?}"
+        );
+
+        let stopped = Instant::now();
+        served.terminate();
+        let exit = served
+            .exited_within(Duration::from_secs(2))
+            .unwrap_or_else(|| {
+                panic!("mcp: {mcp}: not exited 2 s after SIGTERM with {count} half-sent bodies")
+            });
+        assert!(exit.success(), "{exit:?}");
+        eprintln!("mcp: {mcp}: exited {:?} after SIGTERM", stopped.elapsed());
+        drop(held);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_bodies_filling_the_cap_give_way_to_a_new_client_and_to_a_stop() {
+    half_sent_bodies_give_way(1_024).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_thousand_half_sent_bodies_give_way_to_a_new_client_and_to_a_stop() {
+    half_sent_bodies_give_way(5_000).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_cap_half_sent_bodies_give_way_before_an_event_stream_and_never_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::mcp(dir.path(), &["--max-connections", "40"]);
+    let client = Mcp::new(&served, Some(ADMIN_TOKEN));
+    let session = client.open().await;
+    // The oldest connection: an event stream of the session.
+    let mut events = TcpStream::connect(&served.addr).unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: {VERSION}\r\n\r\n",
+        served.addr
+    );
+    events.write_all(get.as_bytes()).unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut head = [0u8; 12];
+    events.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200", "the event stream did not open");
+    // A call in flight, on a connection of its own.
+    let call = {
+        let caller = Mcp::new(&served, Some(ADMIN_TOKEN));
+        let session = session.clone();
+        tokio::spawn(async move {
+            let body = json!({
+                "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "util.linger", "arguments": {"ms": 2000}}
+            });
+            caller.post(Some(&session), body).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // More half-sent bodies than the cap holds, then new clients.
+    let held = half_sent_bodies(&served.addr, "/mcp", 60);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The MCP server has no `/health`: its router's `404`, not the cap's `503`.
+    for _ in 0..10 {
+        assert_eq!(
+            health_status(&served.addr),
+            Some(404),
+            "a new client with the cap full of half-sent bodies"
+        );
+    }
+    assert!(
+        !closed_by_server(&mut events, Duration::from_millis(200)),
+        "the event stream was closed while half-sent bodies were open"
+    );
+    let answer = call.await.unwrap();
+    assert_eq!(answer.status, 200);
+    let result = answer
+        .messages
+        .iter()
+        .find(|message| message["id"] == 4)
+        .expect("the call's answer");
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    drop(held);
+}
+
+#[test]
+fn a_trickling_body_is_cut_by_the_minimum_rate_and_a_stalled_one_by_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // A byte every 200 ms, far below the default minimum of 1 KiB a second.
+    let by_rate = Served::module(
+        dir.path(),
+        &["--body-timeout", "60s", "--idle-timeout", "60s"],
+    );
+    // Nothing after the first bytes, with the idle timeout the shortest bound.
+    let by_idle = Served::module(
+        dir.path(),
+        &["--body-timeout", "60s", "--idle-timeout", "2s"],
+    );
+    // The same trickle with no minimum rate: the body timeout cuts it.
+    let by_total = Served::module(
+        dir.path(),
+        &[
+            "--body-timeout",
+            "8s",
+            "--idle-timeout",
+            "60s",
+            "--min-body-rate",
+            "0",
+        ],
+    );
+    let started = Instant::now();
+    let mut streams = Vec::new();
+    for served in [&by_rate, &by_idle, &by_total] {
+        streams.extend(half_sent_bodies(&served.addr, "/execute", 1));
+    }
+    let mut writers = vec![
+        streams[0].try_clone().unwrap(),
+        streams[2].try_clone().unwrap(),
+    ];
+    let trickle = std::thread::spawn(move || {
+        while !writers.is_empty() && started.elapsed() < Duration::from_secs(15) {
+            writers.retain_mut(|stream| stream.write_all(b" ").is_ok());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let closed_at: Vec<_> = streams
+        .into_iter()
+        .map(|mut stream| {
+            std::thread::spawn(move || {
+                closed_by_server(&mut stream, Duration::from_secs(15)).then(|| started.elapsed())
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|watch| watch.join().unwrap())
+        .collect();
+    trickle.join().unwrap();
+    eprintln!("closed after (rate, idle, total): {closed_at:?}");
+    let [by_rate, by_idle, by_total] = closed_at[..] else {
+        unreachable!()
+    };
+    let by_rate = by_rate.expect("the trickling body was not cut in 15 s");
+    assert!(
+        (Duration::from_secs(4)..Duration::from_secs(8)).contains(&by_rate),
+        "the trickling body was cut after {by_rate:?}, not at the end of its first 5 s window"
+    );
+    let by_idle = by_idle.expect("the stalled body was not cut in 15 s");
+    assert!(
+        by_idle < Duration::from_secs(4),
+        "the stalled body was cut after {by_idle:?}, not by the 2 s idle timeout"
+    );
+    let by_total = by_total.expect("the trickling body with no minimum rate was not cut in 15 s");
+    assert!(
+        (Duration::from_secs(7)..Duration::from_secs(12)).contains(&by_total),
+        "with no minimum rate the trickling body was cut after {by_total:?}, not by the 8 s body timeout"
+    );
 }

@@ -54,7 +54,7 @@ pub(super) struct ServeArgs {
 #[derive(Args)]
 pub(super) struct ConnectionArgs {
     /// How many connections are open at once; a new client at the cap takes the place of the
-    /// connection idle longest.
+    /// connection idle longest (a request whose body has not ended counts as idle).
     #[arg(long, value_name = "N", default_value_t = ConnectionLimits::DEFAULT_MAX_CONNECTIONS as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_connections: u64,
     /// How long a request's headers may take to arrive.
@@ -63,7 +63,12 @@ pub(super) struct ConnectionArgs {
     /// How long a request's body may take to arrive in all.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     body_timeout: std::time::Duration,
-    /// How long a connection may stay open with no request in flight.
+    /// The fewest bytes a second a request's body must bring, counted over each 5 s from the
+    /// end of its headers (a window in which the body ends is not counted); 0 for no minimum.
+    #[arg(long, value_name = "BYTES", default_value_t = ConnectionLimits::DEFAULT_MIN_BODY_RATE)]
+    min_body_rate: u64,
+    /// How long a connection may stay open with no call in flight (a request whose body has not
+    /// ended is not one yet).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
     idle_timeout: std::time::Duration,
     /// How long a stop (Ctrl-C, SIGTERM) waits for the calls in flight to answer.
@@ -78,6 +83,7 @@ impl ConnectionArgs {
             .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
             .header_timeout(self.header_timeout)
             .body_timeout(self.body_timeout)
+            .min_body_rate(self.min_body_rate)
             .idle_timeout(self.idle_timeout)
             .stop_deadline(self.stop_deadline)
     }

@@ -1,17 +1,22 @@
 //! Serving a router on a listener within bounds: how many connections are open at once, how long
-//! a request's headers may take to arrive, how long a connection may sit idle, and how long a
-//! stop may wait for the calls in flight. Both servers (tool modules and MCP over HTTP) serve
-//! through [`serve`].
+//! a request's headers and body may take to arrive, how long a connection may sit idle, and how
+//! long a stop may wait for the calls in flight. Both servers (tool modules and MCP over HTTP)
+//! serve through [`serve`].
 //!
-//! A connection is one of three things at any moment: idle (no request, or a request whose
-//! headers have not all arrived), streaming (a response that stays open, such as MCP's
-//! `GET /mcp` event stream), or running a call (any other request, until its response is
-//! written). Idle connections are what a client that holds sockets costs the server, so they are
-//! the ones closed: after the idle timeout, when a new client arrives at the connection cap
-//! (the one idle longest, else the oldest event stream), and at once when the server stops. A
-//! request's headers and its body each have a deadline of their own, so that a client cannot
-//! hold a connection by sending them a byte at a time. A stop lets the calls in flight
-//! write their answers, then returns by its deadline whatever is left.
+//! A connection is one of four things at any moment: idle (no request, or a request whose
+//! headers have not all arrived), receiving (a request whose headers have arrived but whose body
+//! has not ended), streaming (a response that stays open, such as MCP's `GET /mcp` event
+//! stream), or running a call (a request that is whole, from the end of its body until its
+//! response is written). Only the client decides when its request is whole, so a request counts
+//! as a call only then: idle and receiving connections are what a client that holds sockets
+//! costs the server, and they are the ones closed: after the idle timeout (counted for a
+//! receiving one from the end of its headers), when a new client arrives at the connection cap
+//! (the one idle or receiving longest, else the oldest event stream; never a call), and at once
+//! when the server stops. A request's headers and its body each have a deadline of their own,
+//! and a body must keep up a minimum rate (so many bytes in each 5 s window from the end of its
+//! headers, unless it ends within the window), so that a client cannot hold a connection by
+//! sending them a byte at a time. A stop lets the calls in flight write their answers, then
+//! returns by its deadline whatever is left.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -50,8 +55,9 @@ use tower::ServiceExt;
 #[non_exhaustive]
 pub struct ConnectionLimits {
     /// How many connections are open at once. A client that arrives at the cap is served in
-    /// place of the connection idle longest (or, when none is idle, of the oldest event
-    /// stream); when every connection is running a call, it is answered `503` and closed.
+    /// place of the connection idle longest (idle, or receiving a request whose body has not
+    /// ended: a request is a call only once it is whole), or, when none is, of the oldest event
+    /// stream; when every connection is running a call, it is answered `503` and closed.
     pub max_connections: usize,
     /// How long a request's headers may take to arrive, from its first byte (or from the
     /// connection's start); then the connection is closed.
@@ -59,7 +65,15 @@ pub struct ConnectionLimits {
     /// How long a request's body may take to arrive in all, from the end of its headers; then
     /// the request fails and the connection is closed.
     pub body_timeout: Duration,
-    /// How long a connection may stay open with no request in flight; then it is closed.
+    /// The fewest bytes a second a request's body must bring, counted over each
+    /// [`BODY_RATE_WINDOW`](Self::BODY_RATE_WINDOW) from the end of its headers: a window
+    /// that brings fewer than its share, and in which the body does not end, fails the request
+    /// and closes the connection. The first window is the body's grace; a body smaller than a
+    /// window's share must arrive whole within it. `0`: no minimum, only
+    /// [`body_timeout`](Self::body_timeout).
+    pub min_body_rate: u64,
+    /// How long a connection may stay open with no call in flight (no request, or a request
+    /// whose body has not ended, counted from the end of its headers); then it is closed.
     pub idle_timeout: Duration,
     /// How long a stop waits for the calls in flight to answer before it returns anyway.
     pub stop_deadline: Duration,
@@ -72,6 +86,11 @@ impl ConnectionLimits {
     pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
     /// [`body_timeout`](Self::body_timeout) unless set.
     pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+    /// [`min_body_rate`](Self::min_body_rate) unless set, in bytes a second: far below any
+    /// real client's upload, far above a byte at a time.
+    pub const DEFAULT_MIN_BODY_RATE: u64 = 1_024;
+    /// The window [`min_body_rate`](Self::min_body_rate) is counted over.
+    pub const BODY_RATE_WINDOW: Duration = Duration::from_secs(5);
     /// [`idle_timeout`](Self::idle_timeout) unless set.
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
     /// [`stop_deadline`](Self::stop_deadline) unless set: the default timeout of a call, so
@@ -99,6 +118,13 @@ impl ConnectionLimits {
         self
     }
 
+    /// Sets [`min_body_rate`](Self::min_body_rate), in bytes a second (`0`: no minimum).
+    #[must_use]
+    pub fn min_body_rate(mut self, bytes_per_second: u64) -> Self {
+        self.min_body_rate = bytes_per_second;
+        self
+    }
+
     /// Sets [`idle_timeout`](Self::idle_timeout).
     #[must_use]
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
@@ -120,32 +146,41 @@ impl Default for ConnectionLimits {
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            min_body_rate: Self::DEFAULT_MIN_BODY_RATE,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             stop_deadline: Self::DEFAULT_STOP_DEADLINE,
         }
     }
 }
 
-/// What a connection is doing.
+/// What a connection is doing: waiting for a request, or for the rest of its headers.
 const IDLE: u8 = 0;
-const STREAMING: u8 = 1;
-const CALLING: u8 = 2;
+/// Reading a request's body. The client decides when that ends, so until it does the
+/// connection weighs as an idle one: evicted, idled out and closed at a stop like one.
+const RECEIVING: u8 = 1;
+/// Writing a response that stays open (an event stream).
+const STREAMING: u8 = 2;
+/// Running a call: its request is whole, its response not yet written.
+const CALLING: u8 = 3;
 
 /// One open connection, as the accept loop and the connection's own task see it.
 struct Conn {
+    /// [`IDLE`], [`RECEIVING`], [`STREAMING`] or [`CALLING`].
     state: AtomicU8,
-    /// When the connection last went idle, in milliseconds since the server started.
+    /// When the connection last went idle, or began its latest request, in milliseconds since
+    /// the server started.
     idle_since: AtomicU64,
     /// Told when the connection must close now (the cap took its place).
     evicted: Notify,
 }
 
 impl Conn {
-    fn idle(&self) -> bool {
-        self.state.load(Ordering::Acquire) == IDLE
+    /// Whether it waits on its client: idle, or receiving a request's body.
+    fn waiting(&self) -> bool {
+        matches!(self.state.load(Ordering::Acquire), IDLE | RECEIVING)
     }
 
-    /// How long it has been idle (or busy, while it is).
+    /// How long it has been idle or receiving (or busy, while it is).
     fn idle_for(&self, open: &Open) -> Duration {
         Duration::from_millis(
             open.now_ms()
@@ -172,13 +207,15 @@ impl Open {
         if conns.len() < max {
             return true;
         }
-        // The connection idle longest, else the oldest event stream (its client reconnects);
-        // never a call in flight.
+        // The connection idle or receiving longest, else the oldest event stream (its client
+        // reconnects); never a call in flight.
         let oldest = conns
             .iter()
             .map(|(&id, conn)| (conn.state.load(Ordering::Acquire), conn, id))
             .filter(|&(state, _, _)| state != CALLING)
-            .min_by_key(|&(state, conn, _)| (state, conn.idle_since.load(Ordering::Relaxed)))
+            .min_by_key(|&(state, conn, _)| {
+                (state == STREAMING, conn.idle_since.load(Ordering::Relaxed))
+            })
             .map(|(_, _, id)| id);
         match oldest.and_then(|id| conns.remove(&id)) {
             Some(conn) => {
@@ -276,13 +313,66 @@ impl http_body::Body for Tracked {
 }
 
 pin_project_lite::pin_project! {
-    /// A request body that must arrive whole by its deadline.
+    /// A request body that must arrive whole by its deadline, keeping up the minimum rate; its
+    /// connection runs a call once it has.
     struct Timed {
         #[pin]
         inner: Incoming,
+        // The fields' notes are plain comments: pin-project-lite takes no attribute on a field
+        // but `#[pin]`.
+        // The next check: the end of the current rate window, or the deadline.
         #[pin]
-        deadline: tokio::time::Sleep,
+        check: tokio::time::Sleep,
+        // When the whole body must have arrived.
+        deadline: Instant,
+        // What each rate window must bring (0: no minimum).
+        window_bytes: u64,
+        // What the current rate window has brought.
+        arrived: u64,
+        // The connection, marked as running a call when the body ends.
+        receiving: Option<Arc<Conn>>,
     }
+}
+
+impl Timed {
+    /// `inner`, bounded by `limits` from now; `receiving` is its connection, when the body
+    /// has not ended yet.
+    fn new(inner: Incoming, limits: &ConnectionLimits, receiving: Option<Arc<Conn>>) -> Self {
+        let now = Instant::now();
+        let deadline = now + limits.body_timeout;
+        let window_bytes = limits
+            .min_body_rate
+            .saturating_mul(ConnectionLimits::BODY_RATE_WINDOW.as_secs());
+        let check = if window_bytes == 0 {
+            deadline
+        } else {
+            deadline.min(now + ConnectionLimits::BODY_RATE_WINDOW)
+        };
+        Self {
+            inner,
+            check: tokio::time::sleep_until(check),
+            deadline,
+            window_bytes,
+            arrived: 0,
+            receiving,
+        }
+    }
+}
+
+/// Marks the connection of a body that has just ended as running a call.
+fn received(receiving: &mut Option<Arc<Conn>>) {
+    if let Some(conn) = receiving.take() {
+        // Only this request's own mark: had its response been written already, the connection
+        // would be idle or on its next request, and stays so.
+        let _ =
+            conn.state
+                .compare_exchange(RECEIVING, CALLING, Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+/// The error a request body that came too slowly fails with.
+fn too_slow(why: &'static str) -> Box<dyn std::error::Error + Send + Sync> {
+    io::Error::new(io::ErrorKind::TimedOut, why).into()
 }
 
 impl http_body::Body for Timed {
@@ -293,15 +383,40 @@ impl http_body::Body for Timed {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        if this.deadline.poll(cx).is_ready() {
-            let late = io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the request body did not arrive in time",
-            );
-            return Poll::Ready(Some(Err(late.into())));
+        let mut this = self.project();
+        let frame = this.inner.as_mut().poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &frame
+            && let Some(data) = frame.data_ref()
+        {
+            *this.arrived = this.arrived.saturating_add(data.len() as u64);
         }
-        this.inner.poll_frame(cx).map_err(Into::into)
+        if matches!(frame, Poll::Ready(None)) || this.inner.is_end_stream() {
+            // Whole: its connection runs a call, and nothing is left to time.
+            received(this.receiving);
+            return frame.map_err(Into::into);
+        }
+        // The deadline fails a body however it arrives; a rate window is judged only once
+        // nothing more is waiting, so that all that has arrived counts.
+        while this.check.as_mut().poll(cx).is_ready() {
+            let at = this.check.deadline();
+            if at >= *this.deadline {
+                return Poll::Ready(Some(Err(too_slow(
+                    "the request body did not all arrive within the server's body timeout; send it whole right after the headers",
+                ))));
+            }
+            if frame.is_ready() {
+                break;
+            }
+            if *this.arrived < *this.window_bytes {
+                return Poll::Ready(Some(Err(too_slow(
+                    "the request body arrived more slowly than the server's minimum rate; send it whole right after the headers",
+                ))));
+            }
+            *this.arrived = 0;
+            let next = (at + ConnectionLimits::BODY_RATE_WINDOW).min(*this.deadline);
+            this.check.as_mut().reset(next);
+        }
+        frame.map_err(Into::into)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -325,8 +440,8 @@ fn is_stream(request: &Request<Incoming>) -> bool {
 }
 
 /// Serves `router` on `listener` within `limits` until `shutdown` completes; then no new
-/// connection is taken, idle ones and event streams are closed at once, and the calls in flight
-/// answer before it returns, or until the stop deadline.
+/// connection is taken, idle ones, ones receiving a body and event streams are closed at once,
+/// and the calls in flight answer before it returns, or until the stop deadline.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
@@ -414,15 +529,17 @@ async fn connection(
     let (conn, open) = (&registered.conn, &registered.open);
     let service = {
         let (conn, open) = (Arc::clone(conn), Arc::clone(open));
-        let body_timeout = limits.body_timeout;
+        let limits = limits.clone();
         hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request
                 .extensions_mut()
                 .insert(axum::extract::ConnectInfo(peer));
             let state = if is_stream(&request) {
                 STREAMING
-            } else {
+            } else if http_body::Body::is_end_stream(request.body()) {
                 CALLING
+            } else {
+                RECEIVING
             };
             conn.idle_since.store(open.now_ms(), Ordering::Relaxed);
             conn.state.store(state, Ordering::Release);
@@ -430,13 +547,10 @@ async fn connection(
                 open: Arc::clone(&open),
                 conn: Arc::clone(&conn),
             };
-            let deadline = tokio::time::sleep(body_timeout);
-            let answer = router.clone().oneshot(request.map(|body| {
-                Body::new(Timed {
-                    inner: body,
-                    deadline,
-                })
-            }));
+            let receiving = (state == RECEIVING).then(|| Arc::clone(&conn));
+            let answer = router
+                .clone()
+                .oneshot(request.map(|body| Body::new(Timed::new(body, &limits, receiving))));
             async move {
                 let response: Response<Body> = match answer.await {
                     Ok(response) => response,
@@ -461,7 +575,7 @@ async fn connection(
     let mut stop_heard = false;
     loop {
         // A busy connection is looked at again a whole timeout later at the earliest.
-        let wake = if conn.idle() {
+        let wake = if conn.waiting() {
             limits.idle_timeout.saturating_sub(conn.idle_for(open))
         } else {
             limits.idle_timeout
@@ -470,12 +584,13 @@ async fn connection(
             _ = served.as_mut() => return,
             () = conn.evicted.notified() => return,
             () = tokio::time::sleep(wake) => {
-                if conn.idle() && conn.idle_for(open) >= limits.idle_timeout {
+                if conn.waiting() && conn.idle_for(open) >= limits.idle_timeout {
                     return;
                 }
             }
             changed = stopping.changed(), if !stop_heard => {
                 stop_heard = true;
+                // Idle, receiving a body or streaming: nothing a stop waits for.
                 if changed.is_err() || conn.state.load(Ordering::Acquire) != CALLING {
                     return;
                 }

@@ -4,7 +4,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `server.rs` | [`Server`], [`serve`]: `GET /manifest`, `POST /execute`, `GET /health`, and the catalog at `/` |
-//! | `listen.rs` | [`ConnectionLimits`]: the accept loop both servers share, with a connection cap, header and idle timeouts, and a stop with a deadline |
+//! | `listen.rs` | [`ConnectionLimits`]: the accept loop both servers share, with a connection cap, header, body and idle timeouts, a body's minimum rate, and a stop with a deadline |
 //! | `wire.rs` | what travels: [`Manifest`], [`ExecuteRequest`], [`Health`] |
 //! | `auth.rs` | the shared secret, compared in constant time |
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
@@ -47,7 +47,8 @@
 //! client is a guest, and sees and runs what a guest may. Ctrl-C or SIGTERM stops the server:
 //! no new connection is taken, connections with no call in flight close at once, and the calls
 //! in flight finish first, within a deadline. What a client can hold besides its requests is
-//! bounded ([`ConnectionLimits`]: a connection cap, header and idle timeouts).
+//! bounded ([`ConnectionLimits`]: a connection cap, header, body and idle timeouts, a body's
+//! minimum rate; a request counts as a call only once its body has arrived whole).
 //!
 //! # A gateway
 //!

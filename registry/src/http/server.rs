@@ -142,8 +142,8 @@ impl Server {
         self
     }
 
-    /// The bounds kept on connections: how many at once, header and idle timeouts, the stop's
-    /// deadline ([`ConnectionLimits::default`] unless set).
+    /// The bounds kept on connections: how many at once, header, body and idle timeouts, a
+    /// body's minimum rate, the stop's deadline ([`ConnectionLimits::default`] unless set).
     pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
         self.limits = limits;
         self
@@ -175,8 +175,9 @@ impl Server {
             .with_state(Arc::new(self))
     }
 
-    /// Binds `addr` and serves until Ctrl-C or SIGTERM: then no new connection is taken, idle
-    /// connections close at once, and the calls in flight finish before it returns (within the
+    /// Binds `addr` and serves until Ctrl-C or SIGTERM: then no new connection is taken, the
+    /// ones with no call in flight (idle, or with a request whose body has not ended) close at
+    /// once, and the calls in flight finish before it returns (within the
     /// [stop deadline](ConnectionLimits::stop_deadline)). An address that is not loopback is
     /// refused unless [`beyond_loopback`](Self::beyond_loopback) allows it.
     pub async fn serve(self, addr: impl tokio::net::ToSocketAddrs) -> io::Result<()> {
@@ -207,8 +208,9 @@ impl Server {
     }
 
     /// Serves on `listener` within the [connection limits](Self::connection_limits) until
-    /// `shutdown` completes; then no new connection is taken, idle connections close at once,
-    /// and the calls in flight finish before it returns (within the stop deadline).
+    /// `shutdown` completes; then no new connection is taken, the ones with no call in flight
+    /// close at once, and the calls in flight finish before it returns (within the stop
+    /// deadline).
     pub async fn serve_on(
         self,
         listener: tokio::net::TcpListener,
