@@ -36,7 +36,7 @@ pub struct ContentLimits {
     /// answer read from outside cheap before its bytes are counted: a block read into MCP's
     /// types costs about 1.4 KB whatever it holds, so the 500,000 empty links that fit in a
     /// 24 MB line would cost 700 MB to read, where a thousand cost about 1.4 MB. Answers from
-    /// HTTP modules and MCP servers are read up to the bound and no further.
+    /// HTTP modules and from MCP servers on stdio are read up to the bound and no further.
     pub max_blocks: usize,
 }
 
