@@ -34,10 +34,15 @@
 //! implements `schemars::JsonSchema`, and records which kinds of blocks the tool returns
 //! ([`IntoToolResult::KINDS`]) for the catalog.
 //!
-//! Every result is checked before it leaves the registry ([`ContentLimits`]): a block's size and
-//! the result's total size are bounded, an image, audio clip or PDF must start as its MIME type
-//! says, and links may not use the `file:`, `javascript:`, `vbscript:` or `data:` schemes. A
-//! result that fails is an [`invalid_output`](crate::ToolError::InvalidOutput) error.
+//! Every result is checked before it leaves the registry, a failed one too ([`ContentLimits`]):
+//! the number of blocks (1,000 by default), a block's size (everything it carries: its bytes or
+//! text and its names, title, description and MIME type) and the result's total size are
+//! bounded, an image, audio clip or PDF must start as its MIME type says, a MIME type's
+//! parameters are `; name=value` without control characters, and links may not use the
+//! `file:`, `javascript:`, `vbscript:`, `data:` or `blob:` schemes, nor wrap them
+//! (`jar:file:`). A result that fails is an [`invalid_output`](crate::ToolError::InvalidOutput)
+//! error. Answers from HTTP modules and MCP servers are read within the same bounds: their
+//! blocks are counted before they are built.
 //!
 //! This module gathers what a tool's author needs; the blocks and their checks live in
 //! `media/` (below `call/`, whose `ToolResult` holds them), what a tool may return in

@@ -361,3 +361,117 @@ async fn hostile_blocks_are_refused_and_the_registry_goes_on() {
     assert_eq!(error.code(), "invalid_output");
     assert!(error.to_string().contains("limit of 8 bytes"), "{error}");
 }
+
+/// A registry of one run-time tool with an output schema (`module.answer`), one without
+/// (`module.loose`), each answering the failed result its `case` argument names, as a module
+/// forwarding what it got would.
+fn failing_registry() -> Registry {
+    let registry = Registry::builder()
+        .without_linked()
+        .log_annotations(false)
+        .build()
+        .unwrap();
+    let answer = |args: Value, _| async move {
+        let mut failed = ToolResult::failure("it failed");
+        match args["case"].as_str().unwrap_or_default() {
+            "secret" => failed.content = json!({"n": "many", "secret": "sk-hidden"}),
+            "error" => {
+                failed.content = json!({"error": {
+                    "code": "quota", "message": "over quota", "secret": "sk-hidden",
+                }, "also": "sk-hidden"});
+            }
+            "long_error" => {
+                failed.content = json!({"error": {"code": "x", "message": "e".repeat(1 << 20)}});
+                failed.message = Some("m".repeat(1 << 20));
+            }
+            "many_blocks" => failed.blocks = vec![Block::text(""); 1001].into(),
+            "file_link" => failed = failed.with_block(ResourceLink::new("file:///etc/shadow", "s")),
+            _ => {}
+        }
+        Ok(failed)
+    };
+    for (name, schema) in [
+        (
+            "module.answer",
+            Some(json!({"type": "object", "required": ["n"]})),
+        ),
+        ("module.loose", None),
+    ] {
+        let mut spec = ToolSpec::builder(name)
+            .description("Answers what it is told.")
+            .input_schema(json!({"type": "object", "properties": {"case": {"type": "string"}}}));
+        if let Some(schema) = schema {
+            spec = spec.output_schema(schema);
+        }
+        registry
+            .register(spec.build().unwrap(), ToolHandler::from_results(answer))
+            .unwrap();
+    }
+    registry
+}
+
+#[tokio::test]
+async fn a_failed_result_is_checked_and_bounded_as_a_successful_one() {
+    let registry = failing_registry();
+    let ctx = Ctx::new();
+    let call = |tool: &'static str, case: &'static str| {
+        let registry = &registry;
+        let ctx = &ctx;
+        async move { registry.call(tool, json!({ "case": case }), ctx).await }
+    };
+
+    // A value that is not an error's shape never reaches the model, nor does what it held.
+    let error = call("module.answer", "secret").await.unwrap_err();
+    assert_eq!(error.code(), "invalid_output", "{error}");
+    assert!(!error.to_string().contains("sk-hidden"), "{error}");
+    let for_model = registry
+        .call("module.answer", json!({"case": "secret"}), &ctx)
+        .for_model()
+        .await;
+    assert!(!for_model.content.to_string().contains("sk-hidden"));
+
+    // An error's shape keeps its code and message, and nothing else.
+    let kept = call("module.answer", "error").await.unwrap();
+    assert!(!kept.success);
+    assert_eq!(
+        kept.content,
+        json!({"error": {"code": "quota", "message": "over quota"}})
+    );
+    // Long text is cut to the bound on error text, the result's message too.
+    let long = call("module.answer", "long_error").await.unwrap();
+    let message = long.content["error"]["message"].as_str().unwrap();
+    assert!(
+        message.len() <= tool_registry::call::MAX_ERROR_BYTES,
+        "{}",
+        message.len()
+    );
+    assert!(message.ends_with(tool_registry::call::CUT_MARK));
+    assert!(long.message.unwrap().len() <= tool_registry::call::MAX_ERROR_BYTES);
+    // A failure that says nothing more than its message stays as it is.
+    let plain = call("module.answer", "plain").await.unwrap();
+    assert_eq!(
+        (plain.content, plain.message),
+        (Value::Null, Some("it failed".to_owned()))
+    );
+
+    // Every tool's failed result has its blocks checked, with or without an output schema.
+    for tool in ["module.answer", "module.loose"] {
+        for (case, path, says) in [
+            ("many_blocks", "blocks[1000]", "limit of 1000 blocks"),
+            ("file_link", "blocks[0]", "`file:` scheme"),
+        ] {
+            match call(tool, case).await.unwrap_err() {
+                ToolError::InvalidOutput {
+                    path: at, message, ..
+                } => {
+                    assert_eq!(at, path, "{tool} {case}");
+                    assert!(message.contains(says), "{tool} {case}: {message}");
+                }
+                other => panic!("{tool} {case}: {other:?}"),
+            }
+        }
+    }
+    // Without an output schema, a failed value is the tool's to shape.
+    let loose = call("module.loose", "secret").await.unwrap();
+    assert!(!loose.success);
+}

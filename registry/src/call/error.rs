@@ -6,6 +6,47 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::store::StoreError;
 
+/// The most bytes of error text a failed result read from outside the registry keeps: 16 KiB
+/// for each text (an MCP server's `isError` text, the message of a module's error, the
+/// `message` of a failed result's `{"error": ...}` value). Longer text is cut at a character
+/// boundary and ends with [`CUT_MARK`]: an error says what went wrong in a paragraph, and a
+/// megabyte of it would reach the model three times over (the message, its detail, the
+/// result's message).
+pub const MAX_ERROR_BYTES: usize = 16 << 10;
+
+/// What error text cut to [`MAX_ERROR_BYTES`] ends with.
+pub const CUT_MARK: &str = "… [cut]";
+
+/// `text` as at most [`MAX_ERROR_BYTES`] bytes, [`CUT_MARK`] included when it is cut.
+pub(crate) fn bounded_error_text(text: &str) -> String {
+    let mut out = String::new();
+    push_bounded(&mut out, text);
+    out
+}
+
+/// Adds `text` to `out` as far as [`MAX_ERROR_BYTES`] allows, the whole ending with
+/// [`CUT_MARK`] when it does not fit; `false` when it was cut (nothing more fits).
+pub(crate) fn push_bounded(out: &mut String, text: &str) -> bool {
+    if out.len() + text.len() <= MAX_ERROR_BYTES {
+        out.push_str(text);
+        return true;
+    }
+    let room = MAX_ERROR_BYTES.saturating_sub(out.len());
+    out.push_str(&text[..char_floor(text, room)]);
+    out.truncate(char_floor(out, MAX_ERROR_BYTES - CUT_MARK.len()));
+    out.push_str(CUT_MARK);
+    false
+}
+
+/// The largest character boundary of `text` at most `at`.
+fn char_floor(text: &str, at: usize) -> usize {
+    let mut end = at.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
 /// Why a tool call failed. Every variant has a stable [`code`](ToolError::code) and a message
 /// phrased so that a model reading it can correct its next call.
 ///
@@ -483,15 +524,17 @@ impl ToolError {
     /// Reads back what [`Serialize`] wrote (`{"code": ..., "message": ..., ...}`), as another
     /// process sends it: the error of a tool that ran elsewhere. `tool` replaces the tool's name
     /// (the caller's name for it). A code this version does not know, or fields that do not fit
-    /// it, give a [`ToolError::Handler`] with the message as written.
+    /// it, give a [`ToolError::Handler`] with the message as written. Each text is kept to
+    /// [`MAX_ERROR_BYTES`].
     pub fn from_json(value: &serde_json::Value, tool: &str) -> Self {
         // One arm per code, as in `serialize`, which writes what each reads: kept whole so that
         // the two can be read side by side.
+        // Each text as long as an error's may be: a module's error is what it says it is.
         let text = |key: &str| {
             value
                 .get(key)
                 .and_then(serde_json::Value::as_str)
-                .map(str::to_owned)
+                .map(bounded_error_text)
         };
         let number = |key: &str| value.get(key).and_then(serde_json::Value::as_u64);
         let millis = |key: &str| number(key).map(Duration::from_millis);

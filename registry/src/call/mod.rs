@@ -15,7 +15,7 @@
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
 //! | `into_result.rs` | what a tool may return (`IntoToolResult`), and `Content`, a value with blocks; public in [`content`](crate::content) |
-//! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code |
+//! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code; [`MAX_ERROR_BYTES`], the bound on error text read from outside |
 //! | `tool_call.rs` | [`ToolCall`]: one call a model asked for |
 //! | `events.rs` | [`ToolEvent`]: what a batch of calls reports as it runs |
 //! | `guard.rs` | the handler under its deadline, with panics caught (stage 8's guard) |
@@ -50,6 +50,8 @@ pub(crate) use ctx::EventSink;
 pub use depth::MAX_ARGS_DEPTH;
 pub(crate) use depth::{dispose, nests_deeper};
 pub(crate) use error::ToolError;
+pub use error::{CUT_MARK, MAX_ERROR_BYTES};
+pub(crate) use error::{bounded_error_text, push_bounded};
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};
 pub(crate) use into_result::IntoToolResult;

@@ -205,8 +205,10 @@ pub(crate) fn tool_name(tool: &Tool) -> Cow<'static, str> {
 }
 
 /// What a tool answered, checked before anyone reads it: its blocks against the limits (every
-/// tool), its value against its output schema (run-time, remote and MCP-module tools only:
-/// a compiled tool's value is typed by construction). A result that fails becomes the error.
+/// tool, failed results too), its value against its output schema (run-time, remote and
+/// MCP-module tools only: a compiled tool's value is typed by construction), or, for such a
+/// tool's failed result, against the error shape ([`failed_value`]). A result that fails
+/// becomes the error.
 #[inline(always)]
 pub(super) fn check_output(
     tool: &Tool,
@@ -224,12 +226,15 @@ pub(super) fn check_output(
         });
         return;
     }
-    if !result.success {
-        return;
-    }
     let Some(validator) = tool.output_validator() else {
         return;
     };
+    if !result.success {
+        if let Err(error) = failed_value(result) {
+            *outcome = Err(error);
+        }
+        return;
+    }
     let invalid =
         validator
             .iter_errors(&result.content)
@@ -242,6 +247,43 @@ pub(super) fn check_output(
     if let Some(error) = invalid {
         *outcome = Err(error);
     }
+}
+
+/// A failed result of a tool whose values are checked, made to keep to the error shape. An
+/// output schema says what the tool answers when it succeeds; a failed result's value has
+/// only the shape of an error to keep to: nothing, or `{"error": {"code": "...", "message":
+/// "..."}}`, which is kept as exactly those two texts, each cut to
+/// [`MAX_ERROR_BYTES`](crate::call::MAX_ERROR_BYTES) (as is the result's `message`). Whatever
+/// else the value held (a field the schema would have refused, a secret) goes no further; a
+/// value of any other shape is `invalid_output`, which names no part of it.
+#[cold]
+fn failed_value(result: &mut ToolResult) -> Result<(), ToolError> {
+    use crate::call::{MAX_ERROR_BYTES, bounded_error_text};
+    use serde_json::{Value, json};
+
+    if let Some(message) = &mut result.message
+        && message.len() > MAX_ERROR_BYTES
+    {
+        *message = bounded_error_text(message);
+    }
+    let error = match &result.content {
+        Value::Null => return Ok(()),
+        content => content.get("error"),
+    };
+    let text = |key: &str| error.and_then(|error| error.get(key)?.as_str());
+    let (Some(code), Some(message)) = (text("code"), text("message")) else {
+        return Err(ToolError::InvalidOutput {
+            tool: String::new(),
+            path: String::new(),
+            message: "a failed result's value must be `{\"error\": {\"code\": \"...\", \"message\": \"...\"}}`, or none; this one is neither".to_owned(),
+        });
+    };
+    let kept = json!({"error": {
+        "code": bounded_error_text(code),
+        "message": bounded_error_text(message),
+    }});
+    result.content = kept;
+    Ok(())
 }
 
 /// Which rule of the output schema a value breaks, without the value itself: what reaches the

@@ -10,6 +10,9 @@
 //!   record would read as one), and every key of an object that is kept stays (keys go only
 //!   when the keys alone are over the limit), so what a client checks against the output
 //!   schema's `required` keys is there;
+//! - an object that lost anything says so where it already has a place for it: its
+//!   `"truncated": false` becomes `true` (the value's own, and the object cut inside it), so a
+//!   value that reports whether it is whole never claims to be once it is not;
 //! - then a note is added that says what was cut and how to read the rest, as a text block
 //!   after the others (inside the text itself when `content` is a string).
 //!
@@ -90,6 +93,8 @@ pub fn shorten(result: &mut ToolResult, max: usize) -> Option<Shortened> {
             *other = fitted;
         }
     }
+    // Something is cut, the value or the blocks after it; `false` to `true` takes a byte less.
+    mark_truncated(&mut result.content);
     for block in result.blocks.as_mut_vec().iter_mut() {
         if let Block::Text(text) = block {
             cut_str(text, budget);
@@ -196,24 +201,44 @@ fn fit(value: &Value, budget: usize) -> Value {
                     out.insert(key.clone(), small);
                 }
             }
-            Value::Object(out)
+            let mut out = Value::Object(out);
+            mark_truncated(&mut out);
+            out
         }
         // A number, a boolean or null that does not fit: nothing smaller means the same.
         other => other.clone(),
     }
 }
 
-/// The smallest value of `value`'s kind: `""`, `[]`, `{}` with its keys at their least, or the
-/// scalar itself.
+/// An object that lost part of what it held, made to say so where it has a place for it: a
+/// `"truncated": false` member (as `file_manager.list` writes, true when it left entries
+/// out itself) becomes `true`. Nothing else is added or renamed: the value keeps to its
+/// schema.
+fn mark_truncated(value: &mut Value) {
+    if let Some(flag) = value.get_mut("truncated")
+        && *flag == Value::Bool(false)
+    {
+        *flag = Value::Bool(true);
+    }
+}
+
+/// The smallest value of `value`'s kind: `""`, `[]`, `{}` with its keys at their least (and
+/// marked as cut when that lost anything), or the scalar itself.
 fn least(value: &Value) -> Value {
     match value {
         Value::String(_) => Value::String(String::new()),
         Value::Array(_) => Value::Array(Vec::new()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(key, value)| (key.clone(), least(value)))
-                .collect(),
-        ),
+        Value::Object(map) => {
+            let mut out = Value::Object(
+                map.iter()
+                    .map(|(key, value)| (key.clone(), least(value)))
+                    .collect(),
+            );
+            if out != *value {
+                mark_truncated(&mut out);
+            }
+            out
+        }
         other => other.clone(),
     }
 }
@@ -302,6 +327,41 @@ mod tests {
             text.ends_with("[cut: the full result was 500 bytes, over this tool's limit of 120]"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_cut_value_that_says_whether_it_is_whole_says_it_is_not() {
+        let entries: Vec<Value> = (0..600)
+            .map(|i| json!({"name": format!("file-{i:04}.txt"), "kind": "file"}))
+            .collect();
+        let mut result =
+            ToolResult::ok(json!({"dir": "many", "entries": entries, "truncated": false}));
+        shorten(&mut result, 2000).unwrap();
+        assert_eq!(result.content["truncated"], true, "{}", result.content);
+        assert!(result.content["entries"].as_array().unwrap().len() < 600);
+
+        // An object cut inside the value says so too; one kept whole does not.
+        let mut result = ToolResult::ok(json!({
+            "first": {"items": [1], "truncated": false},
+            "second": {"items": vec!["x".repeat(40); 100], "truncated": false},
+        }));
+        shorten(&mut result, 1000).unwrap();
+        assert_eq!(
+            result.content["first"],
+            json!({"items": [1], "truncated": false})
+        );
+        assert_eq!(
+            result.content["second"]["truncated"], true,
+            "{}",
+            result.content
+        );
+
+        // Text blocks cut, the value kept whole: the value still says it is not the whole
+        // result.
+        let mut result =
+            ToolResult::ok(json!({"truncated": false})).with_block(Block::text("a".repeat(5000)));
+        shorten(&mut result, 1000).unwrap();
+        assert_eq!(result.content, json!({"truncated": true}));
     }
 
     #[test]

@@ -352,7 +352,7 @@ impl Gateway {
             .await
             .map_err(|error| super::remote::describe(&error))?;
         let status = response.status();
-        let body = read_capped(response, MAX_MANIFEST_BYTES)
+        let body = read_capped(response, MAX_MANIFEST_BYTES, |_| true)
             .await
             .map_err(|error| format!("the manifest cannot be read: {error}"))?;
         if !status.is_success() {
@@ -434,6 +434,7 @@ impl Gateway {
                             .requires_confirmation
                             == Some(true),
                     task: spec.task_support() != crate::task::TaskSupport::Forbidden,
+                    limits: registry.policy.content_limits,
                 });
                 let handler = ToolHandler::from_results(move |args, ctx| {
                     let remote = Arc::clone(&remote);

@@ -10,7 +10,7 @@
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
 //! | `cache.rs` | [`ManifestCache`], [`FileManifestCache`], [`MemoryManifestCache`] |
 //! | `gateway.rs` | [`Gateway`]: discovery, the cache, refreshes, registering `module.tool` |
-//! | `remote.rs` | one forwarded call and its typed failures |
+//! | `remote.rs` | one forwarded call and its typed failures; its answer read within the gateway's bounds (blocks counted as the body arrives, then read one at a time) |
 //! | `trace.rs` | the W3C `traceparent` header between the two sides |
 //!
 //! # A module

@@ -9,6 +9,7 @@ use super::map::Module;
 use super::trace::{TRACEPARENT, current_traceparent};
 use super::wire::TaskAnswer;
 use crate::call::{Ctx, ToolError, ToolResult};
+use crate::media::{ContentLimits, too_many_blocks, wire};
 use crate::task::TaskStatus;
 
 /// The largest answer read from a module: 16 MiB.
@@ -36,6 +37,9 @@ pub(super) struct Remote {
     /// The tool may run as a task: the call follows one (`"task": true`), polls it, and
     /// cancels it when dropped.
     pub(super) task: bool,
+    /// The gateway's bounds on what a tool answers: its number of blocks is kept to while the
+    /// answer is read.
+    pub(super) limits: ContentLimits,
 }
 
 /// What one attempt gave: an answer, or a failure worth one retry for an idempotent tool.
@@ -114,7 +118,19 @@ impl Remote {
             Err(error) => return Attempt::Retry(self.unreachable(describe(&error))),
         };
         let status = response.status();
-        let body = match read_capped(response, MAX_RESULT_BYTES).await {
+        // Blocks are counted as the answer arrives: one of more blocks than the gateway reads
+        // is refused once the first block past the bound comes, and the rest is never read.
+        let mut blocks = wire::CountBlocks::new(self.limits.max_blocks);
+        let read = read_capped(response, MAX_RESULT_BYTES, |piece| blocks.feed(piece)).await;
+        if blocks.over() {
+            let refused = too_many_blocks(None, self.limits.max_blocks);
+            return Attempt::Done(Err(ToolError::InvalidOutput {
+                tool: self.local_name.clone(),
+                path: format!("blocks[{}]", refused.index),
+                message: refused.message,
+            }));
+        }
+        let body = match read {
             Ok(body) => body,
             Err(error) => {
                 return Attempt::Retry(
@@ -157,8 +173,7 @@ impl Remote {
     /// interval it asks for (within 50 ms and 2 s), its result once it completed; cancelled at
     /// the module when this call is dropped first (its deadline, its caller gone).
     async fn follow(&self, body: &[u8], who: &Value) -> Result<ToolResult, ToolError> {
-        let answer: TaskAnswer = serde_json::from_slice(body)
-            .map_err(|error| self.unreachable(format!("the task answered is not one: {error}")))?;
+        let answer: TaskAnswer = self.read(body, "the task answered is not one")?;
         let mut task = answer.task;
         let mut cancel = CancelOnDrop {
             remote: self,
@@ -215,7 +230,7 @@ impl Remote {
             .await
             .map_err(|error| self.unreachable(describe(&error)))?;
         let status = response.status();
-        let body = read_capped(response, MAX_RESULT_BYTES)
+        let body = read_capped(response, MAX_RESULT_BYTES, |_| true)
             .await
             .map_err(|error| self.unreachable(format!("the answer cannot be read: {error}")))?;
         if !status.is_success() {
@@ -226,14 +241,12 @@ impl Remote {
                 body: excerpt(&body),
             });
         }
-        serde_json::from_slice(&body)
-            .map_err(|error| self.unreachable(format!("the task answered is not one: {error}")))
+        self.read(&body, "the task answered is not one")
     }
 
     /// The module's `ToolResult`: a success as it is, an error result as its typed error.
     fn result(&self, body: &[u8]) -> Result<ToolResult, ToolError> {
-        let mut result: ToolResult =
-            serde_json::from_slice(body).map_err(|error| self.not_a_result(body, &error))?;
+        let mut result: ToolResult = self.read(body, "the answer is not a tool result")?;
         if !result.success
             && let Some(error) = result
                 .content
@@ -257,40 +270,25 @@ impl Remote {
         Ok(result)
     }
 
-    /// Why `body` did not read as a tool result: a result whose blocks are malformed (a kind
-    /// this version does not know, base64 that is not) is the tool's invalid output; anything
-    /// else is an answer that is not a tool result at all.
-    #[cold]
-    fn not_a_result(&self, body: &[u8], error: &serde_json::Error) -> ToolError {
-        let blocks = serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|value| match value {
-                Value::Object(mut object) if object.contains_key("success") => {
-                    object.remove("blocks")
-                }
-                _ => None,
-            })
-            .and_then(|blocks| match blocks {
-                Value::Array(blocks) => Some(blocks),
-                _ => None,
-            });
-        let Some(blocks) = blocks else {
-            return self.unreachable(format!("the answer is not a tool result: {error}"));
-        };
-        let (index, problem) = blocks
-            .into_iter()
-            .enumerate()
-            .find_map(|(index, block)| {
-                crate::media::wire::from_value(block)
-                    .err()
-                    .map(|e| (index, e))
-            })
-            .unwrap_or_else(|| (0, error.to_string()));
-        ToolError::InvalidOutput {
-            tool: self.local_name.clone(),
-            path: format!("blocks[{index}]"),
-            message: problem,
-        }
+    /// `body` read as a `T` that holds results, with the gateway's bound on their blocks: a
+    /// result whose blocks break it (too many, a kind this version does not know, base64 that
+    /// is not) is the tool's invalid output, found as the blocks are read, one at a time; any
+    /// other answer that does not read is `not_one`, and the module unreachable.
+    fn read<T: serde::de::DeserializeOwned>(
+        &self,
+        body: &[u8],
+        not_one: &str,
+    ) -> Result<T, ToolError> {
+        let read = wire::bounded(&self.limits, || serde_json::from_slice(body));
+        read.map_err(|(error, refused)| match refused {
+            // JSON that ends or breaks inside the blocks is no answer, not a bad block.
+            Some(refused) if !error.is_syntax() && !error.is_eof() => ToolError::InvalidOutput {
+                tool: self.local_name.clone(),
+                path: format!("blocks[{}]", refused.index),
+                message: refused.message,
+            },
+            _ => self.unreachable(format!("{not_one}: {error}")),
+        })
     }
 
     fn unreachable(&self, reason: String) -> ToolError {
@@ -382,10 +380,13 @@ pub(super) fn excerpt(body: &[u8]) -> String {
     shown.trim().to_owned()
 }
 
-/// Reads a response's body, refusing one longer than `limit` without reading the rest.
+/// Reads a response's body, refusing one longer than `limit` without reading the rest; each
+/// piece is shown to `more` as it arrives, and the body read so far is the answer once `more`
+/// says not to read on.
 pub(super) async fn read_capped(
     mut response: reqwest::Response,
     limit: usize,
+    mut more: impl FnMut(&[u8]) -> bool,
 ) -> Result<Vec<u8>, String> {
     if response
         .content_length()
@@ -399,6 +400,9 @@ pub(super) async fn read_capped(
             return Err(format!("it is larger than {limit} bytes"));
         }
         body.extend_from_slice(&chunk);
+        if !more(&chunk) {
+            break;
+        }
     }
     Ok(body)
 }

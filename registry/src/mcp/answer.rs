@@ -8,11 +8,12 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, ResultType};
 use serde_json::Value;
 
 use crate::Tool;
-use crate::call::{ToolError, ToolResult};
+use crate::call::{ToolError, ToolResult, push_bounded};
 use crate::format::McpParts;
 use crate::format::mcp::{content_block, file_name, unwrap_structured};
 use crate::media::{
-    Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink, wire,
+    Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink,
+    too_many_blocks, wire,
 };
 use crate::registry::Registry;
 
@@ -37,20 +38,33 @@ pub(super) struct Mounted {
 ///   left out; any other text is a text block;
 /// - without, the text blocks joined are the value, read as JSON where they are JSON (no value
 ///   when there is no text), and the other blocks follow;
-/// - `isError` is a handler error with the text.
+/// - `isError` is a handler error with the text, at most
+///   [`MAX_ERROR_BYTES`](crate::call::MAX_ERROR_BYTES) of it.
 ///
-/// A block that cannot be read (base64 that is not, a kind this version does not know, more
-/// bytes than a block may hold) makes the answer `invalid_output`; the registry then checks the
-/// blocks it reads (MIME types against bytes, link schemes, sizes) and the value against the
-/// tool's output schema.
+/// Failed or not, an answer of more blocks than the registry's `max_blocks` is
+/// `invalid_output` before any block is read, as is text for the value longer than
+/// `max_result_bytes`, before it is joined. A block that cannot be read (base64 that is not, a
+/// kind this version does not know, more bytes than a block may hold) makes the answer
+/// `invalid_output` too; the registry then checks the blocks it reads (MIME types against
+/// bytes, link schemes, sizes) and the value against the tool's output schema.
 pub(super) fn answer(result: CallToolResult, mounted: &Mounted) -> Result<ToolResult, ToolError> {
+    let limits = &mounted.limits;
+    let invalid = |path: String, message: String| ToolError::InvalidOutput {
+        tool: mounted.local.clone(),
+        path,
+        message,
+    };
+    if result.content.len() > limits.max_blocks {
+        let refused = too_many_blocks(Some(result.content.len()), limits.max_blocks);
+        return Err(invalid(
+            format!("blocks[{}]", refused.index),
+            refused.message,
+        ));
+    }
     if result.is_error == Some(true) {
-        let text: Vec<&str> = (result.content.iter())
-            .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
-            .collect();
         return Err(ToolError::Handler {
             tool: mounted.local.clone(),
-            message: text.join("\n"),
+            message: error_text(&result.content),
         });
     }
     let structured = result
@@ -60,21 +74,28 @@ pub(super) fn answer(result: CallToolResult, mounted: &Mounted) -> Result<ToolRe
             false => value,
         });
     let mut texts = Vec::new();
+    // The bytes the value's text comes to joined: counted before it is.
+    let mut text_bytes = 0usize;
     let mut blocks = Vec::with_capacity(result.content.len());
     for block in result.content {
         let block = match (block, &structured) {
             (ContentBlock::Text(text), None) => {
+                text_bytes += usize::from(!texts.is_empty()) + text.text.len();
+                if text_bytes > limits.max_result_bytes {
+                    return Err(invalid(
+                        String::new(),
+                        format!(
+                            "the answer's text, its value without `structuredContent`, comes to more than the limit of {} bytes a result",
+                            limits.max_result_bytes
+                        ),
+                    ));
+                }
                 texts.push(text.text);
                 continue;
             }
             (ContentBlock::Text(text), Some(value)) if repeats(&text.text, value) => continue,
-            (other, _) => {
-                block_of(other, &mounted.limits).map_err(|message| ToolError::InvalidOutput {
-                    tool: mounted.local.clone(),
-                    path: format!("blocks[{}]", blocks.len()),
-                    message,
-                })?
-            }
+            (other, _) => block_of(other, limits)
+                .map_err(|message| invalid(format!("blocks[{}]", blocks.len()), message))?,
         };
         blocks.push(block);
     }
@@ -89,6 +110,20 @@ pub(super) fn answer(result: CallToolResult, mounted: &Mounted) -> Result<ToolRe
     let mut result = ToolResult::ok(content);
     result.blocks = blocks.into();
     Ok(result)
+}
+
+/// The text blocks of a failed answer joined, as far as
+/// [`MAX_ERROR_BYTES`](crate::call::MAX_ERROR_BYTES) goes: what is past it is never copied.
+fn error_text(content: &[ContentBlock]) -> String {
+    let mut message = String::new();
+    for text in content.iter().filter_map(ContentBlock::as_text) {
+        let fits = (message.is_empty() || push_bounded(&mut message, "\n"))
+            && push_bounded(&mut message, &text.text);
+        if !fits {
+            break;
+        }
+    }
+    message
 }
 
 /// Whether `text` only repeats `value`: the string it is, or its JSON. A value that is one
@@ -362,6 +397,60 @@ mod tests {
         let failed = CallToolResult::error(vec![ContentBlock::text("no"), image()]);
         match super::answer(failed, &mounted(false)) {
             Err(ToolError::Handler { message, .. }) => assert_eq!(message, "no"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_dimension_of_an_answer_is_bounded_before_it_is_read_whole() {
+        let link = || ContentBlock::resource_link(rmcp::model::Resource::new("kb://a", "a"));
+        let mut limits = mounted(false);
+        limits.limits = limits.limits.with_max_blocks(3);
+        let refused =
+            |answer: CallToolResult, mounted: &Mounted| match super::answer(answer, mounted) {
+                Err(ToolError::InvalidOutput { path, message, .. }) => format!("{path}: {message}"),
+                other => panic!("{other:?}"),
+            };
+        // Too many blocks, failed or not, before any is read.
+        let many = refused(result(vec![link(); 4], None), &limits);
+        assert!(
+            many.starts_with("blocks[3]: the result holds 4 blocks, more than the limit of 3"),
+            "{many}"
+        );
+        let failed_many = refused(CallToolResult::error(vec![link(); 4]), &limits);
+        assert!(failed_many.starts_with("blocks[3]:"), "{failed_many}");
+        assert!(super::answer(result(vec![link(); 3], None), &limits).is_ok());
+
+        // The text that would be the value, counted before it is joined (the bound is 1,024).
+        let texts = vec![
+            ContentBlock::text("a".repeat(600)),
+            ContentBlock::text("b".repeat(600)),
+        ];
+        let long = refused(result(texts, None), &mounted(false));
+        assert!(
+            long.contains("more than the limit of 1024 bytes a result"),
+            "{long}"
+        );
+        let texts = vec![
+            ContentBlock::text("a".repeat(600)),
+            ContentBlock::text("b".repeat(423)),
+        ];
+        let fits = super::answer(result(texts, None), &mounted(false)).unwrap();
+        assert_eq!(fits.content.as_str().unwrap().len(), 1024);
+
+        // A failure's text is joined only as far as the bound on error text.
+        use crate::call::{CUT_MARK, MAX_ERROR_BYTES};
+        let texts = vec![ContentBlock::text("e".repeat(MAX_ERROR_BYTES)); 100];
+        match super::answer(CallToolResult::error(texts), &mounted(false)) {
+            Err(ToolError::Handler { message, .. }) => {
+                assert_eq!(message.len(), MAX_ERROR_BYTES);
+                assert!(message.ends_with(CUT_MARK));
+            }
+            other => panic!("{other:?}"),
+        }
+        let short = vec![ContentBlock::text("no"), ContentBlock::text("really")];
+        match super::answer(CallToolResult::error(short), &mounted(false)) {
+            Err(ToolError::Handler { message, .. }) => assert_eq!(message, "no\nreally"),
             other => panic!("{other:?}"),
         }
     }

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::answer::{Mounted, answer};
-use super::stdio::{StdioTransport, TOO_LONG};
+use super::stdio::{StdioTransport, refused_answer};
 use crate::call::ToolError;
 use crate::def::Annotations;
 use crate::format::mcp::unwrap_output_schema;
@@ -84,14 +84,16 @@ impl McpModule {
     /// Its output is read one message a line, each line bounded by what the registry's
     /// [`ContentLimits`] let a result hold in base64 and [`MCP_ANSWER_ROOM`] more: an answer
     /// past that is skipped as it arrives, never held whole, and its call is `invalid_output`
-    /// at once.
+    /// at once. So is an answer of more blocks than `max_blocks` (counted before any is
+    /// built), and one that does not read (nested deeper than 128 levels), when its id comes
+    /// before its result, as every SDK writes it.
     pub async fn spawn(
         registry: impl Into<Shared>,
         name: &str,
         mut command: tokio::process::Command,
     ) -> Result<Self, McpModuleError> {
         let registry = registry.into();
-        let max_line = answer_bound(&registry.policy.content_limits);
+        let limits = registry.policy.content_limits;
         command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -102,7 +104,8 @@ impl McpModule {
         let (Some(output), Some(input)) = (process.stdout.take(), process.stdin.take()) else {
             return Err(failed(name, "its standard streams are not pipes".into()));
         };
-        let transport = StdioTransport::<_, RoleClient>::new(output, input, max_line);
+        let transport = StdioTransport::<_, RoleClient>::new(output, input, answer_bound(&limits))
+            .with_max_blocks(limits.max_blocks);
         let mut module = Self::mount(registry, name, transport).await?;
         module._process = Some(process);
         Ok(module)
@@ -110,18 +113,32 @@ impl McpModule {
 
     /// Connects to the MCP server at `url` (streamable HTTP), with its bearer `token` if any,
     /// and mounts its tools as `name.tool`.
+    ///
+    /// rmcp's client reads each answer whole into its own types before the registry sees it:
+    /// it reads at most what the registry's [`ContentLimits`] let a result hold in base64 and
+    /// [`MCP_ANSWER_ROOM`] more, or rmcp's own 16 MiB bound where that is smaller. An answer of
+    /// more blocks than `max_blocks` is `invalid_output`, but only once rmcp has read it.
     pub async fn connect(
         registry: impl Into<Shared>,
         name: &str,
         url: &str,
         token: Option<&str>,
     ) -> Result<Self, McpModuleError> {
+        let registry = registry.into();
+        let bound = answer_bound(&registry.policy.content_limits);
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let (json, event) = (
+            config.max_json_response_size.min(bound),
+            config.max_sse_event_size.min(bound),
+        );
+        config = config
+            .max_json_response_size(json)
+            .max_sse_event_size(event);
         if let Some(token) = token {
             config = config.auth_header(token.to_owned());
         }
         Self::mount(
-            registry.into(),
+            registry,
             name,
             StreamableHttpClientTransport::from_config(config),
         )
@@ -318,15 +335,10 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
             let request =
                 CallToolRequestParams::new(mounted.remote.clone()).with_arguments(arguments);
             let local = mounted.local.clone();
-            match call_following_tasks(&peer, request).await {
+            match call_following_tasks(&peer, request, mounted.limits.max_blocks).await {
                 Ok(result) => answer(result, &mounted),
-                // An answer too long to read, skipped by the transport.
-                Err(ServiceError::McpError(error))
-                    if error
-                        .data
-                        .as_ref()
-                        .is_some_and(|d| d.get(TOO_LONG).is_some()) =>
-                {
+                // An answer the transport did not read: too long, too many blocks, unreadable.
+                Err(ServiceError::McpError(error)) if refused_answer(error.data.as_ref()) => {
                     Err(ToolError::InvalidOutput {
                         tool: local,
                         path: String::new(),
@@ -361,10 +373,12 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
 /// One `tools/call` on `peer`, and when the server answers with a task, the task followed to
 /// its end (polled at the interval it asks, within 50 ms and 2 s) and cancelled at the server
 /// when this call is dropped first (its deadline, its caller gone). A task that failed is the
-/// JSON-RPC error it carries; one cancelled at the server, an error saying so.
+/// JSON-RPC error it carries; one cancelled at the server, an error saying so. A task's result
+/// of more than `max_blocks` blocks is not read into rmcp's types.
 async fn call_following_tasks(
     peer: &rmcp::Peer<RoleClient>,
     request: CallToolRequestParams,
+    max_blocks: usize,
 ) -> Result<rmcp::model::CallToolResult, ServiceError> {
     use rmcp::ErrorData;
     use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload};
@@ -409,6 +423,15 @@ async fn call_following_tasks(
         match now.payload {
             TaskPayload::Completed { result } => {
                 ended(&mut cancel);
+                let blocks = result
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .map(Vec::len);
+                if blocks.is_some_and(|blocks| blocks > max_blocks) {
+                    return Err(ServiceError::McpError(
+                        super::stdio::too_many_blocks_answer(max_blocks),
+                    ));
+                }
                 return serde_json::from_value(Value::Object(result))
                     .map_err(|_| ServiceError::UnexpectedResponse);
             }

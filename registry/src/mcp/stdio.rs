@@ -23,8 +23,12 @@
 //! On the client's side (a mounted server's process), a line longer than the bound is an
 //! answer too long to read: it is skipped as it arrives too, and the request it answers (its id
 //! read from the line's first bytes) gets a JSON-RPC error marked [`TOO_LONG`] at once, where
-//! rmcp's own transport would drop it and leave the call waiting for its timeout. A line that
-//! is no message is passed over, as rmcp's transport does.
+//! rmcp's own transport would drop it and leave the call waiting for its timeout. So does an
+//! answer whose `result.content` holds more blocks than the registry reads ([`TOO_MANY_BLOCKS`]:
+//! counted by a scan that builds nothing, before rmcp's types are built, which cost about
+//! 1.4 KB a block), and an answer that does not read as a message, nested deeper than
+//! serde_json reads or not of MCP's shape ([`UNREADABLE`]), when its id comes before its
+//! result. Any other line that is no message is passed over, as rmcp's transport does.
 
 use std::future::Future;
 use std::io;
@@ -63,6 +67,24 @@ const HEAD_BYTES: usize = 4 << 10;
 /// read; its value is the bound in bytes.
 pub(super) const TOO_LONG: &str = "tool-registry/answerTooLong";
 
+/// The key in the `data` of the error a client's transport gives for an answer of more blocks
+/// than the registry reads; its value is the bound.
+pub(super) const TOO_MANY_BLOCKS: &str = "tool-registry/answerTooManyBlocks";
+
+/// The key in the `data` of the error a client's transport gives for an answer that does not
+/// read as a message (nested deeper than 128 levels, or not of MCP's shape).
+pub(super) const UNREADABLE: &str = "tool-registry/answerUnreadable";
+
+/// Whether an error's `data` says the client's transport refused to read the answer (too
+/// long, too many blocks, unreadable): the mounted tool answered what it may not.
+pub(super) fn refused_answer(data: Option<&Value>) -> bool {
+    data.is_some_and(|data| {
+        [TOO_LONG, TOO_MANY_BLOCKS, UNREADABLE]
+            .iter()
+            .any(|key| data.get(key).is_some())
+    })
+}
+
 /// Lines read from `input` with a bound; lines written to an output by one task. `S` is the
 /// side of the session this end speaks for.
 pub(super) struct StdioTransport<R, S = RoleServer> {
@@ -77,6 +99,8 @@ pub(super) struct StdioTransport<R, S = RoleServer> {
     /// Inside a line already answered as too long, until its newline.
     skipping: bool,
     max_line: usize,
+    /// The most blocks an answer read by a client may hold.
+    max_blocks: usize,
     /// An answer of ours waiting for its place in the writer's queue.
     answer: Option<Vec<u8>>,
     lines: Option<mpsc::Sender<Vec<u8>>>,
@@ -109,8 +133,9 @@ pub(super) trait Side: ServiceRole {
         line_of(&item)
     }
 
-    /// What one whole line (without its newline) is.
-    fn read(line: &[u8]) -> Read<Self>;
+    /// What one whole line (without its newline) is; an answer of more than `max_blocks`
+    /// blocks is not read.
+    fn read(line: &[u8], max_blocks: usize) -> Read<Self>;
 
     /// What a line longer than `max` bytes is, from its first bytes `head`.
     fn too_long(head: &[u8], max: usize) -> Read<Self>;
@@ -121,7 +146,7 @@ impl Side for RoleServer {
         server_line(item)
     }
 
-    fn read(line: &[u8]) -> Read<Self> {
+    fn read(line: &[u8], _max_blocks: usize) -> Read<Self> {
         read(line)
     }
 
@@ -145,16 +170,35 @@ impl Side for RoleServer {
 }
 
 impl Side for RoleClient {
-    fn read(line: &[u8]) -> Read<Self> {
+    fn read(line: &[u8], max_blocks: usize) -> Read<Self> {
         let Some(line) = trimmed(line) else {
             return Read::Nothing;
         };
+        // Counted before rmcp builds the blocks, which is what costs.
+        if let Some(id) = over_blocks(line, max_blocks) {
+            tracing::debug!(target: "tool_registry::mcp", max_blocks, "an answer of the MCP server with too many blocks was not read");
+            return Read::Message(Box::new(RxJsonRpcMessage::<RoleClient>::error(
+                too_many_blocks_answer(max_blocks),
+                Some(id),
+            )));
+        }
         match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
             Ok(message) => Read::Message(Box::new(message)),
-            Err(error) => {
-                tracing::debug!(target: "tool_registry::mcp", %error, "a line of the MCP server is no message; passed over");
-                Read::Nothing
-            }
+            Err(error) => match answer_id_of(line) {
+                // An answer that does not read fails its request at once, rather than leaving
+                // it to its timeout.
+                Some(id) => {
+                    tracing::debug!(target: "tool_registry::mcp", %error, "an answer of the MCP server does not read; its request fails");
+                    Read::Message(Box::new(RxJsonRpcMessage::<RoleClient>::error(
+                        unreadable_answer(&error),
+                        Some(id),
+                    )))
+                }
+                None => {
+                    tracing::debug!(target: "tool_registry::mcp", %error, "a line of the MCP server is no message; passed over");
+                    Read::Nothing
+                }
+            },
         }
     }
 
@@ -179,6 +223,146 @@ pub(super) fn too_long_answer(max: usize) -> ErrorData {
         ),
         Some(serde_json::json!({ TOO_LONG: max })),
     )
+}
+
+/// The error that stands for an answer of more than `max` blocks, marked [`TOO_MANY_BLOCKS`].
+pub(super) fn too_many_blocks_answer(max: usize) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "the answer holds more than {max} content blocks, the most a result may hold; it was not read"
+        ),
+        Some(serde_json::json!({ TOO_MANY_BLOCKS: max })),
+    )
+}
+
+/// The error that stands for an answer that does not read as a message, marked
+/// [`UNREADABLE`]. Says why in words of its own: serde's would quote the line.
+fn unreadable_answer(error: &serde_json::Error) -> ErrorData {
+    let why = match error.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            "it is not JSON, or nests deeper than 128 levels"
+        }
+        _ => "it is not an MCP answer",
+    };
+    ErrorData::new(
+        ErrorCode::PARSE_ERROR,
+        format!("the answer cannot be read: {why}"),
+        Some(serde_json::json!({ UNREADABLE: true })),
+    )
+}
+
+/// The id of the JSON-RPC answer `line` when its `result.content` holds more than `max`
+/// elements. The elements are counted, never built: each is skipped as serde's `IgnoredAny`,
+/// and so is every other member. A line too short to hold that many is not looked at.
+fn over_blocks(line: &[u8], max: usize) -> Option<RequestId> {
+    use serde::de::{
+        DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    };
+    use std::fmt;
+
+    /// What the scan found. Once the answer is known to be over and its id is read, the scan
+    /// stops (with an error of its own): the rest need not be looked at.
+    #[derive(Default)]
+    struct Found {
+        id: Option<RequestId>,
+        over: bool,
+    }
+
+    /// The message: its `id`, and its `result`.
+    struct Scan<'a>(&'a mut Found, usize);
+    /// The `result`: its `content`.
+    struct ResultMember<'a>(&'a mut Found, usize);
+    /// The `content`: counted.
+    struct ContentMember<'a>(&'a mut Found, usize);
+
+    fn stop<E: serde::de::Error>() -> E {
+        E::custom("over the bound")
+    }
+
+    impl<'de> Visitor<'de> for Scan<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON-RPC message")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "id" => self.0.id = Some(map.next_value()?),
+                    "result" => map.next_value_seed(ResultMember(&mut *self.0, self.1))?,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                if self.0.over && self.0.id.is_some() {
+                    return Err(stop());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for ResultMember<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for ResultMember<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a result")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "content" => map.next_value_seed(ContentMember(&mut *self.0, self.1))?,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for ContentMember<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for ContentMember<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("content blocks")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut count = 0usize;
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                count += 1;
+                if count > self.1 {
+                    self.0.over = true;
+                    // With the id read, nothing after this block matters.
+                    if self.0.id.is_some() {
+                        return Err(stop());
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    // An array of more than `max` elements takes at least two bytes each.
+    if line.len() <= max.saturating_mul(2) {
+        return None;
+    }
+    let mut found = Found::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let _ = deserializer.deserialize_map(Scan(&mut found, max));
+    found.id.filter(|_| found.over)
 }
 
 /// The `id` member of the JSON-RPC object whose first bytes are `head`, when they hold it
@@ -266,10 +450,17 @@ impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {
             line: Vec::new(),
             skipping: false,
             max_line,
+            max_blocks: usize::MAX,
             answer: None,
             lines: Some(lines),
             writer: Some(tokio::spawn(write_lines(output, queue))),
         }
+    }
+
+    /// The same transport, reading answers of at most `max_blocks` blocks (a client's).
+    pub(super) fn with_max_blocks(mut self, max_blocks: usize) -> Self {
+        self.max_blocks = max_blocks;
+        self
     }
 
     /// The next line into `line`, or `None` at the end of the input.
@@ -337,7 +528,7 @@ impl<R: AsyncRead + Unpin + Send, S: Side> Transport<S> for StdioTransport<R, S>
             }
             match self.next_line().await? {
                 Ok(Line::Whole) => {
-                    let read = S::read(&self.line);
+                    let read = S::read(&self.line, self.max_blocks);
                     self.line.clear();
                     // A long line's room is given back rather than kept for the session.
                     self.line.shrink_to(CHUNK_BYTES);
@@ -592,6 +783,63 @@ mod tests {
         );
         assert_eq!(answer_id_of(br#"{"result":{"a":1},"id":7"#), None);
         assert_eq!(answer_id_of(br#"{"params":{"id":8,"result":1"#), None);
+    }
+
+    /// What a client's transport makes of `line`, as JSON.
+    fn client_read(line: &str, max_blocks: usize) -> Option<Value> {
+        match <RoleClient as Side>::read(line.as_bytes(), max_blocks) {
+            Read::Message(message) => Some(serde_json::to_value(&message).unwrap()),
+            Read::Nothing => None,
+            Read::Answer(_) => panic!("a client answers nothing"),
+        }
+    }
+
+    #[test]
+    fn an_answer_of_too_many_blocks_is_an_error_for_its_request_before_it_is_read() {
+        use super::TOO_MANY_BLOCKS;
+        // An answer of `blocks` links, with `before` and `after` its result.
+        let answer = |before: &str, blocks: usize, after: &str| {
+            let link = r#"{"type":"resource_link","uri":"a:1","name":"x"}"#;
+            let content = vec![link; blocks].join(",");
+            format!(
+                r#"{{"jsonrpc":"2.0",{before}"result":{{"structuredContent":{{"a":[1]}},"content":[{content}],"isError":false}}{after}}}"#
+            )
+        };
+        let refused = client_read(&answer(r#""id":4,"#, 11, ""), 10).unwrap();
+        assert_eq!(refused["id"], 4, "{refused}");
+        assert_eq!(refused["error"]["data"][TOO_MANY_BLOCKS], 10, "{refused}");
+        // An id after the result is found too.
+        let refused = client_read(&answer("", 11, r#","id":"x""#), 10).unwrap();
+        assert_eq!(refused["id"], "x", "{refused}");
+        assert_eq!(refused["error"]["data"][TOO_MANY_BLOCKS], 10, "{refused}");
+        // Within the bound, the answer is read as it is.
+        let read = client_read(&answer(r#""id":5,"#, 10, ""), 10).unwrap();
+        assert_eq!(read["result"]["content"].as_array().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn an_answer_that_does_not_read_fails_its_request_at_once() {
+        use super::UNREADABLE;
+        let deep = format!("{}1{}", "[".repeat(140), "]".repeat(140));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"result":{{"content":[],"structuredContent":{{"a":{deep}}}}}}}"#
+        );
+        let refused = client_read(&line, 1000).unwrap();
+        assert_eq!(refused["id"], 9, "{refused}");
+        assert_eq!(refused["error"]["data"][UNREADABLE], true, "{refused}");
+        assert!(
+            !refused.to_string().contains("[[["),
+            "nothing of the line is quoted: {refused}"
+        );
+        // A line that is no answer of a request is passed over, as before.
+        assert_eq!(client_read("not a message", 1000), None);
+        assert_eq!(
+            client_read(
+                &format!(r#"{{"jsonrpc":"2.0","method":"x","params":{deep}}}"#),
+                1000
+            ),
+            None
+        );
     }
 
     #[tokio::test]

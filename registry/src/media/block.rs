@@ -56,15 +56,27 @@ impl Block {
         }
     }
 
-    /// The bytes the block carries (text counted as UTF-8); a link carries none.
+    /// The bytes the block carries, text counted as UTF-8: its data or text, and every text
+    /// field besides (a file's name, a link's URI, name, title and description, an embedded
+    /// resource's URI, MIME types), so that what [`ContentLimits`](super::ContentLimits)
+    /// bounds is all of it.
     pub fn len(&self) -> usize {
+        let optional = |text: &Option<String>| text.as_ref().map_or(0, String::len);
         match self {
             Self::Text(text) => text.len(),
-            Self::Image(image) => image.data.len(),
-            Self::Audio(audio) => audio.data.len(),
-            Self::File(file) => file.data.len() + file.name.len(),
-            Self::ResourceLink(link) => link.uri.len() + link.name.len(),
-            Self::Resource(resource) => resource.uri.len() + resource.body.len(),
+            Self::Image(image) => image.data.len() + image.mime_type.len(),
+            Self::Audio(audio) => audio.data.len() + audio.mime_type.len(),
+            Self::File(file) => file.data.len() + file.name.len() + file.mime_type.len(),
+            Self::ResourceLink(link) => {
+                link.uri.len()
+                    + link.name.len()
+                    + optional(&link.title)
+                    + optional(&link.description)
+                    + optional(&link.mime_type)
+            }
+            Self::Resource(resource) => {
+                resource.uri.len() + optional(&resource.mime_type) + resource.body.len()
+            }
         }
     }
 

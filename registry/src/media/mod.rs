@@ -4,8 +4,8 @@
 //! | file | what |
 //! | --- | --- |
 //! | `block.rs` | `Block`, `Blocks`, `BlockKind` and the media types: `Image`, `Audio`, `File`, `ResourceLink`, `Resource` |
-//! | `check.rs` | `ContentLimits`: sizes, MIME types against bytes, link schemes |
-//! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules, MCP and `toolreg` use |
+//! | `check.rs` | `ContentLimits`: how many blocks, their sizes (every text field counted), MIME types and their parameters, MIME types against bytes, link schemes (wrapped ones too) |
+//! | `wire.rs` | blocks as JSON (binary as base64), the shape HTTP modules, MCP and `toolreg` use; read one at a time, up to the bound on their number |
 
 mod block;
 mod check;
@@ -15,4 +15,4 @@ pub use block::{
     Audio, Block, BlockKind, Blocks, File, Image, Resource, ResourceBody, ResourceLink,
 };
 pub use check::ContentLimits;
-pub(crate) use check::check_blocks;
+pub(crate) use check::{check_blocks, too_many_blocks};

@@ -14,11 +14,14 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
-use serde::de::Error as _;
+use serde::de::{Error as _, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serializer};
 use serde_json::{Map, Value};
 
-use super::{Audio, Block, Blocks, File, Image, Resource, ResourceBody, ResourceLink};
+use super::check::{Refused, too_many_blocks};
+use super::{
+    Audio, Block, Blocks, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink,
+};
 
 /// `data` as standard base64.
 pub(crate) fn encode(data: &[u8]) -> String {
@@ -161,32 +164,260 @@ fn block_of(wire: In) -> Result<Block, String> {
     })
 }
 
-/// One block read from JSON in the shape above (base64 checked).
-#[cfg(any(feature = "http", feature = "mcp"))]
-pub(crate) fn from_value(value: Value) -> Result<Block, String> {
-    let wire = In::deserialize(value).map_err(|e| e.to_string())?;
-    block_of(wire)
-}
-
 /// `#[serde(with = "wire")]` for [`Blocks`].
 pub(crate) fn serialize<S: Serializer>(blocks: &[Block], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(blocks.iter().map(to_value))
 }
 
-/// `#[serde(with = "wire")]` for [`Blocks`].
+/// `#[serde(with = "wire")]` for [`Blocks`]: at most as many blocks as the reading allows
+/// ([`bounded`]; the default [`ContentLimits`]' otherwise), each read and built one at a time,
+/// and the first past the bound an error before it is read: 300,000 blocks never become
+/// 300,000 [`Block`]s, nor a list of values first.
 pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Blocks, D::Error> {
-    let wire = Vec::<In>::deserialize(deserializer)?;
-    wire.into_iter()
-        .enumerate()
-        .map(|(index, block)| {
-            block_of(block).map_err(|e| D::Error::custom(format!("blocks[{index}]: {e}")))
-        })
-        .collect()
+    deserializer.deserialize_seq(ReadBlocks {
+        max: BOUND.with(|bound| bound.get().max_blocks),
+    })
 }
 
-#[cfg(all(test, feature = "http"))]
+/// The bound the blocks of the result being read keep to, and the block refused, if one was.
+#[derive(Clone, Copy)]
+struct Bound {
+    max_blocks: usize,
+}
+
+thread_local! {
+    // A derived `Deserialize` (a `ToolResult`'s, a task's) has no place for a seed: the bound
+    // a reader knows travels to `deserialize` here, for the length of one synchronous read,
+    // and the block refused travels back the same way.
+    static BOUND: std::cell::Cell<Bound> = const {
+        std::cell::Cell::new(Bound { max_blocks: ContentLimits::DEFAULT.max_blocks })
+    };
+    static REFUSED: std::cell::RefCell<Option<Refused>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `read` (one synchronous read of JSON that may hold [`ToolResult`](crate::ToolResult)s)
+/// with `limits.max_blocks` as the bound on each result's blocks; with the error, which block
+/// the read refused and why, when it refused one (too many, a kind this version does not
+/// know, base64 that is not).
+pub(crate) fn bounded<T, E>(
+    limits: &ContentLimits,
+    read: impl FnOnce() -> Result<T, E>,
+) -> Result<T, (E, Option<Refused>)> {
+    /// Puts the bound that was back, however `read` ends (a panic included).
+    struct Restore(Bound);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BOUND.with(|bound| bound.set(self.0));
+        }
+    }
+    let bound = Bound {
+        max_blocks: limits.max_blocks,
+    };
+    let _restore = Restore(BOUND.with(|cell| cell.replace(bound)));
+    REFUSED.with(|refused| refused.borrow_mut().take());
+    read().map_err(|error| (error, REFUSED.with(|refused| refused.borrow_mut().take())))
+}
+
+/// Counts the blocks of a result's JSON as its bytes arrive, before any is read: the elements
+/// of the `blocks` array of the top-level object (or of a member whose name is escaped, which
+/// may be `blocks` too). A reader that feeds it each piece of an answer stops at the first
+/// block past the bound, having held only what came before it; whatever the bytes are, it
+/// never fails, and bytes that are no JSON are left to the parser to refuse.
+#[cfg(feature = "http")]
+#[derive(Debug)]
+pub(crate) struct CountBlocks {
+    max: usize,
+    count: usize,
+    /// How many objects and arrays are open.
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// In the top-level object, the next string is a member's name.
+    name_next: bool,
+    /// Reading a member name of the top-level object.
+    name: Option<Name>,
+    /// The last member name of the top-level object is (or may be) `blocks`.
+    blocks_named: bool,
+    /// Inside the blocks array (at depth 2), and whether an element starts next.
+    counting: bool,
+    element_next: bool,
+}
+
+/// A member name of the top-level object as [`CountBlocks`] reads it: as many of its bytes as
+/// `blocks` has, and whether it held more, or an escape.
+#[cfg(feature = "http")]
+#[derive(Debug, Default)]
+struct Name {
+    bytes: [u8; 6],
+    len: usize,
+    long: bool,
+    escaped: bool,
+}
+
+#[cfg(feature = "http")]
+impl CountBlocks {
+    /// A counter that stops past `max` blocks.
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            max,
+            count: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            name_next: false,
+            name: None,
+            blocks_named: false,
+            counting: false,
+            element_next: false,
+        }
+    }
+
+    /// Whether more blocks than the bound have been seen.
+    pub(crate) fn over(&self) -> bool {
+        self.count > self.max
+    }
+
+    /// Counts on through `bytes`, the next piece of the answer; `false` once the blocks are
+    /// more than the bound (the rest need not be read).
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &byte in bytes {
+            if self.in_string {
+                self.string_byte(byte);
+                continue;
+            }
+            match byte {
+                b'"' => {
+                    if self.depth == 1 && self.name_next {
+                        self.name_next = false;
+                        self.name = Some(Name::default());
+                    } else {
+                        self.element();
+                    }
+                    self.in_string = true;
+                }
+                b'{' | b'[' => {
+                    self.element();
+                    let opens_blocks = byte == b'[' && self.depth == 1 && self.blocks_named;
+                    self.depth = self.depth.saturating_add(1);
+                    if opens_blocks {
+                        (self.counting, self.element_next) = (true, true);
+                    }
+                    self.name_next = byte == b'{' && self.depth == 1;
+                }
+                b'}' | b']' => {
+                    if self.depth == 2 {
+                        self.counting = false;
+                    }
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                b',' => {
+                    self.name_next = self.depth == 1;
+                    self.element_next = self.counting && self.depth == 2;
+                }
+                b':' | b' ' | b'\t' | b'\n' | b'\r' => {}
+                // A number, `true`, `false`, `null`: only its first byte starts an element.
+                _ => self.element(),
+            }
+            if self.over() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One byte inside a string: a member name's bytes are kept as far as `blocks` goes.
+    fn string_byte(&mut self, byte: u8) {
+        if self.escaped {
+            self.escaped = false;
+            return;
+        }
+        match (byte, &mut self.name) {
+            (b'"', name) => {
+                self.in_string = false;
+                if let Some(name) = name.take() {
+                    // An escaped name may be `blocks` once read: it is counted as if it were.
+                    self.blocks_named =
+                        name.escaped || (!name.long && &name.bytes[..name.len] == b"blocks");
+                }
+            }
+            (b'\\', name) => {
+                self.escaped = true;
+                if let Some(name) = name {
+                    name.escaped = true;
+                }
+            }
+            (byte, Some(name)) => match name.bytes.get_mut(name.len) {
+                Some(slot) => {
+                    *slot = byte;
+                    name.len += 1;
+                }
+                None => name.long = true,
+            },
+            (_, None) => {}
+        }
+    }
+
+    /// A value starts: one more block when it is an element of the blocks array.
+    fn element(&mut self) {
+        if self.counting && self.depth == 2 && self.element_next {
+            self.element_next = false;
+            self.count += 1;
+        }
+    }
+}
+
+/// The blocks of one result, read one at a time up to `max`.
+struct ReadBlocks {
+    max: usize,
+}
+
+impl<'de> Visitor<'de> for ReadBlocks {
+    type Value = Blocks;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of content blocks")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Blocks, A::Error> {
+        let refuse = |refused: Refused| {
+            let message = format!("blocks[{}]: {}", refused.index, refused.message);
+            REFUSED.with(|cell| *cell.borrow_mut() = Some(refused));
+            A::Error::custom(message)
+        };
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.max));
+        loop {
+            // One past the bound is an error before it is read: what it and the rest hold is
+            // never looked at.
+            if blocks.len() == self.max {
+                return match seq.next_element::<IgnoredAny>()? {
+                    Some(_) => Err(refuse(too_many_blocks(None, self.max))),
+                    None => Ok(blocks.into()),
+                };
+            }
+            let index = blocks.len();
+            let wire = match seq.next_element::<In>() {
+                Ok(Some(wire)) => wire,
+                Ok(None) => return Ok(blocks.into()),
+                Err(error) => {
+                    let message = error.to_string();
+                    return Err(refuse(Refused { index, message }));
+                }
+            };
+            let block = block_of(wire).map_err(|message| refuse(Refused { index, message }))?;
+            blocks.push(block);
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One block read from JSON in the shape above (base64 checked).
+    fn from_value(value: Value) -> Result<Block, String> {
+        let wire = In::deserialize(value).map_err(|e| e.to_string())?;
+        block_of(wire)
+    }
 
     #[test]
     fn every_kind_goes_through_json_and_back() {
@@ -208,6 +439,88 @@ mod tests {
             image,
             serde_json::json!({"type": "image", "mimeType": "image/png", "data": "YWJj"})
         );
+    }
+
+    /// A result of `count` links as JSON.
+    fn links(count: usize) -> String {
+        let link = r#"{"type":"resource_link","uri":"a:1","name":"x"}"#;
+        format!(
+            r#"{{"success":true,"blocks":[{}]}}"#,
+            vec![link; count].join(",")
+        )
+    }
+
+    #[test]
+    fn blocks_are_read_up_to_the_bound_and_the_first_past_it_is_refused_unread() {
+        let read = |json: &str, limits: &ContentLimits| {
+            bounded(limits, || serde_json::from_str::<crate::ToolResult>(json))
+        };
+        let three = ContentLimits::DEFAULT.with_max_blocks(3);
+        assert_eq!(read(&links(3), &three).unwrap().blocks.len(), 3);
+        let (error, refused) = read(&links(4), &three).unwrap_err();
+        let refused = refused.expect("the block refused");
+        assert_eq!(refused.index, 3);
+        assert!(
+            refused.message.contains("limit of 3 blocks"),
+            "{}",
+            refused.message
+        );
+        assert!(error.to_string().starts_with("blocks[3]: "), "{error}");
+        // The one past the bound is not read: it may be anything.
+        let past = links(3).replace("]}", r#","not a block"]}"#);
+        assert_eq!(read(&past, &three).unwrap_err().1.unwrap().index, 3);
+
+        // Without a bound of its own, a read keeps to the default; the bound set is put back.
+        assert_eq!(
+            read(&links(1000), &ContentLimits::DEFAULT)
+                .unwrap()
+                .blocks
+                .len(),
+            1000
+        );
+        let unbounded = serde_json::from_str::<crate::ToolResult>(&links(1001));
+        assert!(unbounded.is_err());
+        let bad = r#"{"success":true,"blocks":[{"type":"text","text":"a"},{"type":"hologram"}]}"#;
+        let (_, refused) = read(bad, &three).unwrap_err();
+        let refused = refused.unwrap();
+        assert_eq!(refused.index, 1);
+        assert!(refused.message.contains("hologram"), "{}", refused.message);
+        // An error that is not a block's leaves no refusal behind.
+        let (_, refused) = read(r#"{"blocks":[]}"#, &three).unwrap_err();
+        assert_eq!(refused, None);
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn blocks_are_counted_as_the_bytes_arrive_whatever_the_pieces() {
+        // How many blocks `json` holds for the counter, fed in pieces of `step` bytes, and
+        // whether it stopped early.
+        let count = |json: &str, max: usize, step: usize| {
+            let mut counter = CountBlocks::new(max);
+            let stopped = !json
+                .as_bytes()
+                .chunks(step)
+                .all(|piece| counter.feed(piece));
+            (counter.count, stopped)
+        };
+        let blocks = r#"[{"type":"text","text":"a, b]"},{"type":"text","text":"\"[x]\""}, 1, "s", [2, 3], null]"#;
+        for step in [1, 2, 3, 7, 1000] {
+            let result = format!(
+                r#"{{"success":true,"content":{{"blocks":[1,2,3,4,5,6,7]}},"blocks":{blocks},"side_effects":["a","b","c","d","e","f","g"]}}"#
+            );
+            assert_eq!(count(&result, 10, step), (6, false), "{step}");
+            assert_eq!(count(&result, 5, step), (6, true), "{step}");
+            // Only the top-level member named `blocks`, or one whose name is escaped.
+            let escaped = result.replace(r#""blocks":["#, r#""bl\u006fcks":["#);
+            assert_eq!(count(&escaped, 10, step), (6, false), "{step}");
+            let other = result.replace(r#""blocks":["#, r#""blocksx":["#);
+            assert_eq!(count(&other, 10, step), (0, false), "{step}");
+            assert_eq!(count(r#"{"blocks":[]}"#, 0, step), (0, false));
+            assert_eq!(count(r#"{"blocks":[{}]}"#, 0, step), (1, true));
+        }
+        // What is no JSON is no trouble.
+        assert!(!count("]]]}}}\"\\", 1, 1).1);
+        assert_eq!(count(&links(5000), 1000, 4096), (1001, true));
     }
 
     #[test]

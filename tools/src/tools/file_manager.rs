@@ -215,7 +215,7 @@ pub struct ListOutput {
     pub dir: String,
     /// Its entries, sorted by name.
     pub entries: Vec<ListEntry>,
-    /// Whether entries were left out because there are more than 1000.
+    /// Whether entries were left out: more than 1000, or the listing cut to `max_result_bytes`.
     pub truncated: bool,
 }
 

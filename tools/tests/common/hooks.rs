@@ -39,7 +39,8 @@ pub fn sandbox(root: &Path) {
 /// Checks what a front end answered for `file_manager.list` of `many`: `structured`, the
 /// listing as a value (valid JSON by construction: it was parsed), and `texts`, every text the
 /// model reads (the listing as JSON text, then the note). At most [`LIST_LIMIT`] bytes in all,
-/// the note last; the listing keeps every key, and whole entries from the start.
+/// the note last; the listing keeps every key, and whole entries from the start, and says it
+/// was cut (`"truncated": true`).
 pub fn check_cut_listing(structured: &Value, texts: &[&str]) {
     let bytes: usize = texts.iter().map(|text| text.len()).sum();
     assert!(bytes <= LIST_LIMIT, "{bytes} bytes of text: {texts:?}");
@@ -50,7 +51,8 @@ pub fn check_cut_listing(structured: &Value, texts: &[&str]) {
     );
     assert!(note.contains(&format!("limit of {LIST_LIMIT}")), "{note}");
     assert_eq!(structured["dir"], "many", "{structured}");
-    assert_eq!(structured["truncated"], false, "{structured}");
+    // The listing says it is not whole: entries were cut to fit.
+    assert_eq!(structured["truncated"], true, "{structured}");
     let entries = structured["entries"].as_array().expect("entries");
     assert!(
         entries.len() > 10 && entries.len() < MANY,
