@@ -16,9 +16,9 @@ use tool_registry::mcp::McpModule;
 use tool_registry::{Ctx, Registry, ToolError};
 
 /// The most three hostile answers may add to the peak resident memory of the process reading
-/// them. The MCP server's line (24 MB of links) is held once while it is read, and no block
-/// is built from it; the HTTP module's body (15 MB) is read only up to the first block past
-/// the bound.
+/// them. The MCP server's line (24 MB of links) is counted as it arrives and dropped at the
+/// first block past the bound, and no block is built from it; the HTTP module's body (15 MB)
+/// is read only up to the first block past the bound.
 const BOUND: u64 = 64 << 20;
 
 /// How much more than before the calls the process may hold once they are over.
@@ -32,6 +32,11 @@ const MCP_BLOCKS: usize = 500_000;
 
 /// The blocks the HTTP module answers.
 const HTTP_BLOCKS: usize = 300_000;
+
+/// Held by every test of this file for its whole run: the tests measure the memory of this
+/// process (and reset its peak), which another test's servers and answers, run alongside by
+/// `cargo test`, would add to.
+static ALONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A line of `/proc/PID/status`, in bytes.
 fn status_bytes(pid: u32, key: &str) -> u64 {
@@ -103,7 +108,8 @@ async fn mount_hostile(registry: &Arc<Registry>) -> McpModule {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_server_answering_500_000_blocks_costs_the_registry_its_line_and_fails_at_once() {
+async fn an_mcp_server_answering_500_000_blocks_costs_the_registry_nothing_and_fails_at_once() {
+    let _alone = ALONE.lock().await;
     let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
     let _module = mount_hostile(&registry).await;
     let ctx = Ctx::new();
@@ -133,6 +139,7 @@ async fn an_mcp_server_answering_500_000_blocks_costs_the_registry_its_line_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_answer_nested_140_levels_fails_its_call_at_once() {
+    let _alone = ALONE.lock().await;
     let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
     let _module = mount_hostile(&registry).await;
     let ctx = Ctx::new();
@@ -227,6 +234,7 @@ impl Drop for Gateway {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_mounting_an_mcp_server_answering_500_000_blocks_stays_small() {
+    let _alone = ALONE.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let server = env!("CARGO_BIN_EXE_hostile_mcp");
     let gateway = Gateway::start(
@@ -245,6 +253,7 @@ async fn a_gateway_mounting_an_mcp_server_answering_500_000_blocks_stays_small()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_of_an_http_module_answering_300_000_blocks_stays_small() {
+    let _alone = ALONE.lock().await;
     use axum::routing::{get, post};
     let manifest = json!({
         "name": "wide",
@@ -294,6 +303,7 @@ async fn a_gateway_of_an_http_module_answering_300_000_blocks_stays_small() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registrys_own_bound_is_the_one_an_mcp_answer_is_read_against() {
+    let _alone = ALONE.lock().await;
     let registry = Arc::new(
         Registry::builder()
             .without_linked()

@@ -120,7 +120,7 @@ impl Remote {
         let status = response.status();
         // Blocks are counted as the answer arrives: one of more blocks than the gateway reads
         // is refused once the first block past the bound comes, and the rest is never read.
-        let mut blocks = wire::CountBlocks::new(self.limits.max_blocks);
+        let mut blocks = wire::CountBlocks::new(wire::CountBlocks::RESULT, self.limits.max_blocks);
         let read = read_capped(response, MAX_RESULT_BYTES, |piece| blocks.feed(piece)).await;
         if blocks.over() {
             let refused = too_many_blocks(None, self.limits.max_blocks);

@@ -43,6 +43,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::line::{line_of, server_line};
+use crate::media::wire::CountBlocks;
 
 /// The longest line, one JSON-RPC message, read from standard input: 4 MiB, what rmcp's
 /// streamable HTTP server takes as a request body, so a message served over HTTP is served over
@@ -101,6 +102,11 @@ pub(super) struct StdioTransport<R, S = RoleServer> {
     max_line: usize,
     /// The most blocks an answer read by a client may hold.
     max_blocks: usize,
+    /// The blocks of the line being read, counted as it arrives (a client's, once the line
+    /// has begun).
+    blocks: Option<CountBlocks>,
+    /// The line held more blocks than the bound before its id came: it is read whole.
+    uncounted: bool,
     /// An answer of ours waiting for its place in the writer's queue.
     answer: Option<Vec<u8>>,
     lines: Option<mpsc::Sender<Vec<u8>>>,
@@ -124,6 +130,9 @@ enum Line {
     Whole,
     /// The line was longer than the bound: its first [`HEAD_BYTES`] bytes; the rest is gone.
     TooLong(Vec<u8>),
+    /// The line is the answer to the request `id`, and holds more blocks than the bound: what
+    /// came of it so far is dropped, the rest is skipped as it arrives.
+    TooManyBlocks(RequestId),
 }
 
 /// What a side of a session does with the lines it reads, and how it writes its messages.
@@ -139,6 +148,16 @@ pub(super) trait Side: ServiceRole {
 
     /// What a line longer than `max` bytes is, from its first bytes `head`.
     fn too_long(head: &[u8], max: usize) -> Read<Self>;
+
+    /// The answer to the request `id` that holds more than `max` blocks: an error for that
+    /// request, at once.
+    fn too_many_blocks(id: RequestId, max: usize) -> Read<Self> {
+        tracing::debug!(target: "tool_registry::mcp", max, "an answer of the MCP server with too many blocks was not read");
+        Read::Message(Box::new(RxJsonRpcMessage::<Self>::error(
+            too_many_blocks_answer(max),
+            Some(id),
+        )))
+    }
 }
 
 impl Side for RoleServer {
@@ -174,13 +193,10 @@ impl Side for RoleClient {
         let Some(line) = trimmed(line) else {
             return Read::Nothing;
         };
-        // Counted before rmcp builds the blocks, which is what costs.
+        // Counted before rmcp builds the blocks, which is what costs (the reader counted them
+        // as the line arrived already, unless the answer's id came after them).
         if let Some(id) = over_blocks(line, max_blocks) {
-            tracing::debug!(target: "tool_registry::mcp", max_blocks, "an answer of the MCP server with too many blocks was not read");
-            return Read::Message(Box::new(RxJsonRpcMessage::<RoleClient>::error(
-                too_many_blocks_answer(max_blocks),
-                Some(id),
-            )));
+            return Self::too_many_blocks(id, max_blocks);
         }
         match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
             Ok(message) => Read::Message(Box::new(message)),
@@ -451,16 +467,24 @@ impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {
             skipping: false,
             max_line,
             max_blocks: usize::MAX,
+            blocks: None,
+            uncounted: false,
             answer: None,
             lines: Some(lines),
             writer: Some(tokio::spawn(write_lines(output, queue))),
         }
     }
 
-    /// The same transport, reading answers of at most `max_blocks` blocks (a client's).
+    /// The same transport, reading answers of at most `max_blocks` blocks (a client's): each
+    /// line's blocks are counted as it arrives, and an answer past the bound is not held.
     pub(super) fn with_max_blocks(mut self, max_blocks: usize) -> Self {
         self.max_blocks = max_blocks;
         self
+    }
+
+    /// Whether the blocks of the line being read are counted as it arrives.
+    fn counts_blocks(&self) -> bool {
+        self.max_blocks < usize::MAX && !self.uncounted
     }
 
     /// The next line into `line`, or `None` at the end of the input.
@@ -485,6 +509,7 @@ impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {
                 continue;
             }
             if self.line.len() + content > self.max_line {
+                (self.blocks, self.uncounted) = (None, false);
                 let mut head = std::mem::take(&mut self.line);
                 head.truncate(HEAD_BYTES);
                 let more = (HEAD_BYTES - head.len()).min(content);
@@ -492,8 +517,31 @@ impl<R: AsyncRead + Unpin + Send, S: Side> StdioTransport<R, S> {
                 self.skipping = newline.is_none();
                 return Some(Ok(Line::TooLong(head)));
             }
-            self.line.extend_from_slice(&available[..content]);
+            let piece = &available[..content];
+            self.line.extend_from_slice(piece);
+            let max = self.max_blocks;
+            let counted = self.counts_blocks().then(|| {
+                (self.blocks)
+                    .get_or_insert_with(|| CountBlocks::new(CountBlocks::MCP_ANSWER, max))
+                    .feed(piece)
+            });
+            if counted == Some(false) {
+                let head = &self.line[..self.line.len().min(HEAD_BYTES)];
+                match answer_id_of(head) {
+                    Some(id) => {
+                        self.line.clear();
+                        self.line.shrink_to(CHUNK_BYTES);
+                        self.blocks = None;
+                        self.skipping = newline.is_none();
+                        return Some(Ok(Line::TooManyBlocks(id)));
+                    }
+                    // Its id comes after its blocks: the line is read whole, and scanned once
+                    // more for the id.
+                    None => self.uncounted = true,
+                }
+            }
             if newline.is_some() {
+                (self.blocks, self.uncounted) = (None, false);
                 return Some(Ok(Line::Whole));
             }
         }
@@ -536,6 +584,11 @@ impl<R: AsyncRead + Unpin + Send, S: Side> Transport<S> for StdioTransport<R, S>
                         Read::Message(message) => return Some(*message),
                         Read::Answer(answer) => self.answer = Some(answer),
                         Read::Nothing => {}
+                    }
+                }
+                Ok(Line::TooManyBlocks(id)) => {
+                    if let Read::Message(message) = S::too_many_blocks(id, self.max_blocks) {
+                        return Some(*message);
                     }
                 }
                 Ok(Line::TooLong(head)) => {
@@ -840,6 +893,56 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[tokio::test]
+    async fn a_client_counts_blocks_as_an_answer_arrives_and_holds_none_past_the_bound() {
+        use super::TOO_MANY_BLOCKS;
+        use tokio::io::AsyncWriteExt;
+        let (mut server, client) = tokio::io::duplex(1 << 16);
+        let (input, output) = tokio::io::split(client);
+        // Lines of 16 MiB may be read; answers of 10 blocks at most.
+        let mut transport =
+            StdioTransport::<_, RoleClient>::new(input, output, 16 << 20).with_max_blocks(10);
+        let link = r#"{"type":"resource_link","uri":"a:1","name":"x"}"#;
+        let links = |count: usize| vec![link; count].join(",");
+        let wide = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[{}]}}}}\n",
+            links(200_000)
+        );
+        let late_id = format!(
+            "{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{}]}},\"id\":2}}\n",
+            links(11)
+        );
+        let within = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"content\":[{}]}}}}\n",
+            links(10)
+        );
+        let writing = tokio::spawn(async move {
+            for line in [wide, late_id, within] {
+                server.write_all(line.as_bytes()).await.unwrap();
+            }
+            server
+        });
+        let first = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(first["id"], 1, "{first}");
+        assert_eq!(first["error"]["data"][TOO_MANY_BLOCKS], 10, "{first}");
+        // Nothing of the 9 MB line was kept: what was read before the eleventh block, at most.
+        assert!(
+            transport.line.capacity() <= super::CHUNK_BYTES,
+            "{}",
+            transport.line.capacity()
+        );
+        // An id after the blocks: the line is read whole, and refused all the same.
+        let second = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(second["id"], 2, "{second}");
+        assert_eq!(second["error"]["data"][TOO_MANY_BLOCKS], 10, "{second}");
+        let third = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(
+            third["result"]["content"].as_array().map(Vec::len),
+            Some(10)
+        );
+        drop(writing.await.unwrap());
     }
 
     #[tokio::test]

@@ -15,4 +15,6 @@ pub use block::{
     Audio, Block, BlockKind, Blocks, File, Image, Resource, ResourceBody, ResourceLink,
 };
 pub use check::ContentLimits;
-pub(crate) use check::{check_blocks, too_many_blocks};
+pub(crate) use check::check_blocks;
+#[cfg(any(feature = "http", feature = "mcp"))]
+pub(crate) use check::too_many_blocks;

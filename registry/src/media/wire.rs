@@ -199,6 +199,7 @@ thread_local! {
 /// with `limits.max_blocks` as the bound on each result's blocks; with the error, which block
 /// the read refused and why, when it refused one (too many, a kind this version does not
 /// know, base64 that is not).
+#[cfg(feature = "http")]
 pub(crate) fn bounded<T, E>(
     limits: &ContentLimits,
     read: impl FnOnce() -> Result<T, E>,
@@ -218,55 +219,83 @@ pub(crate) fn bounded<T, E>(
     read().map_err(|error| (error, REFUSED.with(|refused| refused.borrow_mut().take())))
 }
 
-/// Counts the blocks of a result's JSON as its bytes arrive, before any is read: the elements
-/// of the `blocks` array of the top-level object (or of a member whose name is escaped, which
-/// may be `blocks` too). A reader that feeds it each piece of an answer stops at the first
-/// block past the bound, having held only what came before it; whatever the bytes are, it
-/// never fails, and bytes that are no JSON are left to the parser to refuse.
-#[cfg(feature = "http")]
+/// Counts the blocks of an answer's JSON as its bytes arrive, before any is read: the elements
+/// of the array at a path of member names from the top-level object (`["blocks"]` for a tool
+/// result, `["result", "content"]` for an MCP answer; a member whose name is escaped may be the
+/// one named, and is taken as it). A reader that feeds it each piece of an answer stops at the
+/// first block past the bound, having held only what came before it; whatever the bytes are,
+/// it never fails, and bytes that are no JSON are left to the parser to refuse.
+#[cfg(any(feature = "http", feature = "mcp"))]
 #[derive(Debug)]
 pub(crate) struct CountBlocks {
+    /// The member names that lead to the array, from the top-level object.
+    path: &'static [&'static [u8]],
     max: usize,
     count: usize,
     /// How many objects and arrays are open.
     depth: usize,
+    /// How many members of `path` the open containers follow: the objects at depths 1 to
+    /// `matched + 1` are on the path.
+    matched: usize,
     in_string: bool,
     escaped: bool,
-    /// In the top-level object, the next string is a member's name.
+    /// In the innermost object on the path, the next string is a member's name.
     name_next: bool,
-    /// Reading a member name of the top-level object.
+    /// Reading a member name of the innermost object on the path.
     name: Option<Name>,
-    /// The last member name of the top-level object is (or may be) `blocks`.
-    blocks_named: bool,
-    /// Inside the blocks array (at depth 2), and whether an element starts next.
+    /// The member just named is (or may be) `path[matched]`: its value comes next.
+    member_named: bool,
+    /// Inside the array counted, and whether an element starts next.
     counting: bool,
     element_next: bool,
 }
 
-/// A member name of the top-level object as [`CountBlocks`] reads it: as many of its bytes as
-/// `blocks` has, and whether it held more, or an escape.
-#[cfg(feature = "http")]
+/// A member name as [`CountBlocks`] reads it: its first bytes, and whether it held more, or an
+/// escape.
+#[cfg(any(feature = "http", feature = "mcp"))]
 #[derive(Debug, Default)]
 struct Name {
-    bytes: [u8; 6],
+    bytes: [u8; Name::KEPT],
     len: usize,
     long: bool,
     escaped: bool,
 }
 
-#[cfg(feature = "http")]
+#[cfg(any(feature = "http", feature = "mcp"))]
+impl Name {
+    /// The longest name of a path.
+    const KEPT: usize = 16;
+
+    /// Whether the name is (or, escaped, may be) `member`.
+    fn is(&self, member: &[u8]) -> bool {
+        self.escaped || (!self.long && &self.bytes[..self.len] == member)
+    }
+}
+
+#[cfg(any(feature = "http", feature = "mcp"))]
 impl CountBlocks {
-    /// A counter that stops past `max` blocks.
-    pub(crate) fn new(max: usize) -> Self {
+    /// The path of a tool result's blocks.
+    #[cfg(feature = "http")]
+    pub(crate) const RESULT: &'static [&'static [u8]] = &[b"blocks"];
+    /// The path of an MCP answer's content blocks.
+    #[cfg(feature = "mcp")]
+    pub(crate) const MCP_ANSWER: &'static [&'static [u8]] = &[b"result", b"content"];
+
+    /// A counter of the array at `path` (no name longer than 16 bytes) that stops past `max`
+    /// elements.
+    pub(crate) fn new(path: &'static [&'static [u8]], max: usize) -> Self {
+        debug_assert!(!path.is_empty() && path.iter().all(|name| name.len() <= Name::KEPT));
         Self {
+            path,
             max,
             count: 0,
             depth: 0,
+            matched: 0,
             in_string: false,
             escaped: false,
             name_next: false,
             name: None,
-            blocks_named: false,
+            member_named: false,
             counting: false,
             element_next: false,
         }
@@ -287,36 +316,34 @@ impl CountBlocks {
             }
             match byte {
                 b'"' => {
-                    if self.depth == 1 && self.name_next {
+                    if self.name_next {
                         self.name_next = false;
                         self.name = Some(Name::default());
                     } else {
-                        self.element();
+                        self.value_starts(byte);
                     }
                     self.in_string = true;
                 }
                 b'{' | b'[' => {
-                    self.element();
-                    let opens_blocks = byte == b'[' && self.depth == 1 && self.blocks_named;
+                    self.value_starts(byte);
                     self.depth = self.depth.saturating_add(1);
-                    if opens_blocks {
-                        (self.counting, self.element_next) = (true, true);
-                    }
-                    self.name_next = byte == b'{' && self.depth == 1;
+                    self.name_next = byte == b'{' && self.depth == self.matched + 1;
                 }
                 b'}' | b']' => {
-                    if self.depth == 2 {
+                    if self.counting && self.depth == self.path.len() + 1 {
                         self.counting = false;
+                    } else if self.depth == self.matched + 1 && self.matched > 0 {
+                        self.matched -= 1;
                     }
                     self.depth = self.depth.saturating_sub(1);
                 }
                 b',' => {
-                    self.name_next = self.depth == 1;
-                    self.element_next = self.counting && self.depth == 2;
+                    self.name_next = self.depth == self.matched + 1;
+                    self.element_next = self.counting && self.depth == self.path.len() + 1;
                 }
                 b':' | b' ' | b'\t' | b'\n' | b'\r' => {}
-                // A number, `true`, `false`, `null`: only its first byte starts an element.
-                _ => self.element(),
+                // A number, `true`, `false`, `null`: only its first byte starts a value.
+                _ => self.value_starts(byte),
             }
             if self.over() {
                 return false;
@@ -325,7 +352,7 @@ impl CountBlocks {
         true
     }
 
-    /// One byte inside a string: a member name's bytes are kept as far as `blocks` goes.
+    /// One byte inside a string: a member name's bytes are kept as far as [`Name::KEPT`].
     fn string_byte(&mut self, byte: u8) {
         if self.escaped {
             self.escaped = false;
@@ -335,9 +362,7 @@ impl CountBlocks {
             (b'"', name) => {
                 self.in_string = false;
                 if let Some(name) = name.take() {
-                    // An escaped name may be `blocks` once read: it is counted as if it were.
-                    self.blocks_named =
-                        name.escaped || (!name.long && &name.bytes[..name.len] == b"blocks");
+                    self.member_named = name.is(self.path[self.matched]);
                 }
             }
             (b'\\', name) => {
@@ -357,11 +382,22 @@ impl CountBlocks {
         }
     }
 
-    /// A value starts: one more block when it is an element of the blocks array.
-    fn element(&mut self) {
-        if self.counting && self.depth == 2 && self.element_next {
+    /// A value starts (`first` is its first byte), before the depth counts it: one more block
+    /// when it is an element of the array counted; the next step along the path when it is
+    /// the value of the member named.
+    fn value_starts(&mut self, first: u8) {
+        if self.counting && self.element_next && self.depth == self.path.len() + 1 {
             self.element_next = false;
             self.count += 1;
+        }
+        if self.member_named && self.depth == self.matched + 1 {
+            self.member_named = false;
+            let last = self.matched + 1 == self.path.len();
+            match (first, last) {
+                (b'[', true) => (self.counting, self.element_next) = (true, true),
+                (b'{', false) => self.matched += 1,
+                _ => {}
+            }
         }
     }
 }
@@ -496,7 +532,7 @@ mod tests {
         // How many blocks `json` holds for the counter, fed in pieces of `step` bytes, and
         // whether it stopped early.
         let count = |json: &str, max: usize, step: usize| {
-            let mut counter = CountBlocks::new(max);
+            let mut counter = CountBlocks::new(CountBlocks::RESULT, max);
             let stopped = !json
                 .as_bytes()
                 .chunks(step)
@@ -521,6 +557,34 @@ mod tests {
         // What is no JSON is no trouble.
         assert!(!count("]]]}}}\"\\", 1, 1).1);
         assert_eq!(count(&links(5000), 1000, 4096), (1001, true));
+    }
+
+    #[cfg(feature = "mcp")]
+    #[test]
+    fn an_mcp_answers_content_is_counted_and_nothing_else() {
+        let count = |json: &str, step: usize| {
+            let mut counter = CountBlocks::new(CountBlocks::MCP_ANSWER, 3);
+            let stopped = !json
+                .as_bytes()
+                .chunks(step)
+                .all(|piece| counter.feed(piece));
+            (counter.count, stopped)
+        };
+        for step in [1, 2, 5, 1000] {
+            let answer = r#"{"jsonrpc":"2.0","id":1,"content":[1,2,3,4],"result":{"structuredContent":{"content":[1,2,3,4]},"content":[{"type":"text","text":"],["},"s",[1,2],{"content":[9,9,9,9]}],"isError":false},"x":{"result":{"content":[1,2,3,4]}}}"#;
+            assert_eq!(count(answer, step), (4, true), "{step}");
+            let fewer = answer.replace(r#",{"content":[9,9,9,9]}]"#, "]");
+            assert_eq!(count(&fewer, step), (3, false), "{step}");
+            // The content of a result member that is not an object, or of an error, is none.
+            assert_eq!(
+                count(r#"{"result":[{"content":[1,2,3,4]}]}"#, step),
+                (0, false)
+            );
+            assert_eq!(
+                count(r#"{"error":{"content":[1,2,3,4]}}"#, step),
+                (0, false)
+            );
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
+//! | `share.rs` | [`TaskOwner`]: who a task is for ([`owner_of`] a named caller, [`TaskOwner::guest`] a network guest), and the [`TaskShare`]s of bounds it counts against |
 //! | `record.rs` | [`TaskRecord`]: one task as a store keeps it, and every change of its state |
 //! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` (feature `redis`) |
 //! | `run.rs` | [`Tasks`]: a call run as a task (spawned, its lease and progress written, its end recorded once); read, answer, cancel, list |
@@ -63,10 +64,10 @@ pub(crate) use record::millis;
 pub(crate) use record::now_ms;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
 pub use run::{Become, Started, TaskCall, Tasks};
-pub use share::{GuestTaskLimits, TaskOwner, TaskShare};
+pub use share::{GuestTaskLimits, ShareKind, TaskOwner, TaskShare, owner_of};
 pub use store::{InMemoryTaskStore, TaskStore};
 
-use crate::{Scope, ToolResult};
+use crate::ToolResult;
 
 /// The bounds on tasks, and their timing.
 #[derive(Debug, Clone)]
@@ -160,14 +161,32 @@ pub enum TaskError {
     Store(String),
 }
 
-/// Who a task belongs to, for the caller with `scope`: its user (or, without one, what it
-/// counts under for limits) and its permission level.
-pub fn owner_of(scope: &Scope) -> String {
-    let who = scope
-        .user_id()
-        .map(|user| format!("user:{user}"))
-        .unwrap_or_else(|| format!("anonymous:{}", scope.limit_key()));
-    format!("{who}@{}", scope.level())
+/// The bounds of a share, checked where a store adds a task.
+impl TaskShare {
+    /// Whether one more task fits when `kept` tasks are kept under this share, `running` of
+    /// them running.
+    pub fn admit(&self, kept: usize, running: usize) -> Result<(), TaskError> {
+        if running >= self.running {
+            return Err(self.refused(true));
+        }
+        if kept >= self.kept {
+            return Err(self.refused(false));
+        }
+        Ok(())
+    }
+
+    /// The error of a task refused for this share's bound on running tasks (`running`), or on
+    /// kept ones.
+    pub(crate) fn refused(&self, running: bool) -> TaskError {
+        let what = match (self.kind, running) {
+            (ShareKind::Peer, true) => "running among the guests of your address",
+            (ShareKind::Peer, false) => "kept among the guests of your address",
+            (ShareKind::Guests, true) => "running among all guests",
+            (ShareKind::Guests, false) => "kept among all guests",
+        };
+        let limit = if running { self.running } else { self.kept };
+        TaskError::TooMany { limit, what }
+    }
 }
 
 /// A new task id: 128 random bits as 32 hex digits.

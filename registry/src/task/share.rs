@@ -7,7 +7,6 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{TaskError, owner_of};
 use crate::scope::{NETWORK_GUEST, Scope};
 
 /// What the guests of a network server may keep and run: a guest has no name to be bounded by,
@@ -61,33 +60,6 @@ pub struct TaskShare {
     pub kept: usize,
     /// The most tasks running at once under this share.
     pub running: usize,
-}
-
-impl TaskShare {
-    /// Whether one more task fits when `kept` tasks are kept under this share, `running` of
-    /// them running.
-    pub fn admit(&self, kept: usize, running: usize) -> Result<(), TaskError> {
-        if running >= self.running {
-            return Err(self.refused(true));
-        }
-        if kept >= self.kept {
-            return Err(self.refused(false));
-        }
-        Ok(())
-    }
-
-    /// The error of a task refused for this share's bound on running tasks (`running`), or on
-    /// kept ones.
-    pub(crate) fn refused(&self, running: bool) -> TaskError {
-        let what = match (self.kind, running) {
-            (ShareKind::Peer, true) => "running among the guests of your address",
-            (ShareKind::Peer, false) => "kept among the guests of your address",
-            (ShareKind::Guests, true) => "running among all guests",
-            (ShareKind::Guests, false) => "kept among all guests",
-        };
-        let limit = if running { self.running } else { self.kept };
-        TaskError::TooMany { limit, what }
-    }
 }
 
 /// Who a task is for: the owner that alone reads and changes it, and the shares it counts
@@ -169,6 +141,16 @@ impl TaskOwner {
             Self::of(scope)
         }
     }
+}
+
+/// Who a task belongs to, for the caller with `scope`: its user (or, without one, what it
+/// counts under for limits) and its permission level.
+pub fn owner_of(scope: &Scope) -> String {
+    let who = scope
+        .user_id()
+        .map(|user| format!("user:{user}"))
+        .unwrap_or_else(|| format!("anonymous:{}", scope.limit_key()));
+    format!("{who}@{}", scope.level())
 }
 
 /// Whether `scope` is a guest of a network server: no user, counted as [`NETWORK_GUEST`].
