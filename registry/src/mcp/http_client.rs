@@ -876,6 +876,125 @@ mod tests {
         assert!(framed(&["data: 12345678", "9\n\n"], 16).is_err());
     }
 
+    /// A server that answers each POST as its `x-case` header says.
+    async fn cases() -> String {
+        use axum::http::{HeaderMap, StatusCode, header};
+        use axum::response::IntoResponse;
+        let answer = |headers: HeaderMap| async move {
+            let case = headers
+                .get("x-case")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let json = [(header::CONTENT_TYPE, "application/json")];
+            let error = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}"#;
+            match case.as_str() {
+                "challenge" => (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, "Bearer realm=\"x\"")],
+                )
+                    .into_response(),
+                "scope" => (
+                    StatusCode::FORBIDDEN,
+                    [(header::WWW_AUTHENTICATE, "Bearer scope=\"a b\"")],
+                )
+                    .into_response(),
+                "unauthorized" => (StatusCode::UNAUTHORIZED, json, error).into_response(),
+                "accepted" => StatusCode::ACCEPTED.into_response(),
+                "no-content" => StatusCode::NO_CONTENT.into_response(),
+                "gone" => (StatusCode::NOT_FOUND, "gone").into_response(),
+                "busy" => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(header::RETRY_AFTER, "7")],
+                    "busy",
+                )
+                    .into_response(),
+                "limited" => (StatusCode::TOO_MANY_REQUESTS, json, error).into_response(),
+                "failed-json" => (StatusCode::INTERNAL_SERVER_ERROR, json, error).into_response(),
+                "bad-request" => (StatusCode::BAD_REQUEST, "bad").into_response(),
+                "text" => ([(header::CONTENT_TYPE, "text/plain")], "hi").into_response(),
+                "not-json" => (json, "{").into_response(),
+                "events" => (
+                    [(header::CONTENT_TYPE, "text/event-stream")],
+                    "retry: 5\n\nid: 1\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{}}\r\n\r\n: c\n\nevent: x\ndata: y\n\n",
+                )
+                    .into_response(),
+                _ => (
+                    [
+                        (header::CONTENT_TYPE, "application/json; charset=utf-8"),
+                        (header::HeaderName::from_static("mcp-session-id"), "s-1"),
+                    ],
+                    r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                )
+                    .into_response(),
+            }
+        };
+        let app = axum::Router::new().route("/mcp", axum::routing::post(answer));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    /// A POST's outcome as text, an SSE answer's events read to their end.
+    async fn events(outcome: Result<super::StreamableHttpPostResponse, super::Failure>) -> String {
+        use futures::StreamExt;
+        match outcome {
+            Ok(super::StreamableHttpPostResponse::Sse(stream, session)) => {
+                let events: Vec<_> = stream.collect().await;
+                format!("{events:?} {session:?}")
+            }
+            other => format!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_post_is_answered_as_rmcps_own_client_answers_it() {
+        use super::{BoundedHttpClient, StreamableHttpClient};
+        use reqwest::header::{HeaderName, HeaderValue};
+        let url: std::sync::Arc<str> = cases().await.into();
+        let ours = BoundedHttpClient::new(1000).unwrap();
+        let theirs = reqwest::Client::new();
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#;
+        let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        for (case, message, session, header) in [
+            ("", ping, None, "x-case"),
+            ("challenge", ping, None, "x-case"),
+            ("scope", ping, None, "x-case"),
+            ("unauthorized", ping, None, "x-case"),
+            ("accepted", notification, Some("s-1"), "x-case"),
+            ("no-content", ping, None, "x-case"),
+            ("gone", ping, Some("s-1"), "x-case"),
+            ("gone", ping, None, "x-case"),
+            ("gone", discover, None, "x-case"),
+            ("bad-request", discover, None, "x-case"),
+            ("busy", ping, None, "x-case"),
+            ("limited", ping, None, "x-case"),
+            ("failed-json", ping, None, "x-case"),
+            ("text", ping, None, "x-case"),
+            ("text", notification, None, "x-case"),
+            ("not-json", notification, None, "x-case"),
+            ("", ping, None, "accept"),
+            ("", ping, Some("s-1"), "Mcp-Session-Id"),
+            ("events", ping, None, "x-case"),
+        ] {
+            let message: super::ClientJsonRpcMessage = serde_json::from_str(message).unwrap();
+            let headers = std::collections::HashMap::from([(
+                HeaderName::from_bytes(header.as_bytes()).unwrap(),
+                HeaderValue::from_static(if case.is_empty() { "ok" } else { case }),
+            )]);
+            let session: Option<std::sync::Arc<str>> = session.map(Into::into);
+            let token = Some("t".to_owned());
+            let (a, b) = (url.clone(), message.clone());
+            let (c, d) = (session.clone(), headers.clone());
+            let ours = events(ours.post_message(a, b, c, token.clone(), d).await).await;
+            let theirs = theirs.post_message(url.clone(), message, session, token, headers);
+            let theirs = events(theirs.await).await;
+            assert_eq!(ours, theirs, "case {case:?}, header {header}");
+        }
+    }
+
     #[test]
     fn content_types_and_scopes_read_as_rmcp_reads_them() {
         assert!(Kind::of("Application/JSON; charset=utf-8") == Kind::Json);
