@@ -11,21 +11,21 @@
 //!   replaced by the JSON-RPC error for the request it answers, marked as the stdio transport
 //!   marks it ([`too_many_blocks_answer`], [`too_long_answer`]), and one that does not read by
 //!   [`unreadable_answer`]: the mounted call is `invalid_output` at once;
-//! - a POST's SSE answer is cut into events here, each held whole only within rmcp's
+//! - an SSE answer (a POST's, and a `GET` stream, which may resume the answer of a request
+//!   made before it broke) is cut into events here, each held whole only within rmcp's
 //!   `max_sse_event_size` (the stream fails at the first event past it, as rmcp's does), and
 //!   an event whose data is an answer over the bound on blocks is replaced by the error for
-//!   its id (or the POST's request) before the SSE reader copies it;
-//! - a `GET` stream (rmcp's own, below) has the same scan run on each event's text, once the
-//!   SSE reader has copied it and before rmcp builds anything from it.
+//!   its id (or the POST's request) before the SSE reader copies it.
 //!
-//! Everything else a POST does is what rmcp's client does, written here for this client: the
-//! `Accept` header, the bearer token, custom headers (the reserved ones refused), the session
-//! id both ways, `202`/`204` as accepted, `404` on a session as an expired one, `401`/`403`
+//! Everything else a POST or a `GET` does is what rmcp's client does, written here for this
+//! client (and checked against it by this file's tests): the `Accept` header, the bearer
+//! token, custom headers (the reserved ones refused), the session id both ways,
+//! `Last-Event-ID`, `202`/`204` as accepted, `404` on a session as an expired one, `401`/`403`
 //! with a challenge as rmcp's auth errors, `429` and `5xx` as status errors (with
 //! `Retry-After`), a JSON-RPC error in a failure's JSON body passed on, a sessionless
 //! `server/discover` refused by a server of the `initialize` era turned into the error rmcp's
-//! lifecycle falls back on. Deleting a session and opening a `GET` stream are rmcp's own
-//! `reqwest` client's.
+//! lifecycle falls back on, `405` on a `GET` as no stream. Deleting a session, which reads no
+//! answer, is rmcp's own `reqwest` client's.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -201,16 +201,16 @@ impl StreamableHttpClient for BoundedHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<Events, Failure> {
-        let events = StreamableHttpClient::get_stream(
-            &self.http,
+        let max = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get(
             uri,
             session_id,
             last_event_id,
             auth_header,
             custom_headers,
+            max,
         )
-        .await?;
-        Ok(scanned(events, self.max_blocks))
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -222,33 +222,31 @@ impl StreamableHttpClient for BoundedHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<Events, Failure> {
-        let events = StreamableHttpClient::get_stream_with_max_sse_event_size(
-            &self.http,
+        let max = max_sse_event_size;
+        self.get(
             uri,
             session_id,
             last_event_id,
             auth_header,
             custom_headers,
-            max_sse_event_size,
+            max,
         )
-        .await?;
-        // A resumed stream may carry the answer of a request made before it broke.
-        Ok(scanned(events, self.max_blocks))
+        .await
     }
 }
 
 impl BoundedHttpClient {
-    /// One POST of `message`, its answer read within `limits` and the bound on blocks.
-    async fn post(
+    /// A request of `method` to `uri` that accepts either kind of answer, with the bearer
+    /// token, the custom headers (a reserved one refused) and the session id.
+    fn request(
         &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
+        method: reqwest::Method,
+        uri: &str,
+        session_id: Option<&str>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, Failure> {
-        let mut request = self.http.post(uri.as_ref()).header(ACCEPT, ACCEPTS);
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        let mut request = self.http.request(method, uri).header(ACCEPT, ACCEPTS);
         if let Some(token) = auth_header {
             request = request.bearer_auth(token);
         }
@@ -263,10 +261,83 @@ impl BoundedHttpClient {
             }
             request = request.header(name, value);
         }
-        let attached = session_id.is_some();
         if let Some(session) = session_id {
-            request = request.header(SESSION_ID, session.as_ref());
+            request = request.header(SESSION_ID, session);
         }
+        Ok(request)
+    }
+
+    /// A `GET` stream (the server's own messages, or a stream resumed after `last_event_id`,
+    /// which may carry the answer of a request made before it broke): its events cut out
+    /// within `max` bytes and scanned as a POST's are.
+    async fn get(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max: usize,
+    ) -> Result<Events, Failure> {
+        let session = session_id.as_deref();
+        let mut request = self.request(
+            reqwest::Method::GET,
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+        )?;
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        if let Some(challenge) = challenge(status, response.headers())? {
+            return Err(challenge);
+        }
+        if let Some(error) = status_error(status, response.headers()) {
+            return Err(error.into());
+        }
+        let response = response.error_for_status()?;
+        let content_type = response.headers().get(CONTENT_TYPE);
+        let kind = content_type
+            .and_then(|value| value.to_str().ok())
+            .map(Kind::of);
+        if !matches!(kind, Some(Kind::EventStream | Kind::Json)) {
+            let content_type =
+                content_type.map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+            return Err(StreamableHttpError::UnexpectedContentType(content_type));
+        }
+        Ok(bounded_events(
+            response.bytes_stream(),
+            max,
+            self.max_blocks,
+            None,
+        ))
+    }
+
+    /// One POST of `message`, its answer read within `limits` and the bound on blocks.
+    async fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Failure> {
+        let session = session_id.as_deref();
+        let request = self.request(
+            reqwest::Method::POST,
+            &uri,
+            session,
+            auth_header,
+            custom_headers,
+        )?;
+        let attached = session_id.is_some();
         let response = request.json(&message).send().await?;
         let status = response.status();
         if let Some(challenge) = challenge(status, response.headers())? {
@@ -777,29 +848,6 @@ impl Framer {
     }
 }
 
-/// The events of a stream rmcp's client opened (a `GET`, which may resume the answer of a
-/// request made before it broke), each whose data is an answer of more than `max_blocks`
-/// blocks replaced by the error for its id before rmcp builds it. rmcp's client has read each
-/// event whole already, within its bound in bytes.
-fn scanned(events: Events, max_blocks: usize) -> Events {
-    events
-        .map(move |event| {
-            let mut event = event?;
-            let Some(data) = event.data.as_deref() else {
-                return Ok(event);
-            };
-            if let Some(id) = blocks_over(data.as_bytes(), max_blocks) {
-                tracing::debug!(target: "tool_registry::mcp", max_blocks, "an answer of the MCP server with too many blocks was not read");
-                event.data = id.and_then(|id| {
-                    let error = too_many_blocks_answer(max_blocks);
-                    serde_json::to_string(&ServerJsonRpcMessage::error(error, Some(id))).ok()
-                });
-            }
-            Ok(event)
-        })
-        .boxed()
-}
-
 #[cfg(test)]
 mod tests {
     use super::{Framer, Kind, scope_of};
@@ -914,6 +962,7 @@ mod tests {
                 "bad-request" => (StatusCode::BAD_REQUEST, "bad").into_response(),
                 "text" => ([(header::CONTENT_TYPE, "text/plain")], "hi").into_response(),
                 "not-json" => (json, "{").into_response(),
+                "no-stream" => StatusCode::METHOD_NOT_ALLOWED.into_response(),
                 "events" => (
                     [(header::CONTENT_TYPE, "text/event-stream")],
                     "retry: 5\n\nid: 1\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":1,\"result\":{}}\r\n\r\n: c\n\nevent: x\ndata: y\n\n",
@@ -929,7 +978,7 @@ mod tests {
                     .into_response(),
             }
         };
-        let app = axum::Router::new().route("/mcp", axum::routing::post(answer));
+        let app = axum::Router::new().route("/mcp", axum::routing::post(answer).get(answer));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
@@ -991,6 +1040,47 @@ mod tests {
             let ours = events(ours.post_message(a, b, c, token.clone(), d).await).await;
             let theirs = theirs.post_message(url.clone(), message, session, token, headers);
             let theirs = events(theirs.await).await;
+            assert_eq!(ours, theirs, "case {case:?}, header {header}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_opened_as_rmcps_own_client_opens_it() {
+        use super::{BoundedHttpClient, StreamableHttpClient};
+        use reqwest::header::{HeaderName, HeaderValue};
+        let url: std::sync::Arc<str> = cases().await.into();
+        let ours = BoundedHttpClient::new(1000).unwrap();
+        let theirs = reqwest::Client::new();
+        for (case, header) in [
+            ("events", "x-case"),
+            ("no-stream", "x-case"),
+            ("challenge", "x-case"),
+            ("scope", "x-case"),
+            ("busy", "x-case"),
+            ("gone", "x-case"),
+            ("text", "x-case"),
+            ("accepted", "x-case"),
+            ("events", "last-event-id"),
+        ] {
+            let headers = std::collections::HashMap::from([(
+                HeaderName::from_bytes(header.as_bytes()).unwrap(),
+                HeaderValue::from_static(case),
+            )]);
+            let session = Some("s-1".into());
+            let (last, token) = (Some("3".to_owned()), Some("t".to_owned()));
+            let (a, b, c, d) = (url.clone(), session.clone(), last.clone(), token.clone());
+            let ours = ours.get_stream(a, b, c, d, headers.clone()).await;
+            let theirs = theirs
+                .get_stream(url.clone(), session, last, token, headers)
+                .await;
+            let read = |outcome: Result<super::Events, super::Failure>| async move {
+                use futures::StreamExt;
+                match outcome {
+                    Ok(stream) => format!("{:?}", stream.collect::<Vec<_>>().await),
+                    Err(error) => format!("{error:?}"),
+                }
+            };
+            let (ours, theirs) = (read(ours).await, read(theirs).await);
             assert_eq!(ours, theirs, "case {case:?}, header {header}");
         }
     }
