@@ -1,9 +1,11 @@
 //! What a mounted server's answer may cost, across real processes: an MCP server on stdio (this
 //! crate's `hostile_mcp`) answering 500,000 `resource_link` blocks, or a value nested 140
-//! levels, and an HTTP module (an axum stand-in on loopback) answering 300,000 blocks. Each
-//! call is `invalid_output` at once, and the memory of the process that reads the answers (this
-//! one, or a gateway, this crate's `module` serving a module map) is read from `/proc` before
-//! and after three calls: it grows by less than [`BOUND`] at its peak and comes back.
+//! levels, an HTTP module (an axum stand-in on loopback) answering 300,000 blocks, and an MCP
+//! server over streamable HTTP (an axum stand-in on loopback) answering 280,000 or 500,000 in
+//! a JSON body, or 280,000 in an SSE event. Each call is `invalid_output` at once, and the
+//! memory of the process that reads the answers (this one, or a gateway, this crate's `module`
+//! serving a module map) is read from `/proc` before and after three calls: it grows by less
+//! than [`BOUND`] at its peak and comes back.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -321,4 +323,175 @@ async fn the_registrys_own_bound_is_the_one_an_mcp_answer_is_read_against() {
         error.to_string().contains("more than 10 content blocks"),
         "{error}"
     );
+}
+
+/// The blocks of the answers a hostile MCP server over streamable HTTP sends within rmcp's
+/// 16 MiB bound on a JSON answer: about 14 MB, which rmcp's own client would build into about
+/// 400 MB of its types.
+const HTTP_MCP_BLOCKS: usize = 280_000;
+
+/// A hostile MCP server over streamable HTTP on loopback, in this process, with the
+/// `initialize` handshake (a session id, `notifications/initialized` accepted with `202`) and
+/// the tools `small` (one text block), `links` (the links `blocks` holds, as a JSON body) and
+/// `events` (the same links in one SSE event). Each answer is sent as chunks of the shared
+/// `blocks`, never copied per call, so the memory measured here is the client's. Returns the
+/// server's URL.
+async fn hostile_http_mcp(count: usize) -> String {
+    use axum::body::{Body, Bytes};
+    use axum::http::{StatusCode, header::CONTENT_TYPE};
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::post;
+
+    let link = r#"{"type":"resource_link","uri":"https://a","name":"a"}"#;
+    let blocks = Bytes::from(vec![link; count].join(","));
+    // The answer to `id`, its links between `head` and `tail`, as one JSON body or one event.
+    let answer = move |id: String, sse: bool| {
+        let (kind, head, tail) = match sse {
+            false => ("application/json", String::new(), ""),
+            true => ("text/event-stream", "data: ".to_owned(), "\n\n"),
+        };
+        let head = format!(r#"{head}{{"jsonrpc":"2.0","id":{id},"result":{{"content":["#);
+        let tail = format!(r#"],"isError":false}}}}{tail}"#);
+        let chunks = [Bytes::from(head), blocks.clone(), Bytes::from(tail)];
+        let body = Body::from_stream(futures::stream::iter(
+            chunks.map(Ok::<_, std::convert::Infallible>),
+        ));
+        ([(CONTENT_TYPE, kind)], body).into_response()
+    };
+    let json = |value: Value| -> Response {
+        ([(CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+    };
+    let mcp = move |body: Bytes| {
+        let answer = answer.clone();
+        async move {
+            let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+                return StatusCode::BAD_REQUEST.into_response();
+            };
+            // Notifications and answers need nothing back.
+            let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+                return StatusCode::ACCEPTED.into_response();
+            };
+            let result =
+                |result: Value| json(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            match method {
+                "initialize" => {
+                    let mut response = result(json!({
+                        "protocolVersion": message["params"]["protocolVersion"],
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "hostile", "version": "1.0.0"},
+                    }));
+                    response
+                        .headers_mut()
+                        .insert("mcp-session-id", "hostile".parse().unwrap());
+                    response
+                }
+                "tools/list" => {
+                    let tools = ["small", "links", "events"].map(|name| {
+                        json!({
+                            "name": name,
+                            "description": format!("Answers `{name}`."),
+                            "inputSchema": {"type": "object"},
+                        })
+                    });
+                    result(json!({ "tools": tools }))
+                }
+                "tools/call" => match message["params"]["name"].as_str() {
+                    Some("links") => answer(id.to_string(), false),
+                    Some("events") => answer(id.to_string(), true),
+                    _ => result(json!({"content": [{"type": "text", "text": "ok"}]})),
+                },
+                "ping" => result(json!({})),
+                // `server/discover` among them: a server of the `initialize` era.
+                _ => json(json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": {"code": -32601, "message": "Method not found"},
+                })),
+            }
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        post(mcp)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// Three calls of `tool` of a [`hostile_http_mcp`] server of `count` links, mounted with
+/// `McpModule::connect`: each `invalid_output` at once naming the bound of 1,000 blocks, and
+/// this process's memory grown by less than [`BOUND`] at its peak and back after.
+async fn three_refused_over_http(count: usize, tool: &str, what: &str) {
+    let url = hostile_http_mcp(count).await;
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let _module = McpModule::connect(Arc::clone(&registry), "hostile", &url, None)
+        .await
+        .expect("the hostile server mounts");
+    let ctx = Ctx::new();
+    // A call like any other first, so that what a first call sets up is not counted.
+    let small = registry.call("hostile.small", json!({}), &ctx).await;
+    assert_eq!(small.unwrap().content, json!("ok"));
+
+    let memory = Memory::start(std::process::id());
+    let name = format!("hostile.{tool}");
+    let outcomes = three(|| registry.call(&name, json!({}), &ctx)).await;
+    let (peak, after) = memory.grown(what);
+    for (outcome, took) in &outcomes {
+        match outcome {
+            Err(ToolError::InvalidOutput { message, .. }) => {
+                assert!(
+                    message.contains("more than 1000 content blocks"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(*took < Duration::from_secs(1), "the call took {took:?}");
+    }
+    assert!(peak < BOUND, "the peak grew by {} MiB", peak >> 20);
+    assert!(
+        after < SETTLED,
+        "the process stays {} MiB larger",
+        after >> 20
+    );
+    // The session goes on.
+    let small = registry.call("hostile.small", json!({}), &ctx).await;
+    assert_eq!(small.unwrap().content, json!("ok"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_over_http_answering_280_000_blocks_fails_at_once_and_costs_its_body() {
+    let _alone = ALONE.lock().await;
+    three_refused_over_http(
+        HTTP_MCP_BLOCKS,
+        "links",
+        "280,000 blocks in a JSON answer from an MCP server over HTTP, three calls",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_over_http_answering_500_000_blocks_fails_at_once_past_16_mib() {
+    let _alone = ALONE.lock().await;
+    three_refused_over_http(
+        MCP_BLOCKS,
+        "links",
+        "500,000 blocks in a JSON answer from an MCP server over HTTP, three calls",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_over_http_answering_280_000_blocks_in_an_event_fails_at_once() {
+    let _alone = ALONE.lock().await;
+    three_refused_over_http(
+        HTTP_MCP_BLOCKS,
+        "events",
+        "280,000 blocks in an SSE event from an MCP server over HTTP, three calls",
+    )
+    .await;
 }

@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::answer::{Mounted, answer};
+use super::http_client::BoundedHttpClient;
 use super::stdio::{StdioTransport, refused_answer};
 use crate::call::ToolError;
 use crate::def::Annotations;
@@ -114,10 +115,12 @@ impl McpModule {
     /// Connects to the MCP server at `url` (streamable HTTP), with its bearer `token` if any,
     /// and mounts its tools as `name.tool`.
     ///
-    /// rmcp's client reads each answer whole into its own types before the registry sees it:
-    /// it reads at most what the registry's [`ContentLimits`] let a result hold in base64 and
-    /// [`MCP_ANSWER_ROOM`] more, or rmcp's own 16 MiB bound where that is smaller. An answer of
-    /// more blocks than `max_blocks` is `invalid_output`, but only once rmcp has read it.
+    /// Each answer (a JSON body, or one SSE event) is read as bytes, at most what the
+    /// registry's [`ContentLimits`] let a result hold in base64 and [`MCP_ANSWER_ROOM`] more,
+    /// or rmcp's own 16 MiB where that is smaller, and its blocks are counted before rmcp
+    /// builds any. A JSON answer of more blocks than `max_blocks`, or longer than the bound,
+    /// and an SSE event of more blocks, make the call `invalid_output` at once; an SSE event
+    /// longer than the bound ends its stream.
     pub async fn connect(
         registry: impl Into<Shared>,
         name: &str,
@@ -137,10 +140,12 @@ impl McpModule {
         if let Some(token) = token {
             config = config.auth_header(token.to_owned());
         }
+        let client = BoundedHttpClient::new(registry.policy.content_limits.max_blocks)
+            .map_err(|error| failed(name, format!("no HTTP client can be built: {error}")))?;
         Self::mount(
             registry,
             name,
-            StreamableHttpClientTransport::from_config(config),
+            StreamableHttpClientTransport::with_client(client, config),
         )
         .await
     }

@@ -10,6 +10,7 @@
 //! | `confirm.rs` | confirmation: the `input_required` question and its answer, the approval token in `_meta` ([`APPROVAL_TOKEN_META`]) |
 //! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long, of more blocks than the registry reads (counted before rmcp builds them) or that does not read is an error for its request (`Side`) (imports none of the others) |
+//! | `http_client.rs` | the HTTP under rmcp's client of a server mounted over streamable HTTP: each JSON answer read as bytes within rmcp's bound, each SSE event (a POST's or a `GET` stream's) cut out within its own, and their `result.content` counted by `stdio.rs`'s scan before rmcp builds a block; an answer over the bound on blocks (or, in JSON, on bytes) is the error for its request, marked as on stdio; the rest of a request as rmcp's `reqwest` client does it (imports `stdio.rs`) |
 //! | `resume.rs` | streams a call released (`Ctx::release_stream`, SEP-1699): read on by the server, their events held for the client's reconnect with `Last-Event-ID` in the same session only (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: its number of blocks and the text of its value bounded before either is read, every block in order within the content limits, the value unwrapped, repeated text left out, a failure's text bounded before it is joined (imports none of the others) |
@@ -18,7 +19,7 @@
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](crate::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
@@ -94,6 +95,7 @@ mod answer;
 mod client;
 mod confirm;
 mod http;
+mod http_client;
 mod line;
 mod link;
 mod resume;

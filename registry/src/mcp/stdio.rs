@@ -254,7 +254,7 @@ pub(super) fn too_many_blocks_answer(max: usize) -> ErrorData {
 
 /// The error that stands for an answer that does not read as a message, marked
 /// [`UNREADABLE`]. Says why in words of its own: serde's would quote the line.
-fn unreadable_answer(error: &serde_json::Error) -> ErrorData {
+pub(super) fn unreadable_answer(error: &serde_json::Error) -> ErrorData {
     let why = match error.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
             "it is not JSON, or nests deeper than 128 levels"
@@ -269,9 +269,17 @@ fn unreadable_answer(error: &serde_json::Error) -> ErrorData {
 }
 
 /// The id of the JSON-RPC answer `line` when its `result.content` holds more than `max`
-/// elements. The elements are counted, never built: each is skipped as serde's `IgnoredAny`,
-/// and so is every other member. A line too short to hold that many is not looked at.
+/// elements (see [`blocks_over`]).
 fn over_blocks(line: &[u8], max: usize) -> Option<RequestId> {
+    blocks_over(line, max).flatten()
+}
+
+/// `Some` when the JSON-RPC answer `line` holds more than `max` elements in its
+/// `result.content`, with its id when one was read. The elements are counted, never built:
+/// each is skipped as serde's `IgnoredAny`, and so is every other member. A line too short to
+/// hold that many is not looked at; a line cut short (the first bytes of a longer answer) is
+/// counted as far as it goes.
+pub(super) fn blocks_over(line: &[u8], max: usize) -> Option<Option<RequestId>> {
     use serde::de::{
         DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
     };
@@ -378,7 +386,7 @@ fn over_blocks(line: &[u8], max: usize) -> Option<RequestId> {
     let mut found = Found::default();
     let mut deserializer = serde_json::Deserializer::from_slice(line);
     let _ = deserializer.deserialize_map(Scan(&mut found, max));
-    found.id.filter(|_| found.over)
+    found.over.then_some(found.id)
 }
 
 /// The `id` member of the JSON-RPC object whose first bytes are `head`, when they hold it
