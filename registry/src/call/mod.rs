@@ -50,10 +50,10 @@ pub(crate) use ctx::EventSink;
 pub use depth::MAX_ARGS_DEPTH;
 pub(crate) use depth::{dispose, nests_deeper};
 pub(crate) use error::ToolError;
-pub use error::{CUT_MARK, MAX_ERROR_BYTES};
 pub(crate) use error::bounded_error_text;
 #[cfg(feature = "mcp")]
 pub(crate) use error::push_bounded;
+pub use error::{CUT_MARK, MAX_ERROR_BYTES};
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};
 pub(crate) use into_result::IntoToolResult;

@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 
 use super::answer::{Mounted, answer};
 use super::http_client::BoundedHttpClient;
-use super::stdio::{StdioTransport, refused_answer};
+use super::peek::refused_answer;
+use super::stdio::StdioTransport;
 use crate::call::ToolError;
 use crate::def::Annotations;
 use crate::format::mcp::unwrap_output_schema;
@@ -433,9 +434,9 @@ async fn call_following_tasks(
                     .and_then(Value::as_array)
                     .map(Vec::len);
                 if blocks.is_some_and(|blocks| blocks > max_blocks) {
-                    return Err(ServiceError::McpError(
-                        super::stdio::too_many_blocks_answer(max_blocks),
-                    ));
+                    return Err(ServiceError::McpError(super::peek::too_many_blocks_answer(
+                        max_blocks,
+                    )));
                 }
                 return serde_json::from_value(Value::Object(result))
                     .map_err(|_| ServiceError::UnexpectedResponse);

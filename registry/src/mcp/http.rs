@@ -378,13 +378,13 @@ async fn too_long_answer(
         }
     }
     drop(frames);
-    let Some(id) = super::stdio::answer_id_of(&head[..head.len().min(HEAD_BYTES)]) else {
+    let Some(id) = super::peek::answer_id_of(&head[..head.len().min(HEAD_BYTES)]) else {
         return Some(refused);
     };
     let told = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
-        "error": super::stdio::too_long_answer(limit),
+        "error": super::peek::too_long_answer(limit),
     });
     parts.headers.remove(header::CONTENT_LENGTH);
     let told = Request::from_parts(parts, Body::from(told.to_string()));

@@ -47,7 +47,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Sse, SseStream};
 
-use super::stdio::{blocks_over, too_long_answer, too_many_blocks_answer, unreadable_answer};
+use super::peek::{blocks_over, too_long_answer, too_many_blocks_answer, unreadable_answer};
 
 /// The session header of streamable HTTP.
 const SESSION_ID: &str = "mcp-session-id";

@@ -326,7 +326,7 @@ fn asked(error: ServiceError) -> AskError {
             let too_long = error
                 .data
                 .as_ref()
-                .and_then(|data| data.get(super::stdio::TOO_LONG))
+                .and_then(|data| data.get(super::peek::TOO_LONG))
                 .and_then(Value::as_u64);
             match too_long {
                 Some(limit) => AskError::TooLarge {
