@@ -11,7 +11,8 @@
 //! | `line.rs` | a message as the line that carries it: a block's base64 copied into its place once, never doubled or scanned by serde_json (imports none of the others) |
 //! | `peek.rs` | what an answer says of itself before it is read: its id from its first bytes, the blocks of its `result.content` counted without building them, and the errors (marked in their `data`) that stand for an answer too long, of too many blocks, or unreadable (imports none of the others) |
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long, of more blocks than the registry reads (counted as the line arrives, before rmcp builds them) or that does not read is an error for its request (`Side`) (imports `line.rs`, `peek.rs`) |
-//! | `http_client.rs` | the HTTP under rmcp's client of a server mounted over streamable HTTP: each JSON answer read as bytes within rmcp's bound, each SSE event (a POST's or a `GET` stream's) cut out within its own, and their `result.content` counted by `peek.rs`'s scan before rmcp builds a block; an answer over the bound on blocks (or, in JSON, on bytes) is the error for its request, marked as on stdio; the rest of a request as rmcp's `reqwest` client does it (imports `peek.rs`) |
+//! | `sse.rs` | an SSE answer of a server mounted over streamable HTTP cut into events within a bound in bytes, an event of more blocks than the registry reads replaced by the error for its request; room for a large buffer that is given back once freed (imports `peek.rs`) |
+//! | `http_client.rs` | the HTTP under rmcp's client of a server mounted over streamable HTTP: each JSON answer read as bytes within rmcp's bound, each SSE event (a POST's or a `GET` stream's) cut out within its own, and their `result.content` counted by `peek.rs`'s scan before rmcp builds a block; an answer over the bound on blocks (or, in JSON, on bytes) is the error for its request, marked as on stdio; the rest of a request as rmcp's `reqwest` client does it (imports `peek.rs`, `sse.rs`) |
 //! | `resume.rs` | streams a call released (`Ctx::release_stream`, SEP-1699): read on by the server, their events held for the client's reconnect with `Last-Event-ID` in the same session only (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: its number of blocks and the text of its value bounded before either is read, every block in order within the content limits, the value unwrapped, repeated text left out, a failure's text bounded before it is joined (imports none of the others) |
@@ -103,6 +104,7 @@ mod peek;
 mod resume;
 mod server;
 mod sessions;
+mod sse;
 mod stdio;
 mod tasks;
 mod tasks_2025;
