@@ -132,8 +132,12 @@ impl Tasks {
         let mut record = TaskRecord::new(id, owner, tool.clone(), limits.ttl, limits.lease);
         let progress = Arc::new(Progress::default());
         let ctx = progress.wire(ctx);
-        if when == Become::Now {
-            self.inner.store.insert(&record, limits).await?;
+        if when == Become::Now
+            && let Err(error) = self.inner.store.insert(&record, limits).await
+        {
+            // An operator sees a caller (a guest's address, all guests) held at its bound.
+            tracing::info!(tool, %error, "a task was not started");
+            return Err(error);
         }
         // Until the task exists, the call is this request's: dropping the request (a client's
         // cancellation) stops it, as it stops a call that is no task.
