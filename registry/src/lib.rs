@@ -4,105 +4,36 @@
 // which marks each feature-gated module with the feature it needs; a stable build skips it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod audit;
-#[cfg(feature = "bench-internals")]
-pub mod bench;
-pub mod call;
-pub mod catalog;
+// The contracts: every module and root name of `tool-registry-core`, as this crate's own
+// (`tool_registry::Registry`, `tool_registry::gate::Gate`, the macros, and the hidden
+// `__private` that `#[tool]` expands to).
+#[doc(inline)]
+pub use tool_registry_core::*;
+
+/// The `toolreg` command line, for any application's tools (`tool-registry-cli`).
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub mod cli;
-pub mod content;
-pub mod def;
-pub mod discovery;
-pub mod exec;
-pub mod format;
-pub mod gate;
-pub mod hook;
+#[doc(inline)]
+pub use tool_registry_cli as cli;
+
+/// HTTP tool modules: serve a registry's tools, use other processes' (`tool-registry-http`).
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub mod http;
+#[doc(inline)]
+pub use tool_registry_http as http;
+
+/// MCP: a registry's tools over the Model Context Protocol, other servers' tools in a registry
+/// (`tool-registry-mcp`).
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
-pub(crate) mod media;
-mod meta;
 #[doc(inline)]
-pub use tool_registry_parse as parse;
+pub use tool_registry_mcp as mcp;
+
+/// A fleet on Redis: the stores every instance shares (`tool-registry-redis`).
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub mod redis;
-pub mod registry;
-use tool_registry_json::schema;
-pub mod scope;
-pub mod spec;
-pub mod store;
-pub mod task;
-
-#[doc(hidden)]
-pub mod __private;
-
-// The names a first program takes, here and nowhere else: each is public at the root only,
-// and the rest of the crate is public under its module (see "One path per item" in the crate
-// documentation).
-pub use call::args::ToolArgs;
-pub use call::ctx::Ctx;
-pub use call::error::ToolError;
-pub use call::result::ToolResult;
-pub use call::state::State;
-pub use call::tool_call::ToolCall;
-pub use def::tool::Tool;
-pub use meta::Permission;
-pub use registry::builder::RegistryBuilder;
-pub use registry::index::Registry;
-pub use registry::listing::Listing;
-pub use scope::who::Scope;
-pub use spec::tool_spec::ToolSpec;
-
-/// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
-pub use tool_registry_macros::tool;
-
-/// One module per file of a folder of tools, so that adding a tool is adding a file: no `mod`
-/// line to write.
-///
-/// Write it in the module that owns the folder, with the folder's path from the crate's
-/// `Cargo.toml`: in `src/tools.rs` for the folder `src/tools/`. Every `name.rs` there becomes
-/// `pub mod name;`; a file starting with `_` (`_helpers.rs`) is internal, the private module
-/// `_helpers`, for code the tool files share (`super::_helpers::..` from a tool file).
-///
-/// ```text
-/// src/lib.rs        mod tools;  pub use tools::*;
-/// src/tools.rs      tool_registry::tool_files!("src/tools");
-/// src/tools/kb.rs   #[tool] async fn research(..) { .. }
-/// src/tools/_text.rs  helpers the tool files share
-/// build.rs          fn main() { println!("cargo:rerun-if-changed=src/tools"); }
-/// ```
-///
-/// The `build.rs` line makes Cargo build the crate again when a file is added to or removed
-/// from the folder; without a build script, the next `cargo build` after adding a file would
-/// not know the crate changed.
-pub use tool_registry_macros::tool_files;
-
-/// Links crates of tools into the program: `tool_registry::link!(my_tools, more_tools);` at the
-/// top level of the binary's `main.rs`.
-///
-/// The linker leaves out a crate that nothing in the binary refers to, and a `#[tool]` in it
-/// with it. Naming the crate here (it expands to `use my_tools as _;` for each) keeps its tools
-/// in [`Registry::global`].
-///
-/// ```
-/// tool_registry::link!(serde_json);
-/// # fn main() {}
-/// ```
-#[macro_export]
-macro_rules! link {
-    ($($krate:ident),+ $(,)?) => {
-        $(
-            #[allow(unused_imports)]
-            use $krate as _;
-        )+
-    };
-}
+#[doc(inline)]
+pub use tool_registry_redis as redis;
 
 /// The README of the repository, compiled as a doc test so that its examples stay true.
 #[cfg(doctest)]

@@ -1,0 +1,225 @@
+//! The commands on the registry alone: `list`, `schema`, `tools --strict`, `call`, `deny`,
+//! `snapshot`, the formats they print in, and how a call's result becomes the exit code.
+
+use std::io::Write;
+
+use clap::ValueEnum;
+
+use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
+use super::runtime::block_on;
+use tool_registry_core::{Ctx, ToolResult};
+use tool_registry_core::format::Provider;
+use tool_registry_core::Registry;
+use tool_registry_core::Scope;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum ListFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum CatalogFormat {
+    Md,
+    Json,
+    Html,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(super) enum ProviderFormat {
+    /// OpenAI Chat Completions.
+    Openai,
+    /// OpenAI Responses.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini function declarations.
+    Gemini,
+    /// MCP `tools/list`.
+    Mcp,
+}
+
+impl From<ProviderFormat> for Provider {
+    fn from(format: ProviderFormat) -> Self {
+        match format {
+            ProviderFormat::Openai => Provider::OpenAi,
+            ProviderFormat::Responses => Provider::Responses,
+            ProviderFormat::Anthropic => Provider::Anthropic,
+            ProviderFormat::Gemini => Provider::Gemini,
+            ProviderFormat::Mcp => Provider::Mcp,
+        }
+    }
+}
+
+/// The exit code of a command that wrote its answer: a failed write is the error.
+pub(super) fn exit_code(err: &mut dyn Write, written: std::io::Result<()>) -> i32 {
+    match written {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_TOOL_ERROR
+        }
+    }
+}
+
+/// `toolreg tools --strict`: the definitions in a provider's strict form, or why a tool has none.
+pub(super) fn strict_tools(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    format: ProviderFormat,
+) -> i32 {
+    let written = match registry.provider_tools(Provider::from(format).strict(), scope) {
+        Ok(tools) => print_json(out, &tools),
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            return EXIT_TOOL_ERROR;
+        }
+    };
+    exit_code(err, written)
+}
+
+/// `toolreg call NAME ARGS`: one call as the model would make it, in `ctx` (the caller's scope,
+/// and the user's message when given).
+pub(super) fn call(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    ctx: &Ctx,
+    name: &str,
+    args: &str,
+    save: Option<&std::path::Path>,
+) -> i32 {
+    let outcome = block_on(err, registry.call(name, args, ctx).for_model());
+    finish(out, err, outcome.map(Ok), save)
+}
+
+/// `toolreg deny TOKEN REASON`: refuses a call waiting for approval.
+pub(super) fn deny(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: Scope,
+    token: &str,
+    reason: &str,
+) -> i32 {
+    let ctx = Ctx::for_scope(scope);
+    match block_on(err, registry.deny(token, reason, &ctx)) {
+        None => EXIT_TOOL_ERROR,
+        // The denial itself succeeded; the result is what goes back to the model.
+        Some(Ok(result)) => {
+            let _ = print_json(out, &result);
+            EXIT_OK
+        }
+        Some(Err(error)) => finish(out, err, Some(Err(error)), None),
+    }
+}
+
+/// `toolreg snapshot`: the registry's snapshot of the tools within `scope`, switched-off ones
+/// included with their switch.
+pub(super) fn snapshot(
+    out: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+) -> std::io::Result<()> {
+    print_json(out, &registry.snapshot_for(scope))
+}
+
+/// `list`: the tools `scope` may see, a line each or as JSON; with `verbose`, where each is
+/// declared.
+pub(super) fn list(
+    out: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    format: ListFormat,
+    verbose: bool,
+) -> std::io::Result<()> {
+    let tools = registry.tools(scope);
+    if let ListFormat::Json = format {
+        let list: Vec<_> = tools
+            .iter()
+            .map(|t| {
+                let mut entry =
+                    serde_json::json!({ "name": t.name(), "description": t.short_description() });
+                if verbose {
+                    entry["source"] = serde_json::json!(t.source());
+                }
+                entry
+            })
+            .collect();
+        return print_json(out, &list);
+    }
+    let width = tools
+        .iter()
+        .map(|t| shown(t.name()).len())
+        .max()
+        .unwrap_or(0);
+    tools.iter().try_for_each(|tool| {
+        write!(
+            out,
+            "{:width$}  {}",
+            shown(tool.name()),
+            shown(tool.short_description())
+        )?;
+        if verbose {
+            match tool.source() {
+                Some(at) => write!(out, "  ({}:{}:{})", shown(at.file), at.line, at.column)?,
+                None => write!(out, "  (registered at run time)")?,
+            }
+        }
+        writeln!(out)
+    })
+}
+
+/// `schema NAME`: the tool's argument schema, or a usage error with a suggestion from the
+/// names `scope` may see.
+pub(super) fn schema(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    name: &str,
+) -> i32 {
+    let found = registry.get(name, scope);
+    let Some(tool) = found else {
+        let hint = match registry.suggest(name, scope) {
+            Some(close) => format!("did you mean `{close}`? "),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            err,
+            "error: no tool is named {}; {hint}`list` shows the tools",
+            shown(name)
+        );
+        return EXIT_USAGE;
+    };
+    match print_json(out, tool.input_schema()) {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            EXIT_TOOL_ERROR
+        }
+    }
+}
+
+/// Prints a call's result (an error as an unsuccessful result) and gives its exit code.
+pub(super) fn finish(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    outcome: Option<Result<ToolResult, tool_registry_core::ToolError>>,
+    save: Option<&std::path::Path>,
+) -> i32 {
+    let Some(outcome) = outcome else {
+        return EXIT_TOOL_ERROR;
+    };
+    let result = outcome.unwrap_or_else(ToolResult::from);
+    if let Err(error) = print_json(out, &super::blocks::printable(&result, save)) {
+        let _ = writeln!(err, "error: {error}");
+    }
+    if result.success {
+        EXIT_OK
+    } else {
+        EXIT_TOOL_ERROR
+    }
+}

@@ -1,0 +1,409 @@
+//! A call's link to its MCP client ([`ClientLink`]), what [`Ctx::log`](tool_registry_core::Ctx::log),
+//! [`Ctx::progress`](tool_registry_core::Ctx::progress), [`Ctx::ask`](tool_registry_core::Ctx::ask) and
+//! [`Ctx::sample`](tool_registry_core::Ctx::sample) reach the client through: logging (`logging/setLevel`,
+//! `notifications/message`), progress (`notifications/progress`), form elicitation
+//! (`elicitation/create`) and sampling (`sampling/createMessage`), all of the `initialize` era
+//! and deprecated by the 2026-07-28 revision's SEP-2577, hence the `allow`.
+//!
+//! A call's notifications go out through one queue of their own, in order, never making the
+//! tool wait; the answer to the call waits for the queue to be written ([`McpClient::flush`]),
+//! so a client reads every progress notification before the answer. Requests to the client
+//! ride the stream of the request that made the call (rmcp's SEP-2260 routing).
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    ElicitRequest, ElicitRequestParams, ElicitationAction, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerRequest,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::resume::Resumable;
+
+use tool_registry_core::call::{
+    AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Sampled, Sampling,
+};
+
+/// Stores the least level the session's client wants, as `logging/setLevel` asked.
+pub(super) fn set_level(store: &AtomicU8, level: rmcp::model::LoggingLevel) {
+    store.store(level_of(level) as u8, Ordering::Relaxed);
+}
+
+/// How many notifications of one call wait for the client at most; more are dropped (counted
+/// in `tracing`), so that a tool that logs in a loop never waits and never fills memory.
+const QUEUE: usize = 1024;
+
+/// How long the answer to a call waits for the call's notifications to be written.
+const FLUSH: Duration = Duration::from_secs(2);
+
+/// What a call's queue carries.
+enum Outgoing {
+    Log(LoggingMessageNotificationParam),
+    Progress(ProgressNotificationParam),
+    /// Answered once everything before it is written.
+    Flush(oneshot::Sender<()>),
+}
+
+/// A call's client over MCP.
+pub(super) struct McpClient {
+    peer: Peer<RoleServer>,
+    level: Arc<AtomicU8>,
+    /// The revision the request that made the call names, when it names one (2026-07-28
+    /// requests do); otherwise the session's.
+    version: Option<ProtocolVersion>,
+    queue: OnceLock<mpsc::Sender<Outgoing>>,
+    /// Progress notifications sent, for the next one's `progress`.
+    steps: AtomicU64,
+    /// Where the call's answer stream can be released: the HTTP sessions' streams, the
+    /// session and the request.
+    stream: Option<(Arc<Resumable>, axum::http::HeaderValue, RequestId)>,
+}
+
+impl McpClient {
+    pub(super) fn new(
+        peer: Peer<RoleServer>,
+        level: Arc<AtomicU8>,
+        version: Option<ProtocolVersion>,
+    ) -> Self {
+        Self {
+            peer,
+            level,
+            version,
+            queue: OnceLock::new(),
+            steps: AtomicU64::new(0),
+            stream: None,
+        }
+    }
+
+    /// The call of request `request`, whose request came over HTTP with `parts`: its answer
+    /// stream may be released when it is in a session.
+    pub(super) fn over_http(
+        mut self,
+        parts: Option<&axum::http::request::Parts>,
+        request: &RequestId,
+    ) -> Self {
+        self.stream = parts.and_then(|parts| {
+            let resumable = parts.extensions.get::<Arc<Resumable>>()?;
+            // The header kept as it came (a reference count), read as text only on release.
+            let session = parts.headers.get("mcp-session-id")?.clone();
+            Some((Arc::clone(resumable), session, request.clone()))
+        });
+        self
+    }
+
+    /// Sends `message` as the next step of the call's progress under `token`.
+    pub(super) fn progress(&self, token: ProgressToken, message: String) {
+        let step = self.steps.fetch_add(1, Ordering::Relaxed) + 1;
+        let param = ProgressNotificationParam::new(token, step as f64).with_message(message);
+        self.push(Outgoing::Progress(param), || {
+            tracing::debug!(target: "tool_registry::mcp", "a tool's progress was not sent: it reported from outside the runtime");
+        });
+    }
+
+    /// Waits until every notification of the call so far is written (at most [`FLUSH`]).
+    pub(super) async fn flush(&self) {
+        let Some(queue) = self.queue.get() else {
+            return;
+        };
+        let (done, written) = oneshot::channel();
+        if queue.send(Outgoing::Flush(done)).await.is_ok() {
+            let _ = tokio::time::timeout(FLUSH, written).await;
+        }
+    }
+
+    /// Queues `item`; `outside` runs when the queue cannot be started (a tool's own thread,
+    /// outside the runtime, before the call's first notification).
+    fn push(&self, item: Outgoing, outside: impl FnOnce()) {
+        let queue = match self.queue.get() {
+            Some(queue) => queue,
+            None => {
+                let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                    outside();
+                    return;
+                };
+                self.queue.get_or_init(|| {
+                    let (sender, items) = mpsc::channel(QUEUE);
+                    runtime.spawn(write(self.peer.clone(), items));
+                    sender
+                })
+            }
+        };
+        if queue.try_send(item).is_err() {
+            tracing::debug!(target: "tool_registry::mcp", "a tool's notification was dropped: the client is behind");
+        }
+    }
+
+    /// Why this client cannot be sent requests during a call, if it cannot: its revision
+    /// forbids them (2026-07-28), or it did not declare `capability`.
+    fn unreachable(&self, capability: &str, declared: bool) -> Option<AskError> {
+        let version = self.version.clone().or_else(|| {
+            self.peer
+                .peer_info()
+                .map(|info| info.protocol_version.clone())
+        });
+        if version.is_some_and(|version| !version.has_initialize()) {
+            return Some(AskError::Unsupported(
+                "it speaks the 2026-07-28 revision, where a server sends no requests during a call"
+                    .into(),
+            ));
+        }
+        (!declared).then(|| AskError::Unsupported(format!("it did not declare `{capability}`")))
+    }
+}
+
+/// Writes a call's notifications in order.
+async fn write(peer: Peer<RoleServer>, mut items: mpsc::Receiver<Outgoing>) {
+    while let Some(item) = items.recv().await {
+        let sent = match item {
+            Outgoing::Log(message) => peer.notify_logging_message(message).await,
+            Outgoing::Progress(progress) => peer.notify_progress(progress).await,
+            Outgoing::Flush(done) => {
+                let _ = done.send(());
+                Ok(())
+            }
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+impl ClientLink for McpClient {
+    fn release_stream(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|(streams, session, request)| {
+                session
+                    .to_str()
+                    .is_ok_and(|session| streams.release(session, request))
+            })
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if (level as u8) < self.level.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut message = LoggingMessageNotificationParam::new(wire_level(level), data);
+        if let Some(logger) = logger {
+            message = message.with_logger(logger);
+        }
+        let logged = message.clone();
+        self.push(Outgoing::Log(message), move || {
+            tool_registry_core::call::log_locally(level, logged.logger.as_deref(), &logged.data, None);
+        });
+    }
+
+    fn ask(&self, form: Form) -> Asking<FormAnswer> {
+        let declared = self
+            .peer
+            .peer_info()
+            .and_then(|info| {
+                let elicitation = info.capabilities.elicitation.as_ref()?;
+                Some(elicitation.form.is_some() || elicitation.url.is_none())
+            })
+            .unwrap_or(false);
+        if let Some(refused) = self.unreachable("elicitation", declared) {
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        let params = serde_json::from_value::<ElicitRequestParams>(json!({
+            "mode": "form",
+            "message": form.message(),
+            "requestedSchema": form.schema(),
+        }));
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let params = params.map_err(|error| AskError::BadForm(error.to_string()))?;
+            let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+            let ClientResult::ElicitResult(answer) = send(peer, request).await? else {
+                return Err(asked(ServiceError::UnexpectedResponse));
+            };
+            Ok(match answer.action {
+                ElicitationAction::Accept => match answer.content {
+                    Some(Value::Object(fields)) => FormAnswer::Accepted(fields),
+                    None => FormAnswer::Accepted(serde_json::Map::new()),
+                    Some(other) => {
+                        let kind = match other {
+                            Value::Array(_) => "an array",
+                            Value::String(_) => "a string",
+                            Value::Number(_) => "a number",
+                            Value::Bool(_) => "a boolean",
+                            _ => "null",
+                        };
+                        return Err(AskError::Mismatch(format!(
+                            "an accepted answer's content is an object of fields, not {kind}"
+                        )));
+                    }
+                },
+                ElicitationAction::Decline => FormAnswer::Declined,
+                _ => FormAnswer::Cancelled,
+            })
+        })
+    }
+
+    fn sample(&self, sampling: Sampling) -> Asking<Sampled> {
+        let declared = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.sampling.is_some());
+        if let Some(refused) = self.unreachable("sampling", declared) {
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        let messages: Vec<Value> = sampling
+            .messages()
+            .iter()
+            .map(|(role, text)| {
+                let role = match role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                json!({"role": role, "content": {"type": "text", "text": text}})
+            })
+            .collect();
+        let mut params = json!({"messages": messages, "maxTokens": sampling.token_limit()});
+        if let Some(system) = sampling.system_prompt() {
+            params["systemPrompt"] = json!(system);
+        }
+        if let Some(temperature) = sampling.sampling_temperature() {
+            params["temperature"] = json!(temperature);
+        }
+        let params = serde_json::from_value::<CreateMessageRequestParams>(params);
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let params = params.map_err(|error| AskError::Client(error.to_string()))?;
+            let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+            let ClientResult::CreateMessageResult(answer) = send(peer, request).await? else {
+                return Err(asked(ServiceError::UnexpectedResponse));
+            };
+            let content = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
+            Ok(Sampled::new(content, answer.model, answer.stop_reason))
+        })
+    }
+}
+
+/// Sends `request` to the client and waits for its answer. A wait given up (the call ended at
+/// its timeout, was cancelled, or the question's own timeout passed) tells the client with
+/// `notifications/cancelled`, so it stops asking its user.
+async fn send(peer: Peer<RoleServer>, request: ServerRequest) -> Result<ClientResult, AskError> {
+    /// Cancels the request unless disarmed.
+    struct Abandon(Option<(Peer<RoleServer>, RequestId)>);
+
+    impl Drop for Abandon {
+        fn drop(&mut self) {
+            let Some((peer, id)) = self.0.take() else {
+                return;
+            };
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let reason = "the tool stopped waiting for the answer".to_owned();
+                    let cancelled = CancelledNotificationParam::new(Some(id), Some(reason));
+                    let _ = peer.notify_cancelled(cancelled).await;
+                });
+            }
+        }
+    }
+
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(asked)?;
+    let mut abandon = Abandon(Some((peer, handle.id.clone())));
+    let answer = handle.await_response().await;
+    abandon.0 = None;
+    answer.map_err(asked)
+}
+
+/// What a failed request to the client means for the tool that asked.
+fn asked(error: ServiceError) -> AskError {
+    match error {
+        ServiceError::McpError(error) => {
+            let too_long = error
+                .data
+                .as_ref()
+                .and_then(|data| data.get(super::peek::TOO_LONG))
+                .and_then(Value::as_u64);
+            match too_long {
+                Some(limit) => AskError::TooLarge {
+                    bytes: None,
+                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
+                },
+                None => AskError::Client(format!("{} ({})", error.message, error.code.0)),
+            }
+        }
+        ServiceError::Timeout { timeout } => AskError::Timeout(timeout),
+        ServiceError::UnexpectedResponse => {
+            AskError::Client("the answer is not one to this request".into())
+        }
+        _ => AskError::Gone,
+    }
+}
+
+fn wire_level(level: LogLevel) -> rmcp::model::LoggingLevel {
+    use rmcp::model::LoggingLevel as Wire;
+    match level {
+        LogLevel::Debug => Wire::Debug,
+        LogLevel::Info => Wire::Info,
+        LogLevel::Notice => Wire::Notice,
+        LogLevel::Warning => Wire::Warning,
+        LogLevel::Error => Wire::Error,
+        LogLevel::Critical => Wire::Critical,
+        LogLevel::Alert => Wire::Alert,
+        LogLevel::Emergency => Wire::Emergency,
+    }
+}
+
+fn level_of(level: rmcp::model::LoggingLevel) -> LogLevel {
+    use rmcp::model::LoggingLevel as Wire;
+    match level {
+        Wire::Debug => LogLevel::Debug,
+        Wire::Info => LogLevel::Info,
+        Wire::Notice => LogLevel::Notice,
+        Wire::Warning => LogLevel::Warning,
+        Wire::Error => LogLevel::Error,
+        Wire::Critical => LogLevel::Critical,
+        Wire::Alert => LogLevel::Alert,
+        Wire::Emergency => LogLevel::Emergency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The forms of the conformance suite's SEP-1034 and SEP-1330 scenarios go out as written:
+    /// rmcp's typed schema keeps every keyword they use.
+    #[test]
+    fn forms_reach_the_wire_as_written() {
+        let schemas = [
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "description": "Verification status", "default": true}
+            }, "required": []}),
+            json!({"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [{"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"}]},
+                "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2"], "enumNames": ["Option One", "Option Two"]},
+                "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2"]}},
+                "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3, "items": {"anyOf": [{"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"}]}}
+            }, "required": []}),
+        ];
+        for schema in schemas {
+            let form = Form::new("?", schema.clone()).unwrap();
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+                "mode": "form", "message": form.message(), "requestedSchema": form.schema()
+            }))
+            .unwrap();
+            let wire = serde_json::to_value(&params).unwrap();
+            assert_eq!(wire["requestedSchema"], schema, "{wire:#}");
+        }
+    }
+}

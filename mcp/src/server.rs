@@ -1,0 +1,624 @@
+//! [`McpServer`]: rmcp's `ServerHandler`, answered by the registry for one caller.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::answer::{call_tool_result, typed_answer};
+use super::confirm::{self, Answer};
+use super::link;
+use super::sessions::SessionLimits;
+use super::tasks;
+use tool_registry_core::call::LogLevel;
+use tool_registry_core::{Ctx, ToolResult};
+use tool_registry_core::format::{Provider, ProviderTools};
+use tool_registry_http::ConnectionLimits;
+use tool_registry_core::registry::Shared;
+use tool_registry_core::Scope;
+use tool_registry_core::task::{Started, TaskCall, TaskError, TaskOwner, Tasks, owner_of};
+
+/// How many tools one `tools/list` page holds.
+pub const PAGE_SIZE: usize = 100;
+
+/// The registry as an MCP server for one caller: what [`Scope`] it may see and run.
+///
+/// Cheap to clone (a registry handle and a scope): a transport that makes one handler per
+/// session or request clones it.
+#[derive(Clone)]
+pub struct McpServer {
+    registry: Shared,
+    scope: Scope,
+    /// The address the request came from, over HTTP: what a guest's tasks count under.
+    peer: Option<std::net::IpAddr>,
+    page_size: usize,
+    pub(super) session_limits: SessionLimits,
+    pub(super) connection_limits: ConnectionLimits,
+    /// Where the calls that became tasks are kept, and their bounds.
+    tasks: Tasks,
+    /// The least level this session's client wants its tools' logs at (`logging/setLevel`;
+    /// `info` until it says), as a [`LogLevel`]'s place.
+    log_level: Arc<AtomicU8>,
+    /// Dropped with the last handle of a session's handler: the tasks the session started
+    /// hear it and end.
+    alive: Arc<watch::Sender<()>>,
+    /// The registry's MCP lists as rmcp's `Tool`s, each converted once, shared by every
+    /// session.
+    typed: Arc<TypedLists>,
+}
+
+/// The registry's MCP lists as rmcp's [`Tool`]s: each list the registry hands out converted
+/// once, and its pages cut from that. The lists last asked for are kept, a few at most (callers
+/// of a few kinds share a few lists; a change of the registry makes new ones).
+#[derive(Default)]
+struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Arc<[Tool]>)>>);
+
+/// How many lists [`TypedLists`] keeps.
+const TYPED_LISTS: usize = 8;
+
+impl TypedLists {
+    fn of(&self, list: &ProviderTools) -> Result<Arc<[Tool]>, ErrorData> {
+        let lock = || {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some((_, tools)) = lock().iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(Arc::clone(tools));
+        }
+        let tools = (list.iter())
+            .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
+            .collect::<Result<Arc<[Tool]>, _>>()
+            .map_err(|error| {
+                ErrorData::internal_error(
+                    format!("a tool definition is not MCP's shape: {error}"),
+                    None,
+                )
+            })?;
+        let mut kept = lock();
+        // Another request may have converted the same list meanwhile: one copy is kept.
+        if let Some((_, tools)) = kept.iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(Arc::clone(tools));
+        }
+        if kept.len() == TYPED_LISTS {
+            kept.remove(0);
+        }
+        kept.push((list.clone(), Arc::clone(&tools)));
+        Ok(tools)
+    }
+}
+
+/// The scope the bearer check of the HTTP transport found for a request (the caller served
+/// instead of the server's own scope), and the address the request came from.
+#[derive(Clone)]
+pub(super) struct Caller(pub(super) Scope, pub(super) Option<std::net::IpAddr>);
+
+impl McpServer {
+    /// Serves `registry` (a `&'static Registry` or an `Arc<Registry>`) to a caller with
+    /// `scope`.
+    pub fn new(registry: impl Into<Shared>, scope: Scope) -> Self {
+        Self {
+            registry: registry.into(),
+            scope,
+            peer: None,
+            page_size: PAGE_SIZE,
+            session_limits: SessionLimits::default(),
+            connection_limits: ConnectionLimits::default(),
+            tasks: Tasks::default(),
+            log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
+            alive: Arc::new(watch::Sender::new(())),
+            typed: Arc::default(),
+        }
+    }
+
+    /// Where this server keeps the calls that became tasks (MCP's tasks extension), and their
+    /// bounds: in this process's memory unless set ([`Tasks::default`]); a store shared by a
+    /// fleet (`redis::RedisTaskStore`) lets any instance answer for a task another started.
+    #[must_use]
+    pub fn tasks(mut self, tasks: Tasks) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
+    /// The bounds on sessions over streamable HTTP: how many at once for the server, for each
+    /// token, for guests together, and how long one may idle ([`SessionLimits::default`]
+    /// unless set).
+    #[must_use]
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
+    /// The bounds on connections over streamable HTTP ([`ConnectionLimits::default`] unless
+    /// set).
+    #[must_use]
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
+        self
+    }
+
+    /// The registry served.
+    pub(super) fn registry_of(&self) -> Shared {
+        self.registry.clone()
+    }
+
+    /// Where the calls that became tasks are kept.
+    pub(super) fn tasks_of(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// A handler for one session (or one stateless request): this server with a life of its
+    /// own.
+    pub(super) fn for_session(&self) -> Self {
+        Self {
+            alive: Arc::new(watch::Sender::new(())),
+            log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
+            ..self.clone()
+        }
+    }
+
+    /// How many tools one `tools/list` page holds ([`PAGE_SIZE`] unless set; at least one).
+    #[must_use]
+    pub fn with_page_size(mut self, tools: usize) -> Self {
+        self.page_size = tools.max(1);
+        self
+    }
+
+    /// Runs this server on standard input and output until the client closes the stream. A
+    /// line over [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), or one that is not a JSON-RPC
+    /// message, gets a JSON-RPC error and the next line is served.
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Runs this server on `input` and `output` as on standard input and output: standard
+    /// input and output, or for the benchmarks any pipe.
+    pub(crate) async fn serve_lines<R, W>(self, input: R, output: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let running = self
+            .serve(super::stdio::StdioTransport::<R>::new(
+                input,
+                output,
+                super::MAX_LINE_BYTES,
+            ))
+            .await
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|error| std::io::Error::other(error.to_string()))
+    }
+
+    /// The caller of a request or session: the one the bearer check found over HTTP, else the
+    /// server's own scope (stdio).
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> Self {
+        let found = extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>());
+        match found {
+            Some(caller) => Self {
+                scope: caller.0.clone(),
+                peer: caller.1,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
+    /// What a task that follows the registry for this caller needs, without the session's
+    /// life: holding it does not keep the session's handler alive.
+    fn watcher(&self) -> Watcher {
+        Watcher {
+            registry: self.registry.clone(),
+            scope: self.scope.clone(),
+        }
+    }
+}
+
+/// The registry as one caller sees it, for following its changes.
+struct Watcher {
+    registry: Shared,
+    scope: Scope,
+}
+
+impl Watcher {
+    /// A digest of the names of the tools the caller sees now: what decides whether a change
+    /// concerns it. Kept as 8 bytes, not the names, so that a session costs the same whatever
+    /// the number of tools.
+    fn visible(&self) -> u64 {
+        let mut hasher = rustc_hash::FxHasher::default();
+        for tool in self.registry.tools(&self.scope) {
+            tool.name().hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// Waits until a change of the registry changes what the caller sees; `false` when the
+    /// registry's change channel is gone.
+    async fn next_change(
+        &self,
+        changes: &mut tokio::sync::broadcast::Receiver<tool_registry_core::spec::RegistryChange>,
+        seen: &mut u64,
+    ) -> bool {
+        loop {
+            match changes.recv().await {
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let now = self.visible();
+                    if now != *seen {
+                        *seen = now;
+                        return true;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    }
+}
+
+/// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
+/// `scope`, until the client closes the stream.
+pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
+    McpServer::new(registry, scope).serve_stdio().await
+}
+
+fn unknown(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+impl ServerHandler for McpServer {
+    // Logging is declared for the clients of the `initialize` era, which still use it.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_tasks()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "tool-registry",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Tools from a tool registry; each call runs through its scopes, limits and gates.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
+        let all = self.typed.of(&list)?;
+        let start = match request.and_then(|params| params.cursor) {
+            None => 0,
+            Some(cursor) => decode_cursor(&cursor)
+                .filter(|&start| start <= all.len())
+                .ok_or_else(|| invalid_cursor(&cursor))?,
+        };
+        let end = start.saturating_add(this.page_size).min(all.len());
+        let tools = all[start..end].to_vec();
+        let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
+        page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
+        Ok(page)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let (registry, scope) = (&this.registry, &this.scope);
+        let name: &str = &request.name;
+        // Hidden is unknown: the same error, from the same check, for both.
+        let Some(tool) = registry.get(name, scope) else {
+            return Err(unknown(name));
+        };
+        let answer = confirm::answer_of(
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &context,
+        )?;
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // Kept for the question to the user, only where there may be one: where the
+        // confirmation stage applies (a tool that always asks, a `confirm_if`, a hook that may
+        // ask), as the pipeline decides it.
+        let shown = registry
+            .may_ask_approval(name, scope)
+            .then(|| arguments.clone());
+        let client = Arc::new(
+            link::McpClient::new(
+                context.peer.clone(),
+                self.log_level.clone(),
+                context.meta.protocol_version(),
+            )
+            .over_http(context.extensions.get(), &context.id),
+        );
+        let mut ctx = Ctx::for_scope(scope.clone())
+            .with_call_id(context.id.to_string())
+            .with_client(client.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            let client = Arc::clone(&client);
+            ctx = ctx.with_progress(move |message| client.progress(token.clone(), message));
+        }
+        let name = tool.name();
+        let become_task = tasks::when(name, tool.task_support(), &context)?;
+        if let (Some(when), Answer::None) = (become_task, &answer) {
+            let call = TaskCall {
+                tool: name.to_owned(),
+                arguments,
+                ctx,
+                // A request of the stateless revision has no session: a guest's task is reached
+                // by its id alone, and counts against its address's share and every guest's.
+                owner: TaskOwner::of_caller(scope, None, this.peer, &this.tasks.limits().guests),
+                asks: true,
+            };
+            // Boxed: the future of a call that is no task stays as small as it was.
+            let started = Box::pin(this.tasks.run(registry.clone(), call, when)).await;
+            let result = match started {
+                Ok(Started::Task(task)) => {
+                    return Ok(CallToolResponse::Task(tasks::created(
+                        &task,
+                        this.tasks.limits(),
+                    )));
+                }
+                Ok(Started::Ended(result)) => {
+                    client.flush().await;
+                    result
+                }
+                Err(error @ TaskError::TooMany { .. }) => ToolResult::failure(error.to_string()),
+                Err(error) => return Err(tasks::error(error)),
+            };
+            return call_tool_result(registry, name, &result).map(Into::into);
+        }
+        let run = async {
+            match &answer {
+                Answer::None => registry.call(name, arguments, &ctx).for_model().await,
+                Answer::Approve(token) => {
+                    (registry.call(name, arguments, &ctx))
+                        .approved(token)
+                        .for_model()
+                        .await
+                }
+                Answer::Decline(token) => registry
+                    .deny(token, "the user declined the call", &ctx)
+                    .await
+                    .unwrap_or_else(ToolResult::from),
+                Answer::Cancel => ToolResult::failure(
+                    "the user closed the confirmation without choosing; nothing ran",
+                ),
+            }
+        };
+        // A cancellation drops the call's future, and with it an async tool.
+        let result = tokio::select! {
+            result = run => result,
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = name, request = %context.id, "tools/call cancelled by the client");
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        // The call's progress and log messages go out before its answer.
+        client.flush().await;
+        if let Some(token) = confirm::waiting_token(&result)
+            && confirm::can_ask(&context)
+            && let Some(question) = confirm::ask(name, &shown.unwrap_or_default(), token)?
+        {
+            return Ok(question.into());
+        }
+        typed_answer(tool.output_schema(), &result).map(Into::into)
+    }
+
+    // Logging is deprecated by the 2026-07-28 revision (SEP-2577); clients of the `initialize`
+    // era still set their level with it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        link::set_level(&self.log_level, request.level);
+        Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let task = (this
+            .tasks
+            .get(&owner_of(&this.scope), &request.task_id)
+            .await)
+            .map_err(tasks::error)?;
+        let detailed = tasks::detailed(&this.registry, &task, this.tasks.limits())?;
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let this = self.caller(&context.extensions);
+        let owner = owner_of(&this.scope);
+        let Some(answer) = tasks::answer_of(&request.input_responses)? else {
+            // Nothing this server asked is answered: the task must still be the caller's.
+            this.tasks
+                .get(&owner, &request.task_id)
+                .await
+                .map_err(tasks::error)?;
+            return Ok(());
+        };
+        match this.tasks.answer(&owner, &request.task_id, answer).await {
+            // An answer to a question no longer asked (answered already, or the task ended)
+            // is ignored, as the extension says.
+            Ok(_) | Err(TaskError::NoQuestion | TaskError::Ended(_)) => Ok(()),
+            Err(error) => Err(tasks::error(error)),
+        }
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let this = self.caller(&context.extensions);
+        match this
+            .tasks
+            .cancel(&owner_of(&this.scope), &request.task_id)
+            .await
+        {
+            // A task that ended first keeps its end; the cancel is acknowledged.
+            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+            Err(error) => Err(tasks::error(error)),
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session that began with `initialize` is told of changes on its own stream, for as
+        // long as the session lasts: its handler's end (a `DELETE`, its expiry, the stream's
+        // close) ends the task.
+        let peer = context.peer.clone();
+        let watcher = self.caller(&context.extensions).watcher();
+        let mut ended = self.alive.subscribe();
+        let mut changes = self.registry.subscribe();
+        tokio::spawn(async move {
+            let mut seen = watcher.visible();
+            loop {
+                tokio::select! {
+                    _ = ended.changed() => return,
+                    changed = watcher.next_change(&mut changes, &mut seen) => {
+                        if !changed
+                            || peer.is_transport_closed()
+                            || peer.notify_tool_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // The 2026-07-28 revision: a client asks for changes with `subscriptions/listen`.
+        let this = self.caller(&context.request_context().extensions).watcher();
+        let mut changes = self.registry.subscribe();
+        let mut seen = this.visible();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = this.next_change(&mut changes, &mut seen) => {
+                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A page's start as an opaque cursor.
+fn encode_cursor(start: usize) -> String {
+    format!("p{start:x}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let hex = cursor.strip_prefix('p')?;
+    (!hex.is_empty() && hex.len() <= 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| usize::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
+/// How many characters of a cursor it cannot read an error quotes back, escaped: enough to
+/// recognize it, never the megabyte a client may send.
+const QUOTED_CURSOR_CHARS: usize = 64;
+
+/// The error for a cursor this server did not give, quoting at most [`QUOTED_CURSOR_CHARS`]
+/// of it and saying when it was cut.
+fn invalid_cursor(cursor: &str) -> ErrorData {
+    let mut escaped = cursor.escape_debug();
+    let shown: String = escaped.by_ref().take(QUOTED_CURSOR_CHARS).collect();
+    let message = if escaped.next().is_some() {
+        format!(
+            "invalid cursor `{shown}…` (cut: {} bytes in all); start again without one",
+            cursor.len()
+        )
+    } else {
+        format!("invalid cursor `{shown}`; start again without one")
+    };
+    ErrorData::invalid_params(message, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{QUOTED_CURSOR_CHARS, decode_cursor, encode_cursor, invalid_cursor};
+
+    #[test]
+    fn an_invalid_cursor_is_quoted_short_escaped_and_said_to_be_cut() {
+        let short = invalid_cursor("p-1\u{1b}");
+        assert_eq!(
+            short.message,
+            "invalid cursor `p-1\\u{1b}`; start again without one"
+        );
+        let control = invalid_cursor("x\u{1b}[2J");
+        assert!(
+            control.message.contains("x\\u{1b}[2J"),
+            "{}",
+            control.message
+        );
+
+        let huge = format!("\u{1b}{}", "é".repeat(1 << 19));
+        let cut = invalid_cursor(&huge);
+        assert!(cut.message.len() < 256, "{}", cut.message);
+        assert!(
+            cut.message.contains("cut: 1048577 bytes in all"),
+            "{}",
+            cut.message
+        );
+        let quoted = cut.message.split('`').nth(1).unwrap();
+        assert_eq!(
+            quoted.trim_end_matches('…').chars().count(),
+            QUOTED_CURSOR_CHARS
+        );
+        assert!(quoted.starts_with("\\u{1b}éé"), "{quoted}");
+        assert!(!cut.message.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn cursors_read_back_and_refuse_anything_else() {
+        for start in [0, 1, 100, 4096, usize::MAX] {
+            assert_eq!(decode_cursor(&encode_cursor(start)), Some(start));
+        }
+        for bad in ["", "p", "100", "pz", "p-1", "p11111111111111111"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}
