@@ -40,7 +40,7 @@
 //! | `mcp.rs` | `mcp`: the tools over MCP, on stdio or streamable HTTP (feature `mcp`) |
 //! | `tasks.rs` | the timing of `mcp`'s tasks and where they are kept; `tasks list|get|cancel` on a fleet's |
 //! | `fleet.rs` | `--redis`: the stores and switches of a fleet, `disable` and `enable` across it (feature `redis`) |
-//! | `mod.rs` | the flags and the commands, the registry they run on, each command handed to its file |
+//! | `lib.rs` | the flags and the commands, the registry they run on, each command handed to its file |
 
 use std::ffi::OsString;
 use std::io::Write;

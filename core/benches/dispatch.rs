@@ -1,7 +1,7 @@
 //! Dispatch cost of `Registry::call` against a hand-written `match` over the same functions,
 //! lookup cost against the number of tools, and the parts of a call measured alone.
 //!
-//! Run with `cargo bench -p tool-registry --bench dispatch`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-core --bench dispatch`; docs/PERFORMANCE.md has the figures.
 
 mod common;
 

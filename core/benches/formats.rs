@@ -1,7 +1,7 @@
 //! The tool list a request asks for, for a scoped caller, in each provider's format: 1,000
 //! tools, the list served again against the list built the first time.
 //!
-//! Run with `cargo bench -p tool-registry --bench formats`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-core --bench formats`; docs/PERFORMANCE.md has the figures.
 
 // The shared benchmark code; this benchmark uses its run-time tools only.
 #[allow(dead_code, unused_imports)]

@@ -7,7 +7,7 @@
 //! Then the pipeline and each baseline in alternating rounds, which prints what the gates add
 //! per call.
 //!
-//! Run with `cargo bench -p tool-registry --bench gates`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-core --bench gates`; docs/PERFORMANCE.md has the figures.
 
 #[path = "common/rounds.rs"]
 mod rounds;

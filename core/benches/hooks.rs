@@ -7,7 +7,7 @@
 //!   the notes in the repository's `kb/` folder read from disk, as the reference `research`
 //!   does.
 //!
-//! Run with `cargo bench -p tool-registry --bench hooks`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-core --bench hooks`; docs/PERFORMANCE.md has the figures.
 
 // The tools `add` and `search` (uncached) are the `dispatch` bench's.
 #[allow(dead_code, unused_imports)]

@@ -3,7 +3,7 @@
 //! round is taken, then the median of those. On a shared or virtual machine this is steadier than
 //! comparing two criterion figures taken seconds apart.
 //!
-//! Run with `cargo bench -p tool-registry --bench paired [FILTER]`; docs/PERFORMANCE.md has the
+//! Run with `cargo bench -p tool-registry-core --bench paired [FILTER]`; docs/PERFORMANCE.md has the
 //! figures.
 
 mod common;

@@ -4,7 +4,7 @@
 //! by token (4-byte pushes, and a chat answer split into word-like tokens) against the
 //! whole-text parse.
 //!
-//! Run with `cargo bench -p tool-registry --bench parse`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-core --bench parse`; docs/PERFORMANCE.md has the figures.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -5,6 +5,21 @@
 //! is this crate's [`Registry`]) beside the front ends built on it: HTTP tool modules, MCP, a
 //! fleet on Redis and the command line, each a crate of its own on this crate's public API. A
 //! front end of your own needs nothing else: every item they use is public here and documented.
+//!
+//! The modules, from the bottom layer up (ARCHITECTURE.md draws them); each folder's own map
+//! maps its files:
+//!
+//! | module | what |
+//! | --- | --- |
+//! | `meta/`, `store/`, `media/` | the vocabulary: what a declaration says, a JSON file shared by processes, the blocks a result holds |
+//! | `scope/`, `audit/`, `call/` | who asks, what is recorded, a call: context, arguments, result, error, the shim generated code calls |
+//! | `spec/`, `def/` | a run-time tool's spec; a compiled definition, and `Tool`, the one handle to either |
+//! | `content.rs` | what a tool's author writes for results: the blocks, `IntoToolResult`, their JSON |
+//! | `gate/`, `hook/`, `format/`, `catalog/`, `__private.rs` | the stages and gates, hooks, each provider's shape, the documentation, what `#[tool]` expands to |
+//! | `discovery/`, `exec/` | deferred tools' meta-tools; the pipeline |
+//! | `registry/` | `Registry`, its builder, snapshots |
+//! | `task/` | a call run as a task: its record, its store, its runner |
+//! | `bench.rs` | the benchmarks' baselines (feature `bench-internals`, not API) |
 #![warn(missing_docs)]
 
 pub mod audit;

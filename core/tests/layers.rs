@@ -1,10 +1,10 @@
 //! The workspace's layers, checked against its source.
 //!
-//! - The top-level modules of `registry/src` depend one way, in the order of the picture in
+//! - The top-level modules of `core/src` depend one way, in the order of the picture in
 //!   ARCHITECTURE.md (the block after `<!-- layers -->`): a module names only modules drawn on
 //!   rows below its own. A new module must be drawn; a new upward `use` fails here, naming the
 //!   file and the path.
-//! - No circle runs between the files of `registry/src` or of `registry-macros/src`.
+//! - No circle runs between the files of `core/src` or of `registry-macros/src`.
 //!
 //! A file depends on another when it names an item defined there: through a `use`, or a path in
 //! its code (`crate::call::dispose(..)`, `super::Entry`), with re-exports followed to the file
@@ -38,6 +38,8 @@ struct Module {
     items: BTreeSet<String>,
     /// Paths named in the module's code, outside `use` items.
     refs: Vec<Vec<String>>,
+    /// Names of the items and modules declared here `#[doc(hidden)]`.
+    hidden: BTreeSet<String>,
 }
 
 /// A crate's modules, read from its source.
@@ -92,11 +94,19 @@ impl Crate {
             globs: Vec::new(),
             items: BTreeSet::new(),
             refs: Vec::new(),
+            hidden: BTreeSet::new(),
         });
         let mut refs = Paths::default();
         for mut item in items {
             if is_test(attributes(&item)) {
                 continue;
+            }
+            if is_hidden(attributes(&item)) {
+                let name = match &item {
+                    Item::Mod(module) => Some(module.ident.to_string()),
+                    other => item_name(other),
+                };
+                self.modules[index].hidden.extend(name);
             }
             match &mut item {
                 Item::Mod(module) => {
@@ -445,6 +455,16 @@ fn item_name(item: &Item) -> Option<String> {
     Some(ident.to_string())
 }
 
+/// `#[doc(hidden)]`.
+fn is_hidden(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("doc")
+            && attr
+                .parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "hidden")
+    })
+}
+
 /// `#[cfg(test)]`.
 fn is_test(attrs: &[Attribute]) -> bool {
     attrs.iter().any(|attr| {
@@ -482,7 +502,7 @@ fn layers() -> Vec<Vec<String>> {
 
 #[test]
 fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
-    let krate = Crate::read(&workspace().join("registry/src"), "lib.rs");
+    let krate = Crate::read(&workspace().join("core/src"), "lib.rs");
     let rows = layers();
     let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
     for (row, modules) in rows.iter().enumerate() {
@@ -507,7 +527,7 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
     for module in row_of.keys() {
         assert!(
             top.contains(module),
-            "ARCHITECTURE.md draws `{module}`, which is not a top-level module of registry/src"
+            "ARCHITECTURE.md draws `{module}`, which is not a top-level module of core/src"
         );
     }
     let mut upward = Vec::new();
@@ -539,12 +559,103 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
 }
 
 /// The source folders of the workspace's library crates.
-const CRATES: [&str; 4] = [
+const CRATES: [&str; 9] = [
+    "core/src",
+    "http/src",
+    "mcp/src",
+    "redis/src",
+    "cli/src",
     "registry/src",
     "registry-macros/src",
     "parse/src",
     "json/src",
 ];
+
+/// The front ends, each a crate on the core's public API.
+const FRONT_ENDS: [&str; 4] = ["http/src", "mcp/src", "redis/src", "cli/src"];
+
+impl Crate {
+    /// What of the hidden API (`#[doc(hidden)]`, `__private`, a `__name`) `path`, written in
+    /// another crate as `tool_registry_core::…`, names: the hidden name, if any.
+    fn hidden_in(&self, path: &[String]) -> Option<String> {
+        let (first, rest) = path.split_first()?;
+        if first != "tool_registry_core" {
+            return None;
+        }
+        if let Some(name) = rest.iter().find(|name| name.starts_with("__")) {
+            return Some(name.clone());
+        }
+        let mut prefix = vec!["crate".to_owned()];
+        for name in rest {
+            prefix.push(name.clone());
+            let hidden_at = |module: usize| self.modules[module].hidden.contains(name);
+            match self.resolve(0, &prefix, 0) {
+                Some(Target::Module(module)) => {
+                    let parent = self.modules[module].parent;
+                    if parent.is_some_and(|parent| {
+                        self.modules[parent].hidden.contains(
+                            self.modules[module].path.last().expect("a child has a name"),
+                        )
+                    }) {
+                        return Some(name.clone());
+                    }
+                }
+                Some(Target::Item(module)) if hidden_at(module) => return Some(name.clone()),
+                Some(Target::Item(_)) => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Every path written in the crate's code and `use` items, with its file.
+    fn paths(&self) -> impl Iterator<Item = (&Path, &Vec<String>)> {
+        self.modules.iter().flat_map(|module| {
+            (module.uses.values().map(|(path, _)| path))
+                .chain(module.globs.iter().map(|(path, _)| path))
+                .chain(&module.refs)
+                .map(|path| (module.file.as_path(), path))
+        })
+    }
+}
+
+/// A front end uses the core as any user's crate does: nothing of it that is `#[doc(hidden)]`,
+/// under `__private`, or named `__…` (what `#[tool]` expands to). The compiler already keeps
+/// them to the core's `pub` items; this keeps them off the part that is not API. A method called
+/// as `value.method()` names no path and is not seen here.
+#[test]
+fn no_front_end_names_a_hidden_item_of_the_core() {
+    let core = Crate::read(&workspace().join("core/src"), "lib.rs");
+    let path = |text: &str| -> Vec<String> { text.split("::").map(str::to_owned).collect() };
+    // The check finds what it is for, and passes the public API.
+    assert_eq!(
+        core.hidden_in(&path("tool_registry_core::__private::parse_args")),
+        Some("__private".to_owned())
+    );
+    assert_eq!(
+        core.hidden_in(&path("tool_registry_core::call::args::parse_args")),
+        Some("parse_args".to_owned())
+    );
+    assert_eq!(core.hidden_in(&path("tool_registry_core::def::ToolDef::__new")), Some("__new".to_owned()));
+    assert_eq!(core.hidden_in(&path("tool_registry_core::task::millis")), None);
+    assert_eq!(core.hidden_in(&path("tool_registry_core::Registry")), None);
+    let mut found = Vec::new();
+    for src in FRONT_ENDS {
+        let krate = Crate::read(&workspace().join(src), "lib.rs");
+        for (file, path) in krate.paths() {
+            if let Some(name) = core.hidden_in(path) {
+                found.push(format!("{src}/{}: `{}` names `{name}`", show(file), path.join("::")));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    assert!(
+        found.is_empty(),
+        "front ends naming what the core does not offer as API (make it public with docs, or move the work into the front end):\n{}",
+        found.join("\n")
+    );
+}
 
 #[test]
 fn no_circle_runs_between_the_files_of_any_crate() {
@@ -621,12 +732,7 @@ fn module_doc(source: &str) -> String {
 #[test]
 fn each_folder_map_names_its_files_and_only_them() {
     let mut wrong = Vec::new();
-    for root in [
-        "registry/src",
-        "registry-macros/src",
-        "parse/src",
-        "json/src",
-    ] {
+    for root in CRATES {
         let mut dirs = vec![workspace().join(root)];
         while let Some(dir) = dirs.pop() {
             let mut files = BTreeSet::new();

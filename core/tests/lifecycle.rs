@@ -414,7 +414,7 @@ fn a_run_time_spec_cannot_take_a_compiled_name_or_alias() {
         assert_eq!(taken, name);
         assert!(
             at.as_deref()
-                .is_some_and(|at| at.contains("registry/tests/lifecycle.rs")),
+                .is_some_and(|at| at.contains("core/tests/lifecycle.rs")),
             "{at:?}"
         );
         assert!(error.to_string().contains("choose another name"), "{error}");
@@ -748,7 +748,7 @@ fn formats_and_the_catalog_show_compiled_and_run_time_tools_together() {
     assert_eq!(mul["metadata"]["tags"], json!(["arith"]));
     assert_eq!(mul["output_schema"], json!({ "type": "number" }));
     assert!(mul.get("source").is_none() && mul["registered_at"].is_string());
-    assert_eq!(docs[0]["source"]["file"], "registry/tests/lifecycle.rs");
+    assert_eq!(docs[0]["source"]["file"], "core/tests/lifecycle.rs");
     let markdown = registry.catalog(Listing::every()).markdown();
     assert!(markdown.contains("## `math.mul`"), "{markdown}");
     assert!(markdown.contains("registered at run time"), "{markdown}");

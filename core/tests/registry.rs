@@ -439,7 +439,7 @@ fn metadata_is_stored_as_declared() {
     let nearby = registry.get("geo.nearby", Listing::every()).unwrap();
     assert_eq!(nearby.module(), Some("geo"));
     assert_eq!(nearby.timeout(), Some(std::time::Duration::from_secs(10)));
-    assert_eq!(nearby.source().unwrap().file, "registry/tests/registry.rs");
+    assert_eq!(nearby.source().unwrap().file, "core/tests/registry.rs");
 
     let note = registry.get("note", Listing::every()).unwrap();
     assert!(!note.strip_from_display());
@@ -709,7 +709,7 @@ fn a_name_claimed_twice_is_reported_with_both_locations() {
     assert_eq!(message.lines().count(), 2);
     for line in message.lines() {
         assert_eq!(
-            line.matches("registry/tests/registry.rs:").count(),
+            line.matches("core/tests/registry.rs:").count(),
             2,
             "{line}"
         );

@@ -24,11 +24,11 @@ fn names_that_meet_on_the_wire_are_reported_when_the_registry_is_built() {
     let clash = &error.clashes[0];
     assert_eq!(clash.name, "geo__near");
     assert!(clash.wire_name);
-    assert_eq!(clash.first.file, "registry/tests/wire_clash.rs");
+    assert_eq!(clash.first.file, "core/tests/wire_clash.rs");
     let message = error.to_string();
     assert!(
         message.contains("tool names meet on the wire: `geo__near`")
-            && message.matches("registry/tests/wire_clash.rs:").count() == 2,
+            && message.matches("core/tests/wire_clash.rs:").count() == 2,
         "{message}"
     );
     // Without the linked tools, either one alone is fine.

@@ -2,7 +2,7 @@
 //! same tool and against a bare axum echo round trip of the same body, and a manifest refresh
 //! of 100 tools.
 //!
-//! Run with `cargo bench -p tool-registry --bench http`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-http --bench http`; docs/PERFORMANCE.md has the figures.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -36,7 +36,7 @@
 //!   and `baseline` what the answer cannot cost less than: the 1 MiB base64-encoded, and the
 //!   text copied once.
 //!
-//! Run with `cargo bench -p tool-registry --bench mcp`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-mcp --bench mcp`; docs/PERFORMANCE.md has the figures.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -22,6 +22,7 @@
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` |
+//! | `bench.rs` | the steps of an answer alone, for the MCP benchmark (feature `bench-internals`, not API) |
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {

@@ -3,7 +3,7 @@
 //! limited tool from two instances sharing Redis against one instance in memory.
 //!
 //! Starts its own `redis-server` on a free loopback port (`apt-get install -y redis-server`).
-//! Run with `cargo bench -p tool-registry --bench redis`; docs/PERFORMANCE.md has the figures.
+//! Run with `cargo bench -p tool-registry-redis --bench redis`; docs/PERFORMANCE.md has the figures.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

@@ -13,7 +13,7 @@
 //! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
 //! | `tasks.rs` | [`RedisTaskStore`]: tasks under `task:{id}` until their TTL, each caller's indexed by a digest, bounds counted in the insert script |
 //! | `manifests.rs` | [`RedisManifestCache`]: `module_manifest:{name}` with its TTL (with feature `http`) |
-//! | `mod.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
+//! | `lib.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
 //!
 //! ```no_run

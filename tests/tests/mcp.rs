@@ -476,7 +476,7 @@ async fn an_mcp_client_meets_the_same_hooks_as_a_call() {
 
 /// A tool's `Ctx::log` reaches the MCP client as `notifications/message` from the level the
 /// client set (`info` until it sets one); a call without a client logs into `tracing` instead
-/// (`a_tool_without_a_client_logs_into_tracing_inside_its_call`, `registry/tests/spans.rs`).
+/// (`a_tool_without_a_client_logs_into_tracing_inside_its_call`, `core/tests/spans.rs`).
 /// rmcp's client hands each notification to its handler on a task of its own, so the messages
 /// are compared as sets.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
