@@ -6,8 +6,8 @@
 //! fleet on Redis and the command line, each a crate of its own on this crate's public API. A
 //! front end of your own needs nothing else: every item they use is public here and documented.
 //!
-//! The modules, from the bottom layer up (ARCHITECTURE.md draws them); each folder's own map
-//! maps its files:
+//! The modules, from the bottom layer up (ARCHITECTURE.md draws them); the first file of each
+//! folder maps the folder:
 //!
 //! | module | what |
 //! | --- | --- |

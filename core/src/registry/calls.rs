@@ -140,7 +140,7 @@ impl Registry {
     /// ```
     /// use tool_registry::Registry;
     /// use tool_registry::content::ContentLimits;
-    /// let limits = ContentLimits { max_blocks: 8, ..ContentLimits::default() };
+    /// let limits = ContentLimits::default().with_max_blocks(8);
     /// let registry = Registry::builder().without_linked().content_limits(limits).build().unwrap();
     /// assert_eq!(registry.content_limits().max_blocks, 8);
     /// ```

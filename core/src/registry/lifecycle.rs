@@ -181,7 +181,7 @@ impl Registry {
     ///
     /// let registry = Registry::global();
     /// let names = |listing| -> Vec<String> {
-    ///     registry.snapshot_for(listing).tools.into_iter().map(|entry| entry.spec.name().to_owned()).collect()
+    ///     registry.snapshot_for(listing).tools.into_iter().map(|entry| entry.spec.tool_name().to_owned()).collect()
     /// };
     /// assert!(names(Listing::every()).contains(&"ops.restart".to_owned()));
     /// assert!(!names(Listing::of(&Scope::guest())).contains(&"ops.restart".to_owned()));
