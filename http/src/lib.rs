@@ -10,6 +10,7 @@
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
 //! | `cache.rs` | [`ManifestCache`], [`FileManifestCache`], [`MemoryManifestCache`] |
 //! | `gateway.rs` | [`Gateway`]: discovery, the cache, refreshes, registering `module.tool` |
+//! | `error.rs` | [`ModuleError`]: a module unreachable, or an HTTP error status, as a call's `ToolError::Remote` and back |
 //! | `remote.rs` | one forwarded call and its typed failures; its answer read within the gateway's bounds (blocks counted as the body arrives, then read one at a time) |
 //! | `trace.rs` | the W3C `traceparent` header between the two sides |
 //!
@@ -83,9 +84,9 @@
 //! name; a name no module gives is an unknown tool, like any name the caller may not see.
 //! Each call may take 30 s (120 s for a module configured `slow`), after which it is
 //! [`ToolError::TimedOut`](tool_registry_core::ToolError::TimedOut); a module that cannot be reached is
-//! [`ToolError::ModuleUnreachable`](tool_registry_core::ToolError::ModuleUnreachable), an HTTP error
-//! status without a typed body [`ToolError::ModuleStatus`](tool_registry_core::ToolError::ModuleStatus)
-//! with the start of the body, and a typed error from the module is that error. A tool
+//! [`ModuleError::Unreachable`], an HTTP error status without a typed body
+//! [`ModuleError::Status`] with the start of the body (each a [`ToolError::Remote`](tool_registry_core::ToolError::Remote)
+//! to the caller, with its code), and a typed error from the module is that error. A tool
 //! annotated idempotent is tried once more after a failure that may not have reached it
 //! (connection refused or dropped, `502`, `503`, `504`).
 //!
@@ -98,6 +99,7 @@
 
 pub mod auth;
 mod cache;
+mod error;
 mod gateway;
 pub mod listen;
 mod map;
@@ -109,6 +111,7 @@ mod wire;
 pub use cache::{
     CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCache, MemoryManifestCache,
 };
+pub use error::ModuleError;
 pub use gateway::{
     DEFAULT_CACHE_FILE, Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES,
     MAX_MODULE_TOOLS, ModuleStatus, Source,

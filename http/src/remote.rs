@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::map::Module;
 use super::trace::{TRACEPARENT, current_traceparent};
+use super::error::ModuleError;
 use super::wire::TaskAnswer;
 use tool_registry_core::{Ctx, ToolError, ToolResult};
 use tool_registry_core::content::{ContentLimits, too_many_blocks, wire};
@@ -15,7 +16,7 @@ use tool_registry_core::task::TaskStatus;
 /// The largest answer read from a module: 16 MiB.
 pub const MAX_RESULT_BYTES: usize = 16 << 20;
 
-/// The most characters of a module's error body a [`ToolError::ModuleStatus`] keeps.
+/// The most characters of a module's error body a [`ModuleError::Status`] keeps.
 const EXCERPT_CHARS: usize = 200;
 
 /// A module's tool, as its gateway's handler calls it.
@@ -156,12 +157,12 @@ impl Remote {
         {
             return Attempt::Done(Err(ToolError::from_json(&error, &self.local_name)));
         }
-        let error = ToolError::ModuleStatus {
+        let error = ToolError::from(ModuleError::Status {
             tool: self.local_name.clone(),
             module: self.module_name.clone(),
             status: status.as_u16(),
             body: excerpt(&body),
-        };
+        });
         if matches!(status.as_u16(), 502..=504) {
             Attempt::Retry(error)
         } else {
@@ -234,12 +235,13 @@ impl Remote {
             .await
             .map_err(|error| self.unreachable(format!("the answer cannot be read: {error}")))?;
         if !status.is_success() {
-            return Err(ToolError::ModuleStatus {
+            return Err(ModuleError::Status {
                 tool: self.local_name.clone(),
                 module: self.module_name.clone(),
                 status: status.as_u16(),
                 body: excerpt(&body),
-            });
+            }
+            .into());
         }
         self.read(&body, "the task answered is not one")
     }
@@ -292,11 +294,12 @@ impl Remote {
     }
 
     fn unreachable(&self, reason: String) -> ToolError {
-        ToolError::ModuleUnreachable {
+        ModuleError::Unreachable {
             tool: self.local_name.clone(),
             module: self.module_name.clone(),
             reason,
         }
+        .into()
     }
 }
 

@@ -24,7 +24,7 @@ use super::stdio::StdioTransport;
 use tool_registry_core::ToolError;
 use tool_registry_core::def::Annotations;
 use tool_registry_core::format::mcp::unwrap_output_schema;
-use tool_registry_http::MODULE_TIMEOUT;
+use tool_registry_http::{MODULE_TIMEOUT, ModuleError};
 use tool_registry_core::content::ContentLimits;
 use tool_registry_core::registry::Shared;
 use tool_registry_core::spec::ToolHandler;
@@ -367,11 +367,12 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
                     tool: local,
                     after: timeout,
                 }),
-                Err(error) => Err(ToolError::ModuleUnreachable {
+                Err(error) => Err(ModuleError::Unreachable {
                     tool: local,
                     module: mounted.module,
                     reason: error.to_string(),
-                }),
+                }
+                .into()),
             }
         }
     })

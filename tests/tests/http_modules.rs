@@ -497,19 +497,19 @@ async fn every_failure_of_a_forwarded_call_is_a_typed_error() {
     let error = call(&registry, "broken.echo", json!({}), Scope::guest())
         .await
         .unwrap_err();
-    match &error {
-        ToolError::ModuleStatus {
+    match tool_registry::http::ModuleError::of(&error) {
+        Some(tool_registry::http::ModuleError::Status {
             status,
             body,
             module,
             ..
-        } => {
-            assert_eq!(*status, 500);
+        }) => {
+            assert_eq!(status, 500);
             assert_eq!(module, "broken");
             assert!(body.starts_with("internal trouble"));
             assert!(body.chars().count() <= 201, "{body}");
         }
-        other => panic!("{other:?}"),
+        other => panic!("{other:?} in {error:?}"),
     }
     // Stopped, its connections closed: connection refused, after one retry of an idempotent
     // tool.

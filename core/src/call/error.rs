@@ -1,8 +1,10 @@
 //! The one error type of a tool call.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::store::StoreError;
 
@@ -50,8 +52,13 @@ fn char_floor(text: &str, at: usize) -> usize {
 /// Why a tool call failed. Every variant has a stable [`code`](ToolError::code) and a message
 /// phrased so that a model reading it can correct its next call.
 ///
-/// It serializes as `{"code": ..., "message": <the Display text>, ...the variant's fields}`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// It serializes as `{"code": ..., "message": <the Display text>, ...the variant's fields}`, and
+/// [`from_json`](ToolError::from_json) reads that back: the wire form is derived from this one
+/// definition (each variant's code and each field's key are written on it below), so the two
+/// directions cannot drift. A failure of a front end that reaches a tool in another process is
+/// the front end's own type, converted into [`ToolError::Remote`] where it crosses into a call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(remote = "Self", tag = "code", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool has this name (or alias), or none the caller may see.
@@ -62,8 +69,10 @@ pub enum ToolError {
     )]
     UnknownTool {
         /// The name that was asked for.
+        #[serde(default)]
         name: String,
         /// The closest name the caller may see, when one is close.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         suggestion: Option<String>,
     },
     /// The arguments do not fit the tool's schema.
@@ -73,19 +82,25 @@ pub enum ToolError {
     )]
     InvalidArguments {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// Where in the arguments the problem is, as a JSON path (`limit`, `items[2].name`),
         /// empty for the arguments as a whole.
+        #[serde(default)]
         path: String,
         /// What was expected and what was found.
+        #[serde(rename = "detail", default)]
         message: String,
     },
     /// The tool ran and reported an error.
     #[error("tool `{tool}` failed: {message}")]
+    #[serde(rename = "handler_error")]
     Handler {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The tool's error message.
+        #[serde(rename = "detail")]
         message: String,
     },
     /// The tool answered with something it may not: a value that does not fit its declared
@@ -97,19 +112,24 @@ pub enum ToolError {
     )]
     InvalidOutput {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// Where in the result the problem is: a JSON path into the structured value
         /// (`items[2].name`), or the block (`blocks[1]`); empty for the result as a whole.
+        #[serde(default)]
         path: String,
         /// What was expected and what was found.
+        #[serde(rename = "detail", default)]
         message: String,
     },
     /// The tool panicked; the panic was caught and the caller goes on.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The panic payload, when it was a string.
+        #[serde(rename = "detail")]
         message: String,
     },
     /// The caller used the tool too often: a cooldown or the daily limit.
@@ -119,10 +139,13 @@ pub enum ToolError {
     )]
     RateLimited {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// Which limit: `cooldown of 30s` or `daily limit of 3`.
+        #[serde(default = "a_limit")]
         limit: String,
         /// How long until a call would be admitted.
+        #[serde(rename = "retry_after_ms", with = "millis")]
         retry_after: Duration,
     },
     /// The tool did not finish in time. The caller stops waiting: an `async` handler is
@@ -134,8 +157,10 @@ pub enum ToolError {
     )]
     TimedOut {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The limit that was exceeded.
+        #[serde(rename = "after_ms", with = "millis")]
         after: Duration,
     },
     /// The tool is listed but has nothing to run: a run-time tool registered from its spec
@@ -145,12 +170,14 @@ pub enum ToolError {
     )]
     NoHandler {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
     },
     /// The tool needs a human's approval; nothing ran yet.
     #[error("tool `{tool}` needs a person's approval before it runs; approval token `{token}`")]
     NeedsApproval {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// Pass it to [`Registry::approve`](crate::Registry::approve) or
         /// [`Registry::deny`](crate::Registry::deny).
@@ -161,6 +188,7 @@ pub enum ToolError {
     #[error("approval refused: {reason}")]
     ApprovalRefused {
         /// Why.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// A pending call does not match what the registry stored: its tool, user, arguments or
@@ -171,6 +199,7 @@ pub enum ToolError {
     )]
     ApprovalAltered {
         /// What does not match.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// A hook refused the call before the tool ran (see [`hook`](crate::hook)); nothing ran.
@@ -179,26 +208,33 @@ pub enum ToolError {
     )]
     Refused {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The hook that refused it.
+        #[serde(default)]
         hook: String,
         /// Why, in the hook's words.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// A person denied the call.
     #[error("tool `{tool}` was denied: {reason}")]
     Denied {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The reason given.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// The evaluation gate failed or timed out, and the tool is marked `gate_fail_closed`.
     #[error("tool `{tool}` cannot run now: its evaluation gate is unavailable ({reason})")]
     GateUnavailable {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// What went wrong with the gate.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// The store that counts the tool's calls or keeps its approvals (a file, Redis) could not
@@ -208,18 +244,22 @@ pub enum ToolError {
     )]
     StoreUnavailable {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// Which store: `rate-limit file`, `Redis rate-limit store`.
         store: String,
         /// What went wrong.
+        #[serde(rename = "detail")]
         reason: String,
     },
     /// The application did not provide what the tool needs (such as its `State<T>`).
     #[error("tool `{tool}` is misconfigured: {message}")]
     Misconfigured {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// What is missing and how to provide it.
+        #[serde(rename = "detail")]
         message: String,
     },
     /// The argument text is longer than the tool accepts; nothing was parsed.
@@ -228,6 +268,7 @@ pub enum ToolError {
     )]
     ArgumentsTooLarge {
         /// The tool that was called.
+        #[serde(default)]
         tool: String,
         /// The tool's limit on the argument text, in bytes (`#[tool(max_args_bytes = N)]`).
         limit: usize,
@@ -238,39 +279,19 @@ pub enum ToolError {
     )]
     ArgumentsTooDeep {
         /// The tool that was called (empty for an unknown tool).
+        #[serde(default)]
         tool: String,
         /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
         limit: usize,
     },
-    /// The tool lives in another process (an HTTP tool module) that could not be reached:
-    /// the connection was refused or dropped, or the module's answer was unreadable. Nothing
-    /// is known to have run.
-    #[error(
-        "tool `{tool}` cannot run now: its module `{module}` cannot be reached ({reason}); try again later or call another tool"
-    )]
-    ModuleUnreachable {
-        /// The tool that was called.
-        tool: String,
-        /// The module that serves it.
-        module: String,
-        /// What went wrong.
-        reason: String,
-    },
-    /// The tool's module (an HTTP tool module) answered with an HTTP error status.
-    #[error(
-        "tool `{tool}` failed in its module `{module}`: HTTP status {status}{}",
-        excerpt(body)
-    )]
-    ModuleStatus {
-        /// The tool that was called.
-        tool: String,
-        /// The module that serves it.
-        module: String,
-        /// The HTTP status code.
-        status: u16,
-        /// The start of the answer's body, at most 200 characters.
-        body: String,
-    },
+    /// The tool runs in another process, reached through a front end (an HTTP tool module, a
+    /// mounted MCP server), and that front end could not get its answer: the process could not
+    /// be reached, or answered with a failure of its transport. The front end's own error
+    /// (`tool_registry::http::ModuleError`) becomes this one where it crosses into the call,
+    /// and keeps its code (`module_unreachable`, `module_status`).
+    #[error("{}", .0.message)]
+    #[serde(skip)]
+    Remote(RemoteFailure),
     /// The model asked for more calls in one output than the registry runs: the calls past the
     /// first `limit` did not run, and this one error reports them all.
     #[error(
@@ -296,14 +317,6 @@ fn human(duration: &Duration) -> String {
     humantime::format_duration(rounded).to_string()
 }
 
-fn excerpt(body: &str) -> String {
-    if body.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", body.escape_debug())
-    }
-}
-
 fn at_path(path: &str) -> String {
     if path.is_empty() {
         String::new()
@@ -313,9 +326,26 @@ fn at_path(path: &str) -> String {
 }
 
 impl ToolError {
-    /// A stable, snake_case identifier of the variant, for programs and audit records.
-    pub fn code(&self) -> &'static str {
+    /// A stable, snake_case identifier of the variant, for programs and audit records (for
+    /// [`Remote`](Self::Remote), the front end's code of its failure).
+    pub fn code(&self) -> &str {
         match self {
+            Self::Remote(failure) => &failure.code,
+            other => other.static_code(),
+        }
+    }
+
+    /// [`code`](Self::code), as an audit record keeps it.
+    pub(crate) fn outcome(&self) -> Cow<'static, str> {
+        match self {
+            Self::Remote(failure) => failure.code.clone(),
+            other => Cow::Borrowed(other.static_code()),
+        }
+    }
+
+    fn static_code(&self) -> &'static str {
+        match self {
+            Self::Remote(_) => "remote",
             Self::UnknownTool { .. } => "unknown_tool",
             Self::InvalidArguments { .. } => "invalid_arguments",
             Self::Handler { .. } => "handler_error",
@@ -333,8 +363,6 @@ impl ToolError {
             Self::GateUnavailable { .. } => "gate_unavailable",
             Self::StoreUnavailable { .. } => "store_unavailable",
             Self::TooManyCalls { .. } => "too_many_calls",
-            Self::ModuleUnreachable { .. } => "module_unreachable",
-            Self::ModuleStatus { .. } => "module_status",
             Self::ArgumentsTooLarge { .. } => "arguments_too_large",
             Self::ArgumentsTooDeep { .. } => "arguments_too_deep",
         }
@@ -378,6 +406,15 @@ impl ToolError {
     }
 
     pub(crate) fn set_tool(&mut self, name: &str) {
+        if let Some(tool) = self.tool_mut()
+            && tool.is_empty()
+        {
+            name.clone_into(tool);
+        }
+    }
+
+    /// The name of the tool called, in the variants that hold one.
+    fn tool_mut(&mut self) -> Option<&mut String> {
         match self {
             Self::InvalidArguments { tool, .. }
             | Self::Handler { tool, .. }
@@ -394,126 +431,76 @@ impl ToolError {
             | Self::StoreUnavailable { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
             | Self::ArgumentsTooDeep { tool, .. }
-            | Self::ModuleUnreachable { tool, .. }
-            | Self::ModuleStatus { tool, .. } => {
-                if tool.is_empty() {
-                    name.clone_into(tool);
-                }
-            }
+            | Self::Remote(RemoteFailure { tool, .. }) => Some(tool),
             Self::UnknownTool { .. }
             | Self::ApprovalRefused { .. }
             | Self::ApprovalAltered { .. }
-            | Self::TooManyCalls { .. } => {}
+            | Self::TooManyCalls { .. } => None,
         }
     }
 }
 
+/// A front end's failure to get a tool's answer from the process that runs it, as a call
+/// carries it ([`ToolError::Remote`]). The front end builds it from its own error type (an
+/// HTTP module's `ModuleError`) and reads it back from there; what it holds is written on the
+/// wire as any error's fields: `code`, `message`, `tool`, `module`, `detail`, then `data`'s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteFailure {
+    /// The tool that was called.
+    pub tool: String,
+    /// The front end's stable code for what failed (`module_unreachable`, `module_status`):
+    /// what [`ToolError::code`] answers.
+    pub code: Cow<'static, str>,
+    /// Where the tool runs: the module's or the mounted server's name.
+    pub module: String,
+    /// The whole message, as the model reads it: what failed and what to do.
+    pub message: String,
+    /// What went wrong, in the front end's words (the wire's `detail`).
+    pub detail: String,
+    /// What else the front end says of the failure (an HTTP status), beside the fields above.
+    pub data: Map<String, Value>,
+}
+
+/// `#[serde(with = "millis")]`: a duration as whole milliseconds.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u128(duration.as_millis())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_millis)
+    }
+}
+
+/// What a rate-limit error read back says of its limit when it says nothing.
+fn a_limit() -> String {
+    "a limit".to_owned()
+}
+
 impl Serialize for ToolError {
-    // One arm per variant, as in `from_json`, which reads back what each writes: kept whole so
-    // that the two can be read side by side.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("code", self.code())?;
         map.serialize_entry("message", &self.to_string())?;
-        match self {
-            Self::UnknownTool { name, suggestion } => {
-                map.serialize_entry("name", name)?;
-                if let Some(suggestion) = suggestion {
-                    map.serialize_entry("suggestion", suggestion)?;
-                }
+        if let Self::Remote(failure) = self {
+            map.serialize_entry("tool", &failure.tool)?;
+            map.serialize_entry("module", &failure.module)?;
+            map.serialize_entry("detail", &failure.detail)?;
+            for (key, value) in &failure.data {
+                map.serialize_entry(key, value)?;
             }
-            Self::InvalidArguments {
-                tool,
-                path,
-                message,
-            }
-            | Self::InvalidOutput {
-                tool,
-                path,
-                message,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("path", path)?;
-                map.serialize_entry("detail", message)?;
-            }
-            Self::RateLimited {
-                tool,
-                limit,
-                retry_after,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("limit", limit)?;
-                map.serialize_entry("retry_after_ms", &retry_after.as_millis())?;
-            }
-            Self::TimedOut { tool, after } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("after_ms", &after.as_millis())?;
-            }
-            Self::NeedsApproval { tool, token } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("token", token)?;
-            }
-            Self::ApprovalRefused { reason } | Self::ApprovalAltered { reason } => {
-                map.serialize_entry("detail", reason)?;
-            }
-            Self::TooManyCalls { limit, left_out } => {
-                map.serialize_entry("limit", limit)?;
-                map.serialize_entry("left_out", left_out)?;
-            }
-            Self::ArgumentsTooLarge { tool, limit } | Self::ArgumentsTooDeep { tool, limit } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("limit", limit)?;
-            }
-            Self::ModuleUnreachable {
-                tool,
-                module,
-                reason,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("module", module)?;
-                map.serialize_entry("detail", reason)?;
-            }
-            Self::ModuleStatus {
-                tool,
-                module,
-                status,
-                body,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("module", module)?;
-                map.serialize_entry("status", status)?;
-                map.serialize_entry("detail", body)?;
-            }
-            Self::Handler { tool, message }
-            | Self::Panicked { tool, message }
-            | Self::Misconfigured { tool, message }
-            | Self::Denied {
-                tool,
-                reason: message,
-            }
-            | Self::GateUnavailable {
-                tool,
-                reason: message,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("detail", message)?;
-            }
-            Self::StoreUnavailable {
-                tool,
-                store,
-                reason,
-            } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("store", store)?;
-                map.serialize_entry("detail", reason)?;
-            }
-            Self::NoHandler { tool } => {
-                map.serialize_entry("tool", tool)?;
-            }
-            Self::Refused { tool, hook, reason } => {
-                map.serialize_entry("tool", tool)?;
-                map.serialize_entry("hook", hook)?;
-                map.serialize_entry("detail", reason)?;
+            return map.end();
+        }
+        // The variant's fields, as its definition names them (the derived form, `code` first).
+        let fields = ToolError::serialize(self, serde_json::value::Serializer)
+            .map_err(serde::ser::Error::custom)?;
+        if let Value::Object(fields) = fields {
+            for (key, value) in fields.iter().filter(|(key, _)| *key != "code") {
+                map.serialize_entry(key, value)?;
             }
         }
         map.end()
@@ -523,119 +510,68 @@ impl Serialize for ToolError {
 impl ToolError {
     /// Reads back what [`Serialize`] wrote (`{"code": ..., "message": ..., ...}`), as another
     /// process sends it: the error of a tool that ran elsewhere. `tool` replaces the tool's name
-    /// (the caller's name for it). A code this version does not know, or fields that do not fit
-    /// it, give a [`ToolError::Handler`] with the message as written. Each text is kept to
+    /// (the caller's name for it). A code this version does not know that names the `module` it
+    /// failed in is a [`Remote`](Self::Remote) failure, kept with its code and fields; any
+    /// other code this version does not know, or fields that do not fit it, give a
+    /// [`ToolError::Handler`] with the message as written. Each text is kept to
     /// [`MAX_ERROR_BYTES`].
-    pub fn from_json(value: &serde_json::Value, tool: &str) -> Self {
-        // One arm per code, as in `serialize`, which writes what each reads: kept whole so that
-        // the two can be read side by side.
+    pub fn from_json(value: &Value, tool: &str) -> Self {
         // Each text as long as an error's may be: a module's error is what it says it is.
-        let text = |key: &str| {
-            value
-                .get(key)
-                .and_then(serde_json::Value::as_str)
-                .map(bounded_error_text)
+        let mut fields: Map<String, Value> = match value {
+            Value::Object(object) => (object.iter())
+                .map(|(key, value)| {
+                    let value = match value {
+                        Value::String(text) => Value::String(bounded_error_text(text)),
+                        other => other.clone(),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+            _ => Map::new(),
         };
-        let number = |key: &str| value.get(key).and_then(serde_json::Value::as_u64);
-        let millis = |key: &str| number(key).map(Duration::from_millis);
-        let detail = text("detail");
-        let tool = tool.to_owned();
-        let code = text("code").unwrap_or_default();
-        let known =
-            match code.as_str() {
-                "unknown_tool" => Some(Self::UnknownTool {
-                    name: tool.clone(),
-                    suggestion: None,
-                }),
-                "invalid_arguments" => Some(Self::InvalidArguments {
-                    tool: tool.clone(),
-                    path: text("path").unwrap_or_default(),
-                    message: detail.clone().unwrap_or_default(),
-                }),
-                "invalid_output" => Some(Self::InvalidOutput {
-                    tool: tool.clone(),
-                    path: text("path").unwrap_or_default(),
-                    message: detail.clone().unwrap_or_default(),
-                }),
-                "handler_error" => detail.clone().map(|message| Self::Handler {
-                    tool: tool.clone(),
-                    message,
-                }),
-                "panicked" => detail.clone().map(|message| Self::Panicked {
-                    tool: tool.clone(),
-                    message,
-                }),
-                "misconfigured" => detail.clone().map(|message| Self::Misconfigured {
-                    tool: tool.clone(),
-                    message,
-                }),
-                "rate_limited" => millis("retry_after_ms").map(|retry_after| Self::RateLimited {
-                    tool: tool.clone(),
-                    limit: text("limit").unwrap_or_else(|| "a limit".to_owned()),
-                    retry_after,
-                }),
-                "timed_out" => millis("after_ms").map(|after| Self::TimedOut {
-                    tool: tool.clone(),
-                    after,
-                }),
-                "needs_approval" => text("token").map(|token| Self::NeedsApproval {
-                    tool: tool.clone(),
-                    token,
-                }),
-                "no_handler" => Some(Self::NoHandler { tool: tool.clone() }),
-                "approval_refused" => detail
-                    .clone()
-                    .map(|reason| Self::ApprovalRefused { reason }),
-                "approval_altered" => detail
-                    .clone()
-                    .map(|reason| Self::ApprovalAltered { reason }),
-                "denied" => detail.clone().map(|reason| Self::Denied {
-                    tool: tool.clone(),
-                    reason,
-                }),
-                "refused" => detail.clone().map(|reason| Self::Refused {
-                    tool: tool.clone(),
-                    hook: text("hook").unwrap_or_default(),
-                    reason,
-                }),
-                "gate_unavailable" => detail.clone().map(|reason| Self::GateUnavailable {
-                    tool: tool.clone(),
-                    reason,
-                }),
-                "store_unavailable" => text("store").zip(detail.clone()).map(|(store, reason)| {
-                    Self::StoreUnavailable {
-                        tool: tool.clone(),
-                        store,
-                        reason,
+        let message = fields.remove("message");
+        let text = |value: Option<Value>| match value {
+            Some(Value::String(text)) => Some(text),
+            _ => None,
+        };
+        let known = ToolError::deserialize(Value::Object(fields.clone()));
+        match known {
+            Ok(mut error) => {
+                if let Self::UnknownTool { name, suggestion } = &mut error {
+                    tool.clone_into(name);
+                    *suggestion = None;
+                }
+                if let Some(named) = error.tool_mut() {
+                    tool.clone_into(named);
+                }
+                error
+            }
+            Err(_) => {
+                let code = text(fields.remove("code")).unwrap_or_default();
+                let detail = text(fields.remove("detail"));
+                let module = text(fields.remove("module"));
+                let message = text(message);
+                match module {
+                    Some(module) if !code.is_empty() => {
+                        fields.remove("tool");
+                        Self::Remote(RemoteFailure {
+                            tool: tool.to_owned(),
+                            code: Cow::Owned(code),
+                            module,
+                            message: message.clone().or_else(|| detail.clone()).unwrap_or_default(),
+                            detail: detail.unwrap_or_default(),
+                            data: fields,
+                        })
                     }
-                }),
-                "arguments_too_large" => number("limit").map(|limit| Self::ArgumentsTooLarge {
-                    tool: tool.clone(),
-                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
-                }),
-                "arguments_too_deep" => number("limit").map(|limit| Self::ArgumentsTooDeep {
-                    tool: tool.clone(),
-                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
-                }),
-                "module_unreachable" => Some(Self::ModuleUnreachable {
-                    tool: tool.clone(),
-                    module: text("module").unwrap_or_default(),
-                    reason: detail.clone().unwrap_or_default(),
-                }),
-                "module_status" => number("status").map(|status| Self::ModuleStatus {
-                    tool: tool.clone(),
-                    module: text("module").unwrap_or_default(),
-                    status: u16::try_from(status).unwrap_or(u16::MAX),
-                    body: detail.clone().unwrap_or_default(),
-                }),
-                _ => None,
-            };
-        known.unwrap_or_else(|| Self::Handler {
-            tool,
-            message: detail
-                .or_else(|| text("message"))
-                .unwrap_or_else(|| "the tool failed and said nothing more".to_owned()),
-        })
+                    _ => Self::Handler {
+                        tool: tool.to_owned(),
+                        message: detail.or(message).unwrap_or_else(|| {
+                            "the tool failed and said nothing more".to_owned()
+                        }),
+                    },
+                }
+            }
+        }
     }
 }
 
@@ -644,5 +580,181 @@ impl ToolError {
 impl From<StoreError> for ToolError {
     fn from(error: StoreError) -> Self {
         ToolError::failed(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// One error of each variant, as a tool named `t` would give it.
+    fn every_variant() -> Vec<ToolError> {
+        let tool = || "t".to_owned();
+        vec![
+            ToolError::UnknownTool {
+                name: tool(),
+                suggestion: None,
+            },
+            ToolError::InvalidArguments {
+                tool: tool(),
+                path: "items[2]".into(),
+                message: "expected a string".into(),
+            },
+            ToolError::Handler {
+                tool: tool(),
+                message: "no such note".into(),
+            },
+            ToolError::InvalidOutput {
+                tool: tool(),
+                path: "blocks[1]".into(),
+                message: "not a PNG".into(),
+            },
+            ToolError::Panicked {
+                tool: tool(),
+                message: "boom".into(),
+            },
+            ToolError::RateLimited {
+                tool: tool(),
+                limit: "daily limit of 3".into(),
+                retry_after: Duration::from_millis(1500),
+            },
+            ToolError::TimedOut {
+                tool: tool(),
+                after: Duration::from_secs(30),
+            },
+            ToolError::NoHandler { tool: tool() },
+            ToolError::NeedsApproval {
+                tool: tool(),
+                token: "abc".into(),
+            },
+            ToolError::ApprovalRefused {
+                reason: "unknown token".into(),
+            },
+            ToolError::ApprovalAltered {
+                reason: "the user".into(),
+            },
+            ToolError::Refused {
+                tool: tool(),
+                hook: "inside_folder".into(),
+                reason: "outside the folder".into(),
+            },
+            ToolError::Denied {
+                tool: tool(),
+                reason: "not today".into(),
+            },
+            ToolError::GateUnavailable {
+                tool: tool(),
+                reason: "timed out".into(),
+            },
+            ToolError::StoreUnavailable {
+                tool: tool(),
+                store: "Redis rate-limit store".into(),
+                reason: "connection refused".into(),
+            },
+            ToolError::Misconfigured {
+                tool: tool(),
+                message: "no State<Db>".into(),
+            },
+            ToolError::ArgumentsTooLarge {
+                tool: tool(),
+                limit: 1024,
+            },
+            ToolError::ArgumentsTooDeep {
+                tool: tool(),
+                limit: 127,
+            },
+            ToolError::Remote(RemoteFailure {
+                tool: tool(),
+                code: Cow::Borrowed("module_status"),
+                module: "kb".into(),
+                message: "tool `t` failed in its module `kb`: HTTP status 502".into(),
+                detail: "bad gateway".into(),
+                data: json!({"status": 502}).as_object().cloned().unwrap(),
+            }),
+            ToolError::TooManyCalls {
+                limit: 32,
+                left_out: 7,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_error_reads_back_as_it_was_written() {
+        for error in every_variant() {
+            let wire = serde_json::to_value(&error).unwrap();
+            assert_eq!(wire["code"], error.code(), "{wire}");
+            assert_eq!(wire["message"], error.to_string(), "{wire}");
+            assert_eq!(ToolError::from_json(&wire, "t"), error, "{wire}");
+        }
+    }
+
+    #[test]
+    fn the_wire_keeps_its_keys_code_and_message_first() {
+        let error = ToolError::RateLimited {
+            tool: "t".into(),
+            limit: "cooldown of 30s".into(),
+            retry_after: Duration::from_millis(2500),
+        };
+        let wire = serde_json::to_value(&error).unwrap();
+        let keys: Vec<&str> = wire.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["code", "message", "tool", "limit", "retry_after_ms"]);
+        assert_eq!(wire["retry_after_ms"], 2500);
+        let unknown = serde_json::to_value(ToolError::UnknownTool {
+            name: "serach".into(),
+            suggestion: Some("search".into()),
+        })
+        .unwrap();
+        assert_eq!(unknown["suggestion"], "search");
+        assert_eq!(unknown["name"], "serach");
+    }
+
+    #[test]
+    fn what_another_process_says_is_read_within_bounds_and_named_for_the_caller() {
+        // The caller's name replaces the one written, suggestions included.
+        let read = ToolError::from_json(
+            &json!({"code": "unknown_tool", "name": "x.serach", "suggestion": "x.search"}),
+            "kb.serach",
+        );
+        assert_eq!(
+            read,
+            ToolError::UnknownTool {
+                name: "kb.serach".into(),
+                suggestion: None
+            }
+        );
+        // A code this version does not know, with no module: the message as a handler error.
+        let read = ToolError::from_json(&json!({"code": "quota", "message": "over"}), "t");
+        assert_eq!(read, ToolError::handler("t", "over"));
+        // Fields that do not fit the code: the same.
+        let read = ToolError::from_json(&json!({"code": "timed_out", "detail": "slow"}), "t");
+        assert_eq!(read, ToolError::handler("t", "slow"));
+        // A front end's failure this version does not know, naming its module: kept as it is.
+        let read = ToolError::from_json(
+            &json!({"code": "server_gone", "message": "m", "module": "py", "detail": "d", "pid": 7}),
+            "py.echo",
+        );
+        let ToolError::Remote(failure) = &read else {
+            panic!("{read:?}")
+        };
+        assert_eq!(
+            (&*failure.code, failure.module.as_str(), failure.tool.as_str()),
+            ("server_gone", "py", "py.echo")
+        );
+        assert_eq!(failure.data["pid"], 7);
+        assert_eq!(read.code(), "server_gone");
+        // Every text is bounded, whatever its key.
+        let long = "x".repeat(MAX_ERROR_BYTES * 4);
+        let read = ToolError::from_json(&json!({"code": "handler_error", "detail": long}), "t");
+        let ToolError::Handler { message, .. } = read else {
+            panic!()
+        };
+        assert!(message.len() <= MAX_ERROR_BYTES && message.ends_with(CUT_MARK));
+        // Not an object at all.
+        assert_eq!(
+            ToolError::from_json(&json!([1, 2]), "t"),
+            ToolError::handler("t", "the tool failed and said nothing more")
+        );
     }
 }

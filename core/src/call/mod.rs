@@ -52,7 +52,7 @@ pub(crate) use depth::{dispose, nests_deeper};
 pub(crate) use error::ToolError;
 pub(crate) use error::bounded_error_text;
 pub use error::push_bounded;
-pub use error::{CUT_MARK, MAX_ERROR_BYTES};
+pub use error::{CUT_MARK, MAX_ERROR_BYTES, RemoteFailure};
 pub use events::ToolEvent;
 pub(crate) use guard::{Guarded, panicked, with_timeout};
 pub(crate) use into_result::IntoToolResult;

@@ -106,7 +106,7 @@ impl From<ToolError> for ToolResult {
         let message = error.to_string();
         let detail = serde_json::to_value(&error).unwrap_or_else(|_| json!({}));
         let audit = Audit {
-            outcome: Some(error.code().into()),
+            outcome: Some(error.outcome()),
             ..Audit::default()
         };
         Self {

@@ -447,7 +447,7 @@ impl<'a, H: Host> State<'a, H> {
 /// audited; a result for a model carries the call's stamps.
 #[cold]
 fn refuse<A: Answer>(name: &str, ctx: &Ctx, started: Tick, error: ToolError) -> A::Output {
-    let code = Cow::Borrowed(error.code());
+    let code = error.outcome();
     A::answer(Err(error), |audit| {
         Stamp::now(started).put(audit, Cow::Owned(name.to_owned()), ctx, code, None);
     })

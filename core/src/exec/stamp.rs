@@ -45,7 +45,7 @@ impl Policy {
                 .unwrap_or(Cow::Borrowed(if result.success { "ok" } else { "failed" })),
             Err(error) => {
                 error.set_tool(tool.name());
-                Cow::Borrowed(error.code())
+                error.outcome()
             }
         };
         let stamp = Stamp::now(started);
@@ -88,7 +88,7 @@ impl Policy {
         ctx: &Ctx,
         error: ToolError,
     ) -> ToolResult {
-        let code = Cow::Borrowed(error.code());
+        let code = error.outcome();
         let stamp = self.record(name, tool, started, ctx, code.clone(), &CallSpan::default());
         let shown = tool.map_or_else(|| Cow::Owned(name.to_owned()), tool_name);
         let mut result = ToolResult::from(error);
