@@ -7,10 +7,10 @@ use clap::ValueEnum;
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
-use tool_registry_core::{Ctx, ToolResult};
-use tool_registry_core::format::Provider;
 use tool_registry_core::Registry;
 use tool_registry_core::Scope;
+use tool_registry_core::format::Provider;
+use tool_registry_core::{Ctx, ToolResult};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub(super) enum ListFormat {

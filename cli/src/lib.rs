@@ -48,12 +48,12 @@ use std::io::Write;
 use clap::{Parser, Subcommand};
 
 use tool_registry_core::Ctx;
-use tool_registry_core::format::Provider;
-use tool_registry_core::gate::{JsonFileApprovals, JsonFileRateLimits};
 use tool_registry_core::Permission;
 use tool_registry_core::Registry;
 use tool_registry_core::RegistryBuilder;
 use tool_registry_core::Scope;
+use tool_registry_core::format::Provider;
+use tool_registry_core::gate::{JsonFileApprovals, JsonFileRateLimits};
 
 mod blocks;
 mod commands;
@@ -525,7 +525,10 @@ fn switch(
 
 /// The registry `builder` makes, with the command line's shared stores: approvals and rate
 /// limits in files (from the flags, the environment, or the defaults).
-fn build(cli: &Cli, builder: RegistryBuilder) -> Result<Registry, tool_registry_core::registry::BuildError> {
+fn build(
+    cli: &Cli,
+    builder: RegistryBuilder,
+) -> Result<Registry, tool_registry_core::registry::BuildError> {
     let file = |flag: &Option<std::path::PathBuf>, env: &str, default: &str| {
         flag.clone()
             .or_else(|| {

@@ -6,9 +6,9 @@ use std::io::Write;
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE};
 use super::runtime::block_on;
-use tool_registry_mcp::SessionLimits;
 use tool_registry_core::Registry;
 use tool_registry_core::Scope;
+use tool_registry_mcp::SessionLimits;
 
 /// `mcp`'s flags.
 #[derive(clap::Args)]

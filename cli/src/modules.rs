@@ -9,9 +9,9 @@ use clap::{Args, Subcommand};
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
-use tool_registry_http::{ConnectionLimits, Gateway, ModuleMap, Server, shutdown_signal};
 use tool_registry_core::Registry;
 use tool_registry_core::Scope;
+use tool_registry_http::{ConnectionLimits, Gateway, ModuleMap, Server, shutdown_signal};
 
 /// The file fetched manifests are kept in.
 pub const MODULE_CACHE_ENV: &str = "TOOLREG_MODULE_CACHE";

@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json};
 use super::runtime::block_on;
-use tool_registry_core::{Ctx, ToolResult};
+use tool_registry_core::Registry;
+use tool_registry_core::Scope;
 use tool_registry_core::parse::{
     self, LeftOut, Options, ParseError, Parsed, ParsedCall, StreamEvent, StreamParser, Thinking,
     ToolList, ToolSet,
 };
-use tool_registry_core::Registry;
-use tool_registry_core::Scope;
+use tool_registry_core::{Ctx, ToolResult};
 
 /// `toolreg parse`.
 #[derive(Args)]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::output::{EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, print_json, shown};
 use super::runtime::block_on;
 use tool_registry_core::Scope;
-use tool_registry_core::task::{GuestTaskLimits, InMemoryTaskStore, TaskLimits, TaskStore, Tasks, owner_of};
+use tool_registry_core::task::{
+    GuestTaskLimits, InMemoryTaskStore, TaskLimits, TaskStore, Tasks, owner_of,
+};
 
 /// The timing of the tasks a server runs.
 #[derive(clap::Args, Clone)]

@@ -49,11 +49,11 @@
 //! `call/into_result.rs`.
 
 pub use crate::call::into_result::{Content, IntoToolResult, NoValue, Structured};
-pub use crate::media::{
-    Audio, Block, BlockKind, Blocks, ContentLimits, File, Image, Refused, Resource, ResourceBody,
-    ResourceLink, check_blocks, too_many_blocks,
-};
 /// Blocks as JSON (binary as base64), the shape of the HTTP modules' wire, MCP's answers and
 /// `toolreg`: written and read one at a time, counted before they are read. What a front end of
 /// one's own uses to put results on its wire within the same bounds.
 pub use crate::media::wire;
+pub use crate::media::{
+    Audio, Block, BlockKind, Blocks, ContentLimits, File, Image, Refused, Resource, ResourceBody,
+    ResourceLink, check_blocks, too_many_blocks,
+};

@@ -109,4 +109,3 @@ macro_rules! link {
         )+
     };
 }
-

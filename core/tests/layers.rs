@@ -594,7 +594,10 @@ impl Crate {
                     let parent = self.modules[module].parent;
                     if parent.is_some_and(|parent| {
                         self.modules[parent].hidden.contains(
-                            self.modules[module].path.last().expect("a child has a name"),
+                            self.modules[module]
+                                .path
+                                .last()
+                                .expect("a child has a name"),
                         )
                     }) {
                         return Some(name.clone());
@@ -636,15 +639,25 @@ fn no_front_end_names_a_hidden_item_of_the_core() {
         core.hidden_in(&path("tool_registry_core::call::args::parse_args")),
         Some("parse_args".to_owned())
     );
-    assert_eq!(core.hidden_in(&path("tool_registry_core::def::ToolDef::__new")), Some("__new".to_owned()));
-    assert_eq!(core.hidden_in(&path("tool_registry_core::task::millis")), None);
+    assert_eq!(
+        core.hidden_in(&path("tool_registry_core::def::ToolDef::__new")),
+        Some("__new".to_owned())
+    );
+    assert_eq!(
+        core.hidden_in(&path("tool_registry_core::task::millis")),
+        None
+    );
     assert_eq!(core.hidden_in(&path("tool_registry_core::Registry")), None);
     let mut found = Vec::new();
     for src in FRONT_ENDS {
         let krate = Crate::read(&workspace().join(src), "lib.rs");
         for (file, path) in krate.paths() {
             if let Some(name) = core.hidden_in(path) {
-                found.push(format!("{src}/{}: `{}` names `{name}`", show(file), path.join("::")));
+                found.push(format!(
+                    "{src}/{}: `{}` names `{name}`",
+                    show(file),
+                    path.join("::")
+                ));
             }
         }
     }

@@ -81,7 +81,9 @@ async fn a_declared_output_schema_reaches_the_catalog_mcp_and_results() {
         .call(&call.name, call.arguments.clone(), &Ctx::new())
         .await
         .unwrap();
-    let message = registry.result_message(Provider::Mcp, &call, &result);
+    let message = registry
+        .result_message(Provider::Mcp, &call, &result)
+        .message;
     assert_eq!(
         message["structuredContent"],
         json!({ "celsius": 4.0, "sky": "clear" })

@@ -708,11 +708,7 @@ fn a_name_claimed_twice_is_reported_with_both_locations() {
     let message = error.to_string();
     assert_eq!(message.lines().count(), 2);
     for line in message.lines() {
-        assert_eq!(
-            line.matches("core/tests/registry.rs:").count(),
-            2,
-            "{line}"
-        );
+        assert_eq!(line.matches("core/tests/registry.rs:").count(), 2, "{line}");
     }
     assert!(message.contains("#[tool(name = \"...\")]"));
 }

@@ -12,10 +12,10 @@ use super::cache::{CachedManifest, FileManifestCache, MANIFEST_TTL, ManifestCach
 use super::map::{DISCOVERY_TIMEOUT, Module, ModuleMap};
 use super::remote::{Remote, read_capped};
 use super::wire::ReadManifest;
+use serde::de::DeserializeSeed as _;
+use tool_registry_core::ToolSpec;
 use tool_registry_core::registry::Shared;
 use tool_registry_core::spec::ToolHandler;
-use tool_registry_core::ToolSpec;
-use serde::de::DeserializeSeed as _;
 
 /// The file a gateway keeps manifests in unless told otherwise, in the working folder: the
 /// embedded default, so that a restart lists every module at once.
@@ -431,7 +431,9 @@ impl Gateway {
                     local_name: local.clone(),
                     idempotent: spec.annotations().idempotent == Some(true),
                     confirms: spec.confirm_if().is_some()
-                        || spec.annotations().effective(&local, spec.category())
+                        || spec
+                            .annotations()
+                            .effective(&local, spec.category())
                             .requires_confirmation
                             == Some(true),
                     task: spec.task_support() != tool_registry_core::task::TaskSupport::Forbidden,

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::error::ModuleError;
 use super::map::Module;
 use super::trace::{TRACEPARENT, current_traceparent};
-use super::error::ModuleError;
 use super::wire::TaskAnswer;
-use tool_registry_core::{Ctx, ToolError, ToolResult};
 use tool_registry_core::content::{ContentLimits, too_many_blocks, wire};
 use tool_registry_core::task::TaskStatus;
+use tool_registry_core::{Ctx, ToolError, ToolResult};
 
 /// The largest answer read from a module: 16 MiB.
 pub const MAX_RESULT_BYTES: usize = 16 << 20;

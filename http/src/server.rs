@@ -20,12 +20,14 @@ use tower_http::trace::TraceLayer;
 use super::listen::ConnectionLimits;
 use super::trace::{continue_trace, request_span};
 use super::wire::{ExecuteRequest, Health, RemoteTask, TaskAnswer, TaskRequest};
-use tool_registry_core::call::MAX_ARGS_BYTES;
-use tool_registry_core::{Ctx, ToolError};
 use tool_registry_core::Permission;
-use tool_registry_core::registry::Shared;
 use tool_registry_core::Scope;
-use tool_registry_core::task::{Become, Started, TaskCall, TaskError, TaskOwner, TaskSupport, Tasks, owner_of};
+use tool_registry_core::call::MAX_ARGS_BYTES;
+use tool_registry_core::registry::Shared;
+use tool_registry_core::task::{
+    Become, Started, TaskCall, TaskError, TaskOwner, TaskSupport, Tasks, owner_of,
+};
+use tool_registry_core::{Ctx, ToolError};
 
 /// The most bytes of a request body a server reads unless told otherwise: the largest argument
 /// text a tool accepts by default ([`MAX_ARGS_BYTES`]) and 64 KiB for the rest of the request.

@@ -224,7 +224,10 @@ pub struct RemoteTask {
 
 impl RemoteTask {
     /// `task` as a module answers it, asked to be read every `poll`.
-    pub(crate) fn of(task: tool_registry_core::task::TaskRecord, poll: std::time::Duration) -> Self {
+    pub(crate) fn of(
+        task: tool_registry_core::task::TaskRecord,
+        poll: std::time::Duration,
+    ) -> Self {
         Self {
             id: task.id,
             status: task.status,

@@ -7,16 +7,16 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents, ResultType};
 use serde_json::Value;
 
+use tool_registry_core::Registry;
 use tool_registry_core::Tool;
 use tool_registry_core::call::push_bounded;
-use tool_registry_core::{ToolError, ToolResult};
-use tool_registry_core::format::McpParts;
-use tool_registry_core::format::mcp::{content_block, file_name, unwrap_structured};
 use tool_registry_core::content::{
     Audio, Block, BlockKind, ContentLimits, File, Image, Resource, ResourceBody, ResourceLink,
     too_many_blocks, wire,
 };
-use tool_registry_core::Registry;
+use tool_registry_core::format::McpParts;
+use tool_registry_core::format::mcp::{content_block, file_name, unwrap_structured};
+use tool_registry_core::{ToolError, ToolResult};
 
 /// What the handler of one mounted tool knows of it.
 #[derive(Clone)]
@@ -461,8 +461,8 @@ mod tests {
     /// without an output schema (an object one and a wrapped one).
     #[test]
     fn the_typed_answer_is_the_registrys_mcp_message() {
-        use tool_registry_core::ToolSpec;
         use tool_registry_core::ToolCall;
+        use tool_registry_core::ToolSpec;
         use tool_registry_core::format::Provider;
 
         let registry = Registry::builder().without_linked().build().unwrap();
@@ -478,7 +478,8 @@ mod tests {
             }
             registry.register(spec.build().unwrap(), None).unwrap();
         }
-        let link = tool_registry_core::content::ResourceLink::new("kb://q3", "q3").with_mime_type("text/csv");
+        let link = tool_registry_core::content::ResourceLink::new("kb://q3", "q3")
+            .with_mime_type("text/csv");
         let results = [
             ToolResult::ok(json!({"n": 3})),
             ToolResult::ok(json!([1, "two"])),
@@ -499,7 +500,9 @@ mod tests {
                 assert_eq!(typed["resultType"], "complete");
                 typed.as_object_mut().unwrap().remove("resultType");
                 let call = ToolCall::new(name, Value::Null);
-                let message = registry.result_message(Provider::Mcp, &call, result);
+                let message = registry
+                    .result_message(Provider::Mcp, &call, result)
+                    .message;
                 assert_eq!(typed, message, "{name}: {result:?}");
             }
         }

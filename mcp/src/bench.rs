@@ -37,4 +37,3 @@ where
 {
     server.serve_lines(input, output).await
 }
-

@@ -22,13 +22,13 @@ use super::http_client::BoundedHttpClient;
 use super::peek::refused_answer;
 use super::stdio::StdioTransport;
 use tool_registry_core::ToolError;
+use tool_registry_core::ToolSpec;
+use tool_registry_core::content::ContentLimits;
 use tool_registry_core::def::Annotations;
 use tool_registry_core::format::mcp::unwrap_output_schema;
-use tool_registry_http::{MODULE_TIMEOUT, ModuleError};
-use tool_registry_core::content::ContentLimits;
 use tool_registry_core::registry::Shared;
 use tool_registry_core::spec::ToolHandler;
-use tool_registry_core::ToolSpec;
+use tool_registry_http::{MODULE_TIMEOUT, ModuleError};
 
 /// An MCP server whose tools are tools of a registry, as `module.tool`. Dropping it ends the
 /// session; its tools stay listed and answer `module_unreachable` until removed

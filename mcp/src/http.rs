@@ -21,11 +21,11 @@ use super::server::{Caller, McpServer};
 use super::sessions::{Full, Owner, Refused, Sessions};
 use super::stdio::error_answer;
 use super::tasks_2025::{self, Handling};
-use tool_registry_http::auth::Secret;
 use tool_registry_core::Permission;
-use tool_registry_core::registry::Shared;
 use tool_registry_core::Scope;
+use tool_registry_core::registry::Shared;
 use tool_registry_core::task::TaskOwner;
+use tool_registry_http::auth::Secret;
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";

@@ -110,13 +110,13 @@ mod stdio;
 mod tasks;
 mod tasks_2025;
 
-pub use tool_registry_core::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
 pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
+pub use tool_registry_core::format::mcp::{FILE_SCHEME, WRAPPED_KEY};
 #[cfg(feature = "bench-internals")]
 pub mod bench;
 #[cfg(feature = "bench-internals")]

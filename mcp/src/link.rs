@@ -196,7 +196,12 @@ impl ClientLink for McpClient {
         }
         let logged = message.clone();
         self.push(Outgoing::Log(message), move || {
-            tool_registry_core::call::log_locally(level, logged.logger.as_deref(), &logged.data, None);
+            tool_registry_core::call::log_locally(
+                level,
+                logged.logger.as_deref(),
+                &logged.data,
+                None,
+            );
         });
     }
 

@@ -19,13 +19,13 @@ use super::confirm::{self, Answer};
 use super::link;
 use super::sessions::SessionLimits;
 use super::tasks;
-use tool_registry_core::call::LogLevel;
-use tool_registry_core::{Ctx, ToolResult};
-use tool_registry_core::format::{Provider, ProviderTools};
-use tool_registry_http::ConnectionLimits;
-use tool_registry_core::registry::Shared;
 use tool_registry_core::Scope;
+use tool_registry_core::call::LogLevel;
+use tool_registry_core::format::{Provider, ProviderTools};
+use tool_registry_core::registry::Shared;
 use tool_registry_core::task::{Started, TaskCall, TaskError, TaskOwner, Tasks, owner_of};
+use tool_registry_core::{Ctx, ToolResult};
+use tool_registry_http::ConnectionLimits;
 
 /// How many tools one `tools/list` page holds.
 pub const PAGE_SIZE: usize = 100;

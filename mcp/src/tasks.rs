@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use super::answer::call_tool_result;
 use super::confirm::{self, CONFIRM_INPUT};
 use tool_registry_core::Registry;
-use tool_registry_core::task::{Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport};
+use tool_registry_core::task::{
+    Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport,
+};
 
 /// Whether the request's client follows tasks: a 2026-07-28 request that declared the
 /// extension in its own capabilities (a declaration under an older revision enables nothing).

@@ -59,8 +59,8 @@ pub use results::{MAX_CACHED_RESULT_BYTES, RedisResultCache};
 pub use switches::Following;
 pub use tasks::RedisTaskStore;
 
-use tool_registry_core::RegistryBuilder;
 use connection::Connection;
+use tool_registry_core::RegistryBuilder;
 
 /// One Redis shared by the instances of a fleet: a client that connects on first use and
 /// again after a failure, a key prefix, and what to do while Redis is away. Cheap to clone.

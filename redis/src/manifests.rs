@@ -4,8 +4,8 @@
 use redis::AsyncCommands;
 
 use super::connection::Connection;
-use tool_registry_http::{CachedManifest, ManifestCache};
 use tool_registry_core::store::StoreError;
+use tool_registry_http::{CachedManifest, ManifestCache};
 
 /// Module manifests in Redis: written on every fetch, read at start, so that an instance that
 /// starts lists every module without asking any of them.

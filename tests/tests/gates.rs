@@ -14,7 +14,7 @@ use tool_registry::exec::Batch;
 use tool_registry::format::Provider;
 use tool_registry::gate::{Decision, Gate, async_trait};
 use tool_registry::registry::{BuildError, Selector};
-use tool_registry::scope::{AllowList, AllowLists};
+use tool_registry::scope::{AllowList, AllowLists, EMBEDDING_FLAG};
 use tool_registry::{Ctx, Permission, Registry, RegistryBuilder, Scope, Tool, ToolCall, ToolError};
 use tool_registry_tests::{Counter, Runs};
 use tool_registry_tools::Config;
@@ -111,7 +111,7 @@ fn allow_lists_resolve_deterministically_in_local_and_non_local_mode() {
     let dir = tempfile::tempdir().unwrap();
     let registry = builder(&dir).build().unwrap();
     let supervisor = registry
-        .resolve_allow_list("supervisor", false, false)
+        .resolve_allow_list("supervisor", &Scope::trusted())
         .unwrap();
     assert_eq!(
         supervisor,
@@ -127,25 +127,29 @@ fn allow_lists_resolve_deterministically_in_local_and_non_local_mode() {
         ]
     );
     let local = registry
-        .resolve_allow_list("supervisor", true, false)
+        .resolve_allow_list("supervisor", &Scope::trusted().local(true))
         .unwrap();
     assert!(
         !local.iter().any(|n| n == "source"),
         "add_when_non_local is skipped in local mode"
     );
     let execute = registry
-        .resolve_allow_list("execute", false, false)
+        .resolve_allow_list("execute", &Scope::trusted())
         .unwrap();
-    let execute_local = registry.resolve_allow_list("execute", true, false).unwrap();
+    let execute_local = registry
+        .resolve_allow_list("execute", &Scope::trusted().local(true))
+        .unwrap();
     assert!(
         execute.iter().any(|n| n == "scheduler.add_job")
             && !execute_local.iter().any(|n| n == "scheduler.add_job")
     );
     assert_eq!(
-        registry.resolve_allow_list("explore", true, false).unwrap(),
+        registry
+            .resolve_allow_list("explore", &Scope::trusted().local(true))
+            .unwrap(),
         ["file_manager.list", "file_manager.read", "research"]
     );
-    assert_eq!(registry.resolve_allow_list("nope", false, false), None);
+    assert_eq!(registry.resolve_allow_list("nope", &Scope::trusted()), None);
 
     // Listing through a scope applies the same sets.
     let scope = Scope::user("u").with_allow_list("explore");
@@ -161,11 +165,15 @@ fn allow_lists_resolve_deterministically_in_local_and_non_local_mode() {
     );
     let registry = builder(&dir).allow_lists(lists).build().unwrap();
     assert_eq!(
-        registry.resolve_allow_list("mini", false, false).unwrap(),
+        registry
+            .resolve_allow_list("mini", &Scope::trusted())
+            .unwrap(),
         ["util.echo"]
     );
     assert_eq!(
-        registry.resolve_allow_list("mini", false, true).unwrap(),
+        registry
+            .resolve_allow_list("mini", &Scope::trusted().with_flag(EMBEDDING_FLAG))
+            .unwrap(),
         ["util.echo", "util.upper"]
     );
     let scope = Scope::user("u")

@@ -318,7 +318,7 @@ async fn results_answer_each_provider_in_its_shape() {
         serde_json::from_str::<Value>(text).unwrap()
     );
 
-    let message = |provider, result| registry.result_message(provider, &call, result);
+    let message = |provider, result| registry.result_message(provider, &call, result).message;
     assert_eq!(
         message(Provider::OpenAi, &ok),
         json!({ "role": "tool", "tool_call_id": "call_7", "content": ok_text })
@@ -372,13 +372,17 @@ async fn results_answer_each_provider_in_its_shape() {
         "the case needs a tool without one"
     );
     let created = tool_registry::ToolResult::ok(json!({ "created": "notes/a.md" }));
-    let mcp = registry.result_message(Provider::Mcp, &create, &created);
+    let mcp = registry
+        .result_message(Provider::Mcp, &create, &created)
+        .message;
     assert!(mcp.get("structuredContent").is_none() && mcp["content"][0]["text"].is_string());
     // One whose schema is not an object schema answers its value wrapped, as its listed
     // `outputSchema` says.
     let list = tool_registry::ToolCall::new("scheduler.list_jobs", json!({}));
     let listed = tool_registry::ToolResult::ok(json!([]));
-    let mcp = registry.result_message(Provider::Mcp, &list, &listed);
+    let mcp = registry
+        .result_message(Provider::Mcp, &list, &listed)
+        .message;
     assert_eq!(mcp["structuredContent"], json!({ "result": [] }));
     assert_eq!(mcp["content"], json!([{ "type": "text", "text": "[]" }]));
 }

@@ -1,7 +1,7 @@
 //! Result messages checked against the providers' own published request types: the real tools
 //! (`chart.draw`, `chart.export`) and run-time tools (a plain value, audio, a block of every
 //! kind) are called through a `Registry`, a failed call gives an error, and every provider's
-//! [`Registry::result_messages`] for each goes to `tests/provider_types/check.py`, which
+//! [`Registry::result_message`]'s messages for each goes to `tests/provider_types/check.py`, which
 //! validates them with pydantic against the types of the official `openai`, `anthropic` and
 //! `google-genai` Python SDKs (versions in `tests/provider_types/requirements.txt`, installed
 //! by `scripts/test` into `target/py-providers`). Nothing reaches the network.
@@ -139,11 +139,11 @@ async fn result_messages_validate_against_the_providers_own_types() {
             "{case}"
         );
         for provider in providers {
-            let messages = registry.result_messages(provider, call, result);
+            let answer = registry.result_message(provider, call, result);
+            let messages = answer.clone().into_messages();
             assert_eq!(
-                messages[0],
-                registry.result_message(provider, call, result),
-                "{provider}: the first message is result_message's"
+                messages[0], answer.message,
+                "{provider}: the first message is the result message"
             );
             cases.push(json!({
                 "case": case,

@@ -467,11 +467,16 @@ mod millis {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(super) fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         serializer.serialize_u128(duration.as_millis())
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
         u64::deserialize(deserializer).map(Duration::from_millis)
     }
 }
@@ -558,16 +563,19 @@ impl ToolError {
                             tool: tool.to_owned(),
                             code: Cow::Owned(code),
                             module,
-                            message: message.clone().or_else(|| detail.clone()).unwrap_or_default(),
+                            message: message
+                                .clone()
+                                .or_else(|| detail.clone())
+                                .unwrap_or_default(),
                             detail: detail.unwrap_or_default(),
                             data: fields,
                         })
                     }
                     _ => Self::Handler {
                         tool: tool.to_owned(),
-                        message: detail.or(message).unwrap_or_else(|| {
-                            "the tool failed and said nothing more".to_owned()
-                        }),
+                        message: detail
+                            .or(message)
+                            .unwrap_or_else(|| "the tool failed and said nothing more".to_owned()),
                     },
                 }
             }
@@ -698,7 +706,12 @@ mod tests {
             retry_after: Duration::from_millis(2500),
         };
         let wire = serde_json::to_value(&error).unwrap();
-        let keys: Vec<&str> = wire.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = wire
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(keys, ["code", "message", "tool", "limit", "retry_after_ms"]);
         assert_eq!(wire["retry_after_ms"], 2500);
         let unknown = serde_json::to_value(ToolError::UnknownTool {
@@ -739,7 +752,11 @@ mod tests {
             panic!("{read:?}")
         };
         assert_eq!(
-            (&*failure.code, failure.module.as_str(), failure.tool.as_str()),
+            (
+                &*failure.code,
+                failure.module.as_str(),
+                failure.tool.as_str()
+            ),
             ("server_gone", "py", "py.echo")
         );
         assert_eq!(failure.data["pid"], 7);

@@ -120,6 +120,51 @@ pub(crate) fn result_message(
         Provider::Mcp => mcp_message(output_schema, text, result),
     }
 }
+/// What to append to a conversation for one tool result ([`Registry::result_message`](crate::Registry::result_message)):
+/// the provider's result message and, for OpenAI Chat Completions when the result holds images,
+/// audio or PDFs (which a `tool` message cannot carry), the `user` message that carries them
+/// after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultMessage {
+    /// The provider's result message: a Chat Completions `tool` message, a Responses
+    /// `function_call_output` item, an Anthropic `tool_result` block, a Gemini
+    /// `functionResponse` part, an MCP `CallToolResult`.
+    pub message: Value,
+    /// The `user` message with the media `message` announces (OpenAI Chat Completions only).
+    pub media: Option<Value>,
+}
+
+impl ResultMessage {
+    /// `result`, the answer to `call`, for `provider`; for MCP, a successful value is also the
+    /// structured content of a tool that declares `output_schema`.
+    pub(crate) fn of(
+        provider: Provider,
+        output_schema: Option<&Value>,
+        call: &ToolCall,
+        result: &ToolResult,
+    ) -> Self {
+        let mut messages = result_messages(provider, output_schema, call, result).into_iter();
+        let message = messages.next().unwrap_or(Value::Null);
+        Self {
+            message,
+            media: messages.next(),
+        }
+    }
+
+    /// Every message to append, in order: [`message`](Self::message), then
+    /// [`media`](Self::media) when there is one.
+    pub fn into_messages(self) -> Vec<Value> {
+        std::iter::once(self.message).chain(self.media).collect()
+    }
+}
+
+impl From<ResultMessage> for Value {
+    /// The provider's result message alone.
+    fn from(answer: ResultMessage) -> Self {
+        answer.message
+    }
+}
+
 /// Every message to append for `result`, in order: for OpenAI Chat Completions the `tool`
 /// message, then a `user` message with the media a tool message cannot carry, when there are
 /// any; for the others the one message of [`result_message`].

@@ -15,5 +15,5 @@ pub use block::{
     Audio, Block, BlockKind, Blocks, File, Image, Resource, ResourceBody, ResourceLink,
 };
 pub use check::ContentLimits;
-pub use check::{Refused, check_blocks};
 pub use check::too_many_blocks;
+pub use check::{Refused, check_blocks};

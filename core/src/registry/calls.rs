@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::Registry;
+use super::{Listing, Registry};
 use crate::audit::Tick;
 use crate::call::{Ctx, Handler, ToolArgs, ToolError, ToolResult, TypeMap};
 use crate::def::Tool;
 use crate::discovery::Meta;
-use crate::media::ContentLimits;
 use crate::exec::{
     Answer, Batch, CallFuture, Confirmation, ForModel, Host, Plain, Policy, execute_batch, run_as,
     take_pending,
 };
+use crate::media::ContentLimits;
 use crate::scope::Scope;
 
 impl Registry {
@@ -148,20 +148,37 @@ impl Registry {
         self.policy.content_limits
     }
 
-    /// Whether a call of `name` by `scope` may wait for a person's approval: the tool always
-    /// asks, asks by its `confirm_if`, or a hook of the registry that applies to it may ask. A
-    /// front end that shows the person the call keeps its arguments only then. `false` for a
-    /// tool `scope` cannot see.
-    pub fn may_ask_approval(&self, name: &str, scope: &Scope) -> bool {
-        self.resolve(name, scope).is_some_and(|(tool, _, hooks)| {
-            crate::gate::Stage::Confirmation.applies(tool.entry(), hooks != 0)
-        })
+    /// Whether a call of `name` by the caller of `listing` may wait for a person's approval:
+    /// the tool always asks, asks by its `confirm_if`, or a hook of the registry that applies
+    /// to it may ask. A front end that shows the person the call keeps its arguments only then.
+    /// `false` for a tool `listing` does not keep. With [`Listing::every`], the tool as a
+    /// trusted caller would call it.
+    pub fn may_ask_approval<'a>(&self, name: &str, listing: impl Into<Listing<'a>>) -> bool {
+        self.resolve_in(name, listing.into())
+            .is_some_and(|(tool, hooks)| {
+                crate::gate::Stage::Confirmation.applies(tool.entry(), hooks != 0)
+            })
     }
 
-    /// What a call of `name` by `scope` goes through, in order: the stages of the pipeline
-    /// that apply to the tool (see [`exec`](crate::exec)), with each hook named where it runs
-    /// (`before hook inside_folder`, `after hook redact_keys`). `None` for a tool `scope`
-    /// cannot see. The one place that shows every policy around a tool.
+    /// The tool `name` names for `listing`'s caller, with the mask of the hooks that apply.
+    fn resolve_in(&self, name: &str, mut listing: Listing<'_>) -> Option<(Tool, u64)> {
+        let trusted;
+        let scope = match listing.scope {
+            Some(scope) => scope,
+            None => {
+                trusted = Scope::trusted();
+                &trusted
+            }
+        };
+        let (tool, _, hooks) = self.resolve(name, scope)?;
+        listing.keeps(&tool).then_some((tool, hooks))
+    }
+
+    /// What a call of `name` by the caller of `listing` goes through, in order: the stages of
+    /// the pipeline that apply to the tool (see [`exec`](crate::exec)), with each hook named
+    /// where it runs (`before hook inside_folder`, `after hook redact_keys`). `None` for a tool
+    /// `listing` does not keep; with [`Listing::every`], the tool as a trusted caller would
+    /// call it. The one place that shows every policy around a tool.
     ///
     /// ```
     /// # use tool_registry::{Registry, Scope, ToolSpec, hook};
@@ -179,8 +196,8 @@ impl Registry {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn stages(&self, name: &str, scope: &Scope) -> Option<Vec<String>> {
-        let (tool, _, mask) = self.resolve(name, scope)?;
+    pub fn stages<'a>(&self, name: &str, listing: impl Into<Listing<'a>>) -> Option<Vec<String>> {
+        let (tool, mask) = self.resolve_in(name, listing.into())?;
         let hooks = &self.policy.hooks;
         let mut stages = Vec::new();
         for stage in crate::gate::STAGES {

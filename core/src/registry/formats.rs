@@ -2,13 +2,12 @@
 //! requests, the tag prompt block, the messages that carry results back. How each is written
 //! and kept is [`format`](crate::format)'s.
 
-use serde_json::Value;
 
 use super::{Listing, Registry};
 use crate::call::{ToolCall, ToolResult};
 use crate::catalog::Catalog;
 use crate::def::Tool;
-use crate::format::{self, Extra, ListFormat, Provider, ProviderTools, StrictError};
+use crate::format::{self, Extra, ListFormat, Provider, ProviderTools, ResultMessage, StrictError};
 
 impl Registry {
     /// The `tools` of a request in `format`'s shape for the tools `listing` holds, in name
@@ -135,8 +134,10 @@ impl Registry {
         format::prompt_block(&tools)
     }
 
-    /// `result`, the answer to `call`, as the message (or content block, or part) `provider`
-    /// expects back. The call's id and name are echoed as the model wrote them.
+    /// `result`, the answer to `call`, as what `provider` expects back: its result message (or
+    /// content block, or part), and for OpenAI Chat Completions the media a `tool` message
+    /// cannot carry, in a `user` message after it. The call's id and name are echoed as the
+    /// model wrote them.
     ///
     /// ```
     /// # use serde_json::json;
@@ -144,36 +145,16 @@ impl Registry {
     /// # use tool_registry::format::Provider;
     /// let mut call = ToolCall::new("search", json!({"query": "rust"}));
     /// call.id = Some("toolu_01".into());
-    /// let message = Registry::global().result_message(Provider::Anthropic, &call, &ToolResult::ok("3 notes"));
-    /// assert_eq!(message, json!({
+    /// let answer = Registry::global().result_message(Provider::Anthropic, &call, &ToolResult::ok("3 notes"));
+    /// assert_eq!(answer.message, json!({
     ///     "type": "tool_result", "tool_use_id": "toolu_01", "content": "3 notes", "is_error": false
     /// }));
     /// ```
     ///
     /// A result with [blocks](crate::content) carries them as the provider's own parts, and
     /// says in text what the provider cannot take (see the table in
-    /// [`format`](mod@format)'s `results.rs`). For OpenAI Chat Completions this is the
-    /// `tool` message only: its media go in a `user` message after it, which
-    /// [`result_messages`](Self::result_messages) gives too.
-    pub fn result_message(
-        &self,
-        provider: Provider,
-        call: &ToolCall,
-        result: &ToolResult,
-    ) -> Value {
-        let tool = self.output_tool(provider, call);
-        format::result_message(
-            provider,
-            tool.as_ref().and_then(Tool::output_schema),
-            call,
-            result,
-        )
-    }
-
-    /// Every message to append to the conversation for `result`, the answer to `call`, in
-    /// order: for OpenAI Chat Completions the `tool` message, then, when the result holds
-    /// images, audio or PDFs (which a `tool` message cannot carry), a `user` message with them;
-    /// for the other providers the one message of [`result_message`](Self::result_message).
+    /// [`format`](mod@format)'s `results.rs`). Append
+    /// [`into_messages`](ResultMessage::into_messages) to the conversation:
     ///
     /// ```
     /// # use serde_json::json;
@@ -185,25 +166,25 @@ impl Registry {
     /// let png = b"\x89PNG\r\n\x1a\n".to_vec();
     /// let result = ToolResult::ok(json!({"bars": 3})).with_block(Image::png(png));
     ///
-    /// let messages = Registry::global().result_messages(Provider::OpenAi, &call, &result);
+    /// let messages = Registry::global().result_message(Provider::OpenAi, &call, &result).into_messages();
     /// assert_eq!(messages.len(), 2);
     /// assert_eq!(messages[0]["role"], "tool");
     /// assert_eq!(messages[0]["content"][0]["text"], r#"{"bars":3}"#);
     /// assert_eq!(messages[1]["role"], "user");
     /// assert_eq!(messages[1]["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0KGgo=");
     ///
-    /// let messages = Registry::global().result_messages(Provider::Anthropic, &call, &result);
+    /// let messages = Registry::global().result_message(Provider::Anthropic, &call, &result).into_messages();
     /// assert_eq!(messages.len(), 1);
     /// assert_eq!(messages[0]["content"][1]["type"], "image");
     /// ```
-    pub fn result_messages(
+    pub fn result_message(
         &self,
         provider: Provider,
         call: &ToolCall,
         result: &ToolResult,
-    ) -> Vec<Value> {
+    ) -> ResultMessage {
         let tool = self.output_tool(provider, call);
-        format::result_messages(
+        ResultMessage::of(
             provider,
             tool.as_ref().and_then(Tool::output_schema),
             call,

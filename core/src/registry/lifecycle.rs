@@ -189,7 +189,9 @@ impl Registry {
     pub fn snapshot_for<'a>(&self, listing: impl Into<Listing<'a>>) -> RegistrySnapshot {
         let mut listing = listing.into();
         self.snapshot_where(|snapshot, i| {
-            listing.scope.is_none_or(|scope| self.in_scope(snapshot, i, scope))
+            listing
+                .scope
+                .is_none_or(|scope| self.in_scope(snapshot, i, scope))
                 && listing.keeps(&snapshot.tools[i])
         })
     }

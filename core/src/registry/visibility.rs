@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::{Listing, Registry};
 use super::snapshot::{Snapshot, allow_bit};
+use super::{Listing, Registry};
 use crate::def::Tool;
 use crate::scope::{AllowLists, EMBEDDING_FLAG, Scope};
 
@@ -98,7 +98,9 @@ impl Registry {
         let snapshot = self.current();
         let mut best: Option<(usize, &str)> = None;
         for (i, tool) in snapshot.tools.iter().enumerate() {
-            if !listing.scope.is_none_or(|scope| self.visible(&snapshot, i, scope))
+            if !listing
+                .scope
+                .is_none_or(|scope| self.visible(&snapshot, i, scope))
                 || !listing.keeps(tool)
             {
                 continue;
@@ -125,16 +127,14 @@ impl Registry {
         &self.policy.allow_lists
     }
 
-    /// The tool names allow-list `name` resolves to, sorted; `None` for an unknown list.
-    pub fn resolve_allow_list(
-        &self,
-        name: &str,
-        local: bool,
-        embedding: bool,
-    ) -> Option<Vec<String>> {
+    /// The tool names allow-list `name` resolves to for a caller in `scope`'s mode (whether it
+    /// [is local](Scope::is_local), whether it carries the [embedding flag](EMBEDDING_FLAG)),
+    /// sorted; `None` for an unknown list. The rest of the scope does not matter here: what
+    /// a caller may see is [`tools`](Registry::tools) with its scope.
+    pub fn resolve_allow_list(&self, name: &str, scope: &Scope) -> Option<Vec<String>> {
         let snapshot = self.current();
         let members = snapshot.allow_sets.get(name)?;
-        let bit = allow_bit(local, embedding);
+        let bit = allow_bit(scope.is_local(), scope.has_flag(EMBEDDING_FLAG));
         let mut names: Vec<String> = (snapshot.tools.iter().zip(members.iter()))
             .filter(|(_, member)| *member & bit != 0)
             .map(|(tool, _)| tool.name().to_owned())
