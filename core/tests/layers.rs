@@ -559,7 +559,7 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
 }
 
 /// The source folders of the workspace's library crates.
-const CRATES: [&str; 9] = [
+const CRATES: [&str; 10] = [
     "core/src",
     "http/src",
     "mcp/src",
@@ -567,6 +567,7 @@ const CRATES: [&str; 9] = [
     "cli/src",
     "registry/src",
     "registry-macros/src",
+    "rules/src",
     "parse/src",
     "json/src",
 ];

@@ -7,9 +7,9 @@ use crate::ast::ToolFn;
 use crate::attr::{Sp, Text, ToolAttr};
 use crate::ctxt::Ctxt;
 use crate::targets;
+use tool_registry_rules::check_name;
 
 /// The most characters a tool name may have (OpenAI's and Anthropic's limit).
-const MAX_NAME_LEN: usize = 64;
 
 pub(crate) struct Resolved {
     pub(crate) name: String,
@@ -126,32 +126,6 @@ pub(crate) fn resolve(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Resolved
 }
 
 /// Segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters.
-fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("it is empty".into());
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err(format!(
-            "it has {} characters; the limit is {MAX_NAME_LEN}",
-            name.len()
-        ));
-    }
-    for segment in name.split('.') {
-        if segment.is_empty() {
-            return Err("a `.` must separate two non-empty parts, as in `module.tool`".into());
-        }
-        if let Some(bad) = segment
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-        {
-            return Err(format!(
-                "`{bad}` is not allowed; use letters, digits, `_` and `-`, with `.` between module and tool"
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn tag_form(cx: &mut Ctxt, attr: &ToolAttr, func: &ToolFn) -> Option<TagForm> {
     let Some(tag) = &attr.tag else {
         reject_tag_keys(cx, attr);

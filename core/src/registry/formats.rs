@@ -2,7 +2,6 @@
 //! requests, the tag prompt block, the messages that carry results back. How each is written
 //! and kept is [`format`](crate::format)'s.
 
-
 use super::{Listing, Registry};
 use crate::call::{ToolCall, ToolResult};
 use crate::catalog::Catalog;

@@ -12,8 +12,8 @@ use crate::meta::{Annotations, Permission};
 
 use super::depth::{self, MAX_SCHEMA_DEPTH};
 
-/// The most characters in a tool name.
-pub(crate) const MAX_NAME_LEN: usize = 64;
+// The rules `#[tool]` applies to a name at compile time, the same here.
+pub(crate) use tool_registry_rules::{MAX_NAME_LEN, check_name};
 
 /// What a tool registered at run time is: its name and version, what the model reads, the
 /// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.
@@ -515,33 +515,6 @@ fn shown(text: &str) -> String {
 /// which `registry-macros/src/check.rs` applies at compile time (a proc-macro crate cannot share
 /// code with the runtime; the two must say the same, and the trybuild cases and the tests of
 /// this module hold each to it).
-fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("it is empty".into());
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err(format!(
-            "it has {} characters; the limit is {MAX_NAME_LEN}",
-            name.len()
-        ));
-    }
-    for segment in name.split('.') {
-        if segment.is_empty() {
-            return Err("a `.` must separate two non-empty parts, as in `module.tool`".into());
-        }
-        if let Some(bad) = segment
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-        {
-            return Err(format!(
-                "`{}` is not allowed; use letters, digits, `_` and `-`, with `.` between module and tool",
-                bad.escape_debug()
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -54,8 +54,7 @@ pub(super) fn string(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
 
 /// A semantic version (<https://semver.org>), by the rule `ToolSpec` applies at run time
 /// (`core/src/spec/mod.rs`, `SpecError::Version`), which a compiled tool's spec meets again
-/// when a snapshot is read back. A proc-macro crate cannot share code with the runtime: both
-/// parse with the `semver` crate, and the two must say the same.
+/// when a snapshot is read back. Both parse with the `semver` crate, so the two say the same.
 pub(super) fn version(cx: &mut Ctxt, key: &Key) -> syn::Result<Option<LitStr>> {
     let Some(lit) = string(cx, key)? else {
         return Ok(None);
