@@ -20,7 +20,9 @@
 //! | `link.rs` | a call's client link: `Ctx::log` (`notifications/message` at or above the session's `logging/setLevel`), `Ctx::progress`, in order and written before the answer, never waiting; `Ctx::ask` (`elicitation/create`) and `Ctx::sample` (`sampling/createMessage`) on the call's own stream (imports `peek.rs` for its too-long marker) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](tool_registry_core::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
-//! | `http.rs` | streamable HTTP at `/mcp`: [`Callers`] (bearer tokens to scopes; no token is a guest, an unknown one `401`), [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
+//! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file |
+//! | `layers.rs` | the layers in front of rmcp's HTTP service, one job each: who the request is (`authenticate`), the bounds on sessions, a body longer than rmcp reads (and the question its answer was for), the 2025-11-25 revision's tasks, a task's name from the body; one body read within rmcp's bound |
+//! | `http.rs` | streamable HTTP at `/mcp`: the layers stacked in front of rmcp's service, [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` |
 //! | `bench.rs` | the steps of an answer alone, for the MCP benchmark (feature `bench-internals`, not API) |
 //!
@@ -95,10 +97,12 @@
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
 mod answer;
+mod callers;
 mod client;
 mod confirm;
 mod http;
 mod http_client;
+mod layers;
 mod line;
 mod link;
 mod peek;
@@ -110,9 +114,11 @@ mod stdio;
 mod tasks;
 mod tasks_2025;
 
+pub use callers::Callers;
 pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
-pub use http::{Callers, TOO_MANY_SESSIONS, router, serve_http};
+pub use http::{router, serve_http};
+pub use layers::TOO_MANY_SESSIONS;
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;
