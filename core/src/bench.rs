@@ -84,7 +84,7 @@ pub fn picture_registry(size: usize) -> (Registry, bytes::Bytes) {
         .without_linked()
         .build()
         .expect("an empty registry builds");
-    let spec = crate::ToolSpec::builder("picture")
+    let spec = crate::spec::ToolSpec::builder("picture")
         .description("A picture.")
         .output_schema(serde_json::json!({
             "type": "object",

@@ -417,7 +417,7 @@ pub enum AskError {
 
 /// A tool that cannot ask fails with what stopped it, so `?` works in a tool returning
 /// `Result<_, ToolError>`.
-impl From<AskError> for crate::ToolError {
+impl From<AskError> for crate::call::ToolError {
     fn from(error: AskError) -> Self {
         Self::failed(error.to_string())
     }

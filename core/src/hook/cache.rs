@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 use crate::audit::wall_now;
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::Tool;
-use crate::gate::async_trait;
+use async_trait::async_trait;
 pub use crate::meta::CachePolicy;
 
 /// What a cached result is kept under: a digest of the tool, its version, the canonical

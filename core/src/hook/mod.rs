@@ -367,7 +367,7 @@ impl<'a> HookCall<'a> {
 
     /// The arguments read into `T` (the tool's own argument type, or a part of it).
     pub fn args_as<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
-        crate::call::args::parse_args(crate::ToolArgs::Text(self.arguments_text()))
+        crate::call::args::parse_args(crate::call::ToolArgs::Text(self.arguments_text()))
     }
 
     pub(crate) fn replace(&mut self, text: String) {

@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn blocks_are_read_up_to_the_bound_and_the_first_past_it_is_refused_unread() {
         let read = |json: &str, limits: &ContentLimits| {
-            bounded(limits, || serde_json::from_str::<crate::ToolResult>(json))
+            bounded(limits, || serde_json::from_str::<crate::call::ToolResult>(json))
         };
         let three = ContentLimits::DEFAULT.with_max_blocks(3);
         assert_eq!(read(&links(3), &three).unwrap().blocks.len(), 3);
@@ -507,7 +507,7 @@ mod tests {
                 .len(),
             1000
         );
-        let unbounded = serde_json::from_str::<crate::ToolResult>(&links(1001));
+        let unbounded = serde_json::from_str::<crate::call::ToolResult>(&links(1001));
         assert!(unbounded.is_err());
         let bad = r#"{"success":true,"blocks":[{"type":"text","text":"a"},{"type":"hologram"}]}"#;
         let (_, refused) = read(bad, &three).unwrap_err();

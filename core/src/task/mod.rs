@@ -66,7 +66,7 @@ pub use run::{Become, Started, TaskCall, Tasks};
 pub use share::{GuestTaskLimits, ShareKind, TaskOwner, TaskShare, owner_of};
 pub use store::{InMemoryTaskStore, TaskStore};
 
-use crate::ToolResult;
+use crate::call::ToolResult;
 
 /// The bounds on tasks, and their timing.
 #[derive(Debug, Clone)]

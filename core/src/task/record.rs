@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ToolResult;
+use crate::call::ToolResult;
 
 /// Where a task is in its life. Terminal: [`Completed`](Self::Completed),
 /// [`Failed`](Self::Failed), [`Cancelled`](Self::Cancelled).
@@ -293,7 +293,7 @@ mod tests {
     fn record() -> TaskRecord {
         TaskRecord::new(
             "t".into(),
-            super::super::TaskOwner::of(&crate::Scope::user("alice")),
+            super::super::TaskOwner::of(&crate::scope::Scope::user("alice")),
             "slow".into(),
             Duration::from_secs(60),
             Duration::from_secs(5),
