@@ -53,12 +53,10 @@ fn char_floor(text: &str, at: usize) -> usize {
 /// phrased so that a model reading it can correct its next call.
 ///
 /// It serializes as `{"code": ..., "message": <the Display text>, ...the variant's fields}`, and
-/// [`from_json`](ToolError::from_json) reads that back: the wire form is derived from this one
-/// definition (each variant's code and each field's key are written on it below), so the two
-/// directions cannot drift. A failure of a front end that reaches a tool in another process is
+/// [`from_json`](ToolError::from_json) reads that back: both directions are made from one table
+/// (each variant's code, and each field's key and how it travels), so the two cannot drift. A failure of a front end that reaches a tool in another process is
 /// the front end's own type, converted into [`ToolError::Remote`] where it crosses into a call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
-#[serde(remote = "Self", tag = "code", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
     /// No tool has this name (or alias), or none the caller may see.
@@ -69,10 +67,8 @@ pub enum ToolError {
     )]
     UnknownTool {
         /// The name that was asked for.
-        #[serde(default)]
         name: String,
         /// The closest name the caller may see, when one is close.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         suggestion: Option<String>,
     },
     /// The arguments do not fit the tool's schema.
@@ -82,25 +78,19 @@ pub enum ToolError {
     )]
     InvalidArguments {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// Where in the arguments the problem is, as a JSON path (`limit`, `items[2].name`),
         /// empty for the arguments as a whole.
-        #[serde(default)]
         path: String,
         /// What was expected and what was found.
-        #[serde(rename = "detail", default)]
         message: String,
     },
     /// The tool ran and reported an error.
     #[error("tool `{tool}` failed: {message}")]
-    #[serde(rename = "handler_error")]
     Handler {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The tool's error message.
-        #[serde(rename = "detail")]
         message: String,
     },
     /// The tool answered with something it may not: a value that does not fit its declared
@@ -112,24 +102,19 @@ pub enum ToolError {
     )]
     InvalidOutput {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// Where in the result the problem is: a JSON path into the structured value
         /// (`items[2].name`), or the block (`blocks[1]`); empty for the result as a whole.
-        #[serde(default)]
         path: String,
         /// What was expected and what was found.
-        #[serde(rename = "detail", default)]
         message: String,
     },
     /// The tool panicked; the panic was caught and the caller goes on.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The panic payload, when it was a string.
-        #[serde(rename = "detail")]
         message: String,
     },
     /// The caller used the tool too often: a cooldown or the daily limit.
@@ -139,13 +124,10 @@ pub enum ToolError {
     )]
     RateLimited {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// Which limit: `cooldown of 30s` or `daily limit of 3`.
-        #[serde(default = "a_limit")]
         limit: String,
         /// How long until a call would be admitted.
-        #[serde(rename = "retry_after_ms", with = "millis")]
         retry_after: Duration,
     },
     /// The tool did not finish in time. The caller stops waiting: an `async` handler is
@@ -157,10 +139,8 @@ pub enum ToolError {
     )]
     TimedOut {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The limit that was exceeded.
-        #[serde(rename = "after_ms", with = "millis")]
         after: Duration,
     },
     /// The tool is listed but has nothing to run: a run-time tool registered from its spec
@@ -170,14 +150,12 @@ pub enum ToolError {
     )]
     NoHandler {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
     },
     /// The tool needs a human's approval; nothing ran yet.
     #[error("tool `{tool}` needs a person's approval before it runs; approval token `{token}`")]
     NeedsApproval {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// Pass it to [`Registry::approve`](crate::Registry::approve) or
         /// [`Registry::deny`](crate::Registry::deny).
@@ -188,7 +166,6 @@ pub enum ToolError {
     #[error("approval refused: {reason}")]
     ApprovalRefused {
         /// Why.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// A pending call does not match what the registry stored: its tool, user, arguments or
@@ -199,7 +176,6 @@ pub enum ToolError {
     )]
     ApprovalAltered {
         /// What does not match.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// A hook refused the call before the tool ran (see [`hook`](crate::hook)); nothing ran.
@@ -208,33 +184,26 @@ pub enum ToolError {
     )]
     Refused {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The hook that refused it.
-        #[serde(default)]
         hook: String,
         /// Why, in the hook's words.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// A person denied the call.
     #[error("tool `{tool}` was denied: {reason}")]
     Denied {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The reason given.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// The evaluation gate failed or timed out, and the tool is marked `gate_fail_closed`.
     #[error("tool `{tool}` cannot run now: its evaluation gate is unavailable ({reason})")]
     GateUnavailable {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// What went wrong with the gate.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// The store that counts the tool's calls or keeps its approvals (a file, Redis) could not
@@ -244,22 +213,18 @@ pub enum ToolError {
     )]
     StoreUnavailable {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// Which store: `rate-limit file`, `Redis rate-limit store`.
         store: String,
         /// What went wrong.
-        #[serde(rename = "detail")]
         reason: String,
     },
     /// The application did not provide what the tool needs (such as its `State<T>`).
     #[error("tool `{tool}` is misconfigured: {message}")]
     Misconfigured {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// What is missing and how to provide it.
-        #[serde(rename = "detail")]
         message: String,
     },
     /// The argument text is longer than the tool accepts; nothing was parsed.
@@ -268,7 +233,6 @@ pub enum ToolError {
     )]
     ArgumentsTooLarge {
         /// The tool that was called.
-        #[serde(default)]
         tool: String,
         /// The tool's limit on the argument text, in bytes (`#[tool(max_args_bytes = N)]`).
         limit: usize,
@@ -279,7 +243,6 @@ pub enum ToolError {
     )]
     ArgumentsTooDeep {
         /// The tool that was called (empty for an unknown tool).
-        #[serde(default)]
         tool: String,
         /// The deepest nesting accepted, [`MAX_ARGS_DEPTH`](crate::call::MAX_ARGS_DEPTH).
         limit: usize,
@@ -290,7 +253,6 @@ pub enum ToolError {
     /// (`tool_registry::http::ModuleError`) becomes this one where it crosses into the call,
     /// and keeps its code (`module_unreachable`, `module_status`).
     #[error("{}", .0.message)]
-    #[serde(skip)]
     Remote(RemoteFailure),
     /// The model asked for more calls in one output than the registry runs: the calls past the
     /// first `limit` did not run, and this one error reports them all.
@@ -325,6 +287,180 @@ fn at_path(path: &str) -> String {
     }
 }
 
+/// The wire form of each variant, the one definition both directions are made from: its code,
+/// then every field (the match is exhaustive: a field cannot be left out) with its key and how
+/// it travels (the modules of `travel`).
+macro_rules! wire {
+    ($($variant:ident $code:literal { $($field:ident: $key:literal $travel:ident),* $(,)? })*) => {
+        impl ToolError {
+            /// The code of every variant but [`Remote`](Self::Remote), whose code is its own.
+            fn static_code(&self) -> &'static str {
+                match self {
+                    $(Self::$variant { .. } => $code,)*
+                    Self::Remote(_) => "remote",
+                }
+            }
+
+            /// Writes the variant's fields after its `code` and `message`.
+            fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+                match self {
+                    $(Self::$variant { $($field),* } => {
+                        $(travel::$travel::write(map, $key, $field)?;)*
+                    })*
+                    Self::Remote(failure) => {
+                        map.serialize_entry("tool", &failure.tool)?;
+                        map.serialize_entry("module", &failure.module)?;
+                        map.serialize_entry("detail", &failure.detail)?;
+                        for (key, value) in &failure.data {
+                            map.serialize_entry(key, value)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+
+            /// The variant of `code` from the fields another process wrote; `None` for a code
+            /// this table does not hold, or fields that do not fit it.
+            fn read_fields(code: &str, fields: &Map<String, Value>) -> Option<Self> {
+                match code {
+                    $($code => Some(Self::$variant { $($field: travel::$travel::read(fields, $key)?),* }),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+wire! {
+    UnknownTool "unknown_tool" { name: "name" or_empty, suggestion: "suggestion" maybe }
+    InvalidArguments "invalid_arguments" { tool: "tool" or_empty, path: "path" or_empty, message: "detail" or_empty }
+    Handler "handler_error" { tool: "tool" or_empty, message: "detail" text }
+    InvalidOutput "invalid_output" { tool: "tool" or_empty, path: "path" or_empty, message: "detail" or_empty }
+    Panicked "panicked" { tool: "tool" or_empty, message: "detail" text }
+    RateLimited "rate_limited" { tool: "tool" or_empty, limit: "limit" or_a_limit, retry_after: "retry_after_ms" millis }
+    TimedOut "timed_out" { tool: "tool" or_empty, after: "after_ms" millis }
+    NoHandler "no_handler" { tool: "tool" or_empty }
+    NeedsApproval "needs_approval" { tool: "tool" or_empty, token: "token" text }
+    ApprovalRefused "approval_refused" { reason: "detail" text }
+    ApprovalAltered "approval_altered" { reason: "detail" text }
+    Refused "refused" { tool: "tool" or_empty, hook: "hook" or_empty, reason: "detail" text }
+    Denied "denied" { tool: "tool" or_empty, reason: "detail" text }
+    GateUnavailable "gate_unavailable" { tool: "tool" or_empty, reason: "detail" text }
+    StoreUnavailable "store_unavailable" { tool: "tool" or_empty, store: "store" text, reason: "detail" text }
+    Misconfigured "misconfigured" { tool: "tool" or_empty, message: "detail" text }
+    ArgumentsTooLarge "arguments_too_large" { tool: "tool" or_empty, limit: "limit" count }
+    ArgumentsTooDeep "arguments_too_deep" { tool: "tool" or_empty, limit: "limit" count }
+    TooManyCalls "too_many_calls" { limit: "limit" count, left_out: "left_out" count }
+}
+
+/// How a field travels: each module writes one kind of field under its key and reads it back
+/// (`None`: the field does not fit, and the error is read as a handler error).
+mod travel {
+    use serde::ser::SerializeMap;
+    use serde_json::{Map, Value};
+
+    /// A string that must be there.
+    pub(super) mod text {
+        use super::*;
+
+        pub(in super::super) fn write<M: SerializeMap>(
+            map: &mut M,
+            key: &str,
+            text: &String,
+        ) -> Result<(), M::Error> {
+            map.serialize_entry(key, text)
+        }
+
+        pub(in super::super) fn read(fields: &Map<String, Value>, key: &str) -> Option<String> {
+            fields.get(key)?.as_str().map(str::to_owned)
+        }
+    }
+
+    /// A string, empty when left out.
+    pub(super) mod or_empty {
+        use super::*;
+
+        pub(in super::super) use super::text::write;
+
+        pub(in super::super) fn read(fields: &Map<String, Value>, key: &str) -> Option<String> {
+            Some(super::text::read(fields, key).unwrap_or_default())
+        }
+    }
+
+    /// A rate limit's text, `a limit` when left out.
+    pub(super) mod or_a_limit {
+        use super::*;
+
+        pub(in super::super) use super::text::write;
+
+        pub(in super::super) fn read(fields: &Map<String, Value>, key: &str) -> Option<String> {
+            Some(super::text::read(fields, key).unwrap_or_else(|| "a limit".to_owned()))
+        }
+    }
+
+    /// A string that may be absent: left out when it is.
+    pub(super) mod maybe {
+        use super::*;
+
+        pub(in super::super) fn write<M: SerializeMap>(
+            map: &mut M,
+            key: &str,
+            text: &Option<String>,
+        ) -> Result<(), M::Error> {
+            match text {
+                Some(text) => map.serialize_entry(key, text),
+                None => Ok(()),
+            }
+        }
+
+        pub(in super::super) fn read(
+            fields: &Map<String, Value>,
+            key: &str,
+        ) -> Option<Option<String>> {
+            Some(super::text::read(fields, key))
+        }
+    }
+
+    /// A duration, in whole milliseconds.
+    pub(super) mod millis {
+        use std::time::Duration;
+
+        use super::*;
+
+        pub(in super::super) fn write<M: SerializeMap>(
+            map: &mut M,
+            key: &str,
+            duration: &Duration,
+        ) -> Result<(), M::Error> {
+            map.serialize_entry(key, &duration.as_millis())
+        }
+
+        pub(in super::super) fn read(fields: &Map<String, Value>, key: &str) -> Option<Duration> {
+            fields.get(key)?.as_u64().map(Duration::from_millis)
+        }
+    }
+
+    /// A count.
+    pub(super) mod count {
+        use super::*;
+
+        pub(in super::super) fn write<M: SerializeMap>(
+            map: &mut M,
+            key: &str,
+            count: &usize,
+        ) -> Result<(), M::Error> {
+            map.serialize_entry(key, count)
+        }
+
+        pub(in super::super) fn read(fields: &Map<String, Value>, key: &str) -> Option<usize> {
+            fields
+                .get(key)?
+                .as_u64()
+                .map(|count| usize::try_from(count).unwrap_or(usize::MAX))
+        }
+    }
+}
+
 impl ToolError {
     /// A stable, snake_case identifier of the variant, for programs and audit records (for
     /// [`Remote`](Self::Remote), the front end's code of its failure).
@@ -340,31 +476,6 @@ impl ToolError {
         match self {
             Self::Remote(failure) => failure.code.clone(),
             other => Cow::Borrowed(other.static_code()),
-        }
-    }
-
-    fn static_code(&self) -> &'static str {
-        match self {
-            Self::Remote(_) => "remote",
-            Self::UnknownTool { .. } => "unknown_tool",
-            Self::InvalidArguments { .. } => "invalid_arguments",
-            Self::Handler { .. } => "handler_error",
-            Self::InvalidOutput { .. } => "invalid_output",
-            Self::Panicked { .. } => "panicked",
-            Self::Misconfigured { .. } => "misconfigured",
-            Self::RateLimited { .. } => "rate_limited",
-            Self::TimedOut { .. } => "timed_out",
-            Self::NeedsApproval { .. } => "needs_approval",
-            Self::NoHandler { .. } => "no_handler",
-            Self::ApprovalRefused { .. } => "approval_refused",
-            Self::ApprovalAltered { .. } => "approval_altered",
-            Self::Denied { .. } => "denied",
-            Self::Refused { .. } => "refused",
-            Self::GateUnavailable { .. } => "gate_unavailable",
-            Self::StoreUnavailable { .. } => "store_unavailable",
-            Self::TooManyCalls { .. } => "too_many_calls",
-            Self::ArgumentsTooLarge { .. } => "arguments_too_large",
-            Self::ArgumentsTooDeep { .. } => "arguments_too_deep",
         }
     }
 
@@ -461,53 +572,12 @@ pub struct RemoteFailure {
     pub data: Map<String, Value>,
 }
 
-/// `#[serde(with = "millis")]`: a duration as whole milliseconds.
-mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(
-        duration: &Duration,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u128(duration.as_millis())
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Duration, D::Error> {
-        u64::deserialize(deserializer).map(Duration::from_millis)
-    }
-}
-
-/// What a rate-limit error read back says of its limit when it says nothing.
-fn a_limit() -> String {
-    "a limit".to_owned()
-}
-
 impl Serialize for ToolError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("code", self.code())?;
         map.serialize_entry("message", &self.to_string())?;
-        if let Self::Remote(failure) = self {
-            map.serialize_entry("tool", &failure.tool)?;
-            map.serialize_entry("module", &failure.module)?;
-            map.serialize_entry("detail", &failure.detail)?;
-            for (key, value) in &failure.data {
-                map.serialize_entry(key, value)?;
-            }
-            return map.end();
-        }
-        // The variant's fields, as its definition names them (the derived form, `code` first).
-        let fields = ToolError::serialize(self, serde_json::value::Serializer)
-            .map_err(serde::ser::Error::custom)?;
-        if let Value::Object(fields) = fields {
-            for (key, value) in fields.iter().filter(|(key, _)| *key != "code") {
-                map.serialize_entry(key, value)?;
-            }
-        }
+        self.write_fields(&mut map)?;
         map.end()
     }
 }
@@ -539,9 +609,9 @@ impl ToolError {
             Some(Value::String(text)) => Some(text),
             _ => None,
         };
-        let known = ToolError::deserialize(Value::Object(fields.clone()));
-        match known {
-            Ok(mut error) => {
+        let code = text(fields.get("code").cloned()).unwrap_or_default();
+        match Self::read_fields(&code, &fields) {
+            Some(mut error) => {
                 if let Self::UnknownTool { name, suggestion } = &mut error {
                     tool.clone_into(name);
                     *suggestion = None;
@@ -551,8 +621,8 @@ impl ToolError {
                 }
                 error
             }
-            Err(_) => {
-                let code = text(fields.remove("code")).unwrap_or_default();
+            None => {
+                fields.remove("code");
                 let detail = text(fields.remove("detail"));
                 let module = text(fields.remove("module"));
                 let message = text(message);

@@ -26,8 +26,8 @@ use sha2::{Digest, Sha256};
 use crate::audit::wall_now;
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::Tool;
-use async_trait::async_trait;
 pub use crate::meta::CachePolicy;
+use async_trait::async_trait;
 
 /// What a cached result is kept under: a digest of the tool, its version, the canonical
 /// arguments and (per user) who asks; 64 hexadecimal digits, which hold nothing of the call.

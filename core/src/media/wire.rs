@@ -482,7 +482,9 @@ mod tests {
     #[test]
     fn blocks_are_read_up_to_the_bound_and_the_first_past_it_is_refused_unread() {
         let read = |json: &str, limits: &ContentLimits| {
-            bounded(limits, || serde_json::from_str::<crate::call::ToolResult>(json))
+            bounded(limits, || {
+                serde_json::from_str::<crate::call::ToolResult>(json)
+            })
         };
         let three = ContentLimits::DEFAULT.with_max_blocks(3);
         assert_eq!(read(&links(3), &three).unwrap().blocks.len(), 3);
