@@ -15,7 +15,8 @@
 //! | `state.rs` | [`State`]: application state injected by type |
 //! | `result.rs` | [`ToolResult`] |
 //! | `into_result.rs` | what a tool may return (`IntoToolResult`), and `Content`, a value with blocks; public in [`content`](crate::content) |
-//! | `error.rs` | [`ToolError`], one variant per failure, each with a stable code; [`MAX_ERROR_BYTES`], the bound on error text read from outside |
+//! | `error.rs` | [`ToolError`], one variant per failure; [`RemoteFailure`], a front end's; [`MAX_ERROR_BYTES`], the bound on error text read from outside |
+//! | `error_wire.rs` | how an error travels: each variant's stable code and fields in one table, written as JSON and read back (`ToolError::from_json`) |
 //! | `tool_call.rs` | [`ToolCall`]: one call a model asked for |
 //! | `events.rs` | [`ToolEvent`]: what a batch of calls reports as it runs |
 //! | `guard.rs` | the handler under its deadline, with panics caught (stage 8's guard) |
@@ -28,6 +29,7 @@ pub(crate) mod client;
 pub(crate) mod ctx;
 mod depth;
 pub(crate) mod error;
+mod error_wire;
 mod events;
 pub(crate) mod fields;
 mod guard;
