@@ -53,8 +53,9 @@ fn char_floor(text: &str, at: usize) -> usize {
 ///
 /// It serializes as `{"code": ..., "message": <the Display text>, ...the variant's fields}`, and
 /// [`from_json`](ToolError::from_json) reads that back: both directions are made from one table
-/// (each variant's code, and each field's key and how it travels), so the two cannot drift. A failure of a front end that reaches a tool in another process is
-/// the front end's own type, converted into [`ToolError::Remote`] where it crosses into a call.
+/// (each variant's code, and each field's key and how it travels), so the two cannot drift. A
+/// failure of a front end that reaches a tool in another process is the front end's own type,
+/// converted into [`ToolError::Remote`] where it crosses into a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
