@@ -130,13 +130,13 @@ impl From<ModuleError> for ToolError {
                 (tool, module, body)
             }
         };
-        ToolError::Remote(RemoteFailure {
+        ToolError::Remote(Box::new(RemoteFailure {
             tool,
             code,
             module,
             message,
             detail,
             data,
-        })
+        }))
     }
 }

@@ -253,7 +253,7 @@ pub enum ToolError {
     /// (`tool_registry::http::ModuleError`) becomes this one where it crosses into the call,
     /// and keeps its code (`module_unreachable`, `module_status`).
     #[error("{}", .0.message)]
-    Remote(RemoteFailure),
+    Remote(Box<RemoteFailure>),
     /// The model asked for more calls in one output than the registry runs: the calls past the
     /// first `limit` did not run, and this one error reports them all.
     #[error(
@@ -350,8 +350,8 @@ impl ToolError {
             | Self::GateUnavailable { tool, .. }
             | Self::StoreUnavailable { tool, .. }
             | Self::ArgumentsTooLarge { tool, .. }
-            | Self::ArgumentsTooDeep { tool, .. }
-            | Self::Remote(RemoteFailure { tool, .. }) => Some(tool),
+            | Self::ArgumentsTooDeep { tool, .. } => Some(tool),
+            Self::Remote(failure) => Some(&mut failure.tool),
             Self::UnknownTool { .. }
             | Self::ApprovalRefused { .. }
             | Self::ApprovalAltered { .. }

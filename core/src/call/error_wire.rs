@@ -258,7 +258,7 @@ impl ToolError {
                 match module {
                     Some(module) if !code.is_empty() => {
                         fields.remove("tool");
-                        Self::Remote(RemoteFailure {
+                        Self::Remote(Box::new(RemoteFailure {
                             tool: tool.to_owned(),
                             code: Cow::Owned(code),
                             module,
@@ -268,7 +268,7 @@ impl ToolError {
                                 .unwrap_or_default(),
                             detail: detail.unwrap_or_default(),
                             data: fields,
-                        })
+                        }))
                     }
                     _ => Self::Handler {
                         tool: tool.to_owned(),
@@ -367,14 +367,14 @@ mod tests {
                 tool: tool(),
                 limit: 127,
             },
-            ToolError::Remote(RemoteFailure {
+            ToolError::Remote(Box::new(RemoteFailure {
                 tool: tool(),
                 code: Cow::Borrowed("module_status"),
                 module: "kb".into(),
                 message: "tool `t` failed in its module `kb`: HTTP status 502".into(),
                 detail: "bad gateway".into(),
                 data: json!({"status": 502}).as_object().cloned().unwrap(),
-            }),
+            })),
             ToolError::TooManyCalls {
                 limit: 32,
                 left_out: 7,
