@@ -201,6 +201,12 @@ impl ToolError {
     }
 }
 
+/// The most fields beside its own a remote failure read from another process keeps.
+const MAX_DATA_FIELDS: usize = 8;
+
+/// The longest name of such a field, in bytes.
+const MAX_DATA_KEY: usize = 64;
+
 impl Serialize for ToolError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -258,6 +264,14 @@ impl ToolError {
                 match module {
                     Some(module) if !code.is_empty() => {
                         fields.remove("tool");
+                        // What else it says, within bounds: a few scalars (an HTTP status, a
+                        // process id), never a structure another process chose the size of.
+                        let data: Map<String, Value> = (fields.into_iter())
+                            .filter(|(key, value)| {
+                                key.len() <= MAX_DATA_KEY && !value.is_array() && !value.is_object()
+                            })
+                            .take(MAX_DATA_FIELDS)
+                            .collect();
                         Self::Remote(Box::new(RemoteFailure {
                             tool: tool.to_owned(),
                             code: Cow::Owned(code),
@@ -267,7 +281,7 @@ impl ToolError {
                                 .or_else(|| detail.clone())
                                 .unwrap_or_default(),
                             detail: detail.unwrap_or_default(),
-                            data: fields,
+                            data,
                         }))
                     }
                     _ => Self::Handler {
@@ -455,6 +469,17 @@ mod tests {
         );
         assert_eq!(failure.data["pid"], 7);
         assert_eq!(read.code(), "server_gone");
+        // Of what else it says, a few scalars are kept; structures and the rest are not.
+        let mut hostile =
+            json!({"code": "server_gone", "module": "py", "nested": [[[1]]], "map": {"a": 1}});
+        for i in 0..100 {
+            hostile[format!("k{i:03}")] = json!(i);
+        }
+        let ToolError::Remote(failure) = ToolError::from_json(&hostile, "py.echo") else {
+            panic!()
+        };
+        assert_eq!(failure.data.len(), 8, "{:?}", failure.data);
+        assert!(failure.data.values().all(Value::is_number));
         // Every text is bounded, whatever its key.
         let long = "x".repeat(MAX_ERROR_BYTES * 4);
         let read = ToolError::from_json(&json!({"code": "handler_error", "detail": long}), "t");
