@@ -42,6 +42,8 @@
 //! | `fleet.rs` | `--redis`: the stores and switches of a fleet, `disable` and `enable` across it (feature `redis`) |
 //! | `lib.rs` | the flags and the commands, the registry they run on, each command handed to its file |
 
+#![warn(missing_docs)]
+
 use std::ffi::OsString;
 use std::io::Write;
 

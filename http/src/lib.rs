@@ -97,6 +97,8 @@
 //! application that installs `tracing-opentelemetry` sees the gateway's call and the module's
 //! work as one trace.
 
+#![warn(missing_docs)]
+
 pub mod auth;
 mod cache;
 mod error;

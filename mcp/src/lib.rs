@@ -96,6 +96,8 @@
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
 //! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
 
+#![warn(missing_docs)]
+
 mod answer;
 mod callers;
 mod client;

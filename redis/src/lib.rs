@@ -12,7 +12,7 @@
 //! | `approvals.rs` | [`RedisApprovals`]: pending calls under their tokens, taken once across the fleet |
 //! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
 //! | `tasks.rs` | [`RedisTaskStore`]: tasks under `task:{id}` until their TTL, each caller's indexed by a digest, bounds counted in the insert script |
-//! | `manifests.rs` | [`RedisManifestCache`]: `module_manifest:{name}` with its TTL (with feature `http`) |
+//! | `manifests.rs` | `RedisManifestCache`: `module_manifest:{name}` with its TTL (with feature `http`) |
 //! | `lib.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
 //!
@@ -38,6 +38,8 @@
 //! by itself; the switches are read again when it is. What Redis counted before it failed is
 //! what it counts after, as far as Redis itself kept it (run it with `appendonly yes` and
 //! `appendfsync always` for a count that survives a crash of Redis).
+
+#![warn(missing_docs)]
 
 mod approvals;
 mod connection;

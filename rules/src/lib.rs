@@ -3,6 +3,8 @@
 //! `SpecError`). One definition, so that a name the macro accepts is one the registry accepts,
 //! and the reverse. A support crate of the workspace, no stable API of its own.
 
+#![warn(missing_docs)]
+
 /// The longest tool name, in bytes.
 pub const MAX_NAME_LEN: usize = 64;
 

@@ -224,7 +224,7 @@ impl ToolError {
     /// failed in is a [`Remote`](Self::Remote) failure, kept with its code and fields; any
     /// other code this version does not know, or fields that do not fit it, give a
     /// [`ToolError::Handler`] with the message as written. Each text is kept to
-    /// [`MAX_ERROR_BYTES`].
+    /// [`MAX_ERROR_BYTES`](crate::call::MAX_ERROR_BYTES).
     pub fn from_json(value: &Value, tool: &str) -> Self {
         // Each text as long as an error's may be: a module's error is what it says it is.
         let mut fields: Map<String, Value> = match value {

@@ -224,7 +224,7 @@ fn mcp_message(output_schema: Option<&Value>, text: String, result: &ToolResult)
 
 /// What MCP's `CallToolResult` of a result holds besides its blocks (which follow the text,
 /// each as [`content_block`](super::mcp::content_block) writes it): the one message of
-/// [`result_message`] for [`Provider::Mcp`], in parts, for the MCP server to build rmcp's type
+/// [`Registry::result_message`](crate::Registry::result_message) for [`Provider::Mcp`], in parts, for the MCP server to build rmcp's type
 /// from without a `Value` in between.
 pub struct McpParts {
     /// The first text block: the value as the model reads it; `None` when there is no value.
