@@ -100,7 +100,42 @@ fn http_router(
             layers::tasks_2025,
         ))
         .layer(middleware::from_fn(layers::name_the_task));
-    Router::new().nest_service("/mcp", service).layer(stack)
+    Router::new()
+        .nest_service("/mcp", ArcService(Arc::new(service)))
+        .layer(stack)
+}
+
+/// rmcp's service behind one `Arc`. A layer clones what it wraps for every request, and rmcp's
+/// service clones its configuration (lists of hosts and origins) when it is cloned: behind the
+/// `Arc`, each layer clones a pointer, and the configuration is cloned once a request, by the
+/// call below, as it would be with no layer at all.
+struct ArcService<S>(Arc<S>);
+
+impl<S> Clone for ArcService<S> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<S, R> tower::Service<R> for ArcService<S>
+where
+    S: tower::Service<R> + Clone,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // rmcp's service is always ready: each call clones it and works on the clone.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        S::clone(&self.0).call(request)
+    }
 }
 
 /// Serves `registry` over MCP's streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM.
