@@ -44,6 +44,8 @@ use std::time::Duration;
 
 // The linked `add` and its hand-written dispatch.
 mod common;
+// The bare echo server both benchmarks compare with, kept once beside the HTTP benchmark.
+#[path = "../../http/benches/echo/mod.rs"]
 mod echo;
 
 use criterion::{Criterion, criterion_group, criterion_main};
