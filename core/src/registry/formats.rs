@@ -121,13 +121,8 @@ impl Registry {
     pub fn prompt_block<'a>(&self, listing: impl Into<Listing<'a>>) -> String {
         let mut listing = listing.into();
         let snapshot = self.current();
-        let scope = listing.scope;
         let tools: Vec<Tool> = (snapshot.tools.iter().enumerate())
-            .filter(|(i, tool)| {
-                tool.tag().is_some()
-                    && scope.is_none_or(|scope| self.visible(&snapshot, *i, scope))
-                    && listing.keeps(tool)
-            })
+            .filter(|(i, tool)| tool.tag().is_some() && self.lists(&snapshot, *i, &mut listing))
             .map(|(_, tool)| tool.clone())
             .collect();
         format::prompt_block(&tools)
@@ -216,11 +211,8 @@ impl Registry {
     pub fn catalog<'a>(&self, listing: impl Into<Listing<'a>>) -> Catalog<'_> {
         let mut listing = listing.into();
         let snapshot = self.current();
-        let scope = listing.scope;
         let tools = (snapshot.tools.iter().enumerate())
-            .filter(|(i, tool)| {
-                scope.is_none_or(|scope| self.visible(&snapshot, *i, scope)) && listing.keeps(tool)
-            })
+            .filter(|(i, _)| self.lists(&snapshot, *i, &mut listing))
             .map(|(_, tool)| tool.clone());
         Catalog::new(tools.collect())
     }

@@ -74,6 +74,15 @@ impl Registry {
         entry.predicate.is_none_or(|enabled| enabled(scope))
     }
 
+    /// Whether `listing` holds the tool at `i` of `snapshot`: one its caller may see (every
+    /// tool, without a scope), kept by its filter. What every listing of the registry asks.
+    pub(crate) fn lists(&self, snapshot: &Snapshot, i: usize, listing: &mut Listing<'_>) -> bool {
+        listing
+            .scope
+            .is_none_or(|scope| self.visible(snapshot, i, scope))
+            && listing.keeps(&snapshot.tools[i])
+    }
+
     /// The name of the tool `listing` keeps whose name or alias is closest to `name`, when one
     /// is close enough to be a typo of it (`serach` for `search`, `web_search` for
     /// `research.web_search`): the "did you mean" of an unknown name. Only names the caller
@@ -98,11 +107,7 @@ impl Registry {
         let snapshot = self.current();
         let mut best: Option<(usize, &str)> = None;
         for (i, tool) in snapshot.tools.iter().enumerate() {
-            if !listing
-                .scope
-                .is_none_or(|scope| self.visible(&snapshot, i, scope))
-                || !listing.keeps(tool)
-            {
+            if !self.lists(&snapshot, i, &mut listing) {
                 continue;
             }
             for candidate in std::iter::once(tool.name()).chain(tool.aliases().iter().copied()) {
