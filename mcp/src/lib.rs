@@ -18,6 +18,7 @@
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: its number of blocks and the text of its value bounded before either is read, every block in order within the content limits, the value unwrapped, repeated text left out, a failure's text bounded before it is joined (imports none of the others) |
 //! | `tasks.rs` | the tasks extension (2026-07-28): when a `tools/call` becomes a task, a task as `tasks/get` answers it, a person's answer from `tasks/update`, the extension's errors |
 //! | `link.rs` | a call's client link: `Ctx::log` (`notifications/message` at or above the session's `logging/setLevel`), `Ctx::progress`, in order and written before the answer, never waiting; `Ctx::ask` (`elicitation/create`) and `Ctx::sample` (`sampling/createMessage`) on the call's own stream (imports `peek.rs` for its too-long marker) |
+//! | `offers.rs` | resources, resource templates, prompts and completion as rmcp's results, for one caller; a session's resource subscriptions, bounded ([`MAX_SUBSCRIPTIONS`]) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](tool_registry_core::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file |
@@ -107,6 +108,7 @@ mod http_client;
 mod layers;
 mod line;
 mod link;
+mod offers;
 mod peek;
 mod resume;
 mod server;
@@ -121,6 +123,7 @@ pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError,
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{router, serve_http};
 pub use layers::TOO_MANY_SESSIONS;
+pub use offers::MAX_SUBSCRIPTIONS;
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;

@@ -5,9 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -17,6 +20,7 @@ use tokio::sync::watch;
 use super::answer::{call_tool_result, typed_answer};
 use super::confirm::{self, Answer};
 use super::link;
+use super::offers::{self, Subscriptions};
 use super::sessions::SessionLimits;
 use super::tasks;
 use tool_registry_core::Scope;
@@ -54,6 +58,8 @@ pub struct McpServer {
     /// The registry's MCP lists as rmcp's `Tool`s, each converted once, shared by every
     /// session.
     typed: Arc<TypedLists>,
+    /// The resources this session subscribed to (`resources/subscribe`).
+    subscriptions: Subscriptions,
 }
 
 /// The registry's MCP lists as rmcp's [`Tool`]s: each list the registry hands out converted
@@ -117,6 +123,7 @@ impl McpServer {
             log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
             alive: Arc::new(watch::Sender::new(())),
             typed: Arc::default(),
+            subscriptions: Subscriptions::default(),
         }
     }
 
@@ -162,6 +169,7 @@ impl McpServer {
         Self {
             alive: Arc::new(watch::Sender::new(())),
             log_level: Arc::new(AtomicU8::new(LogLevel::Info as u8)),
+            subscriptions: Subscriptions::default(),
             ..self.clone()
         }
     }
@@ -235,6 +243,18 @@ struct Watcher {
     scope: Scope,
 }
 
+/// A change a session or a listen stream is told of.
+enum Heard {
+    /// What the caller sees of the tools changed.
+    Tools,
+    /// The resources or templates changed.
+    Resources,
+    /// The prompts changed.
+    Prompts,
+    /// The contents of the resource at this URI changed.
+    Updated(String),
+}
+
 impl Watcher {
     /// A digest of the names of the tools the caller sees now: what decides whether a change
     /// concerns it. Kept as 8 bytes, not the names, so that a session costs the same whatever
@@ -247,23 +267,27 @@ impl Watcher {
         hasher.finish()
     }
 
-    /// Waits until a change of the registry changes what the caller sees; `false` when the
-    /// registry's change channel is gone.
+    /// Waits for the next change of the registry that may concern the caller (a change of
+    /// tools only when it changes what the caller sees); `None` when the registry's change
+    /// channel is gone.
     async fn next_change(
         &self,
         changes: &mut tokio::sync::broadcast::Receiver<tool_registry_core::spec::RegistryChange>,
         seen: &mut u64,
-    ) -> bool {
+    ) -> Option<Heard> {
+        use tool_registry_core::spec::RegistryChange;
         loop {
-            match changes.recv().await {
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    let now = self.visible();
-                    if now != *seen {
-                        *seen = now;
-                        return true;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            let heard = match changes.recv().await {
+                Ok(RegistryChange::Resources) => return Some(Heard::Resources),
+                Ok(RegistryChange::Prompts) => return Some(Heard::Prompts),
+                Ok(RegistryChange::ResourceUpdated { uri }) => return Some(Heard::Updated(uri)),
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Heard::Tools,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            };
+            let now = self.visible();
+            if now != *seen {
+                *seen = now;
+                return Some(heard);
             }
         }
     }
@@ -287,6 +311,12 @@ impl ServerHandler for McpServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_completions()
                 .enable_tasks()
                 .enable_logging()
                 .build(),
@@ -427,6 +457,82 @@ impl ServerHandler for McpServer {
         typed_answer(tool.output_schema(), &result).map(Into::into)
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        offers::list_resources(&this.registry, &this.scope)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        offers::list_templates(&this.registry, &this.scope)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
+        offers::read(&this.registry, &request.uri, &ctx).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        offers::list_prompts(&this.registry, &this.scope)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
+        offers::get(&this.registry, &request.name, request.arguments, &ctx)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        offers::complete(&this.registry, request, &this.scope)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let this = self.caller(&context.extensions);
+        self.subscriptions.add(&this.registry, &request.uri, &this.scope)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
     // Logging is deprecated by the 2026-07-28 revision (SEP-2577); clients of the `initialize`
     // era still set their level with it.
     #[allow(deprecated)]
@@ -502,16 +608,30 @@ impl ServerHandler for McpServer {
         let watcher = self.caller(&context.extensions).watcher();
         let mut ended = self.alive.subscribe();
         let mut changes = self.registry.subscribe();
+        let subscriptions = self.subscriptions.clone();
         tokio::spawn(async move {
             let mut seen = watcher.visible();
             loop {
                 tokio::select! {
                     _ = ended.changed() => return,
-                    changed = watcher.next_change(&mut changes, &mut seen) => {
-                        if !changed
-                            || peer.is_transport_closed()
-                            || peer.notify_tool_list_changed().await.is_err()
-                        {
+                    heard = watcher.next_change(&mut changes, &mut seen) => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                        let sent = match heard {
+                            None => return,
+                            Some(Heard::Tools) => peer.notify_tool_list_changed().await,
+                            Some(Heard::Resources) => peer.notify_resource_list_changed().await,
+                            Some(Heard::Prompts) => peer.notify_prompt_list_changed().await,
+                            Some(Heard::Updated(uri)) if subscriptions.follows(&uri) => {
+                                peer.notify_resource_updated(
+                                    rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                                )
+                                .await
+                            }
+                            Some(Heard::Updated(_)) => Ok(()),
+                        };
+                        if sent.is_err() {
                             return;
                         }
                     }
@@ -535,8 +655,31 @@ impl ServerHandler for McpServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = this.next_change(&mut changes, &mut seen) => {
-                    if !changed || context.sink().notify_tool_list_changed().await.is_err() {
+                heard = this.next_change(&mut changes, &mut seen) => {
+                    let accepted = context.accepted();
+                    let sink = context.sink();
+                    let sent = match heard {
+                        None => return Ok(()),
+                        Some(Heard::Tools) if accepted.tools_list_changed == Some(true) => {
+                            sink.notify_tool_list_changed().await
+                        }
+                        Some(Heard::Resources) if accepted.resources_list_changed == Some(true) => {
+                            sink.notify_resource_list_changed().await
+                        }
+                        Some(Heard::Prompts) if accepted.prompts_list_changed == Some(true) => {
+                            sink.notify_prompt_list_changed().await
+                        }
+                        Some(Heard::Updated(uri))
+                            if accepted
+                                .resource_subscriptions
+                                .as_ref()
+                                .is_some_and(|uris| uris.contains(&uri)) =>
+                        {
+                            sink.notify_resource_updated(uri).await
+                        }
+                        Some(_) => Ok(()),
+                    };
+                    if sent.is_err() {
                         return Ok(());
                     }
                 }

@@ -17,6 +17,8 @@
 //! - `confirm_if.rs` makes `confirm_if`'s function: the arguments read, the predicate asked.
 //! - `expand.rs` generates the `ToolDef` and the call shim beside the user's function.
 //! - `files.rs` is `tool_files!`: one module per file of a folder.
+//! - `offer.rs` is `#[resource]` and `#[prompt]`: a function as a resource, a resource template
+//!   or a prompt, in the registry's linked slices (uses none of the others).
 
 mod args_struct;
 mod ast;
@@ -27,6 +29,7 @@ mod ctxt;
 mod expand;
 mod fallback;
 mod files;
+mod offer;
 mod targets;
 
 use proc_macro::TokenStream;
@@ -47,4 +50,16 @@ pub fn tool_files(input: TokenStream) -> TokenStream {
     files::tool_files(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
+}
+
+/// Declares a resource or a resource template. Documented on `tool_registry::resource`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    offer::expand(offer::Kind::Resource, args.into(), item.into()).into()
+}
+
+/// Declares a prompt. Documented on `tool_registry::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    offer::expand(offer::Kind::Prompt, args.into(), item.into()).into()
 }

@@ -32,7 +32,7 @@ pub(crate) mod error;
 mod error_wire;
 mod events;
 pub(crate) mod fields;
-mod guard;
+pub(crate) mod guard;
 pub(crate) mod into_result;
 pub(crate) mod lenient;
 pub(crate) mod result;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
+use crate::offer::set::Offers;
 use super::linked::{DuplicateToolError, checked, linked_tools};
 use super::switches::{Selector, Switches};
 use super::writer::Writer;
@@ -108,6 +109,9 @@ pub enum BuildError {
         crate::hook::MAX_HOOKS
     )]
     TooManyHooks,
+    /// Two linked `#[resource]`s of one URI, or two `#[prompt]`s of one name.
+    #[error("{0}")]
+    Offers(String),
 }
 
 /// Builds a [`Registry`] from the linked tools, more tools, application state and policies.
@@ -420,7 +424,13 @@ impl RegistryBuilder {
             return Err(AllowListError::UnknownTools { unknown }.into());
         }
         crate::format::check_targets(&snapshot.tools)?;
+        let offers = if self.linked {
+            Offers::linked().map_err(|error| BuildError::Offers(error.to_string()))?
+        } else {
+            Offers::default()
+        };
         Ok(Registry {
+            offers: ArcSwap::from_pointee(offers),
             snapshot: ArcSwap::from_pointee(snapshot),
             writer: Mutex::new(writer),
             changes: tokio::sync::broadcast::channel(CHANGES_CAPACITY).0,

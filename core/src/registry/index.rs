@@ -30,6 +30,8 @@ pub struct Registry {
     /// What changes build the next snapshot from; one writer at a time.
     pub(super) writer: Mutex<Writer>,
     pub(super) changes: tokio::sync::broadcast::Sender<RegistryChange>,
+    /// The resources, resource templates and prompts: replaced as a whole by each change.
+    pub(super) offers: ArcSwap<crate::offer::set::Offers>,
     pub(crate) state: TypeMap,
     pub(crate) policy: Policy,
 }

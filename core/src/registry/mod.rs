@@ -25,6 +25,7 @@
 //! | `calls.rs` | calling tools ([`Registry::call`] and its [`Call`], batches, approvals), through the pipeline of [`exec`](crate::exec) |
 //! | `listing.rs` | [`Listing`]: which tools a lookup, a list, a catalog or a prompt block holds |
 //! | `formats.rs` | what each provider is given: tool lists, the prompt block, result messages, the catalog |
+//! | `offers.rs` | the resources, templates and prompts: who sees which, reading, getting, completion, run-time registration |
 //! | `discovery.rs` | the meta-tools a snapshot answers, and their answers |
 //! | `scoped.rs` | the registry as the parser reads it: [`Scoped`] |
 //! | `shared.rs` | [`Shared`]: a registry kept by a server or a gateway |
@@ -37,6 +38,7 @@ mod formats;
 pub(crate) mod index;
 mod lifecycle;
 mod linked;
+mod offers;
 pub(crate) mod listing;
 mod scoped;
 mod shared;

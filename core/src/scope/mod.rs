@@ -8,7 +8,7 @@
 //! | `allowlist.rs` | named allow-lists ([`AllowLists`]), in code or TOML |
 
 mod allowlist;
-mod modules;
+pub(crate) mod modules;
 pub(crate) mod who;
 
 pub use allowlist::{AllowList, AllowListError, AllowLists};

@@ -126,6 +126,15 @@ pub enum RegistryChange {
         /// The tool.
         tool: String,
     },
+    /// The resources or resource templates changed (one registered or removed).
+    Resources,
+    /// The prompts changed (one registered or removed).
+    Prompts,
+    /// The contents of a resource changed ([`Registry::resource_updated`](crate::Registry::resource_updated)).
+    ResourceUpdated {
+        /// Its URI.
+        uri: String,
+    },
 }
 
 /// The state of a registry's tools, for transfer, tests and persistence: every tool with its

@@ -11,7 +11,8 @@ use tool_registry::call::{Form, FormAnswer, LogLevel, Sampling};
 use tool_registry::content::{Audio, Content, Image, Resource};
 use tool_registry::mcp::{Callers, McpServer};
 use tool_registry::spec::ToolHandler;
-use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec, tool};
+use tool_registry::offer::PromptMessage;
+use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec, prompt, resource, tool};
 
 /// A 1x1 red PNG.
 const PNG: &[u8] = b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\xda\x63\xfc\xcf\xc0\xf0\x1f\x00\x05\x05\x02\x00\x5f\xc8\xf1\xd2\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
@@ -225,6 +226,76 @@ async fn test_reconnection(ctx: &Ctx) -> String {
     ctx.release_stream();
     tokio::time::sleep(Duration::from_millis(100)).await;
     "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.".into()
+}
+
+/// A static text resource, for testing.
+#[resource(uri = "test://static-text", mime_type = "text/plain")]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (a 1x1 red PNG), for testing.
+#[resource(uri = "test://static-binary", mime_type = "image/png")]
+async fn static_binary() -> &'static [u8] {
+    PNG
+}
+
+/// Data for one id, from a template, for testing.
+#[resource(uri = "test://template/{id}/data", mime_type = "application/json", complete(id = ids))]
+async fn template_data(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+fn ids(typed: &str) -> Vec<String> {
+    ["123", "124", "200"].into_iter().filter(|id| id.starts_with(typed)).map(Into::into).collect()
+}
+
+/// A resource a client may subscribe to, for testing.
+#[resource(uri = "test://watched-resource", mime_type = "text/plain")]
+async fn watched_resource() -> &'static str {
+    "Watched resource content."
+}
+
+/// A simple prompt without arguments, for testing.
+#[prompt]
+async fn test_simple_prompt() -> &'static str {
+    "This is a simple prompt for testing."
+}
+
+/// A prompt with two required arguments, for testing.
+#[prompt(complete(arg1 = arg_values, arg2 = arg_values))]
+async fn test_prompt_with_arguments(
+    #[arg(desc = "First test argument")] arg1: String,
+    #[arg(desc = "Second test argument")] arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+fn arg_values(typed: &str) -> Vec<String> {
+    ["test", "testValue1", "testValue2", "other"].into_iter().filter(|v| v.starts_with(typed)).map(Into::into).collect()
+}
+
+/// A prompt embedding a resource, for testing.
+#[prompt]
+async fn test_prompt_with_embedded_resource(
+    #[arg(name = "resourceUri", desc = "URI of the resource to embed")] resource_uri: String,
+) -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(
+            Resource::text(resource_uri, "Embedded resource content for testing.")
+                .with_mime_type("text/plain"),
+        ),
+        PromptMessage::user("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt showing an image, for testing.
+#[prompt]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Image::png(PNG)),
+        PromptMessage::user("Please analyze the image above."),
+    ]
 }
 
 /// The JSON Schema 2020-12 tool: its input schema uses `$schema`, `$defs` and
