@@ -36,7 +36,10 @@ pub(super) fn error(error: OfferError) -> ErrorData {
     }
 }
 
-fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+/// `value` as rmcp's result type, marked complete (`resultType`, which rmcp leaves out for a
+/// client of the `initialize` era).
+fn typed<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorData> {
+    value["resultType"] = "complete".into();
     serde_json::from_value(value).map_err(|error| {
         ErrorData::internal_error(format!("an answer is not MCP's shape: {error}"), None)
     })
