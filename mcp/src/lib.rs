@@ -17,6 +17,7 @@
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: its number of blocks and the text of its value bounded before either is read, every block in order within the content limits, the value unwrapped, repeated text left out, a failure's text bounded before it is joined (imports none of the others) |
 //! | `tasks.rs` | the tasks extension (2026-07-28): when a `tools/call` becomes a task, a task as `tasks/get` answers it, a person's answer from `tasks/update`, the extension's errors |
+//! | `rounds.rs` | questions on the 2026-07-28 revision (SEP-2322): a call's `Ctx::ask`, `Ctx::sample` and `Ctx::roots` answered from the request or raised as an `input_required` result, the answers of earlier rounds carried in a sealed, bound, expiring `requestState` ([`STATE_TTL`]) (imports none of the others) |
 //! | `link.rs` | a call's client link: `Ctx::log` (`notifications/message` at or above the session's `logging/setLevel`), `Ctx::progress`, in order and written before the answer, never waiting; `Ctx::ask` (`elicitation/create`) and `Ctx::sample` (`sampling/createMessage`) on the call's own stream (imports `peek.rs` for its too-long marker) |
 //! | `offers.rs` | resources, resource templates, prompts and completion as rmcp's results, for one caller; a session's resource subscriptions, bounded ([`MAX_SUBSCRIPTIONS`]) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](tool_registry_core::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
@@ -111,6 +112,7 @@ mod link;
 mod offers;
 mod peek;
 mod resume;
+mod rounds;
 mod server;
 mod sessions;
 mod sse;
@@ -124,6 +126,7 @@ pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{router, serve_http};
 pub use layers::TOO_MANY_SESSIONS;
 pub use offers::MAX_SUBSCRIPTIONS;
+pub use rounds::{MAX_STATE_BYTES, STATE_TTL};
 pub use server::{McpServer, PAGE_SIZE, serve_stdio};
 pub use sessions::SessionLimits;
 pub use stdio::MAX_LINE_BYTES;

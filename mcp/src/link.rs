@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, ElicitationAction, LoggingMessageNotificationParam,
+    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    InputRequest, ListRootsRequest, LoggingMessageNotificationParam,
     ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
@@ -26,9 +27,10 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::resume::Resumable;
+use super::rounds::{Asked, Rounds};
 
 use tool_registry_core::call::{
-    AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Sampled, Sampling,
+    AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Root, Sampled, Sampling,
 };
 
 /// Stores the least level the session's client wants, as `logging/setLevel` asked.
@@ -64,6 +66,9 @@ pub(super) struct McpClient {
     /// Where the call's answer stream can be released: the HTTP sessions' streams, the
     /// session and the request.
     stream: Option<(Arc<Resumable>, axum::http::HeaderValue, RequestId)>,
+    /// On the stateless revision: the call's questions, answered from the request or raised
+    /// as an `input_required` result (`rounds.rs`).
+    rounds: Option<Arc<Rounds>>,
 }
 
 impl McpClient {
@@ -79,7 +84,15 @@ impl McpClient {
             queue: OnceLock::new(),
             steps: AtomicU64::new(0),
             stream: None,
+            rounds: None,
         }
+    }
+
+    /// The call asks its questions through `rounds`: the 2026-07-28 revision's
+    /// `input_required` results.
+    pub(super) fn with_rounds(mut self, rounds: Arc<Rounds>) -> Self {
+        self.rounds = Some(rounds);
+        self
     }
 
     /// The call of request `request`, whose request came over HTTP with `parts`: its answer
@@ -206,6 +219,32 @@ impl ClientLink for McpClient {
     }
 
     fn ask(&self, form: Form) -> Asking<FormAnswer> {
+        let params = serde_json::from_value::<ElicitRequestParams>(json!({
+            "mode": "form",
+            "message": form.message(),
+            "requestedSchema": form.schema(),
+        }));
+        if let Some(rounds) = &self.rounds {
+            let declared = (rounds.capabilities())
+                .and_then(|capabilities| capabilities.elicitation.as_ref())
+                .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+            if !declared {
+                return refused("it did not declare `elicitation`");
+            }
+            let params = match params {
+                Ok(params) => params,
+                Err(error) => return Box::pin(std::future::ready(Err(AskError::BadForm(error.to_string())))),
+            };
+            let key = rounds.key(form.key());
+            return match rounds.ask(key, || InputRequest::Elicitation(ElicitRequest::new(params))) {
+                Asked::Answered(answer) => Box::pin(std::future::ready(
+                    serde_json::from_value::<ElicitResult>(answer)
+                        .map_err(|error| AskError::Mismatch(format!("the answer is not an elicitation result: {error}")))
+                        .and_then(form_answer),
+                )),
+                Asked::Raised => Box::pin(std::future::pending()),
+            };
+        }
         let declared = self
             .peer
             .peer_info()
@@ -217,11 +256,6 @@ impl ClientLink for McpClient {
         if let Some(refused) = self.unreachable("elicitation", declared) {
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let params = serde_json::from_value::<ElicitRequestParams>(json!({
-            "mode": "form",
-            "message": form.message(),
-            "requestedSchema": form.schema(),
-        }));
         let peer = self.peer.clone();
         Box::pin(async move {
             let params = params.map_err(|error| AskError::BadForm(error.to_string()))?;
@@ -229,37 +263,36 @@ impl ClientLink for McpClient {
             let ClientResult::ElicitResult(answer) = send(peer, request).await? else {
                 return Err(asked(ServiceError::UnexpectedResponse));
             };
-            Ok(match answer.action {
-                ElicitationAction::Accept => match answer.content {
-                    Some(Value::Object(fields)) => FormAnswer::Accepted(fields),
-                    None => FormAnswer::Accepted(serde_json::Map::new()),
-                    Some(other) => {
-                        let kind = match other {
-                            Value::Array(_) => "an array",
-                            Value::String(_) => "a string",
-                            Value::Number(_) => "a number",
-                            Value::Bool(_) => "a boolean",
-                            _ => "null",
-                        };
-                        return Err(AskError::Mismatch(format!(
-                            "an accepted answer's content is an object of fields, not {kind}"
-                        )));
-                    }
-                },
-                ElicitationAction::Decline => FormAnswer::Declined,
-                _ => FormAnswer::Cancelled,
-            })
+            form_answer(answer)
+        })
+    }
+
+    fn roots(&self, key: Option<&str>) -> Asking<Vec<Root>> {
+        if let Some(rounds) = &self.rounds {
+            if rounds.capabilities().and_then(|c| c.roots.as_ref()).is_none() {
+                return refused("it did not declare `roots`");
+            }
+            let key = rounds.key(key);
+            return match rounds.ask(key, || InputRequest::ListRoots(ListRootsRequest::default())) {
+                Asked::Answered(answer) => Box::pin(std::future::ready(roots_of(answer))),
+                Asked::Raised => Box::pin(std::future::pending()),
+            };
+        }
+        let declared = (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
+        if let Some(refused) = self.unreachable("roots", declared) {
+            return Box::pin(std::future::ready(Err(refused)));
+        }
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
+            let ClientResult::ListRootsResult(answer) = send(peer, request).await? else {
+                return Err(asked(ServiceError::UnexpectedResponse));
+            };
+            roots_of(serde_json::to_value(answer).unwrap_or(Value::Null))
         })
     }
 
     fn sample(&self, sampling: Sampling) -> Asking<Sampled> {
-        let declared = self
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.sampling.is_some());
-        if let Some(refused) = self.unreachable("sampling", declared) {
-            return Box::pin(std::future::ready(Err(refused)));
-        }
         let messages: Vec<Value> = sampling
             .messages()
             .iter()
@@ -279,6 +312,31 @@ impl ClientLink for McpClient {
             params["temperature"] = json!(temperature);
         }
         let params = serde_json::from_value::<CreateMessageRequestParams>(params);
+        if let Some(rounds) = &self.rounds {
+            if rounds.capabilities().and_then(|c| c.sampling.as_ref()).is_none() {
+                return refused("it did not declare `sampling`");
+            }
+            let params = match params {
+                Ok(params) => params,
+                Err(error) => return Box::pin(std::future::ready(Err(AskError::Client(error.to_string())))),
+            };
+            let key = rounds.key(sampling.key());
+            return match rounds.ask(key, || InputRequest::CreateMessage(CreateMessageRequest::new(params))) {
+                Asked::Answered(answer) => Box::pin(std::future::ready(
+                    serde_json::from_value::<CreateMessageResult>(answer)
+                        .map_err(|error| AskError::Mismatch(format!("the answer is not a sampling result: {error}")))
+                        .map(|answer| sampled(&answer)),
+                )),
+                Asked::Raised => Box::pin(std::future::pending()),
+            };
+        }
+        let declared = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.sampling.is_some());
+        if let Some(refused) = self.unreachable("sampling", declared) {
+            return Box::pin(std::future::ready(Err(refused)));
+        }
         let peer = self.peer.clone();
         Box::pin(async move {
             let params = params.map_err(|error| AskError::Client(error.to_string()))?;
@@ -286,10 +344,58 @@ impl ClientLink for McpClient {
             let ClientResult::CreateMessageResult(answer) = send(peer, request).await? else {
                 return Err(asked(ServiceError::UnexpectedResponse));
             };
-            let content = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
-            Ok(Sampled::new(content, answer.model, answer.stop_reason))
+            Ok(sampled(&answer))
         })
     }
+}
+
+/// A question refused at once: `why` the client cannot be asked.
+fn refused<T: Send + 'static>(why: &str) -> Asking<T> {
+    Box::pin(std::future::ready(Err(AskError::Unsupported(why.to_owned()))))
+}
+
+/// A client's elicitation result as the tool reads it.
+fn form_answer(answer: ElicitResult) -> Result<FormAnswer, AskError> {
+    Ok(match answer.action {
+        ElicitationAction::Accept => match answer.content {
+            Some(Value::Object(fields)) => FormAnswer::Accepted(fields),
+            None => FormAnswer::Accepted(serde_json::Map::new()),
+            Some(other) => {
+                let kind = match other {
+                    Value::Array(_) => "an array",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "a boolean",
+                    _ => "null",
+                };
+                return Err(AskError::Mismatch(format!(
+                    "an accepted answer's content is an object of fields, not {kind}"
+                )));
+            }
+        },
+        ElicitationAction::Decline => FormAnswer::Declined,
+        _ => FormAnswer::Cancelled,
+    })
+}
+
+/// A client's sampling result as the tool reads it.
+fn sampled(answer: &CreateMessageResult) -> Sampled {
+    let content = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
+    Sampled::new(content, answer.model.clone(), answer.stop_reason.clone())
+}
+
+/// A client's `roots/list` result as the tool reads it, at most 1,000 roots.
+fn roots_of(answer: Value) -> Result<Vec<Root>, AskError> {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        roots: Vec<Root>,
+    }
+    let listed: Listed = serde_json::from_value(answer)
+        .map_err(|error| AskError::Mismatch(format!("the answer is not a roots list: {error}")))?;
+    if listed.roots.len() > 1000 {
+        return Err(AskError::Mismatch(format!("the client listed {} roots, more than the 1000 read", listed.roots.len())));
+    }
+    Ok(listed.roots)
 }
 
 /// Sends `request` to the client and waits for its answer. A wait given up (the call ended at

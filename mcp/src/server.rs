@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CacheScope, CallToolRequestParams, InputRequiredResult, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
@@ -21,6 +21,7 @@ use super::answer::{call_tool_result, typed_answer};
 use super::confirm::{self, Answer};
 use super::link;
 use super::offers::{self, Subscriptions};
+use super::rounds::{self, Rounds, Sealer};
 use super::sessions::SessionLimits;
 use super::tasks;
 use tool_registry_core::Scope;
@@ -60,6 +61,9 @@ pub struct McpServer {
     typed: Arc<TypedLists>,
     /// The resources this session subscribed to (`resources/subscribe`).
     subscriptions: Subscriptions,
+    /// What seals the answers of a call's earlier rounds (`requestState`), shared by every
+    /// session of the server.
+    sealer: Sealer,
 }
 
 /// The registry's MCP lists as rmcp's [`Tool`]s: each list the registry hands out converted
@@ -124,6 +128,7 @@ impl McpServer {
             alive: Arc::new(watch::Sender::new(())),
             typed: Arc::default(),
             subscriptions: Subscriptions::default(),
+            sealer: Sealer::default(),
         }
     }
 
@@ -227,6 +232,54 @@ impl McpServer {
         }
     }
 
+    /// The context of a read or a prompt for `this` caller: on the stateless revision, with
+    /// its questions asked through rounds (`rounds.rs`).
+    async fn asking(
+        &self,
+        this: &Self,
+        context: &RequestContext<RoleServer>,
+        state: Option<&str>,
+        responses: Option<&rmcp::model::InputResponses>,
+        bound: &[u8],
+    ) -> Result<(Ctx, Option<Arc<Rounds>>), ErrorData> {
+        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
+        if !stateless(context) {
+            return Ok((ctx, None));
+        }
+        let rounds = Arc::new(
+            Rounds::of(&self.sealer, &this.registry, state, responses, bound, context.client_capabilities())
+                .await?,
+        );
+        let link = link::McpClient::new(
+            context.peer.clone(),
+            self.log_level.clone(),
+            context.meta.protocol_version(),
+        )
+        .with_rounds(Arc::clone(&rounds));
+        Ok((ctx.with_client(Arc::new(link)), Some(rounds)))
+    }
+
+    /// `work`'s answer, or the questions it raised as an `input_required` result.
+    async fn or_raised<T>(
+        &self,
+        work: impl Future<Output = Result<T, ErrorData>>,
+        rounds: Option<&Rounds>,
+        registry: &Shared,
+        bound: &[u8],
+    ) -> Result<Result<T, InputRequiredResult>, ErrorData> {
+        let Some(rounds) = rounds else {
+            return work.await.map(Ok);
+        };
+        tokio::select! {
+            biased;
+            done = work => done.map(Ok),
+            () = rounds.raised() => {
+                let (requests, state) = rounds.next_round(&self.sealer, registry, bound).await?;
+                Ok(Err(InputRequiredResult::new(Some(requests), Some(state))))
+            }
+        }
+    }
+
     /// What a task that follows the registry for this caller needs, without the session's
     /// life: holding it does not keep the session's handler alive.
     fn watcher(&self) -> Watcher {
@@ -299,6 +352,19 @@ pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::
     McpServer::new(registry, scope).serve_stdio().await
 }
 
+/// Whether `context` is a request of the stateless revision (2026-07-28), which a server asks
+/// through `input_required` results.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
+}
+
+/// Who the caller is, for binding a `requestState` to it.
+fn caller_key(scope: &Scope) -> String {
+    format!("{}\u{1f}{}", scope.user_id().unwrap_or(""), scope.limit_key())
+}
+
 fn unknown(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
 }
@@ -363,11 +429,14 @@ impl ServerHandler for McpServer {
         let Some(tool) = registry.get(name, scope) else {
             return Err(unknown(name));
         };
-        let answer = confirm::answer_of(
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-            &context,
-        )?;
+        let name = tool.name();
+        let become_task = tasks::when(name, tool.task_support(), &context)?;
+        let state = request.request_state.as_deref();
+        let asked_before = state.filter(|state| state.starts_with(rounds::STATE_PREFIX));
+        let answer = match asked_before {
+            Some(_) => Answer::None,
+            None => confirm::answer_of(state, request.input_responses.as_ref(), &context)?,
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // Kept for the question to the user, only where there may be one: where the
         // confirmation stage applies (a tool that always asks, a `confirm_if`, a hook that may
@@ -375,14 +444,34 @@ impl ServerHandler for McpServer {
         let shown = registry
             .may_ask_approval(name, scope)
             .then(|| arguments.clone());
-        let client = Arc::new(
-            link::McpClient::new(
-                context.peer.clone(),
-                self.log_level.clone(),
-                context.meta.protocol_version(),
-            )
-            .over_http(context.extensions.get(), &context.id),
-        );
+        // The stateless revision's questions: answered from the request, or raised as an
+        // `input_required` result (a call that becomes a task asks through the task instead).
+        let bound = rounds::binding(&caller_key(scope), "tools/call", name, &arguments);
+        let rounds = if stateless(&context) && become_task.is_none() {
+            Some(Arc::new(
+                Rounds::of(
+                    &self.sealer,
+                    registry,
+                    asked_before,
+                    request.input_responses.as_ref(),
+                    &bound,
+                    context.client_capabilities(),
+                )
+                .await?,
+            ))
+        } else {
+            None
+        };
+        let mut link = link::McpClient::new(
+            context.peer.clone(),
+            self.log_level.clone(),
+            context.meta.protocol_version(),
+        )
+        .over_http(context.extensions.get(), &context.id);
+        if let Some(rounds) = &rounds {
+            link = link.with_rounds(Arc::clone(rounds));
+        }
+        let client = Arc::new(link);
         let mut ctx = Ctx::for_scope(scope.clone())
             .with_call_id(context.id.to_string())
             .with_client(client.clone());
@@ -390,8 +479,6 @@ impl ServerHandler for McpServer {
             let client = Arc::clone(&client);
             ctx = ctx.with_progress(move |message| client.progress(token.clone(), message));
         }
-        let name = tool.name();
-        let become_task = tasks::when(name, tool.task_support(), &context)?;
         if let (Some(when), Answer::None) = (become_task, &answer) {
             let call = TaskCall {
                 tool: name.to_owned(),
@@ -438,9 +525,23 @@ impl ServerHandler for McpServer {
                 ),
             }
         };
-        // A cancellation drops the call's future, and with it an async tool.
+        // A cancellation drops the call's future, and with it an async tool; so does a
+        // question raised on the stateless revision, whose answer reruns the call.
+        let raised = async {
+            match &rounds {
+                Some(rounds) => rounds.raised().await,
+                None => std::future::pending().await,
+            }
+        };
         let result = tokio::select! {
+            biased;
             result = run => result,
+            () = raised => {
+                client.flush().await;
+                let rounds = rounds.as_ref().expect("raised only with rounds");
+                let (requests, state) = rounds.next_round(&self.sealer, registry, &bound).await?;
+                return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+            }
             () = context.ct.cancelled() => {
                 tracing::info!(tool = name, request = %context.id, "tools/call cancelled by the client");
                 return Err(ErrorData::internal_error("the call was cancelled", None));
@@ -481,8 +582,15 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
-        offers::read(&this.registry, &request.uri, &ctx).await.map(Into::into)
+        let bound = rounds::binding(&caller_key(&this.scope), "resources/read", &request.uri, &Value::Null);
+        let (ctx, rounds) = self
+            .asking(&this, &context, request.request_state.as_deref(), request.input_responses.as_ref(), &bound)
+            .await?;
+        let read = offers::read(&this.registry, &request.uri, &ctx);
+        match self.or_raised(read, rounds.as_deref(), &this.registry, &bound).await? {
+            Ok(result) => Ok(result.into()),
+            Err(question) => Ok(ReadResourceResponse::InputRequired(question)),
+        }
     }
 
     async fn list_prompts(
@@ -500,10 +608,16 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
-        offers::get(&this.registry, &request.name, request.arguments, &ctx)
-            .await
-            .map(Into::into)
+        let target = Value::Object(request.arguments.clone().unwrap_or_default());
+        let bound = rounds::binding(&caller_key(&this.scope), "prompts/get", &request.name, &target);
+        let (ctx, rounds) = self
+            .asking(&this, &context, request.request_state.as_deref(), request.input_responses.as_ref(), &bound)
+            .await?;
+        let get = offers::get(&this.registry, &request.name, request.arguments, &ctx);
+        match self.or_raised(get, rounds.as_deref(), &this.registry, &bound).await? {
+            Ok(result) => Ok(result.into()),
+            Err(question) => Ok(GetPromptResponse::InputRequired(question)),
+        }
     }
 
     async fn complete(

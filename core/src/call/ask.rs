@@ -43,6 +43,7 @@ pub struct Form {
     schema: Map<String, Value>,
     max_answer_bytes: usize,
     timeout: Option<Duration>,
+    key: Option<String>,
 }
 
 impl Form {
@@ -70,6 +71,7 @@ impl Form {
             schema,
             max_answer_bytes: Self::MAX_ANSWER_BYTES,
             timeout: None,
+            key: None,
         })
     }
 
@@ -132,6 +134,20 @@ impl Form {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// The name the question goes by where a client answers it by name (the key of MCP's
+    /// `inputRequests` on the 2026-07-28 revision); `q1`, `q2`, ... in the order the call asks
+    /// unless set. Names are the call's own: two questions of one call never share one.
+    #[must_use]
+    pub fn named(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The name set with [`Form::named`].
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// What the person is asked.
@@ -245,6 +261,7 @@ pub struct Sampling {
     temperature: Option<f64>,
     max_answer_bytes: usize,
     timeout: Option<Duration>,
+    key: Option<String>,
 }
 
 impl Sampling {
@@ -264,6 +281,7 @@ impl Sampling {
             temperature: None,
             max_answer_bytes: Self::MAX_ANSWER_BYTES,
             timeout: None,
+            key: None,
         }
     }
 
@@ -308,6 +326,18 @@ impl Sampling {
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// The name the request goes by where a client answers it by name (see [`Form::named`]).
+    #[must_use]
+    pub fn named(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// The name set with [`Sampling::named`].
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The conversation.
@@ -373,6 +403,17 @@ impl Sampled {
             stop_reason,
         }
     }
+}
+
+/// A root the client exposes (MCP's `roots/list`): a directory or another URI the user lets
+/// the server work in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Root {
+    /// Its URI (`file:///home/ada/project`).
+    pub uri: String,
+    /// Its name, if the client gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// Why a question or a sampling request got no answer the tool can use.

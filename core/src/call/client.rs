@@ -9,7 +9,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ask::{AskError, Form, FormAnswer, Sampled, Sampling};
+use super::ask::{AskError, Form, FormAnswer, Root, Sampled, Sampling};
 
 /// What [`ClientLink::ask`] and [`ClientLink::sample`] give back: the client's answer, once it
 /// comes.
@@ -93,6 +93,15 @@ pub trait ClientLink: Send + Sync + 'static {
         let _ = sampling;
         Box::pin(std::future::ready(Err(AskError::Unsupported(
             "its link does not carry sampling requests".into(),
+        ))))
+    }
+
+    /// Asks the client for its roots (MCP's `roots/list`); `key` names the request where the
+    /// client answers by name. Unsupported unless the link carries it.
+    fn roots(&self, key: Option<&str>) -> Asking<Vec<Root>> {
+        let _ = key;
+        Box::pin(std::future::ready(Err(AskError::Unsupported(
+            "its link does not carry roots requests".into(),
         ))))
     }
 }

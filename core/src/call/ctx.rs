@@ -309,6 +309,21 @@ impl Ctx {
         Ok(sampled)
     }
 
+    /// The roots the caller's client exposes (MCP's `roots/list`): the directories its user
+    /// lets the server work in. The same errors as [`Ctx::ask`] where the call cannot ask.
+    pub async fn roots(&self) -> Result<Vec<crate::call::Root>, AskError> {
+        self.roots_named(None).await
+    }
+
+    /// [`Ctx::roots`] under a name, where a client answers by name (see
+    /// [`Form::named`](crate::call::Form::named)).
+    pub async fn roots_named(&self, key: Option<&str>) -> Result<Vec<crate::call::Root>, AskError> {
+        let Some(link) = &self.client else {
+            return Err(AskError::NoClient);
+        };
+        link.0.roots(key).await
+    }
+
     /// Lets go of the connection the call's answer would come on, for a call that runs long:
     /// over MCP's streamable HTTP in a session (SEP-1699) the stream ends now, and the client
     /// reconnects with `Last-Event-ID` to read what the call sends after, its answer included.

@@ -45,7 +45,7 @@ pub(crate) use admit::{admit_args, dispose_args};
 pub use args::MAX_ARGS_BYTES;
 pub(crate) use args::ToolArgs;
 pub(crate) use args::args_value;
-pub use ask::{AskError, Form, FormAnswer, Role, Sampled, Sampling};
+pub use ask::{AskError, Form, FormAnswer, Role, Root, Sampled, Sampling};
 pub use client::{Asking, ClientLink, LogLevel, log_locally};
 pub(crate) use ctx::Ctx;
 pub(crate) use ctx::EventSink;

@@ -30,6 +30,17 @@ impl ApprovalKey {
         Self(Arc::from(secret.as_ref()))
     }
 
+    /// A key of its own for `purpose`, derived from this one (HMAC-SHA256 of the purpose):
+    /// what another part of the application signs with, so that one shared secret serves a
+    /// fleet without two uses of it ever meeting.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC takes keys of any length");
+        mac.update(b"tool-registry/derived-key/");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// 32 fresh random bytes.
     pub(crate) fn random() -> Result<Self, String> {
         let mut bytes = [0u8; 32];

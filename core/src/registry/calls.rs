@@ -148,6 +148,15 @@ impl Registry {
         self.policy.content_limits
     }
 
+    /// A secret of its own for `purpose`, derived from the registry's approval key (the one
+    /// given to [`RegistryBuilder::approval_key`](crate::RegistryBuilder::approval_key), the
+    /// approvals store's, shared by a fleet, or one drawn for this process): what a front end
+    /// signs its own state with, the same on every instance that shares the key. An error when
+    /// the store cannot give its key.
+    pub async fn derived_key(&self, purpose: &str) -> Result<[u8; 32], String> {
+        Ok(self.policy.gates.approval_key().await?.derive(purpose))
+    }
+
     /// Whether a call of `name` by the caller of `listing` may wait for a person's approval:
     /// the tool always asks, asks by its `confirm_if`, or a hook of the registry that applies
     /// to it may ask. A front end that shows the person the call keeps its arguments only then.

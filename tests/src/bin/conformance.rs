@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_registry::call::{Form, FormAnswer, LogLevel, Sampling};
+use tool_registry::call::{AskError, Form, FormAnswer, LogLevel, Sampling};
 use tool_registry::content::{Audio, Content, Image, Resource};
 use tool_registry::mcp::{Callers, McpServer};
 use tool_registry::spec::ToolHandler;
@@ -298,6 +298,169 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
     ]
 }
 
+/// A form of one string field, `field`, for the 2026-07-28 tools.
+fn one_field(key: &str, message: &str, field: &str, kind: &str) -> Result<Form, AskError> {
+    Ok(Form::new(
+        message,
+        json!({"type": "object", "properties": {field: {"type": kind}}, "required": [field]}),
+    )?
+    .named(key))
+}
+
+/// The field `field` of an accepted answer, as text.
+fn field_of(answer: FormAnswer, field: &str) -> String {
+    match answer {
+        FormAnswer::Accepted(fields) => match fields.get(field) {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        },
+        other => format!("({})", other.action()),
+    }
+}
+
+/// Asks the user's name (an `input_required` result on 2026-07-28), then greets them.
+#[tool(read_only)]
+async fn test_input_required_result_elicitation(ctx: &Ctx) -> Result<String, ToolError> {
+    let answer = ctx.ask(one_field("user_name", "What is your name?", "name", "string")?).await?;
+    Ok(format!("Hello, {}!", field_of(answer, "name")))
+}
+
+/// Asks the client's model a question, then answers with its completion.
+#[tool(read_only)]
+async fn test_input_required_result_sampling(ctx: &Ctx) -> Result<String, ToolError> {
+    let asked = Sampling::new("What is the capital of France?").max_tokens(100).named("capital_question");
+    Ok(ctx.sample(asked).await?.text.unwrap_or_default())
+}
+
+/// Asks the client for its roots, then names them.
+#[tool(read_only)]
+async fn test_input_required_result_list_roots(ctx: &Ctx) -> Result<String, ToolError> {
+    let roots = ctx.roots_named(Some("client_roots")).await?;
+    let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+    Ok(format!("Roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation carried across rounds in `requestState`.
+#[tool(read_only)]
+async fn test_input_required_result_request_state(ctx: &Ctx) -> Result<String, ToolError> {
+    let answer = ctx.ask(one_field("confirm", "Please confirm", "ok", "boolean")?).await?;
+    Ok(format!("state-ok: ok={}", field_of(answer, "ok")))
+}
+
+/// Asks three things at once: a name, a greeting from the model, the client's roots.
+#[tool(read_only)]
+async fn test_input_required_result_multiple_inputs(ctx: &Ctx) -> Result<String, ToolError> {
+    let name = one_field("user_name", "What is your name?", "name", "string")?;
+    let greeting = Sampling::new("Generate a greeting").max_tokens(50).named("greeting");
+    let (name, greeting, roots) = tokio::join!(
+        ctx.ask(name),
+        ctx.sample(greeting),
+        ctx.roots_named(Some("client_roots"))
+    );
+    Ok(format!(
+        "name={}, greeting={}, roots={}",
+        field_of(name?, "name"),
+        greeting?.text.unwrap_or_default(),
+        roots?.len()
+    ))
+}
+
+/// Asks in two rounds: a name, then a colour.
+#[tool(read_only)]
+async fn test_input_required_result_multi_round(ctx: &Ctx) -> Result<String, ToolError> {
+    let name = ctx.ask(one_field("step1", "Step 1: What is your name?", "name", "string")?).await?;
+    let color = ctx.ask(one_field("step2", "Step 2: What is your favorite color?", "color", "string")?).await?;
+    Ok(format!("{} likes {}", field_of(name, "name"), field_of(color, "color")))
+}
+
+/// Asks for a confirmation whose `requestState` is sealed: a changed state is refused.
+#[tool(read_only)]
+async fn test_input_required_result_tampered_state(ctx: &Ctx) -> Result<String, ToolError> {
+    let answer = ctx.ask(one_field("confirm", "Please confirm", "ok", "boolean")?).await?;
+    Ok(format!("ok={}", field_of(answer, "ok")))
+}
+
+/// Asks the user and the model, each only where the client declared it can answer.
+#[tool(read_only)]
+async fn test_input_required_result_capabilities(ctx: &Ctx) -> Result<String, ToolError> {
+    let question = one_field("user_name", "What is your name?", "name", "string")?;
+    let sampling = Sampling::new("Generate a greeting").max_tokens(50).named("greeting");
+    let (name, greeting) = tokio::join!(ctx.ask(question), ctx.sample(sampling));
+    let name = name.map_or_else(|error| format!("({error})"), |answer| field_of(answer, "name"));
+    let greeting = greeting.map_or_else(|error| format!("({error})"), |sampled| sampled.text.unwrap_or_default());
+    Ok(format!("name={name}, greeting={greeting}"))
+}
+
+/// Asks the user's context, then writes a prompt with it (an `input_required` result of
+/// `prompts/get` on 2026-07-28).
+#[prompt]
+async fn test_input_required_result_prompt(ctx: &Ctx) -> Result<String, ToolError> {
+    let form = one_field("user_context", "What context should the prompt use?", "context", "string")?;
+    let answer = ctx.ask(form).await?;
+    Ok(format!("Use this context: {}", field_of(answer, "context")))
+}
+
+/// Needs the client's model: a client that did not declare sampling gets the missing
+/// capability error.
+#[tool(read_only)]
+async fn test_missing_capability(ctx: &Ctx) -> Result<String, ToolError> {
+    let sampled = ctx.sample(Sampling::new("Say hello").max_tokens(20)).await?;
+    Ok(sampled.text.unwrap_or_default())
+}
+
+/// Asks the user something: on 2026-07-28 the question is the answer, never a request on the
+/// stream.
+#[tool(read_only)]
+async fn test_streaming_elicitation(ctx: &Ctx) -> Result<String, ToolError> {
+    let answer = ctx.ask(one_field("user_name", "What is your name?", "name", "string")?).await?;
+    Ok(format!("Hello, {}!", field_of(answer, "name")))
+}
+
+/// Logs while it runs: the client hears it only at the level its request asks for.
+#[tool(read_only)]
+async fn test_logging_tool(ctx: &Ctx) -> String {
+    ctx.log(LogLevel::Info, "logging tool ran");
+    "Logged.".into()
+}
+
+/// The registry served, for the tools that change it.
+static SERVED: std::sync::OnceLock<std::sync::Arc<Registry>> = std::sync::OnceLock::new();
+
+/// Adds a tool to the list, or takes it away again: clients that listen hear the change.
+#[tool]
+async fn test_trigger_tool_change() -> Result<String, ToolError> {
+    let registry = SERVED.get().ok_or_else(|| ToolError::failed("not serving yet"))?;
+    if registry.get("test_dynamic_tool", tool_registry::Listing::every()).is_some() {
+        registry.remove("test_dynamic_tool").map_err(|error| ToolError::failed(error.to_string()))?;
+        return Ok("removed test_dynamic_tool".into());
+    }
+    let spec = ToolSpec::builder("test_dynamic_tool")
+        .description("A tool added at run time, for testing list changes")
+        .input_schema(json!({"type": "object"}))
+        .build()
+        .map_err(|error| ToolError::failed(error.to_string()))?;
+    registry
+        .register(spec, ToolHandler::new(|_arguments, _ctx| async move { Ok::<_, String>(json!("dynamic")) }))
+        .map_err(|error| ToolError::failed(error.to_string()))?;
+    Ok("added test_dynamic_tool".into())
+}
+
+/// Adds a prompt to the list, or takes it away again: clients that listen hear the change.
+#[tool]
+async fn test_trigger_prompt_change() -> Result<String, ToolError> {
+    let registry = SERVED.get().ok_or_else(|| ToolError::failed("not serving yet"))?;
+    if registry.remove_prompt("test_dynamic_prompt") {
+        return Ok("removed test_dynamic_prompt".into());
+    }
+    let prompt = tool_registry::offer::PromptSpec::new("test_dynamic_prompt", |_request| async move {
+        Ok(vec![PromptMessage::user("A prompt added at run time.")])
+    })
+    .with_description("A prompt added at run time, for testing list changes");
+    registry.register_prompt(prompt).map_err(|error| ToolError::failed(error.to_string()))?;
+    Ok("added test_dynamic_prompt".into())
+}
+
 /// The JSON Schema 2020-12 tool: its input schema uses `$schema`, `$defs` and
 /// `additionalProperties`, written as they are.
 fn json_schema_tool() -> ToolSpec {
@@ -308,11 +471,22 @@ fn json_schema_tool() -> ToolSpec {
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
                 }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         }))
         .build()
@@ -333,7 +507,9 @@ async fn main() -> std::io::Result<()> {
             ToolHandler::new(|arguments, _ctx| async move { Ok::<_, String>(arguments) }),
         )
         .map_err(|error| std::io::Error::other(error.to_string()))?;
-    McpServer::new(std::sync::Arc::new(registry), Scope::trusted())
+    let registry = std::sync::Arc::new(registry);
+    let _ = SERVED.set(registry.clone());
+    McpServer::new(registry, Scope::trusted())
         .serve_http(Callers::new(), addr, |bound| {
             println!("listening on http://{bound}/mcp");
         })
