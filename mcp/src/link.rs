@@ -229,6 +229,7 @@ impl ClientLink for McpClient {
                 .and_then(|capabilities| capabilities.elicitation.as_ref())
                 .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
             if !declared {
+                rounds.lacks("elicitation");
                 return refused("it did not declare `elicitation`");
             }
             let params = match params {
@@ -270,6 +271,7 @@ impl ClientLink for McpClient {
     fn roots(&self, key: Option<&str>) -> Asking<Vec<Root>> {
         if let Some(rounds) = &self.rounds {
             if rounds.capabilities().and_then(|c| c.roots.as_ref()).is_none() {
+                rounds.lacks("roots");
                 return refused("it did not declare `roots`");
             }
             let key = rounds.key(key);
@@ -314,6 +316,7 @@ impl ClientLink for McpClient {
         let params = serde_json::from_value::<CreateMessageRequestParams>(params);
         if let Some(rounds) = &self.rounds {
             if rounds.capabilities().and_then(|c| c.sampling.as_ref()).is_none() {
+                rounds.lacks("sampling");
                 return refused("it did not declare `sampling`");
             }
             let params = match params {

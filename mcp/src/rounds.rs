@@ -115,6 +115,8 @@ pub(super) struct Rounds {
     signal: Notify,
     asked: std::sync::atomic::AtomicUsize,
     capabilities: Option<ClientCapabilities>,
+    /// The capabilities the call asked for that the client did not declare.
+    missing: Mutex<BTreeSet<&'static str>>,
 }
 
 /// What a question is.
@@ -178,12 +180,33 @@ impl Rounds {
             signal: Notify::new(),
             asked: std::sync::atomic::AtomicUsize::new(0),
             capabilities,
+            missing: Mutex::default(),
         })
     }
 
     /// The client's capabilities, as the request declares them.
     pub(super) fn capabilities(&self) -> Option<&ClientCapabilities> {
         self.capabilities.as_ref()
+    }
+
+    /// Notes that the call asked for `capability`, which the client did not declare.
+    pub(super) fn lacks(&self, capability: &'static str) {
+        lock(&self.missing).insert(capability);
+    }
+
+    /// The missing-capability error (`-32021`, SEP-2575) for a call that failed after asking
+    /// for capabilities the client did not declare, naming them in
+    /// `data.requiredCapabilities`; `None` when it asked for none.
+    pub(super) fn missing_error(&self) -> Option<ErrorData> {
+        let missing = lock(&self.missing);
+        if missing.is_empty() {
+            return None;
+        }
+        let required: serde_json::Map<String, Value> = (missing.iter())
+            .map(|capability| ((*capability).to_owned(), Value::Object(serde_json::Map::new())))
+            .collect();
+        let required: ClientCapabilities = serde_json::from_value(Value::Object(required)).ok()?;
+        Some(ErrorData::missing_required_client_capability(required))
     }
 
     /// The name of the next question: `given`, or `q1`, `q2`, ... in the order asked.

@@ -232,6 +232,20 @@ impl McpServer {
         }
     }
 
+    /// The least level a request's client hears its call's logs at: the session's
+    /// (`logging/setLevel`) in the `initialize` era; on the stateless revision the one the
+    /// request's `_meta` names (`io.modelcontextprotocol/logLevel`), and none without it.
+    fn level_of(&self, context: &RequestContext<RoleServer>) -> Arc<AtomicU8> {
+        if !stateless(context) {
+            return self.log_level.clone();
+        }
+        let level = Arc::new(AtomicU8::new(u8::MAX));
+        if let Some(asked) = context.meta.log_level() {
+            link::set_level(&level, asked);
+        }
+        level
+    }
+
     /// The context of a read or a prompt for `this` caller: on the stateless revision, with
     /// its questions asked through rounds (`rounds.rs`).
     async fn asking(
@@ -252,7 +266,7 @@ impl McpServer {
         );
         let link = link::McpClient::new(
             context.peer.clone(),
-            self.log_level.clone(),
+            self.level_of(context),
             context.meta.protocol_version(),
         )
         .with_rounds(Arc::clone(&rounds));
@@ -464,7 +478,7 @@ impl ServerHandler for McpServer {
         };
         let mut link = link::McpClient::new(
             context.peer.clone(),
-            self.log_level.clone(),
+            self.level_of(&context),
             context.meta.protocol_version(),
         )
         .over_http(context.extensions.get(), &context.id);
@@ -549,6 +563,13 @@ impl ServerHandler for McpServer {
         };
         // The call's progress and log messages go out before its answer.
         client.flush().await;
+        // A call that failed after asking for what the client did not declare is the
+        // revision's missing-capability error.
+        if !result.success
+            && let Some(missing) = rounds.as_ref().and_then(|rounds| rounds.missing_error())
+        {
+            return Err(missing);
+        }
         if let Some(token) = confirm::waiting_token(&result)
             && confirm::can_ask(&context)
             && let Some(question) = confirm::ask(name, &shown.unwrap_or_default(), token)?
