@@ -320,6 +320,29 @@ fn spawn_call(
     })
 }
 
+/// Why a call ended without an answer of its tool, when it did: it panicked, ran out of
+/// time, had no handler, was misconfigured, or a gate or store it needed was away. Such a task
+/// fails (MCP's `failed`, with the error inlined); a tool's own failure, bad arguments or a
+/// refusal are answers, and the task completes with them.
+fn unanswered(result: &ToolResult) -> Option<String> {
+    const UNANSWERED: &[&str] = &[
+        "panicked",
+        "timed_out",
+        "no_handler",
+        "misconfigured",
+        "gate_unavailable",
+        "store_unavailable",
+    ];
+    let outcome = result.audit.outcome.as_deref()?;
+    (!result.success && UNANSWERED.contains(&outcome)).then(|| {
+        result
+            .message
+            .clone()
+            .or_else(|| result.content.as_str().map(str::to_owned))
+            .unwrap_or_else(|| format!("the call ended without an answer ({outcome})"))
+    })
+}
+
 fn joined_result(joined: Result<ToolResult, tokio::task::JoinError>) -> ToolResult {
     joined.unwrap_or_else(|error| ToolResult::failure(format!("the task's call stopped: {error}")))
 }
@@ -370,6 +393,10 @@ impl Driver {
                 .filter(|_| self.asks)
                 .map(str::to_owned);
             let Some(token) = token else {
+                if let Some(reason) = unanswered(&result) {
+                    self.end(|task| task.fail(reason.clone())).await;
+                    return;
+                }
                 let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |json| json.len());
                 let limit = self.inner.limits.max_result_bytes;
                 if bytes > limit {

@@ -12,6 +12,7 @@ use tool_registry::content::{Audio, Content, Image, Resource};
 use tool_registry::mcp::{Callers, McpServer};
 use tool_registry::spec::ToolHandler;
 use tool_registry::offer::PromptMessage;
+use tool_registry::task::{InMemoryTaskStore, TaskLimits, Tasks};
 use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec, prompt, resource, tool};
 
 /// A 1x1 red PNG.
@@ -424,6 +425,63 @@ async fn test_logging_tool(ctx: &Ctx) -> String {
     "Logged.".into()
 }
 
+/// What this server is: the first tool listed, which any client may call without arguments.
+#[tool(read_only)]
+async fn about() -> &'static str {
+    "The MCP conformance suite's everything server, written with tool-registry."
+}
+
+/// Greets someone by name, at once, for testing calls that are no task.
+#[tool(read_only)]
+async fn greet(#[arg(desc = "Who to greet.")] name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Computes for `seconds` seconds, as a task when the client follows tasks.
+#[tool(read_only, task = "optional")]
+async fn slow_compute(
+    #[arg(desc = "How long to compute.")] seconds: Option<f64>,
+    #[arg(desc = "A label for the result.")] label: Option<String>,
+) -> String {
+    let seconds = seconds.unwrap_or(1.0).clamp(0.0, 120.0);
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    format!("Computed {} after {seconds}s", label.unwrap_or_default())
+}
+
+/// Fails after a second: always a task, and the task ends with an error result.
+#[tool(read_only, task = "required")]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Err(ToolError::failed("the job failed, as it always does"))
+}
+
+/// Ends in a protocol error rather than a tool error: its task fails.
+#[tool(read_only, task = "required")]
+async fn protocol_error_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Err(ToolError::Misconfigured {
+        tool: String::new(),
+        message: "the job cannot run on this server".into(),
+    })
+}
+
+/// Deletes a file once the user confirms, as a task.
+#[tool(task = "required")]
+async fn confirm_delete(ctx: &Ctx, #[arg(desc = "The file to delete.")] filename: String) -> Result<String, ToolError> {
+    let form = one_field("confirm", &format!("Delete {filename}?"), "confirm", "boolean")?;
+    let answer = ctx.ask(form).await?;
+    Ok(format!("{filename}: {}", field_of(answer, "confirm")))
+}
+
+/// Asks two things at once, as a task.
+#[tool(task = "required")]
+async fn multi_input(ctx: &Ctx) -> Result<String, ToolError> {
+    let first = one_field("first", "Your name?", "name", "string")?;
+    let second = one_field("second", "Confirm?", "confirm", "boolean")?;
+    let (first, second) = tokio::join!(ctx.ask(first), ctx.ask(second));
+    Ok(format!("{} {}", field_of(first?, "name"), field_of(second?, "confirm")))
+}
+
 /// The registry served, for the tools that change it.
 static SERVED: std::sync::OnceLock<std::sync::Arc<Registry>> = std::sync::OnceLock::new();
 
@@ -509,7 +567,13 @@ async fn main() -> std::io::Result<()> {
         .map_err(|error| std::io::Error::other(error.to_string()))?;
     let registry = std::sync::Arc::new(registry);
     let _ = SERVED.set(registry.clone());
+    // A call that may become a task does so soon, for a client that follows tasks.
+    let limits = TaskLimits {
+        after: Duration::from_millis(100),
+        ..TaskLimits::default()
+    };
     McpServer::new(registry, Scope::trusted())
+        .tasks(Tasks::new(std::sync::Arc::new(InMemoryTaskStore::new()), limits))
         .serve_http(Callers::new(), addr, |bound| {
             println!("listening on http://{bound}/mcp");
         })
