@@ -57,6 +57,7 @@ fn call(tool: &str, arguments: serde_json::Value, scope: &Scope) -> TaskCall {
         ctx: Ctx::for_scope(scope.clone()),
         owner: TaskOwner::of(scope),
         asks: true,
+        inputs: None,
     }
 }
 
@@ -436,6 +437,7 @@ fn guest_call(millis: u64, session: Option<&str>, peer: &str, limits: &TaskLimit
         ctx: Ctx::for_scope(scope.clone()),
         owner: TaskOwner::of_caller(&scope, session, peer, &limits.guests),
         asks: true,
+        inputs: None,
     }
 }
 

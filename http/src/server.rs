@@ -409,6 +409,7 @@ async fn execute_as_task(
         ctx,
         owner,
         asks: false,
+        inputs: None,
     };
     let when = match support {
         TaskSupport::Required => Become::Now,

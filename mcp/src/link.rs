@@ -18,7 +18,7 @@ use std::time::Duration;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    InputRequest, ListRootsRequest, LoggingMessageNotificationParam,
+    ClientCapabilities, InputRequest, ListRootsRequest, LoggingMessageNotificationParam,
     ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::resume::Resumable;
 use super::rounds::{Asked, Rounds};
+use tool_registry_core::task::TaskInputs;
 
 use tool_registry_core::call::{
     AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Root, Sampled, Sampling,
@@ -69,6 +70,11 @@ pub(super) struct McpClient {
     /// On the stateless revision: the call's questions, answered from the request or raised
     /// as an `input_required` result (`rounds.rs`).
     rounds: Option<Arc<Rounds>>,
+    /// In a task of the stateless revision: where the call asks its questions, and the
+    /// capabilities the request that made it declared.
+    task: Option<(TaskInputs, Option<ClientCapabilities>)>,
+    /// How many questions the call asked by name: the next default name.
+    asked: AtomicU64,
 }
 
 impl McpClient {
@@ -85,7 +91,55 @@ impl McpClient {
             steps: AtomicU64::new(0),
             stream: None,
             rounds: None,
+            task: None,
+            asked: AtomicU64::new(0),
         }
+    }
+
+    /// The call runs as a task of the stateless revision: it asks its questions through the
+    /// task (`input_required` on `tasks/get`, answered with `tasks/update`).
+    pub(super) fn with_task_inputs(
+        mut self,
+        inputs: TaskInputs,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Self {
+        self.task = Some((inputs, capabilities));
+        self
+    }
+
+    /// A question asked by name (the stateless revision): answered from the request, raised as
+    /// an `input_required` result, or posed through the call's task; `None` when the call
+    /// asks its client by request instead (the `initialize` era).
+    fn by_name<T: Send + 'static>(
+        &self,
+        capability: &'static str,
+        key: Option<&str>,
+        request: InputRequest,
+        read: fn(Value) -> Result<T, AskError>,
+    ) -> Option<Asking<T>> {
+        let capabilities = match (&self.rounds, &self.task) {
+            (Some(rounds), _) => rounds.capabilities(),
+            (None, Some((_, capabilities))) => capabilities.as_ref(),
+            (None, None) => return None,
+        };
+        if !declares(capabilities, capability) {
+            if let Some(rounds) = &self.rounds {
+                rounds.lacks(capability);
+            }
+            return Some(refused(&format!("it did not declare `{capability}`")));
+        }
+        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = key.map_or_else(|| format!("q{n}"), str::to_owned);
+        if let Some(rounds) = &self.rounds {
+            return Some(match rounds.ask(key, || request) {
+                Asked::Answered(answer) => Box::pin(std::future::ready(read(answer))),
+                Asked::Raised => Box::pin(std::future::pending()),
+            });
+        }
+        let (inputs, _) = self.task.as_ref()?;
+        let inputs = inputs.clone();
+        let request = serde_json::to_value(&request).unwrap_or(Value::Null);
+        Some(Box::pin(async move { read(inputs.ask(key, request).await?) }))
     }
 
     /// The call asks its questions through `rounds`: the 2026-07-28 revision's
@@ -224,27 +278,15 @@ impl ClientLink for McpClient {
             "message": form.message(),
             "requestedSchema": form.schema(),
         }));
-        if let Some(rounds) = &self.rounds {
-            let declared = (rounds.capabilities())
-                .and_then(|capabilities| capabilities.elicitation.as_ref())
-                .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-            if !declared {
-                rounds.lacks("elicitation");
-                return refused("it did not declare `elicitation`");
-            }
+        if self.rounds.is_some() || self.task.is_some() {
             let params = match params {
                 Ok(params) => params,
                 Err(error) => return Box::pin(std::future::ready(Err(AskError::BadForm(error.to_string())))),
             };
-            let key = rounds.key(form.key());
-            return match rounds.ask(key, || InputRequest::Elicitation(ElicitRequest::new(params))) {
-                Asked::Answered(answer) => Box::pin(std::future::ready(
-                    serde_json::from_value::<ElicitResult>(answer)
-                        .map_err(|error| AskError::Mismatch(format!("the answer is not an elicitation result: {error}")))
-                        .and_then(form_answer),
-                )),
-                Asked::Raised => Box::pin(std::future::pending()),
-            };
+            let request = InputRequest::Elicitation(ElicitRequest::new(params));
+            return self
+                .by_name("elicitation", form.key(), request, read_form)
+                .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
         let declared = self
             .peer
@@ -269,16 +311,9 @@ impl ClientLink for McpClient {
     }
 
     fn roots(&self, key: Option<&str>) -> Asking<Vec<Root>> {
-        if let Some(rounds) = &self.rounds {
-            if rounds.capabilities().and_then(|c| c.roots.as_ref()).is_none() {
-                rounds.lacks("roots");
-                return refused("it did not declare `roots`");
-            }
-            let key = rounds.key(key);
-            return match rounds.ask(key, || InputRequest::ListRoots(ListRootsRequest::default())) {
-                Asked::Answered(answer) => Box::pin(std::future::ready(roots_of(answer))),
-                Asked::Raised => Box::pin(std::future::pending()),
-            };
+        let request = InputRequest::ListRoots(ListRootsRequest::default());
+        if let Some(asking) = self.by_name("roots", key, request, roots_of) {
+            return asking;
         }
         let declared = (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
         if let Some(refused) = self.unreachable("roots", declared) {
@@ -314,24 +349,15 @@ impl ClientLink for McpClient {
             params["temperature"] = json!(temperature);
         }
         let params = serde_json::from_value::<CreateMessageRequestParams>(params);
-        if let Some(rounds) = &self.rounds {
-            if rounds.capabilities().and_then(|c| c.sampling.as_ref()).is_none() {
-                rounds.lacks("sampling");
-                return refused("it did not declare `sampling`");
-            }
+        if self.rounds.is_some() || self.task.is_some() {
             let params = match params {
                 Ok(params) => params,
                 Err(error) => return Box::pin(std::future::ready(Err(AskError::Client(error.to_string())))),
             };
-            let key = rounds.key(sampling.key());
-            return match rounds.ask(key, || InputRequest::CreateMessage(CreateMessageRequest::new(params))) {
-                Asked::Answered(answer) => Box::pin(std::future::ready(
-                    serde_json::from_value::<CreateMessageResult>(answer)
-                        .map_err(|error| AskError::Mismatch(format!("the answer is not a sampling result: {error}")))
-                        .map(|answer| sampled(&answer)),
-                )),
-                Asked::Raised => Box::pin(std::future::pending()),
-            };
+            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+            return self
+                .by_name("sampling", sampling.key(), request, read_sampled)
+                .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
         let declared = self
             .peer
@@ -355,6 +381,34 @@ impl ClientLink for McpClient {
 /// A question refused at once: `why` the client cannot be asked.
 fn refused<T: Send + 'static>(why: &str) -> Asking<T> {
     Box::pin(std::future::ready(Err(AskError::Unsupported(why.to_owned()))))
+}
+
+/// Whether `capabilities` declare `capability` (an empty `elicitation` means forms).
+fn declares(capabilities: Option<&ClientCapabilities>, capability: &str) -> bool {
+    let Some(capabilities) = capabilities else {
+        return false;
+    };
+    match capability {
+        "elicitation" => (capabilities.elicitation.as_ref())
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none()),
+        "sampling" => capabilities.sampling.is_some(),
+        "roots" => capabilities.roots.is_some(),
+        _ => false,
+    }
+}
+
+/// An answer to a form, as the client sent it.
+fn read_form(answer: Value) -> Result<FormAnswer, AskError> {
+    serde_json::from_value::<ElicitResult>(answer)
+        .map_err(|error| AskError::Mismatch(format!("the answer is not an elicitation result: {error}")))
+        .and_then(form_answer)
+}
+
+/// A completion, as the client sent it.
+fn read_sampled(answer: Value) -> Result<Sampled, AskError> {
+    serde_json::from_value::<CreateMessageResult>(answer)
+        .map(|answer| sampled(&answer))
+        .map_err(|error| AskError::Mismatch(format!("the answer is not a sampling result: {error}")))
 }
 
 /// A client's elicitation result as the tool reads it.

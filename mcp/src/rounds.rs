@@ -113,7 +113,6 @@ pub(super) struct Rounds {
     used: Mutex<BTreeSet<String>>,
     raised: Mutex<InputRequests>,
     signal: Notify,
-    asked: std::sync::atomic::AtomicUsize,
     capabilities: Option<ClientCapabilities>,
     /// The capabilities the call asked for that the client did not declare.
     missing: Mutex<BTreeSet<&'static str>>,
@@ -178,7 +177,6 @@ impl Rounds {
             used: Mutex::default(),
             raised: Mutex::default(),
             signal: Notify::new(),
-            asked: std::sync::atomic::AtomicUsize::new(0),
             capabilities,
             missing: Mutex::default(),
         })
@@ -207,12 +205,6 @@ impl Rounds {
             .collect();
         let required: ClientCapabilities = serde_json::from_value(Value::Object(required)).ok()?;
         Some(ErrorData::missing_required_client_capability(required))
-    }
-
-    /// The name of the next question: `given`, or `q1`, `q2`, ... in the order asked.
-    pub(super) fn key(&self, given: Option<&str>) -> String {
-        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        given.map_or_else(|| format!("q{n}"), str::to_owned)
     }
 
     /// The answer to the question `key`, or the question raised.

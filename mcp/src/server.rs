@@ -28,7 +28,9 @@ use tool_registry_core::Scope;
 use tool_registry_core::call::LogLevel;
 use tool_registry_core::format::{Provider, ProviderTools};
 use tool_registry_core::registry::Shared;
-use tool_registry_core::task::{Started, TaskCall, TaskError, TaskOwner, Tasks, owner_of};
+use tool_registry_core::task::{
+    Started, TaskCall, TaskError, TaskInputs, TaskOwner, Tasks, owner_of,
+};
 use tool_registry_core::{Ctx, ToolResult};
 use tool_registry_http::ConnectionLimits;
 
@@ -485,6 +487,11 @@ impl ServerHandler for McpServer {
         if let Some(rounds) = &rounds {
             link = link.with_rounds(Arc::clone(rounds));
         }
+        // A call that may become a task of the stateless revision asks through the task.
+        let task_inputs = (stateless(&context) && become_task.is_some()).then(TaskInputs::new);
+        if let Some(inputs) = &task_inputs {
+            link = link.with_task_inputs(inputs.clone(), context.client_capabilities());
+        }
         let client = Arc::new(link);
         let mut ctx = Ctx::for_scope(scope.clone())
             .with_call_id(context.id.to_string())
@@ -502,6 +509,7 @@ impl ServerHandler for McpServer {
                 // by its id alone, and counts against its address's share and every guest's.
                 owner: TaskOwner::of_caller(scope, None, this.peer, &this.tasks.limits().guests),
                 asks: true,
+                inputs: task_inputs,
             };
             // Boxed: the future of a call that is no task stays as small as it was.
             let started = Box::pin(this.tasks.run(registry.clone(), call, when)).await;
@@ -702,12 +710,21 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let this = self.caller(&context.extensions);
         let owner = owner_of(&this.scope);
-        let Some(answer) = tasks::answer_of(&request.input_responses)? else {
-            // Nothing this server asked is answered: the task must still be the caller's.
-            this.tasks
-                .get(&owner, &request.task_id)
+        // The task must be the caller's, whatever the answers say.
+        let task = (this.tasks.get(&owner, &request.task_id).await).map_err(tasks::error)?;
+        // A call waiting for a person's approval is answered by `confirm`; a call that asks
+        // its own questions while it runs, by their names. Answers to nothing asked are
+        // ignored, as the extension says.
+        if task.question.is_none() {
+            return match (this.tasks)
+                .respond(&owner, &request.task_id, request.input_responses)
                 .await
-                .map_err(tasks::error)?;
+            {
+                Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+                Err(error) => Err(tasks::error(error)),
+            };
+        }
+        let Some(answer) = tasks::answer_of(&request.input_responses)? else {
             return Ok(());
         };
         match this.tasks.answer(&owner, &request.task_id, answer).await {

@@ -119,15 +119,21 @@ pub(super) fn detailed(
 ) -> Result<DetailedTask, ErrorData> {
     let payload = match task.status {
         TaskStatus::Working => TaskPayload::Working,
-        TaskStatus::InputRequired => TaskPayload::InputRequired {
-            input_requests: task
+        TaskStatus::InputRequired => {
+            let mut input_requests = task
                 .question
                 .as_ref()
                 .map(|question| confirm::question(&task.tool, &question.arguments))
                 .transpose()?
                 .flatten()
-                .unwrap_or_default(),
-        },
+                .unwrap_or_default();
+            // The questions the call asks while it runs, as its link wrote them.
+            for (key, request) in &task.inputs {
+                let request = serde_json::from_value(request.clone()).map_err(internal)?;
+                input_requests.insert(key.clone(), request);
+            }
+            TaskPayload::InputRequired { input_requests }
+        }
         TaskStatus::Completed => {
             let result = task
                 .result

@@ -249,6 +249,7 @@ async fn call(
         ctx: tool_registry_core::Ctx::for_scope(scope.clone()),
         owner: owner.clone(),
         asks: false,
+        inputs: None,
     };
     match server
         .tasks_of()

@@ -712,6 +712,7 @@ async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
         ctx: Ctx::for_scope(scope.clone()),
         owner: TaskOwner::of(&scope),
         asks: true,
+        inputs: None,
     };
     let Started::Task(task) = tasks
         .run(registry.clone().into(), call, Become::Now)

@@ -10,6 +10,7 @@
 //! | --- | --- |
 //! | `share.rs` | [`TaskOwner`]: who a task is for ([`owner_of`] a named caller, [`TaskOwner::guest`] a network guest), and the [`TaskShare`]s of bounds it counts against |
 //! | `record.rs` | [`TaskRecord`]: one task as a store keeps it, and every change of its state |
+//! | `inputs.rs` | [`TaskInputs`]: the questions a task's call asks while it runs, and their answers |
 //! | `store.rs` | [`TaskStore`] (insert within bounds, load, swap over a version, list) and [`InMemoryTaskStore`]; a fleet's is `redis::RedisTaskStore` (feature `redis`) |
 //! | `run.rs` | [`Tasks`]: a call run as a task (spawned, its lease and progress written, its end recorded once); read, answer, cancel, list |
 //!
@@ -52,6 +53,7 @@
 //! ```
 
 mod record;
+mod inputs;
 mod run;
 mod share;
 mod store;
@@ -62,6 +64,7 @@ pub use crate::meta::TaskSupport;
 pub use record::millis;
 pub use record::now_ms;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
+pub use inputs::{MAX_TASK_INPUTS, TaskInputs};
 pub use run::{Become, Started, TaskCall, Tasks};
 pub use share::{GuestTaskLimits, ShareKind, TaskOwner, TaskShare, owner_of};
 pub use store::{InMemoryTaskStore, TaskStore};

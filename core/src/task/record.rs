@@ -1,6 +1,7 @@
 //! One task as a store keeps it, and every change of its state as a method: the stores (memory,
 //! Redis) only load, compare and swap records, so every rule of the life of a task is here once.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,13 @@ pub struct TaskRecord {
     /// The answer given to the question, until the running instance takes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<TaskAnswer>,
+    /// The questions the running call asks its client ([`TaskInputs`](super::TaskInputs)), by
+    /// name, each as the front end wrote it, until answered.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, Value>,
+    /// Answers given to `inputs`, until the running instance takes them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub responses: BTreeMap<String, Value>,
     /// Counts the changes: a store swaps a record only over the version it was read at.
     #[serde(default)]
     pub version: u64,
@@ -164,6 +172,8 @@ impl TaskRecord {
             error: None,
             question: None,
             answer: None,
+            inputs: BTreeMap::new(),
+            responses: BTreeMap::new(),
             version: 0,
         }
     }
@@ -222,6 +232,7 @@ impl TaskRecord {
         self.status = TaskStatus::Completed;
         self.message = None;
         self.question = None;
+        self.settle();
         self.result = Some(result);
         self.touch();
         Ok(())
@@ -232,6 +243,7 @@ impl TaskRecord {
         self.open()?;
         self.status = TaskStatus::Failed;
         self.question = None;
+        self.settle();
         self.message = Some(reason.clone());
         self.error = Some(reason);
         self.touch();
@@ -243,6 +255,7 @@ impl TaskRecord {
         self.open()?;
         self.status = TaskStatus::Cancelled;
         self.question = None;
+        self.settle();
         self.message = Some("cancelled by its caller".to_owned());
         self.touch();
         Ok(())
@@ -273,6 +286,49 @@ impl TaskRecord {
         self.answer = Some(answer);
         self.touch();
         Ok(())
+    }
+
+    /// The running call asks its client `request` under `key`: the task waits for input.
+    pub(crate) fn pose(&mut self, key: String, request: Value) -> Result<(), Refused> {
+        self.open()?;
+        self.inputs.insert(key, request);
+        self.status = TaskStatus::InputRequired;
+        self.message = Some("waiting for the client's answer; answer with tasks/update".to_owned());
+        self.touch();
+        Ok(())
+    }
+
+    /// The client's answers: those to questions the task asks are kept for the running
+    /// instance, the rest ignored. How many were kept; the task runs again once nothing is
+    /// left unanswered.
+    pub(crate) fn respond(&mut self, responses: BTreeMap<String, Value>) -> Result<usize, Refused> {
+        self.open()?;
+        let mut kept = 0;
+        for (key, response) in responses {
+            if self.inputs.remove(&key).is_some() {
+                self.responses.insert(key, response);
+                kept += 1;
+            }
+        }
+        if kept > 0 {
+            if self.inputs.is_empty() && self.question.is_none() {
+                self.status = TaskStatus::Working;
+                self.message = Some("answered; running".to_owned());
+            }
+            self.touch();
+        }
+        Ok(kept)
+    }
+
+    /// The running instance takes the answers given to its call's questions.
+    pub(crate) fn take_responses(&mut self) -> BTreeMap<String, Value> {
+        std::mem::take(&mut self.responses)
+    }
+
+    /// Drops what a task that ended still asked.
+    fn settle(&mut self) {
+        self.inputs.clear();
+        self.responses.clear();
     }
 
     /// The running instance takes the answer given, with the question it answered.

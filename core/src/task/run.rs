@@ -1,6 +1,7 @@
 //! [`Tasks`]: a call run as a task (spawned, its progress and lease written to the store, its
 //! end recorded once), and what a caller may do with its own tasks: read, answer, cancel, list.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,6 +53,9 @@ pub struct TaskCall {
     /// and [`Tasks::answer`]); when not, a call that needs a person's approval completes the
     /// task with its result, which names the approval token.
     pub asks: bool,
+    /// Where the call's link asks its client questions while the task runs
+    /// ([`TaskInputs`](super::TaskInputs)); `None` when its link asks none through the task.
+    pub inputs: Option<super::TaskInputs>,
 }
 
 impl TaskCall {
@@ -65,6 +69,7 @@ impl TaskCall {
             ctx,
             owner,
             asks: true,
+            inputs: None,
         }
     }
 }
@@ -128,6 +133,7 @@ impl Tasks {
             ctx,
             owner,
             asks,
+            inputs,
         } = call;
         let mut record = TaskRecord::new(id, owner, tool.clone(), limits.ttl, limits.lease);
         let progress = Arc::new(Progress::default());
@@ -169,6 +175,8 @@ impl Tasks {
             ctx,
             progress,
             asks,
+            inputs: inputs.and_then(|inputs| inputs.take()),
+            waiting: BTreeMap::new(),
         };
         tokio::spawn(driver.drive(running));
         Ok(Started::Task(record))
@@ -212,6 +220,24 @@ impl Tasks {
         answer: TaskAnswer,
     ) -> Result<TaskRecord, TaskError> {
         self.update(owner, id, |task| task.answer(answer)).await
+    }
+
+    /// Gives the client's answers to the questions the call of task `id` of `owner` asks
+    /// ([`TaskInputs`](super::TaskInputs)): those it asks are kept for the instance running it,
+    /// the rest ignored. How many were kept.
+    pub async fn respond(
+        &self,
+        owner: &str,
+        id: &str,
+        responses: BTreeMap<String, Value>,
+    ) -> Result<usize, TaskError> {
+        let mut kept = 0;
+        self.update(owner, id, |task| {
+            kept = task.respond(responses.clone())?;
+            Ok(())
+        })
+        .await?;
+        Ok(kept)
     }
 
     async fn load(&self, owner: &str, id: &str) -> Result<TaskRecord, TaskError> {
@@ -357,12 +383,16 @@ struct Driver {
     ctx: Ctx,
     progress: Arc<Progress>,
     asks: bool,
+    /// The questions the call asks while it runs.
+    inputs: Option<tokio::sync::mpsc::Receiver<super::inputs::Asked>>,
+    /// The questions asked and not yet answered, by name.
+    waiting: BTreeMap<String, tokio::sync::oneshot::Sender<Value>>,
 }
 
 /// What the store says at a renewal.
 enum Heard {
-    /// Go on.
-    Running,
+    /// Go on, with the client's answers to the call's questions.
+    Running(BTreeMap<String, Value>),
     /// A person answered the question.
     Answered(TaskAnswer, TaskQuestion),
     /// The task ended without this instance (cancelled, failed, expired): drop the call.
@@ -370,7 +400,7 @@ enum Heard {
 }
 
 impl Driver {
-    async fn drive(self, mut running: JoinHandle<ToolResult>) {
+    async fn drive(mut self, mut running: JoinHandle<ToolResult>) {
         // Often enough for a poll to see fresh progress, and to hold the lease.
         let limits = &self.inner.limits;
         let every = (limits.lease / 3).min(limits.poll_interval);
@@ -379,14 +409,39 @@ impl Driver {
         loop {
             // The call runs; the lease is renewed until it ends.
             let result = loop {
+                let asked = async {
+                    match &mut self.inputs {
+                        Some(inputs) => inputs.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     joined = &mut running => break joined_result(joined),
-                    _ = tick.tick() => {
-                        if let Heard::Stop = self.renew().await {
+                    asked = asked => match asked {
+                        Some(asked) => {
+                            let (key, request) = (asked.key.clone(), asked.request);
+                            self.waiting.insert(asked.key, asked.answer);
+                            if !self.end(|task| task.pose(key.clone(), request.clone())).await {
+                                running.abort();
+                                return;
+                            }
+                        }
+                        None => self.inputs = None,
+                    },
+                    _ = tick.tick() => match self.renew().await {
+                        Heard::Stop => {
                             running.abort();
                             return;
                         }
-                    }
+                        Heard::Running(answers) => {
+                            for (key, answer) in answers {
+                                if let Some(waiting) = self.waiting.remove(&key) {
+                                    let _ = waiting.send(answer);
+                                }
+                            }
+                        }
+                        Heard::Answered(..) => {}
+                    },
                 }
             };
             let token = approval_token(&result)
@@ -427,7 +482,7 @@ impl Driver {
             let answer = loop {
                 tick.tick().await;
                 match self.renew().await {
-                    Heard::Running => {}
+                    Heard::Running(_) => {}
                     Heard::Answered(answer, question) if question.token == token => break answer,
                     Heard::Answered(..) | Heard::Stop => return,
                 }
@@ -467,7 +522,7 @@ impl Driver {
                     // store answers by then; past the lease, another instance reports it
                     // failed, and this one stops it.
                     tracing::warn!(task = %self.id, %error, "a task's lease could not be renewed");
-                    return Heard::Running;
+                    return Heard::Running(BTreeMap::new());
                 }
             };
             if task.status.is_terminal() {
@@ -478,22 +533,23 @@ impl Driver {
                 return Heard::Stop;
             }
             let answered = task.take_answer();
+            let answers = task.take_responses();
             task.version += 1;
             match self.inner.store.swap(&task).await {
                 Ok(true) => {
                     return match answered {
                         Some((answer, question)) => Heard::Answered(answer, question),
-                        None => Heard::Running,
+                        None => Heard::Running(answers),
                     };
                 }
                 Ok(false) => continue,
                 Err(error) => {
                     tracing::warn!(task = %self.id, %error, "a task's lease could not be renewed");
-                    return Heard::Running;
+                    return Heard::Running(BTreeMap::new());
                 }
             }
         }
-        Heard::Running
+        Heard::Running(BTreeMap::new())
     }
 
     /// Applies `change` (an end, or a question) to the task; `false` when the task had ended
