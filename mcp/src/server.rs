@@ -72,20 +72,28 @@ pub struct McpServer {
 /// once, and its pages cut from that. The lists last asked for are kept, a few at most (callers
 /// of a few kinds share a few lists; a change of the registry makes new ones).
 #[derive(Default)]
-struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Arc<[Tool]>)>>);
+struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Typed)>>);
+
+/// One list as rmcp's tools, and which of them carry `x-mcp-header` annotations (SEP-2243),
+/// whose `Mcp-Param-*` headers rmcp checks against a call's arguments.
+#[derive(Clone)]
+struct Typed {
+    tools: Arc<[Tool]>,
+    headed: Arc<[usize]>,
+}
 
 /// How many lists [`TypedLists`] keeps.
 const TYPED_LISTS: usize = 8;
 
 impl TypedLists {
-    fn of(&self, list: &ProviderTools) -> Result<Arc<[Tool]>, ErrorData> {
+    fn of(&self, list: &ProviderTools) -> Result<Typed, ErrorData> {
         let lock = || {
             self.0
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
-        if let Some((_, tools)) = lock().iter().find(|(kept, _)| kept.same(list)) {
-            return Ok(Arc::clone(tools));
+        if let Some((_, typed)) = lock().iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(typed.clone());
         }
         let tools = (list.iter())
             .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
@@ -96,16 +104,30 @@ impl TypedLists {
                     None,
                 )
             })?;
+        let headed = (list.iter().enumerate())
+            .filter(|(_, tool)| tool.get("inputSchema").is_some_and(has_header))
+            .map(|(i, _)| i)
+            .collect();
+        let typed = Typed { tools, headed };
         let mut kept = lock();
         // Another request may have converted the same list meanwhile: one copy is kept.
-        if let Some((_, tools)) = kept.iter().find(|(kept, _)| kept.same(list)) {
-            return Ok(Arc::clone(tools));
+        if let Some((_, typed)) = kept.iter().find(|(kept, _)| kept.same(list)) {
+            return Ok(typed.clone());
         }
         if kept.len() == TYPED_LISTS {
             kept.remove(0);
         }
-        kept.push((list.clone(), Arc::clone(&tools)));
-        Ok(tools)
+        kept.push((list.clone(), typed.clone()));
+        Ok(typed)
+    }
+}
+
+/// Whether a schema carries an `x-mcp-header` annotation anywhere.
+fn has_header(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("x-mcp-header") || map.values().any(has_header),
+        Value::Array(items) => items.iter().any(has_header),
+        _ => false,
     }
 }
 
@@ -412,6 +434,18 @@ impl ServerHandler for McpServer {
         )
     }
 
+    /// The tool `name` when it carries `x-mcp-header` annotations, for rmcp's check of a
+    /// call's `Mcp-Param-*` headers (SEP-2243); `None` for every other tool, which has no
+    /// such headers to check. Only tools the server's own scope sees are checked.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let list = self.registry.provider_tools(Provider::Mcp, &self.scope);
+        let typed = self.typed.of(&list).ok()?;
+        (typed.headed.iter())
+            .map(|&i| &typed.tools[i])
+            .find(|tool| tool.name == name)
+            .cloned()
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -419,7 +453,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let this = self.caller(&context.extensions);
         let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
-        let all = self.typed.of(&list)?;
+        let all = self.typed.of(&list)?.tools;
         let start = match request.and_then(|params| params.cursor) {
             None => 0,
             Some(cursor) => decode_cursor(&cursor)

@@ -551,6 +551,22 @@ fn json_schema_tool() -> ToolSpec {
         .expect("the 2020-12 tool's spec is valid")
 }
 
+/// A tool whose `region` argument a client mirrors into the `Mcp-Param-Region` header
+/// (SEP-2243): the server refuses a call whose header and argument differ.
+fn header_tool() -> ToolSpec {
+    ToolSpec::builder("test_header_tool")
+        .description("Echoes a value mirrored into the Mcp-Param-Region header")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "description": "Region", "x-mcp-header": "Region"}
+            },
+            "required": ["region"]
+        }))
+        .build()
+        .expect("the header tool's spec is valid")
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let addr = std::env::args()
@@ -562,6 +578,12 @@ async fn main() -> std::io::Result<()> {
     registry
         .register(
             json_schema_tool(),
+            ToolHandler::new(|arguments, _ctx| async move { Ok::<_, String>(arguments) }),
+        )
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    registry
+        .register(
+            header_tool(),
             ToolHandler::new(|arguments, _ctx| async move { Ok::<_, String>(arguments) }),
         )
         .map_err(|error| std::io::Error::other(error.to_string()))?;
