@@ -114,6 +114,7 @@ impl McpClient {
         &self,
         capability: &'static str,
         key: Option<&str>,
+        in_request: bool,
         request: InputRequest,
         read: fn(Value) -> Result<T, AskError>,
     ) -> Option<Asking<T>> {
@@ -130,11 +131,22 @@ impl McpClient {
         }
         let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let key = key.map_or_else(|| format!("q{n}"), str::to_owned);
+        // Answered in the request; else asked through the task once the call is one; else
+        // raised with the request.
+        // A question the call asks within its request is raised with it until the call is a
+        // task; any other goes to the task when there may be one.
+        let in_task = (self.task.as_ref())
+            .is_some_and(|(inputs, _)| inputs.is_task() || !in_request);
         if let Some(rounds) = &self.rounds {
-            return Some(match rounds.ask(key, || request) {
-                Asked::Answered(answer) => Box::pin(std::future::ready(read(answer))),
-                Asked::Raised => Box::pin(std::future::pending()),
-            });
+            if let Some(answer) = rounds.answer(&key) {
+                return Some(Box::pin(std::future::ready(read(answer))));
+            }
+            if !in_task {
+                return Some(match rounds.ask(key, || request) {
+                    Asked::Answered(answer) => Box::pin(std::future::ready(read(answer))),
+                    Asked::Raised => Box::pin(std::future::pending()),
+                });
+            }
         }
         let (inputs, _) = self.task.as_ref()?;
         let inputs = inputs.clone();
@@ -285,7 +297,7 @@ impl ClientLink for McpClient {
             };
             let request = InputRequest::Elicitation(ElicitRequest::new(params));
             return self
-                .by_name("elicitation", form.key(), request, read_form)
+                .by_name("elicitation", form.key(), form.is_in_request(), request, read_form)
                 .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
         let declared = self
@@ -312,7 +324,7 @@ impl ClientLink for McpClient {
 
     fn roots(&self, key: Option<&str>) -> Asking<Vec<Root>> {
         let request = InputRequest::ListRoots(ListRootsRequest::default());
-        if let Some(asking) = self.by_name("roots", key, request, roots_of) {
+        if let Some(asking) = self.by_name("roots", key, false, request, roots_of) {
             return asking;
         }
         let declared = (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
@@ -356,7 +368,7 @@ impl ClientLink for McpClient {
             };
             let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
             return self
-                .by_name("sampling", sampling.key(), request, read_sampled)
+                .by_name("sampling", sampling.key(), false, request, read_sampled)
                 .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
         let declared = self

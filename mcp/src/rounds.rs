@@ -207,6 +207,13 @@ impl Rounds {
         Some(ErrorData::missing_required_client_capability(required))
     }
 
+    /// The answer the request brings to the question `key`, if any.
+    pub(super) fn answer(&self, key: &str) -> Option<Value> {
+        let answer = self.answers.get(key)?.clone();
+        lock(&self.used).insert(key.to_owned());
+        Some(answer)
+    }
+
     /// The answer to the question `key`, or the question raised.
     pub(super) fn ask(&self, key: String, request: impl FnOnce() -> InputRequest) -> Asked {
         if let Some(answer) = self.answers.get(&key) {

@@ -495,9 +495,9 @@ impl ServerHandler for McpServer {
             .may_ask_approval(name, scope)
             .then(|| arguments.clone());
         // The stateless revision's questions: answered from the request, or raised as an
-        // `input_required` result (a call that becomes a task asks through the task instead).
+        // `input_required` result; once the call became a task, asked through the task.
         let bound = rounds::binding(&caller_key(scope), "tools/call", name, &arguments);
-        let rounds = if stateless(&context) && become_task.is_none() {
+        let rounds = if stateless(&context) {
             Some(Arc::new(
                 Rounds::of(
                     &self.sealer,
@@ -545,8 +545,13 @@ impl ServerHandler for McpServer {
                 asks: true,
                 inputs: task_inputs,
             };
-            // Boxed: the future of a call that is no task stays as small as it was.
-            let started = Box::pin(this.tasks.run(registry.clone(), call, when)).await;
+            // Boxed: the future of a call that is no task stays as small as it was. A question
+            // raised before the call became a task is the request's answer, and drops the call.
+            let run = Box::pin(this.tasks.run(registry.clone(), call, when));
+            let started = match self.or_raised(async { Ok(run.await) }, rounds.as_deref(), registry, &bound).await? {
+                Ok(started) => started,
+                Err(question) => return Ok(question.into()),
+            };
             let result = match started {
                 Ok(Started::Task(task)) => {
                     return Ok(CallToolResponse::Task(tasks::created(

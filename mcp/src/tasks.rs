@@ -44,6 +44,16 @@ pub(super) fn when(
     match (support, client_follows(context)) {
         (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
         (TaskSupport::Optional, true) => Ok(Some(Become::IfSlow)),
+        // On the stateless revision a call runs within its request for its first moments
+        // (`TaskLimits::after`): what it asks at its start comes back with the request (an
+        // `input_required` result), and it becomes a task after, or answers at once.
+        (TaskSupport::Required, true)
+            if context
+                .protocol_version()
+                .is_some_and(|version| !version.has_initialize()) =>
+        {
+            Ok(Some(Become::IfSlow))
+        }
         (TaskSupport::Required, true) => Ok(Some(Become::Now)),
         // A client of the `initialize` era asks for a task with `params.task`, which the HTTP
         // layer answers (`tasks_2025.rs`); without it, the error its revision names.

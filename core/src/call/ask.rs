@@ -44,6 +44,7 @@ pub struct Form {
     max_answer_bytes: usize,
     timeout: Option<Duration>,
     key: Option<String>,
+    in_request: bool,
 }
 
 impl Form {
@@ -72,6 +73,7 @@ impl Form {
             max_answer_bytes: Self::MAX_ANSWER_BYTES,
             timeout: None,
             key: None,
+            in_request: false,
         })
     }
 
@@ -148,6 +150,21 @@ impl Form {
     /// The name set with [`Form::named`].
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
+    }
+
+    /// Asks within the request that made the call, even where the call may become a task: on
+    /// MCP's 2026-07-28 revision the request's own answer is the question
+    /// (`input_required`), and the call becomes a task only once it is answered. By default a
+    /// call that may become a task becomes one when it asks, and asks through the task.
+    #[must_use]
+    pub fn in_request(mut self) -> Self {
+        self.in_request = true;
+        self
+    }
+
+    /// Whether [`Form::in_request`] was set.
+    pub fn is_in_request(&self) -> bool {
+        self.in_request
     }
 
     /// What the person is asked.

@@ -29,6 +29,8 @@ pub(crate) struct Asked {
 pub struct TaskInputs {
     sender: mpsc::Sender<Asked>,
     receiver: Arc<Mutex<Option<mpsc::Receiver<Asked>>>>,
+    /// Told of each question: a call that may become a task becomes one when it asks.
+    asked: Arc<tokio::sync::Notify>,
 }
 
 impl Default for TaskInputs {
@@ -44,6 +46,7 @@ impl TaskInputs {
         Self {
             sender,
             receiver: Arc::new(Mutex::new(Some(receiver))),
+            asked: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -62,10 +65,25 @@ impl TaskInputs {
                 "the task already waits for {MAX_TASK_INPUTS} answers; ask fewer questions at once"
             ))
         })?;
+        self.asked.notify_one();
         answered.await.map_err(|_| AskError::Gone)
     }
 
-    /// The driver's end: taken once.
+    /// Whether the call runs as a task now: its questions go to the task (before, a front end
+    /// may answer them within the request that made the call).
+    pub fn is_task(&self) -> bool {
+        self.receiver
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_none()
+    }
+
+    /// Waits until the call asks a question.
+    pub(crate) async fn asked(&self) {
+        self.asked.notified().await;
+    }
+
+    /// The driver's end: taken once, as the call becomes a task.
     pub(crate) fn take(&self) -> Option<mpsc::Receiver<Asked>> {
         self.receiver
             .lock()

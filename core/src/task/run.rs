@@ -138,6 +138,10 @@ impl Tasks {
         let mut record = TaskRecord::new(id, owner, tool.clone(), limits.ttl, limits.lease);
         let progress = Arc::new(Progress::default());
         let ctx = progress.wire(ctx);
+        // From here the call's questions go to the task.
+        let mut questions = (when == Become::Now)
+            .then(|| inputs.as_ref().and_then(super::TaskInputs::take))
+            .flatten();
         if when == Become::Now
             && let Err(error) = self.inner.store.insert(&record, limits).await
         {
@@ -155,10 +159,19 @@ impl Tasks {
             None,
         )));
         if when == Become::IfSlow {
+            let asked = async {
+                match &inputs {
+                    Some(inputs) => inputs.asked().await,
+                    None => std::future::pending().await,
+                }
+            };
+            // A call that asks its client becomes a task at once: its question is the task's.
             tokio::select! {
                 joined = running.handle() => return Ok(Started::Ended(joined_result(joined))),
                 () = tokio::time::sleep(limits.after) => {}
+                () = asked => {}
             }
+            questions = inputs.as_ref().and_then(super::TaskInputs::take);
             record.lease_until_ms = now_ms().saturating_add(super::millis(limits.lease));
             if let Err(error) = self.inner.store.insert(&record, limits).await {
                 tracing::info!(tool, %error, "a slow call did not become a task; it answers within its request");
@@ -175,7 +188,7 @@ impl Tasks {
             ctx,
             progress,
             asks,
-            inputs: inputs.and_then(|inputs| inputs.take()),
+            inputs: questions,
             waiting: BTreeMap::new(),
         };
         tokio::spawn(driver.drive(running));

@@ -482,6 +482,15 @@ async fn multi_input(ctx: &Ctx) -> Result<String, ToolError> {
     Ok(format!("{} {}", field_of(first?, "name"), field_of(second?, "confirm")))
 }
 
+/// Asks the user's name within the request, then works on as a task.
+#[tool(task = "required")]
+async fn test_tool_with_task(ctx: &Ctx) -> Result<String, ToolError> {
+    let form = one_field("user_name", "What is your name?", "name", "string")?.in_request();
+    let answer = ctx.ask(form).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(format!("Hello, {}! The work is done.", field_of(answer, "name")))
+}
+
 /// The registry served, for the tools that change it.
 static SERVED: std::sync::OnceLock<std::sync::Arc<Registry>> = std::sync::OnceLock::new();
 
