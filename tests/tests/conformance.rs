@@ -5,10 +5,18 @@
 //! era) and `2026-07-28` (the stateless revision, with the tasks extension's scenarios and the
 //! pending ones it runs unscored), with an empty baseline: any check that fails or warns, scored
 //! or not, fails the test.
+//!
+//! The same server driven by clients written by others (`tests/clients/`): the official Python
+//! SDK 2.3 in its default mode and the `initialize` era (a tool that asks twice, resources,
+//! prompts, completion), the official TypeScript SDK 1.32 (2025-11-25) and FastMCP's client
+//! (2026-07-28).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+
+#[path = "../../tools/tests/common/venv.rs"]
+mod venv;
 use std::time::{Duration, Instant};
 
 /// The suite's version, as `scripts/test` installs it.
@@ -197,4 +205,91 @@ fn the_2025_11_25_requirement_set_passes_with_no_failure_and_no_warning() {
 #[test]
 fn the_2026_07_28_requirement_set_passes_with_its_extension_and_pending_scenarios() {
     passes("2026-07-28", 50);
+}
+
+/// Runs `command URL` against a fresh server: it must succeed and print each of `checks`,
+/// then "all checks passed".
+fn drives(command: &mut Command, checks: &[&str]) {
+    let (_server, url) = serve();
+    let output = command.arg(&url).output().expect("the client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    for check in checks.iter().chain(&["all checks passed"]) {
+        assert!(stdout.contains(check), "{check}\n{stdout}\n{stderr}");
+    }
+}
+
+fn client_script(name: &str) -> PathBuf {
+    root().join("tests/tests/clients").join(name)
+}
+
+#[test]
+fn the_python_sdk_gets_two_typed_answers_through_and_reads_resources_and_prompts_in_both_eras() {
+    let python = venv::python(&venv::Venv {
+        var: "TOOLREG_MCP_PYTHON",
+        dir: "py-mcp",
+        imports: "mcp",
+        install: "mcp==2.3.0",
+        what: "the MCP Python SDK is",
+    });
+    let mut command = Command::new(python);
+    command.arg(client_script("python_sdk.py"));
+    let mut checks = Vec::new();
+    for mode in ["default", "legacy"] {
+        for check in [
+            "a tool that asks twice gets its typed answers",
+            "resources, templates, a hostile variable refused",
+            "prompts and completion",
+        ] {
+            checks.push(format!("{mode}: {check}"));
+        }
+    }
+    let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
+    drives(&mut command, &checks);
+}
+
+#[test]
+fn the_typescript_sdk_lists_and_reads_resources_gets_a_prompt_and_completes_an_argument() {
+    let sdk = std::env::var_os("TOOLREG_TS_MCP")
+        .map_or_else(|| root().join("target/ts-mcp"), PathBuf::from);
+    let modules = sdk.join("node_modules");
+    assert!(
+        modules.join("@modelcontextprotocol/sdk/package.json").is_file(),
+        "the MCP TypeScript SDK is missing: run scripts/test, which installs it, or \
+         `npm install --prefix target/ts-mcp @modelcontextprotocol/sdk@1.32.2`"
+    );
+    // The script beside the SDK's modules, where Node's import finds them.
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("typescript_sdk.mjs");
+    std::fs::copy(client_script("typescript_sdk.mjs"), &script).unwrap();
+    std::os::unix::fs::symlink(modules.canonicalize().unwrap(), scripts.path().join("node_modules"))
+        .unwrap();
+    drives(
+        Command::new("node").arg(&script),
+        &[
+            "resources listed and read, a template's resource read",
+            "an unknown resource refused; a subscription made and ended",
+            "a prompt got with arguments, an argument completed",
+        ],
+    );
+}
+
+#[test]
+fn fastmcp_reads_resources_gets_a_prompt_and_completes_an_argument_on_2026_07_28() {
+    let python = venv::python(&venv::Venv {
+        var: "TOOLREG_TASKS_PYTHON",
+        dir: "py-tasks",
+        imports: "fastmcp",
+        install: "fastmcp-tasks==4.1.4",
+        what: "FastMCP's client is",
+    });
+    drives(
+        Command::new(python).arg(client_script("fastmcp_client.py")),
+        &[
+            "2026-07-28: resources listed and read, a template's resource read",
+            "2026-07-28: a prompt got with arguments, an argument completed",
+            "2026-07-28: a tool's two questions answered",
+        ],
+    );
 }

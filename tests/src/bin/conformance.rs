@@ -491,6 +491,35 @@ async fn test_tool_with_task(ctx: &Ctx) -> Result<String, ToolError> {
     Ok(format!("Hello, {}! The work is done.", field_of(answer, "name")))
 }
 
+/// Where a trip goes, as the first question asks it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Destination {
+    /// The city.
+    city: String,
+}
+
+/// Who travels, as the second question asks it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Party {
+    /// How many people travel.
+    travellers: u32,
+    /// Whether they need a room with a view.
+    view: bool,
+}
+
+/// Plans a trip: asks where to, then who travels, each answer read into its type.
+#[tool(read_only)]
+async fn plan_trip(ctx: &Ctx) -> Result<String, ToolError> {
+    let Some(to) = ctx.ask(Form::of::<Destination>("Where to?")?).await?.into_typed::<Destination>()? else {
+        return Ok("No trip: the destination was not given.".into());
+    };
+    let Some(party) = ctx.ask(Form::of::<Party>("Who travels?")?).await?.into_typed::<Party>()? else {
+        return Ok(format!("No trip to {}: the party was not given.", to.city));
+    };
+    let view = if party.view { "with a view" } else { "without a view" };
+    Ok(format!("A trip to {} for {} travellers, {view}.", to.city, party.travellers))
+}
+
 /// The registry served, for the tools that change it.
 static SERVED: std::sync::OnceLock<std::sync::Arc<Registry>> = std::sync::OnceLock::new();
 
