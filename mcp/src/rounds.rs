@@ -60,11 +60,11 @@ const MAX_SPENT: usize = 100_000;
 
 impl Spent {
     /// Records `nonce` as redeemed; `false` when it already was.
-    fn redeem(&self, nonce: &str) -> bool {
+    fn redeem(&self, nonce: &str, ttl: Duration) -> bool {
         let mut spent = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         if spent.len() >= MAX_SPENT {
-            spent.retain(|_, at| now.duration_since(*at) < STATE_TTL);
+            spent.retain(|_, at| now.duration_since(*at) < ttl);
             if spent.len() >= MAX_SPENT
                 && let Some(oldest) = spent.iter().min_by_key(|(_, at)| **at).map(|(k, _)| k.clone())
             {
@@ -76,10 +76,22 @@ impl Spent {
 }
 
 /// The sealing of states: the codec, made from the registry's derived key on first use.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(super) struct Sealer {
     codec: Arc<tokio::sync::OnceCell<RequestStateCodec>>,
     pub(super) spent: Spent,
+    /// How long a state stays good ([`STATE_TTL`] unless set).
+    pub(super) ttl: Duration,
+}
+
+impl Default for Sealer {
+    fn default() -> Self {
+        Self {
+            codec: Arc::default(),
+            spent: Spent::default(),
+            ttl: STATE_TTL,
+        }
+    }
 }
 
 impl Sealer {
@@ -150,7 +162,7 @@ impl Rounds {
             let carried: Carried = codec
                 .open_json_with(sealed, binding)
                 .map_err(|_| refused())?;
-            if !sealer.spent.redeem(&carried.nonce) {
+            if !sealer.spent.redeem(&carried.nonce, sealer.ttl) {
                 return Err(refused());
             }
             answers = carried.answers;
@@ -258,7 +270,7 @@ impl Rounds {
         }
         let codec = sealer.codec(registry).await?;
         let sealed = codec
-            .seal_json_with(&carried, &SealOptions::new().associated_data(binding).ttl(STATE_TTL))
+            .seal_json_with(&carried, &SealOptions::new().associated_data(binding).ttl(sealer.ttl))
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         Ok((std::mem::take(&mut *lock(&self.raised)), format!("{STATE_PREFIX}{sealed}")))
     }
@@ -282,9 +294,9 @@ mod tests {
     #[test]
     fn a_state_is_redeemed_once() {
         let spent = Spent::default();
-        assert!(spent.redeem("a"));
-        assert!(!spent.redeem("a"));
-        assert!(spent.redeem("b"));
+        assert!(spent.redeem("a", STATE_TTL));
+        assert!(!spent.redeem("a", STATE_TTL));
+        assert!(spent.redeem("b", STATE_TTL));
     }
 
     #[test]

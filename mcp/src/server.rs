@@ -165,6 +165,15 @@ impl McpServer {
         self
     }
 
+    /// How long a `requestState` this server hands a client of the stateless revision stays
+    /// good ([`STATE_TTL`](super::STATE_TTL) unless set): a question answered later is asked
+    /// again from the start.
+    #[must_use]
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.sealer.ttl = ttl;
+        self
+    }
+
     /// The bounds on sessions over streamable HTTP: how many at once for the server, for each
     /// token, for guests together, and how long one may idle ([`SessionLimits::default`]
     /// unless set).

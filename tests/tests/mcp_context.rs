@@ -1,7 +1,9 @@
 //! What a tool asks of its MCP client (`Ctx::ask`, `Ctx::sample`, `Ctx::release_stream`),
 //! against clients that answer badly: a form answer that does not match the form, a client
 //! without the capability, a client that never answers, a 10 MB completion, and a reconnect
-//! with a forged `Last-Event-ID`. The server is the registry's own MCP server over streamable
+//! with a forged `Last-Event-ID`; on the 2026-07-28 revision, questions as `input_required`
+//! results whose `requestState` is refused when changed, replayed, expired or another caller's,
+//! an answer of the wrong schema, and 10,000 questions left pending. The server is the registry's own MCP server over streamable
 //! HTTP on a free loopback port, started and stopped by each test; the clients are rmcp's
 //! streamable HTTP client with a hostile handler, and requests written by hand.
 
@@ -24,6 +26,14 @@ use tool_registry::call::{AskError, Form, FormAnswer, Sampling};
 use tool_registry::mcp::{Callers, McpServer};
 use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec};
+
+/// Held shared by every test of this file, and alone by the one that measures the process's
+/// memory, so that no other test's allocations blur its figure.
+static EXCLUSIVE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+async fn shared() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    EXCLUSIVE.read().await
+}
 
 /// How a hostile client answers the server's requests.
 #[derive(Clone, Copy, PartialEq)]
@@ -220,6 +230,7 @@ async fn call(client: &RunningService<RoleClient, Hostile>, tool: &str) -> (Stri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_does_not_match_the_form_is_a_typed_error() {
+    let _shared = shared().await;
     let served = serve().await;
     let client = connect(&served, Hostile::WrongTypes).await;
     let (text, is_error) = call(&client, "ask_name").await;
@@ -230,6 +241,7 @@ async fn an_answer_that_does_not_match_the_form_is_a_typed_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_without_the_capability_is_not_asked_and_the_call_does_not_wait() {
+    let _shared = shared().await;
     let served = serve().await;
     let client = connect(&served, Hostile::Declares).await;
     // Refused as unsupported, not ended by the call's timeout.
@@ -242,6 +254,7 @@ async fn a_client_without_the_capability_is_not_asked_and_the_call_does_not_wait
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_answers_holds_the_call_only_until_its_timeout() {
+    let _shared = shared().await;
     let served = serve().await;
     let client = connect(&served, Hostile::Silent).await;
     let started = Instant::now();
@@ -272,6 +285,7 @@ async fn a_client_that_never_answers_holds_the_call_only_until_its_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ten_megabyte_completion_is_refused_at_once_as_too_large() {
+    let _shared = shared().await;
     let served = serve().await;
     let client = connect(&served, Hostile::Huge).await;
     // Refused as too large (the server reads 4 MiB of one message), not ended by the call's
@@ -284,6 +298,7 @@ async fn a_ten_megabyte_completion_is_refused_at_once_as_too_large() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completion_read_but_over_its_bound_is_too_large_with_its_size() {
+    let _shared = shared().await;
     let served = serve().await;
     let client = connect(&served, Hostile::Big).await;
     let (text, is_error) = call(&client, "sample").await;
@@ -363,6 +378,7 @@ impl Raw {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_released_stream_is_resumed_in_its_session_only_and_a_forged_id_is_refused() {
+    let _shared = shared().await;
     let served = serve().await;
     let raw = Raw {
         http: reqwest::Client::new(),
@@ -410,32 +426,177 @@ async fn a_released_stream_is_resumed_in_its_session_only_and_a_forged_id_is_ref
     assert_eq!(text, "answered after release: true");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_of_the_2026_revision_is_not_asked_during_a_call() {
-    use rmcp::model::ProtocolVersion;
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-    let served = serve().await;
-    let client = Hostile::WrongTypes
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(served.url.clone()),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
+/// The MCP server on a free loopback port for `callers`, its `requestState`s good for `ttl`.
+async fn serve_with(callers: Callers, ttl: Duration) -> Served {
+    let (bound_tx, bound) = oneshot::channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        McpServer::new(registry(), Scope::trusted())
+            .request_state_ttl(ttl)
+            .serve_http_until(
+                callers,
+                "127.0.0.1:0",
+                |addr| {
+                    let _ = bound_tx.send(addr);
+                },
+                async {
+                    let _ = stopped.await;
+                },
+            )
+            .await
+            .unwrap();
+    });
+    let addr = bound.await.unwrap();
+    Served {
+        url: format!("http://{addr}/mcp"),
+        stop: Some(stop),
+    }
+}
+
+/// A request of the stateless revision written by hand, from a client that declares
+/// elicitation and sampling: the message that answers it (a JSON body, or its SSE event).
+async fn stateless(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let text = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .bearer_auth(token)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
         .await
         .unwrap();
-    for tool in ["ask_name", "sample"] {
-        let (text, is_error) = call(&client, tool).await;
-        assert!(is_error, "{text}");
-        assert!(
-            text.contains("Unsupported") && text.contains("2026-07-28"),
-            "{tool}: {text}"
-        );
+    if let Ok(message) = serde_json::from_str::<Value>(&text) {
+        return message;
     }
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message["id"] == 1)
+        .unwrap_or_else(|| panic!("no answer in {text}"))
+}
+
+/// `ask_name` called by the caller of `token` with `responses` and `state`: its answer.
+async fn ask_name(url: &str, token: &str, responses: Option<Value>, state: Option<&str>) -> Value {
+    let mut params = json!({"name": "ask_name", "arguments": {}});
+    if let Some(responses) = responses {
+        params["inputResponses"] = responses;
+    }
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+    }
+    stateless(url, token, "tools/call", "ask_name", params).await
+}
+
+/// A first round of `ask_name` for the caller of `token`: the question's key and the state.
+async fn first_round(url: &str, token: &str) -> (String, String) {
+    let answer = ask_name(url, token, None, None).await;
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    let (key, question) = result["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    assert_eq!(question["method"], "elicitation/create", "{answer}");
+    assert_eq!(question["params"]["message"], "Your name?", "{answer}");
+    (key.clone(), result["requestState"].as_str().unwrap().to_owned())
+}
+
+fn named(key: &str, name: Value) -> Value {
+    json!({key: {"action": "accept", "content": {"name": name}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_client_is_asked_by_input_required_results_sealed_bound_expiring_and_used_once() {
+    let _shared = shared().await;
+    let callers = Callers::new()
+        .with("ann-token", Scope::user("ann"))
+        .with("bob-token", Scope::user("bob"));
+    let served = serve_with(callers, Duration::from_secs(1)).await;
+    let url = served.url.as_str();
+    let refused = |answer: &Value| {
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"].as_str().unwrap().contains("requestState"),
+            "{answer}"
+        );
+        answer["error"].clone()
+    };
+
+    // The answer runs the call once; the same state again is refused.
+    let (key, state) = first_round(url, "ann-token").await;
+    assert_eq!(key, "q1");
+    let done = ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&state)).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("Ada"), "{done}");
+    let replayed = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Eve"))), Some(&state)).await);
+
+    // A changed state, another caller's, and an expired one: the same error as a replay.
+    let (key, state) = first_round(url, "ann-token").await;
+    let mut tampered = state.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    let changed = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&tampered)).await);
+    let stolen = refused(&ask_name(url, "bob-token", Some(named(&key, json!("Bob"))), Some(&state)).await);
+    let (key, state) = first_round(url, "ann-token").await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let expired = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&state)).await);
+    assert!(replayed == changed && changed == stolen && stolen == expired, "{replayed} {changed} {stolen} {expired}");
+
+    // An answer of the wrong schema is the tool's typed error, not a run with bad data.
+    let (key, state) = first_round(url, "ann-token").await;
+    let wrong = ask_name(url, "ann-token", Some(named(&key, json!(5))), Some(&state)).await;
+    assert_eq!(wrong["result"]["isError"], true, "{wrong}");
+    assert!(wrong["result"]["content"][0]["text"].as_str().unwrap().contains("Mismatch"), "{wrong}");
+    // An answer that is no result object at all is refused before the tool runs.
+    let (key, state) = first_round(url, "ann-token").await;
+    let not_an_object = ask_name(url, "ann-token", Some(json!({key: 12345})), Some(&state)).await;
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+}
+
+/// The resident memory of this process, in kilobytes.
+fn resident_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_pending_questions_of_one_caller_keep_nothing_on_the_server() {
+    let _alone = EXCLUSIVE.write().await;
+    let served = serve_with(Callers::new().with("ann-token", Scope::user("ann")), Duration::from_secs(600)).await;
+    let url = served.url.clone();
+    let round = |n: usize| {
+        let url = url.clone();
+        async move {
+            for _ in 0..n {
+                let answer = ask_name(&url, "ann-token", None, None).await;
+                assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
+            }
+        }
+    };
+    // Warm up: buffers, the codec, the allocator's arenas.
+    futures::future::join_all((0..8).map(|_| round(50))).await;
+    let before = resident_kb();
+    futures::future::join_all((0..16).map(|_| round(625))).await;
+    let grown = resident_kb().saturating_sub(before);
+    // A question that waits costs the server nothing: its state is the client's to keep.
+    assert!(grown < 16 * 1024, "10,000 pending questions grew the process by {grown} kB");
 }
 
 #[tokio::test]
 async fn a_local_call_that_asks_or_samples_gets_no_client_at_once() {
+    let _shared = shared().await;
     let registry = registry();
     let ctx = Ctx::new();
     for tool in ["ask_name", "sample"] {
