@@ -722,3 +722,133 @@ fn the_catalog_shows_a_declared_argument_limit_and_not_the_default() {
     let page = Registry::global().catalog(Listing::every()).html();
     assert!(page.contains("<dt>Arguments</dt><dd>up to 64 bytes</dd>"));
 }
+
+/// A linked resource template, as an application declares one.
+#[tool_registry::resource(uri = "hostile://note/{id}", mime_type = "text/plain", complete(id = note_ids))]
+async fn hostile_note(id: String) -> String {
+    format!("note {id}")
+}
+
+fn note_ids(typed: &str) -> Vec<String> {
+    (0..150).map(|n| n.to_string()).filter(|id| id.starts_with(typed)).collect()
+}
+
+/// A linked prompt, as an application declares one.
+#[tool_registry::prompt(permission = "user")]
+async fn hostile_prompt(#[arg(desc = "Who is greeted.")] who: String, ctx: &Ctx) -> String {
+    format!("Greet {who} for {}", ctx.user().unwrap_or("nobody"))
+}
+
+#[test]
+fn linked_offers_are_in_the_global_registry_under_their_permission() {
+    use tool_registry::offer::{CompletionRequest, CompletionTarget};
+    let global = registry();
+    let templates = global.resource_templates(&Scope::guest());
+    let note = templates.iter().find(|t| t.uri() == "hostile://note/{id}").unwrap();
+    assert_eq!(note.description(), "A linked resource template, as an application declares one.");
+    assert_eq!(note.mime_type(), Some("text/plain"));
+    assert!(global.prompts(&Scope::guest()).iter().all(|p| p.name() != "hostile_prompt"));
+    let prompt = global.prompts(&Scope::user("ann")).into_iter().find(|p| p.name() == "hostile_prompt").unwrap();
+    assert_eq!(prompt.arguments()[0].name, "who");
+    assert!(prompt.arguments()[0].required);
+    let without = Registry::builder().without_linked().build().unwrap();
+    assert!(without.resource_templates(&Scope::trusted()).is_empty());
+
+    runtime().block_on(async {
+        let ctx = Ctx::for_scope(Scope::user("ann"));
+        let contents = global.read_resource("hostile://note/7", &ctx).await.unwrap();
+        assert_eq!(contents[0].uri, "hostile://note/7");
+        let arguments = [("who".to_owned(), "Ada".to_owned())].into();
+        let messages = global.get_prompt("hostile_prompt", arguments, &ctx).await.unwrap();
+        let text = tool_registry::content::wire::to_value(&messages[0].content);
+        assert_eq!(text["text"], "Greet Ada for ann");
+        let missing = global.get_prompt("hostile_prompt", Default::default(), &ctx).await.unwrap_err();
+        assert_eq!(missing.code(), "missing_argument");
+        let extra = [("who".to_owned(), "A".to_owned()), ("whom".to_owned(), "B".to_owned())].into();
+        let extra = global.get_prompt("hostile_prompt", extra, &ctx).await.unwrap_err();
+        assert_eq!(extra.code(), "unknown_argument");
+        assert!(extra.to_string().contains("it takes: who"), "{extra}");
+    });
+
+    // At most 100 values, and how many there were.
+    let target = CompletionTarget::Resource("hostile://note/{id}".into());
+    let request = CompletionRequest { value: "1".into(), ..Default::default() };
+    let completion = global.complete(&target, "id", &request, &Scope::guest()).unwrap();
+    assert_eq!((completion.values.len(), completion.total, completion.has_more), (61, 61, false));
+    let request = CompletionRequest::default();
+    let completion = global.complete(&target, "id", &request, &Scope::guest()).unwrap();
+    assert_eq!((completion.values.len(), completion.total, completion.has_more), (100, 150, true));
+}
+
+#[test]
+fn a_reader_or_prompt_that_panics_hangs_or_overflows_is_a_typed_error_and_audited() {
+    use tool_registry::content::{ContentLimits, Resource};
+    use tool_registry::offer::{
+        CompletionRequest, CompletionTarget, PromptMessage, PromptSpec, ResourceSpec, completer,
+    };
+    let records = Records::default();
+    let limits = ContentLimits::DEFAULT.with_max_blocks(3);
+    let registry = Registry::builder()
+        .without_linked()
+        .default_timeout(Duration::from_millis(100))
+        .content_limits(limits)
+        .audit_sink(records.clone())
+        .build()
+        .unwrap();
+    let panics = ResourceSpec::new("bad://panics", "panics", |_request| async move {
+        panic!("the reader broke");
+        #[allow(unreachable_code)]
+        Ok(Vec::new())
+    })
+    .unwrap();
+    let hangs = ResourceSpec::new("bad://hangs", "hangs", |_request| async move {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(Vec::new())
+    })
+    .unwrap();
+    let floods = ResourceSpec::new("bad://floods", "floods", |request| async move {
+        Ok((0..10).map(|n| Resource::text(request.uri.clone(), n.to_string())).collect())
+    })
+    .unwrap();
+    for spec in [panics, hangs, floods] {
+        registry.register_resource(spec).unwrap();
+    }
+    let broken = PromptSpec::new("broken", |_request| async move {
+        Ok((0..5).map(|_| PromptMessage::user("x")).collect())
+    })
+    .with_completion("x", completer(|_request| panic!("the completer broke")));
+    registry.register_prompt(broken).unwrap();
+
+    runtime().block_on(async {
+        let ctx = Ctx::for_scope(Scope::user("ann"));
+        let error = registry.read_resource("bad://panics", &ctx).await.unwrap_err();
+        assert_eq!(error.code(), "panicked", "{error}");
+        let started = Instant::now();
+        let error = registry.read_resource("bad://hangs", &ctx).await.unwrap_err();
+        assert_eq!(error.code(), "timed_out", "{error}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let error = registry.read_resource("bad://floods", &ctx).await.unwrap_err();
+        assert_eq!(error.code(), "invalid_output", "{error}");
+        let error = registry.get_prompt("broken", Default::default(), &ctx).await.unwrap_err();
+        assert_eq!(error.code(), "invalid_output", "{error}");
+        let huge = "x".repeat(1 << 20);
+        let error = registry.read_resource(&huge, &ctx).await.unwrap_err();
+        assert_eq!(error.code(), "unknown_resource");
+        assert!(error.to_string().len() < 5000, "the error quotes a bounded URI");
+    });
+    let target = CompletionTarget::Prompt("broken".into());
+    let error = registry
+        .complete(&target, "x", &CompletionRequest::default(), &Scope::guest())
+        .unwrap_err();
+    assert_eq!(error.code(), "panicked");
+
+    let records = records.0.lock().unwrap();
+    let outcomes: Vec<(&str, &str)> = records
+        .iter()
+        .map(|record| (record.tool.as_ref(), record.outcome.as_ref()))
+        .collect();
+    assert!(outcomes.contains(&("resource:bad://panics", "panicked")), "{outcomes:?}");
+    assert!(outcomes.contains(&("resource:bad://hangs", "timed_out")), "{outcomes:?}");
+    assert!(outcomes.contains(&("prompt:broken", "invalid_output")), "{outcomes:?}");
+    assert!(records.iter().all(|record| record.user.as_deref() == Some("ann")));
+}

@@ -112,7 +112,7 @@ impl Registry {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let registry = Registry::global();
     /// let contents = registry.read_resource("greet://Ada", &Ctx::for_scope(Scope::guest())).await.unwrap();
-    /// assert_eq!(contents[0].uri(), "greet://Ada");
+    /// assert_eq!(contents[0].uri, "greet://Ada");
     /// assert!(registry.read_resource("greet://%2e%2e", &Ctx::new()).await.is_err());
     /// # });
     /// ```
