@@ -69,11 +69,11 @@ pub use spec::tool_spec::ToolSpec;
 /// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
 pub use tool_registry_macros::tool;
 /// Declares a resource, or a resource template when its URI has `{variables}`: see
-/// [`offer`](crate::offer). Keys: `uri` (required), `name` (the function's unless set),
+/// [`offer`]. Keys: `uri` (required), `name` (the function's unless set),
 /// `title`, `mime_type`, `permission`, `complete(variable = function)`; the doc comment is
 /// its description, each variable a `String` argument, `&Ctx` the caller's context.
 pub use tool_registry_macros::resource;
-/// Declares a prompt: see [`offer`](crate::offer). Keys: `name` (the function's unless set),
+/// Declares a prompt: see [`offer`]. Keys: `name` (the function's unless set),
 /// `title`, `permission`, `complete(argument = function)`; the doc comment is its
 /// description, each argument a `String` (`Option<String>` when it may be left out) with
 /// `#[arg(desc = "...")]`, `&Ctx` the caller's context.

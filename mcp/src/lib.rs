@@ -63,7 +63,12 @@
 //!   [`TaskLimits::after`](tool_registry_core::task::TaskLimits::after)) or `"required"` answers a client
 //!   that follows tasks with a task handle ([`McpServer::tasks`] says where they are kept): the
 //!   2026-07-28 extension (`tasks/get` with progress and the result, `tasks/update` answering
-//!   the call's confirmation, `tasks/cancel` dropping the call) over stdio and HTTP, and the
+//!   the call's confirmation and the questions it asks while it runs, one at a time or all at
+//!   once, `tasks/cancel` dropping the call) over stdio and HTTP; on that revision a call first
+//!   runs within its request, so that a question marked
+//!   [`Form::in_request`](tool_registry_core::call::Form::in_request) comes back as the
+//!   request's `input_required` answer, and it becomes a task when it asks anything else or
+//!   runs past `after`. And the
 //!   2025-11-25 revision's tasks over HTTP (`params.task`, `tasks/get`, `tasks/result`,
 //!   `tasks/list`, `tasks/cancel`). A caller reads only its own tasks; another's is the same
 //!   `-32602` as an unknown id. A guest's are its session's, or, without a session, reached
@@ -72,22 +77,43 @@
 //!   mounted server answers with.
 //! - Logging: a tool's [`Ctx::log`](tool_registry_core::Ctx::log) reaches the client as
 //!   `notifications/message`, from the level the session's `logging/setLevel` asked (`info`
-//!   until then), in order, never waiting; a call's progress and log messages are written
+//!   until then), or on the stateless revision the level the request's `_meta` names (none
+//!   without one), in order, never waiting; a call's progress and log messages are written
 //!   before its answer.
-//! - Questions and sampling (the `initialize` era): a tool's [`Ctx::ask`](tool_registry_core::Ctx::ask) is
-//!   `elicitation/create` with its form, [`Ctx::sample`](tool_registry_core::Ctx::sample) is
-//!   `sampling/createMessage`, each on the stream of the request that made the call, for a
-//!   client that declared the capability; an answer is checked against the form and bounded
-//!   in size, and one too long to read (over [`MAX_LINE_BYTES`] on stdio, over rmcp's 4 MiB
-//!   body on HTTP) fails its request at once. A 2026-07-28 client, which a server may not
-//!   send requests to during a call, and a client without the capability get
-//!   [`AskError::Unsupported`](tool_registry_core::call::AskError::Unsupported) at once.
+//! - Header checks (SEP-2243): a tool whose input schema carries `x-mcp-header` annotations has
+//!   its call's `Mcp-Param-*` headers checked against its arguments by rmcp.
+//! - Questions, sampling and roots, written once with
+//!   [`Ctx::ask`](tool_registry_core::Ctx::ask), [`Ctx::sample`](tool_registry_core::Ctx::sample)
+//!   and [`Ctx::roots`](tool_registry_core::Ctx::roots): for a client of the `initialize` era,
+//!   `elicitation/create`, `sampling/createMessage` and `roots/list` on the stream of the request
+//!   that made the call; for a 2026-07-28 client (SEP-2322), an `input_required` result naming
+//!   each question ([`Form::named`](tool_registry_core::call::Form::named), `q1`, `q2`, ... by
+//!   default), the call running again with the answers when the client sends them, over as many
+//!   rounds as the tool asks, the answers of earlier rounds carried in a `requestState` sealed
+//!   with a key derived from the registry's approval key (so any instance of a fleet sharing
+//!   it answers the next round), bound to the caller, the method, its target and arguments,
+//!   expiring after [`STATE_TTL`] and redeemed once (a changed, replayed, expired or another
+//!   caller's state is the same `-32602`); for a call that became a task, the task's
+//!   `input_required` status, answered with `tasks/update`. A question the client did not
+//!   declare the capability for is [`AskError::Unsupported`](tool_registry_core::call::AskError::Unsupported)
+//!   at once, and a call that fails for it on 2026-07-28 is the missing-capability error
+//!   (`-32021`). An answer is checked against the form and bounded in size.
+//! - Resources, resource templates and prompts ([`offer`](tool_registry_core::offer):
+//!   `#[resource]`, `#[prompt]`, or registered at run time): `resources/list`,
+//!   `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` and
+//!   `completion/complete`, each for what the caller's scope sees (a hidden one is answered as an
+//!   unknown one, byte for byte), sorted, with caching hints on the stateless revision;
+//!   `resources/subscribe` (2025-11-25, at most [`MAX_SUBSCRIPTIONS`] a session) and
+//!   `subscriptions/listen` (2026-07-28) with `notifications/resources/updated`
+//!   ([`Registry::resource_updated`](tool_registry_core::Registry::resource_updated)) and the
+//!   list-changed notifications. A read and a prompt may ask questions as a tool does.
 //! - Resumable streams (SEP-1699, HTTP sessions): every request stream's events have ids and
 //!   the stream opens with `retry`; a call's [`Ctx::release_stream`](tool_registry_core::Ctx::release_stream)
 //!   ends its stream, and the client's `GET` with `Last-Event-ID` in the same session reads
 //!   the rest. An id that names no stream of that session is `400` with a JSON-RPC error.
 //! - `notifications/tools/list_changed` when a tool the caller sees is registered, removed,
-//!   replaced or switched, and only then.
+//!   replaced or switched, and only then; `notifications/prompts/list_changed` and
+//!   `notifications/resources/list_changed` when one is registered or removed.
 //!
 //! - Sessions (the `initialize` era over HTTP): each bound to the credentials that opened it
 //!   (another caller that sends its id is answered as for an unknown id), bounded for the

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::complete::{Completer, Completers};
-use crate::content::Block;
+use crate::media::Block;
 use crate::meta::Permission;
 use crate::{Ctx, ToolError};
 

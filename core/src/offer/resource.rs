@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use super::complete::{Completer, Completers};
 use super::error::OfferError;
 use super::template::UriTemplate;
-use crate::content::Resource;
+use crate::media::Resource;
 use crate::meta::Permission;
 use crate::{Ctx, ToolError};
 

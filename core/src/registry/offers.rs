@@ -10,7 +10,7 @@ use futures::FutureExt;
 
 use super::Registry;
 use crate::audit::{AuditRecord, Tick};
-use crate::content::{Block, Resource, check_blocks};
+use crate::media::{Block, Resource, check_blocks};
 use crate::meta::Permission;
 use crate::offer::{
     Completion, CompletionRequest, CompletionTarget, GetRequest, MAX_URI_BYTES, OfferError,
