@@ -505,7 +505,12 @@ impl ServerHandler for McpServer {
             .then(|| arguments.clone());
         // The stateless revision's questions: answered from the request, or raised as an
         // `input_required` result; once the call became a task, asked through the task.
-        let bound = rounds::binding(&caller_key(scope), "tools/call", name, &arguments);
+        // What binds a `requestState` to this call: made only on the stateless revision.
+        let bound = if stateless(&context) {
+            rounds::binding(&caller_key(scope), "tools/call", name, &arguments)
+        } else {
+            Vec::new()
+        };
         let rounds = if stateless(&context) {
             Some(Arc::new(
                 Rounds::of(
