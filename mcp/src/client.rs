@@ -30,6 +30,8 @@ use tool_registry_core::registry::Shared;
 use tool_registry_core::spec::ToolHandler;
 use tool_registry_http::{MODULE_TIMEOUT, ModuleError};
 
+use super::mounted::{self, Offered};
+
 /// An MCP server whose tools are tools of a registry, as `module.tool`. Dropping it ends the
 /// session; its tools stay listed and answer `module_unreachable` until removed
 /// ([`McpModule::remove_tools`]).
@@ -46,6 +48,8 @@ struct Inner {
     /// The gateway names of its tools in the registry, each with whether its server wraps its
     /// values (`structuredContent` `{"result": ...}`, see [`tool_registry_core::format::mcp`]).
     tools: Mutex<BTreeMap<String, bool>>,
+    /// Its server's resources, templates and prompts, as registered here.
+    offered: Mutex<Offered>,
 }
 
 /// Why an MCP server cannot be mounted.
@@ -66,6 +70,14 @@ struct Follower {
 
 impl ClientHandler for Follower {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(());
     }
 
@@ -180,7 +192,11 @@ impl McpModule {
             .peer_info()
             .is_some_and(|info| !info.protocol_version.has_initialize());
         if modern {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            let filter = SubscriptionFilter::builder()
+                .tools_list_changed()
+                .prompts_list_changed()
+                .resources_list_changed()
+                .build();
             match session.peer().listen(filter).await {
                 Ok(mut subscription) => {
                     tokio::spawn(async move {
@@ -200,6 +216,7 @@ impl McpModule {
             registry,
             name: name.to_owned(),
             tools: Mutex::new(BTreeMap::new()),
+            offered: Mutex::new(Offered::default()),
         });
         let module = Self {
             inner,
@@ -237,8 +254,20 @@ impl McpModule {
             .collect()
     }
 
-    /// Removes its tools from the registry.
+    /// The URIs of its server's resources and resource templates, as registered here.
+    pub fn resources(&self) -> Vec<String> {
+        lock(&self.inner.offered).resources.clone()
+    }
+
+    /// The registry names of its server's prompts (`module.prompt`).
+    pub fn prompts(&self) -> Vec<String> {
+        lock(&self.inner.offered).prompts.clone()
+    }
+
+    /// Removes its tools, resources and prompts from the registry.
     pub fn remove_tools(&self) {
+        let mut offered = std::mem::take(&mut *lock(&self.inner.offered));
+        offered.remove(&self.inner.registry);
         let tools =
             std::mem::take(&mut *self.inner.tools.lock().unwrap_or_else(|p| p.into_inner()));
         for tool in tools.into_keys() {
@@ -301,7 +330,16 @@ async fn refresh(
     }
     let count = registered.len();
     *inner.tools.lock().unwrap_or_else(|p| p.into_inner()) = registered;
+    // Its resources and prompts, listed again in place of the ones before.
+    let mut before = std::mem::take(&mut *lock(&inner.offered));
+    before.remove(&inner.registry);
+    let offered = mounted::mount(&inner.registry, &inner.name, peer).await;
+    *lock(&inner.offered) = offered;
     Ok(count)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The spec of an MCP tool under the name `local` and whether its values come wrapped, or

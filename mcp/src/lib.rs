@@ -25,7 +25,8 @@
 //! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file |
 //! | `layers.rs` | the layers in front of rmcp's HTTP service, one job each: who the request is (`authenticate`), the bounds on sessions, a body longer than rmcp reads (and the question its answer was for), the 2025-11-25 revision's tasks, a task's name from the body; one body read within rmcp's bound |
 //! | `http.rs` | streamable HTTP at `/mcp`: the layers stacked in front of rmcp's service, [`router`], [`serve_http`] (loopback only, browser origins of its own address only) |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates, its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` |
+//! | `mounted.rs` | a mounted server's resources, templates and prompts registered under its module's prefix, read and got through it (imports none of the others) |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates (its resources and prompts through `mounted.rs`), its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` |
 //! | `bench.rs` | the steps of an answer alone, for the MCP benchmark (feature `bench-internals`, not API) |
 //!
 //! ```no_run
@@ -135,6 +136,7 @@ mod http_client;
 mod layers;
 mod line;
 mod link;
+mod mounted;
 mod offers;
 mod peek;
 mod resume;

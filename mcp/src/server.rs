@@ -268,8 +268,8 @@ impl McpServer {
     /// The least level a request's client hears its call's logs at: the session's
     /// (`logging/setLevel`) in the `initialize` era; on the stateless revision the one the
     /// request's `_meta` names (`io.modelcontextprotocol/logLevel`), and none without it.
-    fn level_of(&self, context: &RequestContext<RoleServer>) -> Arc<AtomicU8> {
-        if !stateless(context) {
+    fn level_of(&self, stateless: bool, context: &RequestContext<RoleServer>) -> Arc<AtomicU8> {
+        if !stateless {
             return self.log_level.clone();
         }
         let level = Arc::new(AtomicU8::new(u8::MAX));
@@ -299,7 +299,7 @@ impl McpServer {
         );
         let link = link::McpClient::new(
             context.peer.clone(),
-            self.level_of(context),
+            self.level_of(true, context),
             context.meta.protocol_version(),
         )
         .with_rounds(Arc::clone(&rounds));
@@ -401,10 +401,15 @@ pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::
 
 /// Whether `context` is a request of the stateless revision (2026-07-28), which a server asks
 /// through `input_required` results.
+/// Every request of that revision names it in its `_meta` (rmcp refuses one that does not),
+/// and no request of a session does: one lookup in the request's own `_meta`, never the
+/// session's.
 fn stateless(context: &RequestContext<RoleServer>) -> bool {
     context
-        .protocol_version()
-        .is_some_and(|version| !version.has_initialize())
+        .meta
+        .get("io.modelcontextprotocol/protocolVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|version| version >= "2026-07-28")
 }
 
 /// Who the caller is, for binding a `requestState` to it.
@@ -506,12 +511,13 @@ impl ServerHandler for McpServer {
         // The stateless revision's questions: answered from the request, or raised as an
         // `input_required` result; once the call became a task, asked through the task.
         // What binds a `requestState` to this call: made only on the stateless revision.
-        let bound = if stateless(&context) {
+        let stateless = stateless(&context);
+        let bound = if stateless {
             rounds::binding(&caller_key(scope), "tools/call", name, &arguments)
         } else {
             Vec::new()
         };
-        let rounds = if stateless(&context) {
+        let rounds = if stateless {
             Some(Arc::new(
                 Rounds::of(
                     &self.sealer,
@@ -528,7 +534,7 @@ impl ServerHandler for McpServer {
         };
         let mut link = link::McpClient::new(
             context.peer.clone(),
-            self.level_of(&context),
+            self.level_of(stateless, &context),
             context.meta.protocol_version(),
         )
         .over_http(context.extensions.get(), &context.id);
@@ -536,7 +542,7 @@ impl ServerHandler for McpServer {
             link = link.with_rounds(Arc::clone(rounds));
         }
         // A call that may become a task of the stateless revision asks through the task.
-        let task_inputs = (stateless(&context) && become_task.is_some()).then(TaskInputs::new);
+        let task_inputs = (stateless && become_task.is_some()).then(TaskInputs::new);
         if let Some(inputs) = &task_inputs {
             link = link.with_task_inputs(inputs.clone(), context.client_capabilities());
         }

@@ -293,3 +293,53 @@ fn fastmcp_reads_resources_gets_a_prompt_and_completes_an_argument_on_2026_07_28
         ],
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_resources_and_prompts_join_under_its_module() {
+    use tool_registry::mcp::McpModule;
+    use tool_registry::{Ctx, Registry, Scope};
+    let (_server, url) = serve();
+    let registry = std::sync::Arc::new(Registry::builder().without_linked().build().unwrap());
+    let module = McpModule::connect(registry.clone(), "everything", &url, None)
+        .await
+        .unwrap();
+    assert!(module.resources().iter().any(|uri| uri == "test://static-text"));
+    let trusted = Scope::trusted();
+    let listed = registry.resources(&trusted);
+    let text = listed.iter().find(|r| r.uri() == "test://static-text").unwrap();
+    assert_eq!(text.name(), "everything.static_text");
+    assert_eq!(text.mime_type(), Some("text/plain"));
+
+    let ctx = Ctx::for_scope(trusted.clone());
+    let read = registry.read_resource("test://static-text", &ctx).await.unwrap();
+    let body = serde_json::to_value(tool_registry::content::wire::to_value(
+        &tool_registry::content::Block::Resource(read[0].clone()),
+    ))
+    .unwrap();
+    assert_eq!(body["resource"]["text"], "This is the content of the static text resource.");
+    let data = registry.read_resource("test://template/5/data", &ctx).await.unwrap();
+    assert_eq!(data[0].uri, "test://template/5/data");
+    let binary = registry.read_resource("test://static-binary", &ctx).await.unwrap();
+    let binary = tool_registry::content::wire::to_value(&tool_registry::content::Block::Resource(binary[0].clone()));
+    assert_eq!(binary["resource"]["mimeType"], "image/png");
+
+    let arguments = [("arg1".to_owned(), "a".to_owned()), ("arg2".to_owned(), "b".to_owned())].into();
+    let messages = registry
+        .get_prompt("everything.test_prompt_with_arguments", arguments, &ctx)
+        .await
+        .unwrap();
+    let text = tool_registry::content::wire::to_value(&messages[0].content);
+    assert_eq!(text["text"], "Prompt with arguments: arg1='a', arg2='b'");
+    let image = registry
+        .get_prompt("everything.test_prompt_with_image", Default::default(), &ctx)
+        .await
+        .unwrap();
+    assert!(matches!(image[0].content, tool_registry::content::Block::Image(_)));
+
+    // The module rule holds for them as for its tools.
+    let elsewhere = Scope::user("ann").with_modules(["other"]);
+    assert!(registry.resources(&elsewhere).is_empty());
+    assert!(registry.prompts(&elsewhere).is_empty());
+    module.remove_tools();
+    assert!(registry.resources(&trusted).is_empty() && registry.prompts(&trusted).is_empty());
+}
