@@ -753,6 +753,16 @@ fn linked_offers_are_in_the_global_registry_under_their_permission() {
     assert!(prompt.arguments()[0].required);
     let without = Registry::builder().without_linked().build().unwrap();
     assert!(without.resource_templates(&Scope::trusted()).is_empty());
+    assert!(without.catalog(tool_registry::Listing::every()).json().get("prompts").is_none());
+
+    // The catalog documents them, for what its reader may see.
+    let markdown = global.catalog(&Scope::user("ann")).markdown();
+    assert!(markdown.contains("# Resources") && markdown.contains("`hostile://note/{id}` (template)"), "{markdown}");
+    assert!(markdown.contains("| `hostile_prompt` | `who` | user |"), "{markdown}");
+    let json = global.catalog(&Scope::guest()).json();
+    let templates = json["resource_templates"].as_array().unwrap();
+    assert!(templates.iter().any(|t| t["uri_template"] == "hostile://note/{id}"), "{json}");
+    assert!(json["prompts"].as_array().is_none_or(|prompts| prompts.iter().all(|p| p["name"] != "hostile_prompt")));
 
     runtime().block_on(async {
         let ctx = Ctx::for_scope(Scope::user("ann"));

@@ -11,7 +11,7 @@ use crate::def::Annotations;
 impl Catalog<'_> {
     /// The catalog as Markdown: an index table, then one section per tool with its argument
     /// table, metadata, annotations, cache, result limit and conditional confirmation, tag
-    /// form and source location.
+    /// form and source location; then the resources and prompts, a table each.
     pub fn markdown(&self) -> String {
         let tools = self.tools();
         let mut out = String::new();
@@ -35,6 +35,7 @@ impl Catalog<'_> {
         for tool in &tools {
             write_tool(&mut out, tool);
         }
+        self.offers_markdown(&mut out);
         out
     }
 }

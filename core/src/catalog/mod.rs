@@ -1,7 +1,7 @@
 //! Documentation of every tool in a registry, as Markdown, JSON or an HTML page: `mod.rs`
 //! picks the tools (all, or what one scope may see), `doc.rs` reads each into a [`ToolDoc`],
 //! `markdown.rs` writes the Markdown, `html.rs` the page (with its inline `page.css` and
-//! `page.js`).
+//! `page.js`), `offers.rs` the resources, templates and prompts (Markdown and JSON).
 //!
 //! ```
 //! # use tool_registry::{Listing, Registry};
@@ -25,6 +25,7 @@ use crate::def::Tool;
 mod doc;
 mod html;
 mod markdown;
+mod offers;
 
 pub use doc::{ArgDoc, ToolDoc};
 
@@ -33,7 +34,17 @@ pub use doc::{ArgDoc, ToolDoc};
 pub struct Catalog<'r> {
     /// The tools documented, sorted by name.
     tools: Vec<Tool>,
+    /// The resources, templates and prompts documented.
+    offered: Offered,
     registry: PhantomData<&'r ()>,
+}
+
+/// What a catalog documents besides tools, each list sorted: written by `offers.rs`.
+#[derive(Default)]
+struct Offered {
+    resources: Vec<crate::offer::ResourceSpec>,
+    templates: Vec<crate::offer::ResourceSpec>,
+    prompts: Vec<crate::offer::PromptSpec>,
 }
 
 impl Catalog<'_> {
@@ -41,8 +52,24 @@ impl Catalog<'_> {
     pub(crate) fn new(tools: Vec<Tool>) -> Self {
         Self {
             tools,
+            offered: Offered::default(),
             registry: PhantomData,
         }
+    }
+
+    /// This catalog with the registry's `resources`, `templates` and `prompts`.
+    pub(crate) fn with_offers(
+        mut self,
+        resources: Vec<crate::offer::ResourceSpec>,
+        templates: Vec<crate::offer::ResourceSpec>,
+        prompts: Vec<crate::offer::PromptSpec>,
+    ) -> Self {
+        self.offered = Offered {
+            resources,
+            templates,
+            prompts,
+        };
+        self
     }
 }
 
@@ -52,8 +79,11 @@ impl Catalog<'_> {
         self.tools.iter().map(doc::tool_doc).collect()
     }
 
-    /// The catalog as JSON: `{"tools": [...]}`.
+    /// The catalog as JSON: `{"tools": [...]}`, and `resources`, `resource_templates` and
+    /// `prompts` when the registry offers any.
     pub fn json(&self) -> Value {
-        serde_json::json!({ "tools": self.tools() })
+        let mut json = serde_json::json!({ "tools": self.tools() });
+        self.offers_json(&mut json);
+        json
     }
 }

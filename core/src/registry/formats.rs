@@ -214,6 +214,21 @@ impl Registry {
         let tools = (snapshot.tools.iter().enumerate())
             .filter(|(i, _)| self.lists(&snapshot, *i, &mut listing))
             .map(|(_, tool)| tool.clone());
-        Catalog::new(tools.collect())
+        let catalog = Catalog::new(tools.collect());
+        match listing.scope {
+            Some(scope) => catalog.with_offers(
+                self.resources(scope),
+                self.resource_templates(scope),
+                self.prompts(scope),
+            ),
+            None => {
+                let offers = self.offers.load();
+                catalog.with_offers(
+                    offers.resources.to_vec(),
+                    offers.templates.to_vec(),
+                    offers.prompts.to_vec(),
+                )
+            }
+        }
     }
 }

@@ -1,0 +1,108 @@
+//! The resources, resource templates and prompts of a catalog, as Markdown and JSON: after the
+//! tools, when the registry offers any.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::Catalog;
+use crate::offer::{PromptSpec, ResourceSpec};
+
+fn resource_json(resource: &ResourceSpec, key: &str) -> Value {
+    let mut object = json!({
+        key: resource.uri(),
+        "name": resource.name(),
+        "description": resource.description(),
+        "permission": resource.permission(),
+    });
+    if let Some(title) = resource.title() {
+        object["title"] = title.into();
+    }
+    if let Some(mime) = resource.mime_type() {
+        object["mime_type"] = mime.into();
+    }
+    object
+}
+
+fn prompt_json(prompt: &PromptSpec) -> Value {
+    let arguments: Vec<Value> = (prompt.arguments().iter())
+        .map(|a| json!({"name": a.name, "description": a.description, "required": a.required}))
+        .collect();
+    let mut object = json!({
+        "name": prompt.name(),
+        "description": prompt.description(),
+        "arguments": arguments,
+        "permission": prompt.permission(),
+    });
+    if let Some(title) = prompt.title() {
+        object["title"] = title.into();
+    }
+    object
+}
+
+/// A table cell: one line, its pipes escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+impl Catalog<'_> {
+    /// The resources, templates and prompts as JSON fields of the catalog (none when there
+    /// are none).
+    pub(crate) fn offers_json(&self, into: &mut Value) {
+        let offered = &self.offered;
+        if !offered.resources.is_empty() {
+            into["resources"] = offered.resources.iter().map(|r| resource_json(r, "uri")).collect();
+        }
+        if !offered.templates.is_empty() {
+            into["resource_templates"] =
+                offered.templates.iter().map(|r| resource_json(r, "uri_template")).collect();
+        }
+        if !offered.prompts.is_empty() {
+            into["prompts"] = offered.prompts.iter().map(prompt_json).collect();
+        }
+    }
+
+    /// The resources, templates and prompts as Markdown sections (none when there are none).
+    pub(crate) fn offers_markdown(&self, out: &mut String) {
+        let offered = &self.offered;
+        let resources: Vec<(&ResourceSpec, &str)> = (offered.resources.iter().map(|r| (r, "")))
+            .chain(offered.templates.iter().map(|r| (r, " (template)")))
+            .collect();
+        if !resources.is_empty() {
+            let _ = writeln!(out, "# Resources\n");
+            let _ = writeln!(out, "| URI | Name | MIME type | Permission | Description |");
+            let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
+            for (resource, kind) in resources {
+                let _ = writeln!(
+                    out,
+                    "| `{}`{kind} | `{}` | {} | {} | {} |",
+                    resource.uri(),
+                    resource.name(),
+                    resource.mime_type().unwrap_or(""),
+                    resource.permission().as_str(),
+                    cell(resource.description())
+                );
+            }
+            out.push('\n');
+        }
+        if !offered.prompts.is_empty() {
+            let _ = writeln!(out, "# Prompts\n");
+            let _ = writeln!(out, "| Prompt | Arguments | Permission | Description |");
+            let _ = writeln!(out, "| --- | --- | --- | --- |");
+            for prompt in &offered.prompts {
+                let arguments: Vec<String> = (prompt.arguments().iter())
+                    .map(|a| format!("`{}`{}", a.name, if a.required { "" } else { " (optional)" }))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    prompt.name(),
+                    if arguments.is_empty() { "none".to_owned() } else { arguments.join(", ") },
+                    prompt.permission().as_str(),
+                    cell(prompt.description())
+                );
+            }
+            out.push('\n');
+        }
+    }
+}
