@@ -182,28 +182,7 @@ impl Drop for Served {
 }
 
 async fn serve() -> Served {
-    let (bound_tx, bound) = oneshot::channel();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        McpServer::new(registry(), Scope::trusted())
-            .serve_http_until(
-                Callers::new(),
-                "127.0.0.1:0",
-                |addr| {
-                    let _ = bound_tx.send(addr);
-                },
-                async {
-                    let _ = stopped.await;
-                },
-            )
-            .await
-            .unwrap();
-    });
-    let addr = bound.await.unwrap();
-    Served {
-        url: format!("http://{addr}/mcp"),
-        stop: Some(stop),
-    }
+    serve_with(Callers::new(), tool_registry::mcp::STATE_TTL).await
 }
 
 async fn connect(served: &Served, client: Hostile) -> RunningService<RoleClient, Hostile> {
