@@ -20,9 +20,9 @@ pub use crate::def::{
 };
 pub use crate::media::BlockKind;
 pub use crate::meta::Permission;
+pub use crate::offer::set::{PROMPTS, RESOURCES};
 pub use crate::parse::TagForm;
 pub use crate::scope::who::Scope;
-pub use crate::offer::set::{PROMPTS, RESOURCES};
 
 /// Every `#[tool]` in the binary.
 #[linkme::distributed_slice]

@@ -34,9 +34,9 @@ pub mod exec;
 pub mod format;
 pub mod gate;
 pub mod hook;
-pub mod offer;
 pub(crate) mod media;
 mod meta;
+pub mod offer;
 #[doc(inline)]
 pub use tool_registry_parse as parse;
 pub mod registry;
@@ -66,18 +66,18 @@ pub use registry::listing::Listing;
 pub use scope::who::Scope;
 pub use spec::tool_spec::ToolSpec;
 
-/// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
-pub use tool_registry_macros::tool;
-/// Declares a resource, or a resource template when its URI has `{variables}`: see
-/// [`offer`]. Keys: `uri` (required), `name` (the function's unless set),
-/// `title`, `mime_type`, `permission`, `complete(variable = function)`; the doc comment is
-/// its description, each variable a `String` argument, `&Ctx` the caller's context.
-pub use tool_registry_macros::resource;
 /// Declares a prompt: see [`offer`]. Keys: `name` (the function's unless set),
 /// `title`, `permission`, `complete(argument = function)`; the doc comment is its
 /// description, each argument a `String` (`Option<String>` when it may be left out) with
 /// `#[arg(desc = "...")]`, `&Ctx` the caller's context.
 pub use tool_registry_macros::prompt;
+/// Declares a resource, or a resource template when its URI has `{variables}`: see
+/// [`offer`]. Keys: `uri` (required), `name` (the function's unless set),
+/// `title`, `mime_type`, `permission`, `complete(variable = function)`; the doc comment is
+/// its description, each variable a `String` argument, `&Ctx` the caller's context.
+pub use tool_registry_macros::resource;
+/// Declares a tool. See the [crate documentation](crate) for the attribute's keys.
+pub use tool_registry_macros::tool;
 
 /// One module per file of a folder of tools, so that adding a tool is adding a file: no `mod`
 /// line to write.

@@ -730,7 +730,10 @@ async fn hostile_note(id: String) -> String {
 }
 
 fn note_ids(typed: &str) -> Vec<String> {
-    (0..150).map(|n| n.to_string()).filter(|id| id.starts_with(typed)).collect()
+    (0..150)
+        .map(|n| n.to_string())
+        .filter(|id| id.starts_with(typed))
+        .collect()
 }
 
 /// A linked prompt, as an application declares one.
@@ -744,50 +747,123 @@ fn linked_offers_are_in_the_global_registry_under_their_permission() {
     use tool_registry::offer::{CompletionRequest, CompletionTarget};
     let global = registry();
     let templates = global.resource_templates(&Scope::guest());
-    let note = templates.iter().find(|t| t.uri() == "hostile://note/{id}").unwrap();
-    assert_eq!(note.description(), "A linked resource template, as an application declares one.");
+    let note = templates
+        .iter()
+        .find(|t| t.uri() == "hostile://note/{id}")
+        .unwrap();
+    assert_eq!(
+        note.description(),
+        "A linked resource template, as an application declares one."
+    );
     assert_eq!(note.mime_type(), Some("text/plain"));
-    assert!(global.prompts(&Scope::guest()).iter().all(|p| p.name() != "hostile_prompt"));
-    let prompt = global.prompts(&Scope::user("ann")).into_iter().find(|p| p.name() == "hostile_prompt").unwrap();
+    assert!(
+        global
+            .prompts(&Scope::guest())
+            .iter()
+            .all(|p| p.name() != "hostile_prompt")
+    );
+    let prompt = global
+        .prompts(&Scope::user("ann"))
+        .into_iter()
+        .find(|p| p.name() == "hostile_prompt")
+        .unwrap();
     assert_eq!(prompt.arguments()[0].name, "who");
     assert!(prompt.arguments()[0].required);
     let without = Registry::builder().without_linked().build().unwrap();
     assert!(without.resource_templates(&Scope::trusted()).is_empty());
-    assert!(without.catalog(tool_registry::Listing::every()).json().get("prompts").is_none());
+    assert!(
+        without
+            .catalog(tool_registry::Listing::every())
+            .json()
+            .get("prompts")
+            .is_none()
+    );
 
     // The catalog documents them, for what its reader may see.
     let markdown = global.catalog(&Scope::user("ann")).markdown();
-    assert!(markdown.contains("# Resources") && markdown.contains("`hostile://note/{id}` (template)"), "{markdown}");
-    assert!(markdown.contains("| `hostile_prompt` | `who` | user |"), "{markdown}");
+    assert!(
+        markdown.contains("# Resources") && markdown.contains("`hostile://note/{id}` (template)"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| `hostile_prompt` | `who` | user |"),
+        "{markdown}"
+    );
     let json = global.catalog(&Scope::guest()).json();
     let templates = json["resource_templates"].as_array().unwrap();
-    assert!(templates.iter().any(|t| t["uri_template"] == "hostile://note/{id}"), "{json}");
-    assert!(json["prompts"].as_array().is_none_or(|prompts| prompts.iter().all(|p| p["name"] != "hostile_prompt")));
+    assert!(
+        templates
+            .iter()
+            .any(|t| t["uri_template"] == "hostile://note/{id}"),
+        "{json}"
+    );
+    assert!(
+        json["prompts"]
+            .as_array()
+            .is_none_or(|prompts| prompts.iter().all(|p| p["name"] != "hostile_prompt"))
+    );
 
     runtime().block_on(async {
         let ctx = Ctx::for_scope(Scope::user("ann"));
-        let contents = global.read_resource("hostile://note/7", &ctx).await.unwrap();
+        let contents = global
+            .read_resource("hostile://note/7", &ctx)
+            .await
+            .unwrap();
         assert_eq!(contents[0].uri, "hostile://note/7");
         let arguments = [("who".to_owned(), "Ada".to_owned())].into();
-        let messages = global.get_prompt("hostile_prompt", arguments, &ctx).await.unwrap();
+        let messages = global
+            .get_prompt("hostile_prompt", arguments, &ctx)
+            .await
+            .unwrap();
         let text = tool_registry::content::wire::to_value(&messages[0].content);
         assert_eq!(text["text"], "Greet Ada for ann");
-        let missing = global.get_prompt("hostile_prompt", Default::default(), &ctx).await.unwrap_err();
+        let missing = global
+            .get_prompt("hostile_prompt", Default::default(), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(missing.code(), "missing_argument");
-        let extra = [("who".to_owned(), "A".to_owned()), ("whom".to_owned(), "B".to_owned())].into();
-        let extra = global.get_prompt("hostile_prompt", extra, &ctx).await.unwrap_err();
+        let extra = [
+            ("who".to_owned(), "A".to_owned()),
+            ("whom".to_owned(), "B".to_owned()),
+        ]
+        .into();
+        let extra = global
+            .get_prompt("hostile_prompt", extra, &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(extra.code(), "unknown_argument");
         assert!(extra.to_string().contains("it takes: who"), "{extra}");
     });
 
     // At most 100 values, and how many there were.
     let target = CompletionTarget::Resource("hostile://note/{id}".into());
-    let request = CompletionRequest { value: "1".into(), ..Default::default() };
-    let completion = global.complete(&target, "id", &request, &Scope::guest()).unwrap();
-    assert_eq!((completion.values.len(), completion.total, completion.has_more), (61, 61, false));
+    let request = CompletionRequest {
+        value: "1".into(),
+        ..Default::default()
+    };
+    let completion = global
+        .complete(&target, "id", &request, &Scope::guest())
+        .unwrap();
+    assert_eq!(
+        (
+            completion.values.len(),
+            completion.total,
+            completion.has_more
+        ),
+        (61, 61, false)
+    );
     let request = CompletionRequest::default();
-    let completion = global.complete(&target, "id", &request, &Scope::guest()).unwrap();
-    assert_eq!((completion.values.len(), completion.total, completion.has_more), (100, 150, true));
+    let completion = global
+        .complete(&target, "id", &request, &Scope::guest())
+        .unwrap();
+    assert_eq!(
+        (
+            completion.values.len(),
+            completion.total,
+            completion.has_more
+        ),
+        (100, 150, true)
+    );
 }
 
 #[test]
@@ -817,7 +893,9 @@ fn a_reader_or_prompt_that_panics_hangs_or_overflows_is_a_typed_error_and_audite
     })
     .unwrap();
     let floods = ResourceSpec::new("bad://floods", "floods", |request| async move {
-        Ok((0..10).map(|n| Resource::text(request.uri.clone(), n.to_string())).collect())
+        Ok((0..10)
+            .map(|n| Resource::text(request.uri.clone(), n.to_string()))
+            .collect())
     })
     .unwrap();
     for spec in [panics, hangs, floods] {
@@ -831,20 +909,35 @@ fn a_reader_or_prompt_that_panics_hangs_or_overflows_is_a_typed_error_and_audite
 
     runtime().block_on(async {
         let ctx = Ctx::for_scope(Scope::user("ann"));
-        let error = registry.read_resource("bad://panics", &ctx).await.unwrap_err();
+        let error = registry
+            .read_resource("bad://panics", &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "panicked", "{error}");
         let started = Instant::now();
-        let error = registry.read_resource("bad://hangs", &ctx).await.unwrap_err();
+        let error = registry
+            .read_resource("bad://hangs", &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "timed_out", "{error}");
         assert!(started.elapsed() < Duration::from_secs(5));
-        let error = registry.read_resource("bad://floods", &ctx).await.unwrap_err();
+        let error = registry
+            .read_resource("bad://floods", &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "invalid_output", "{error}");
-        let error = registry.get_prompt("broken", Default::default(), &ctx).await.unwrap_err();
+        let error = registry
+            .get_prompt("broken", Default::default(), &ctx)
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "invalid_output", "{error}");
         let huge = "x".repeat(1 << 20);
         let error = registry.read_resource(&huge, &ctx).await.unwrap_err();
         assert_eq!(error.code(), "unknown_resource");
-        assert!(error.to_string().len() < 5000, "the error quotes a bounded URI");
+        assert!(
+            error.to_string().len() < 5000,
+            "the error quotes a bounded URI"
+        );
     });
     let target = CompletionTarget::Prompt("broken".into());
     let error = registry
@@ -857,8 +950,21 @@ fn a_reader_or_prompt_that_panics_hangs_or_overflows_is_a_typed_error_and_audite
         .iter()
         .map(|record| (record.tool.as_ref(), record.outcome.as_ref()))
         .collect();
-    assert!(outcomes.contains(&("resource:bad://panics", "panicked")), "{outcomes:?}");
-    assert!(outcomes.contains(&("resource:bad://hangs", "timed_out")), "{outcomes:?}");
-    assert!(outcomes.contains(&("prompt:broken", "invalid_output")), "{outcomes:?}");
-    assert!(records.iter().all(|record| record.user.as_deref() == Some("ann")));
+    assert!(
+        outcomes.contains(&("resource:bad://panics", "panicked")),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&("resource:bad://hangs", "timed_out")),
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes.contains(&("prompt:broken", "invalid_output")),
+        "{outcomes:?}"
+    );
+    assert!(
+        records
+            .iter()
+            .all(|record| record.user.as_deref() == Some("ann"))
+    );
 }

@@ -16,10 +16,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ClientCapabilities, InputRequest, ListRootsRequest, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerRequest,
+    CancelledNotificationParam, ClientCapabilities, ClientResult, CreateMessageRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, InputRequest, ListRootsRequest,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    RequestId, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleServer};
@@ -135,8 +136,8 @@ impl McpClient {
         // raised with the request.
         // A question the call asks within its request is raised with it until the call is a
         // task; any other goes to the task when there may be one.
-        let in_task = (self.task.as_ref())
-            .is_some_and(|(inputs, _)| inputs.is_task() || !in_request);
+        let in_task =
+            (self.task.as_ref()).is_some_and(|(inputs, _)| inputs.is_task() || !in_request);
         if let Some(rounds) = &self.rounds {
             if let Some(answer) = rounds.answer(&key) {
                 return Some(Box::pin(std::future::ready(read(answer))));
@@ -151,7 +152,9 @@ impl McpClient {
         let (inputs, _) = self.task.as_ref()?;
         let inputs = inputs.clone();
         let request = serde_json::to_value(&request).unwrap_or(Value::Null);
-        Some(Box::pin(async move { read(inputs.ask(key, request).await?) }))
+        Some(Box::pin(
+            async move { read(inputs.ask(key, request).await?) },
+        ))
     }
 
     /// The call asks its questions through `rounds`: the 2026-07-28 revision's
@@ -293,11 +296,21 @@ impl ClientLink for McpClient {
         if self.rounds.is_some() || self.task.is_some() {
             let params = match params {
                 Ok(params) => params,
-                Err(error) => return Box::pin(std::future::ready(Err(AskError::BadForm(error.to_string())))),
+                Err(error) => {
+                    return Box::pin(std::future::ready(Err(AskError::BadForm(
+                        error.to_string(),
+                    ))));
+                }
             };
             let request = InputRequest::Elicitation(ElicitRequest::new(params));
             return self
-                .by_name("elicitation", form.key(), form.is_in_request(), request, read_form)
+                .by_name(
+                    "elicitation",
+                    form.key(),
+                    form.is_in_request(),
+                    request,
+                    read_form,
+                )
                 .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
         let declared = self
@@ -327,7 +340,8 @@ impl ClientLink for McpClient {
         if let Some(asking) = self.by_name("roots", key, false, request, roots_of) {
             return asking;
         }
-        let declared = (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
+        let declared =
+            (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
         if let Some(refused) = self.unreachable("roots", declared) {
             return Box::pin(std::future::ready(Err(refused)));
         }
@@ -364,7 +378,9 @@ impl ClientLink for McpClient {
         if self.rounds.is_some() || self.task.is_some() {
             let params = match params {
                 Ok(params) => params,
-                Err(error) => return Box::pin(std::future::ready(Err(AskError::Client(error.to_string())))),
+                Err(error) => {
+                    return Box::pin(std::future::ready(Err(AskError::Client(error.to_string()))));
+                }
             };
             let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
             return self
@@ -392,7 +408,9 @@ impl ClientLink for McpClient {
 
 /// A question refused at once: `why` the client cannot be asked.
 fn refused<T: Send + 'static>(why: &str) -> Asking<T> {
-    Box::pin(std::future::ready(Err(AskError::Unsupported(why.to_owned()))))
+    Box::pin(std::future::ready(Err(AskError::Unsupported(
+        why.to_owned(),
+    ))))
 }
 
 /// Whether `capabilities` declare `capability` (an empty `elicitation` means forms).
@@ -412,7 +430,9 @@ fn declares(capabilities: Option<&ClientCapabilities>, capability: &str) -> bool
 /// An answer to a form, as the client sent it.
 fn read_form(answer: Value) -> Result<FormAnswer, AskError> {
     serde_json::from_value::<ElicitResult>(answer)
-        .map_err(|error| AskError::Mismatch(format!("the answer is not an elicitation result: {error}")))
+        .map_err(|error| {
+            AskError::Mismatch(format!("the answer is not an elicitation result: {error}"))
+        })
         .and_then(form_answer)
 }
 
@@ -420,7 +440,9 @@ fn read_form(answer: Value) -> Result<FormAnswer, AskError> {
 fn read_sampled(answer: Value) -> Result<Sampled, AskError> {
     serde_json::from_value::<CreateMessageResult>(answer)
         .map(|answer| sampled(&answer))
-        .map_err(|error| AskError::Mismatch(format!("the answer is not a sampling result: {error}")))
+        .map_err(|error| {
+            AskError::Mismatch(format!("the answer is not a sampling result: {error}"))
+        })
 }
 
 /// A client's elicitation result as the tool reads it.
@@ -462,7 +484,10 @@ fn roots_of(answer: Value) -> Result<Vec<Root>, AskError> {
     let listed: Listed = serde_json::from_value(answer)
         .map_err(|error| AskError::Mismatch(format!("the answer is not a roots list: {error}")))?;
     if listed.roots.len() > 1000 {
-        return Err(AskError::Mismatch(format!("the client listed {} roots, more than the 1000 read", listed.roots.len())));
+        return Err(AskError::Mismatch(format!(
+            "the client listed {} roots, more than the 1000 read",
+            listed.roots.len()
+        )));
     }
     Ok(listed.roots)
 }

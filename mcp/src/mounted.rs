@@ -5,10 +5,10 @@
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
+use tool_registry_core::ToolError;
 use tool_registry_core::content::{Block, Resource, wire};
 use tool_registry_core::offer::{PromptArgument, PromptMessage, PromptSpec, ResourceSpec, Role};
 use tool_registry_core::registry::Shared;
-use tool_registry_core::ToolError;
 
 /// What a module registered of its server's offers: the URIs of its resources and templates,
 /// and the names of its prompts.
@@ -71,15 +71,29 @@ pub(super) async fn mount(registry: &Shared, module: &str, peer: &Peer<RoleClien
     if resources {
         match peer.list_all_resources().await {
             Ok(listed) => specs.extend(listed.into_iter().map(|r| {
-                (r.uri.clone(), r.name.clone(), r.description.clone(), r.mime_type.clone())
+                (
+                    r.uri.clone(),
+                    r.name.clone(),
+                    r.description.clone(),
+                    r.mime_type.clone(),
+                )
             })),
-            Err(error) => tracing::warn!(target: "tool_registry::mcp", module, %error, "the MCP server's resources cannot be listed"),
+            Err(error) => {
+                tracing::warn!(target: "tool_registry::mcp", module, %error, "the MCP server's resources cannot be listed")
+            }
         }
         match peer.list_all_resource_templates().await {
             Ok(listed) => specs.extend(listed.into_iter().map(|t| {
-                (t.uri_template.clone(), t.name.clone(), t.description.clone(), t.mime_type.clone())
+                (
+                    t.uri_template.clone(),
+                    t.name.clone(),
+                    t.description.clone(),
+                    t.mime_type.clone(),
+                )
             })),
-            Err(error) => tracing::warn!(target: "tool_registry::mcp", module, %error, "the MCP server's resource templates cannot be listed"),
+            Err(error) => {
+                tracing::warn!(target: "tool_registry::mcp", module, %error, "the MCP server's resource templates cannot be listed")
+            }
         }
     }
     for (uri, name, description, mime_type) in specs {
@@ -91,7 +105,8 @@ pub(super) async fn mount(registry: &Shared, module: &str, peer: &Peer<RoleClien
                     .read_resource(ReadResourceRequestParams::new(request.uri))
                     .await
                     .map_err(|error| failed(&owner, error))?;
-                let contents = serde_json::to_value(&read.contents).map_err(|e| failed(&owner, e))?;
+                let contents =
+                    serde_json::to_value(&read.contents).map_err(|e| failed(&owner, e))?;
                 (contents.as_array().into_iter().flatten())
                     .map(|contents| resource_of(contents).map_err(|e| failed(&owner, e)))
                     .collect()
@@ -110,7 +125,9 @@ pub(super) async fn mount(registry: &Shared, module: &str, peer: &Peer<RoleClien
         };
         match registry.register_resource(spec) {
             Ok(()) => offered.resources.push(uri),
-            Err(error) => tracing::warn!(target: "tool_registry::mcp", module, %error, "a resource of the MCP server is left out"),
+            Err(error) => {
+                tracing::warn!(target: "tool_registry::mcp", module, %error, "a resource of the MCP server is left out")
+            }
         }
     }
     if !prompts {
@@ -136,7 +153,8 @@ pub(super) async fn mount(registry: &Shared, module: &str, peer: &Peer<RoleClien
                     .get_prompt(GetPromptRequestParams::new(remote).with_arguments(arguments))
                     .await
                     .map_err(|error| failed(&owner, error))?;
-                let messages = serde_json::to_value(&got.messages).map_err(|e| failed(&owner, e))?;
+                let messages =
+                    serde_json::to_value(&got.messages).map_err(|e| failed(&owner, e))?;
                 (messages.as_array().into_iter().flatten())
                     .map(|message| message_of(message).map_err(|e| failed(&owner, e)))
                     .collect()
@@ -153,7 +171,9 @@ pub(super) async fn mount(registry: &Shared, module: &str, peer: &Peer<RoleClien
         }
         match registry.register_prompt(spec) {
             Ok(()) => offered.prompts.push(local),
-            Err(error) => tracing::warn!(target: "tool_registry::mcp", module, %error, "a prompt of the MCP server is left out"),
+            Err(error) => {
+                tracing::warn!(target: "tool_registry::mcp", module, %error, "a prompt of the MCP server is left out")
+            }
         }
     }
     offered

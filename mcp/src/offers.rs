@@ -11,11 +11,11 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Reference,
 };
 use serde_json::{Value, json};
+use tool_registry_core::content::{Block, Resource};
 use tool_registry_core::format::mcp::content_block;
 use tool_registry_core::offer::{
     CompletionRequest, CompletionTarget, OfferError, PromptSpec, ResourceSpec,
 };
-use tool_registry_core::content::{Block, Resource};
 use tool_registry_core::{Ctx, Registry, Scope};
 
 /// How many resources one session may subscribe to at once; past it, `resources/subscribe`
@@ -31,7 +31,9 @@ pub(super) fn error(error: OfferError) -> ErrorData {
         OfferError::UnknownResource { uri } => {
             ErrorData::resource_not_found(error.to_string(), Some(json!({ "uri": uri })))
         }
-        OfferError::Failed(_) => ErrorData::internal_error(error.to_string(), Some(json!({ "code": error.code() }))),
+        OfferError::Failed(_) => {
+            ErrorData::internal_error(error.to_string(), Some(json!({ "code": error.code() })))
+        }
         _ => ErrorData::invalid_params(error.to_string(), Some(json!({ "code": error.code() }))),
     }
 }
@@ -45,7 +47,11 @@ fn typed<T: serde::de::DeserializeOwned>(mut value: Value) -> Result<T, ErrorDat
     })
 }
 
-fn described(object: &mut serde_json::Map<String, Value>, spec_title: Option<&str>, description: &str) {
+fn described(
+    object: &mut serde_json::Map<String, Value>,
+    spec_title: Option<&str>,
+    description: &str,
+) {
     if let Some(title) = spec_title {
         object.insert("title".into(), title.into());
     }
@@ -66,7 +72,10 @@ fn resource_entry(resource: &ResourceSpec, key: &str) -> Value {
 }
 
 /// `resources/list`: every resource the caller sees, sorted by URI, in one page.
-pub(super) fn list_resources(registry: &Registry, scope: &Scope) -> Result<ListResourcesResult, ErrorData> {
+pub(super) fn list_resources(
+    registry: &Registry,
+    scope: &Scope,
+) -> Result<ListResourcesResult, ErrorData> {
     let resources: Vec<Value> = (registry.resources(scope).iter())
         .map(|r| resource_entry(r, "uri"))
         .collect();
@@ -96,7 +105,11 @@ fn contents(resource: &Resource) -> Value {
 }
 
 /// `resources/read`.
-pub(super) async fn read(registry: &Registry, uri: &str, ctx: &Ctx) -> Result<ReadResourceResult, ErrorData> {
+pub(super) async fn read(
+    registry: &Registry,
+    uri: &str,
+    ctx: &Ctx,
+) -> Result<ReadResourceResult, ErrorData> {
     let read = registry.read_resource(uri, ctx).await.map_err(error)?;
     let contents: Vec<Value> = read.iter().map(contents).collect();
     let result: ReadResourceResult = typed(json!({ "contents": contents }))?;
@@ -125,7 +138,10 @@ fn prompt_entry(prompt: &PromptSpec) -> Value {
 }
 
 /// `prompts/list`: every prompt the caller sees, sorted by name, in one page.
-pub(super) fn list_prompts(registry: &Registry, scope: &Scope) -> Result<ListPromptsResult, ErrorData> {
+pub(super) fn list_prompts(
+    registry: &Registry,
+    scope: &Scope,
+) -> Result<ListPromptsResult, ErrorData> {
     let prompts: Vec<Value> = registry.prompts(scope).iter().map(prompt_entry).collect();
     let result: ListPromptsResult = typed(json!({ "prompts": prompts }))?;
     Ok(result.with_cache_scope(CacheScope::Private))
@@ -142,19 +158,28 @@ pub(super) async fn get(
     for (key, value) in arguments.unwrap_or_default() {
         let Value::String(value) = value else {
             return Err(ErrorData::invalid_params(
-                format!("the prompt argument `{}` must be a string", key.escape_debug()),
+                format!(
+                    "the prompt argument `{}` must be a string",
+                    key.escape_debug()
+                ),
                 None,
             ));
         };
         given.insert(key, value);
     }
-    let spec = registry.prompts(ctx.scope()).into_iter().find(|p| p.name() == name);
+    let spec = registry
+        .prompts(ctx.scope())
+        .into_iter()
+        .find(|p| p.name() == name);
     let messages = registry.get_prompt(name, given, ctx).await.map_err(error)?;
     let messages: Vec<Value> = (messages.iter())
         .map(|message| json!({ "role": message.role, "content": content_block(&message.content) }))
         .collect();
     let mut answer = json!({ "messages": messages });
-    if let Some(description) = spec.map(|p| p.description().to_owned()).filter(|d| !d.is_empty()) {
+    if let Some(description) = spec
+        .map(|p| p.description().to_owned())
+        .filter(|d| !d.is_empty())
+    {
         answer["description"] = description.into();
     }
     typed(answer)
@@ -199,11 +224,18 @@ pub(super) struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
 
 impl Subscriptions {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Subscribes to `uri`, which must be a resource the caller may read.
-    pub(super) fn add(&self, registry: &Registry, uri: &str, scope: &Scope) -> Result<(), ErrorData> {
+    pub(super) fn add(
+        &self,
+        registry: &Registry,
+        uri: &str,
+        scope: &Scope,
+    ) -> Result<(), ErrorData> {
         registry.resource_exists(uri, scope).map_err(error)?;
         let mut set = self.lock();
         if set.len() >= MAX_SUBSCRIPTIONS && !set.contains(uri) {

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, InputRequest, InputRequests, InputResponses, RequestStateCodec,
-    SealOptions,
+    ClientCapabilities, InputRequest, InputRequests, InputResponses, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -61,12 +60,18 @@ const MAX_SPENT: usize = 100_000;
 impl Spent {
     /// Records `nonce` as redeemed; `false` when it already was.
     fn redeem(&self, nonce: &str, ttl: Duration) -> bool {
-        let mut spent = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut spent = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         if spent.len() >= MAX_SPENT {
             spent.retain(|_, at| now.duration_since(*at) < ttl);
             if spent.len() >= MAX_SPENT
-                && let Some(oldest) = spent.iter().min_by_key(|(_, at)| **at).map(|(k, _)| k.clone())
+                && let Some(oldest) = spent
+                    .iter()
+                    .min_by_key(|(_, at)| **at)
+                    .map(|(k, _)| k.clone())
             {
                 spent.remove(&oldest);
             }
@@ -95,13 +100,21 @@ impl Default for Sealer {
 }
 
 impl Sealer {
-    async fn codec(&self, registry: &tool_registry_core::Registry) -> Result<&RequestStateCodec, ErrorData> {
+    async fn codec(
+        &self,
+        registry: &tool_registry_core::Registry,
+    ) -> Result<&RequestStateCodec, ErrorData> {
         self.codec
             .get_or_try_init(|| async {
                 let key = registry
                     .derived_key("mcp/request-state")
                     .await
-                    .map_err(|error| ErrorData::internal_error(format!("no key to seal questions with: {error}"), None))?;
+                    .map_err(|error| {
+                        ErrorData::internal_error(
+                            format!("no key to seal questions with: {error}"),
+                            None,
+                        )
+                    })?;
                 RequestStateCodec::try_new(key.to_vec())
                     .map_err(|error| ErrorData::internal_error(error.to_string(), None))
             })
@@ -170,14 +183,20 @@ impl Rounds {
         if let Some(responses) = responses {
             if responses.len() > MAX_RESPONSES {
                 return Err(ErrorData::invalid_params(
-                    format!("`inputResponses` holds {} answers, more than the {MAX_RESPONSES} one request may bring", responses.len()),
+                    format!(
+                        "`inputResponses` holds {} answers, more than the {MAX_RESPONSES} one request may bring",
+                        responses.len()
+                    ),
                     None,
                 ));
             }
             for (key, response) in responses {
                 if !response.is_object() {
                     return Err(ErrorData::invalid_params(
-                        format!("the answer `{}` in `inputResponses` is not a result object", key.escape_debug()),
+                        format!(
+                            "the answer `{}` in `inputResponses` is not a result object",
+                            key.escape_debug()
+                        ),
                         None,
                     ));
                 }
@@ -213,7 +232,12 @@ impl Rounds {
             return None;
         }
         let required: serde_json::Map<String, Value> = (missing.iter())
-            .map(|capability| ((*capability).to_owned(), Value::Object(serde_json::Map::new())))
+            .map(|capability| {
+                (
+                    (*capability).to_owned(),
+                    Value::Object(serde_json::Map::new()),
+                )
+            })
             .collect();
         let required: ClientCapabilities = serde_json::from_value(Value::Object(required)).ok()?;
         Some(ErrorData::missing_required_client_capability(required))
@@ -264,26 +288,37 @@ impl Rounds {
         let bytes = serde_json::to_vec(&carried.answers).map_or(0, |json| json.len());
         if bytes > MAX_STATE_BYTES {
             return Err(ErrorData::invalid_params(
-                format!("the answers of this call hold {bytes} bytes, more than the {MAX_STATE_BYTES} a state carries"),
+                format!(
+                    "the answers of this call hold {bytes} bytes, more than the {MAX_STATE_BYTES} a state carries"
+                ),
                 None,
             ));
         }
         let codec = sealer.codec(registry).await?;
         let sealed = codec
-            .seal_json_with(&carried, &SealOptions::new().associated_data(binding).ttl(sealer.ttl))
+            .seal_json_with(
+                &carried,
+                &SealOptions::new().associated_data(binding).ttl(sealer.ttl),
+            )
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        Ok((std::mem::take(&mut *lock(&self.raised)), format!("{STATE_PREFIX}{sealed}")))
+        Ok((
+            std::mem::take(&mut *lock(&self.raised)),
+            format!("{STATE_PREFIX}{sealed}"),
+        ))
     }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn nonce() -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)
-        .map_err(|error| ErrorData::internal_error(format!("no randomness for a state: {error}"), None))?;
+    getrandom::fill(&mut bytes).map_err(|error| {
+        ErrorData::internal_error(format!("no randomness for a state: {error}"), None)
+    })?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

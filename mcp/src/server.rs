@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, InputRequiredResult, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -294,8 +294,15 @@ impl McpServer {
             return Ok((ctx, None));
         }
         let rounds = Arc::new(
-            Rounds::of(&self.sealer, &this.registry, state, responses, bound, context.client_capabilities())
-                .await?,
+            Rounds::of(
+                &self.sealer,
+                &this.registry,
+                state,
+                responses,
+                bound,
+                context.client_capabilities(),
+            )
+            .await?,
         );
         let link = link::McpClient::new(
             context.peer.clone(),
@@ -414,7 +421,11 @@ fn stateless(context: &RequestContext<RoleServer>) -> bool {
 
 /// Who the caller is, for binding a `requestState` to it.
 fn caller_key(scope: &Scope) -> String {
-    format!("{}\u{1f}{}", scope.user_id().unwrap_or(""), scope.limit_key())
+    format!(
+        "{}\u{1f}{}",
+        scope.user_id().unwrap_or(""),
+        scope.limit_key()
+    )
 }
 
 fn unknown(name: &str) -> ErrorData {
@@ -568,7 +579,10 @@ impl ServerHandler for McpServer {
             // Boxed: the future of a call that is no task stays as small as it was. A question
             // raised before the call became a task is the request's answer, and drops the call.
             let run = Box::pin(this.tasks.run(registry.clone(), call, when));
-            let started = match self.or_raised(async { Ok(run.await) }, rounds.as_deref(), registry, &bound).await? {
+            let started = match self
+                .or_raised(async { Ok(run.await) }, rounds.as_deref(), registry, &bound)
+                .await?
+            {
                 Ok(started) => started,
                 Err(question) => return Ok(question.into()),
             };
@@ -670,12 +684,26 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        let bound = rounds::binding(&caller_key(&this.scope), "resources/read", &request.uri, &Value::Null);
+        let bound = rounds::binding(
+            &caller_key(&this.scope),
+            "resources/read",
+            &request.uri,
+            &Value::Null,
+        );
         let (ctx, rounds) = self
-            .asking(&this, &context, request.request_state.as_deref(), request.input_responses.as_ref(), &bound)
+            .asking(
+                &this,
+                &context,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                &bound,
+            )
             .await?;
         let read = offers::read(&this.registry, &request.uri, &ctx);
-        match self.or_raised(read, rounds.as_deref(), &this.registry, &bound).await? {
+        match self
+            .or_raised(read, rounds.as_deref(), &this.registry, &bound)
+            .await?
+        {
             Ok(result) => Ok(result.into()),
             Err(question) => Ok(ReadResourceResponse::InputRequired(question)),
         }
@@ -697,12 +725,26 @@ impl ServerHandler for McpServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let this = self.caller(&context.extensions);
         let target = Value::Object(request.arguments.clone().unwrap_or_default());
-        let bound = rounds::binding(&caller_key(&this.scope), "prompts/get", &request.name, &target);
+        let bound = rounds::binding(
+            &caller_key(&this.scope),
+            "prompts/get",
+            &request.name,
+            &target,
+        );
         let (ctx, rounds) = self
-            .asking(&this, &context, request.request_state.as_deref(), request.input_responses.as_ref(), &bound)
+            .asking(
+                &this,
+                &context,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                &bound,
+            )
             .await?;
         let get = offers::get(&this.registry, &request.name, request.arguments, &ctx);
-        match self.or_raised(get, rounds.as_deref(), &this.registry, &bound).await? {
+        match self
+            .or_raised(get, rounds.as_deref(), &this.registry, &bound)
+            .await?
+        {
             Ok(result) => Ok(result.into()),
             Err(question) => Ok(GetPromptResponse::InputRequired(question)),
         }
@@ -723,7 +765,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let this = self.caller(&context.extensions);
-        self.subscriptions.add(&this.registry, &request.uri, &this.scope)
+        self.subscriptions
+            .add(&this.registry, &request.uri, &this.scope)
     }
 
     async fn unsubscribe(

@@ -6,9 +6,7 @@ use quote::{format_ident, quote};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{
-    Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, Pat, Path, PathArguments, Token, Type,
-};
+use syn::{Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, Pat, Path, PathArguments, Token, Type};
 
 /// Which attribute is expanded.
 #[derive(Clone, Copy, PartialEq)]
@@ -82,7 +80,10 @@ fn attr(kind: Kind, args: TokenStream) -> syn::Result<Attr> {
                     .parse2(list.tokens.clone())?;
                 for pair in pairs {
                     let argument = pair.path.get_ident().cloned().ok_or_else(|| {
-                        syn::Error::new(pair.path.span(), "name the argument: `complete(arg = function)`")
+                        syn::Error::new(
+                            pair.path.span(),
+                            "name the argument: `complete(arg = function)`",
+                        )
                     })?;
                     let Expr::Path(function) = pair.value else {
                         return Err(syn::Error::new(
@@ -95,12 +96,17 @@ fn attr(kind: Kind, args: TokenStream) -> syn::Result<Attr> {
             }
             _ => {
                 let known = match kind {
-                    Kind::Resource => "uri, name, title, mime_type, permission, complete(var = function)",
+                    Kind::Resource => {
+                        "uri, name, title, mime_type, permission, complete(var = function)"
+                    }
                     Kind::Prompt => "name, title, permission, complete(arg = function)",
                 };
                 return Err(syn::Error::new(
                     meta.span(),
-                    format!("unknown or misused key `{key}` for {}; it takes: {known}", kind.attribute()),
+                    format!(
+                        "unknown or misused key `{key}` for {}; it takes: {known}",
+                        kind.attribute()
+                    ),
                 ));
             }
         }
@@ -144,7 +150,10 @@ fn inputs(kind: Kind, func: &mut ItemFn) -> syn::Result<Vec<Input>> {
     let mut inputs = Vec::new();
     for arg in &mut func.sig.inputs {
         let FnArg::Typed(typed) = arg else {
-            return Err(syn::Error::new(arg.span(), format!("{} takes a free function, not a method", kind.attribute())));
+            return Err(syn::Error::new(
+                arg.span(),
+                format!("{} takes a free function, not a method", kind.attribute()),
+            ));
         };
         let mut desc = String::new();
         let mut key = None;
@@ -174,13 +183,20 @@ fn inputs(kind: Kind, func: &mut ItemFn) -> syn::Result<Vec<Input>> {
             continue;
         }
         let Pat::Ident(pat) = &*typed.pat else {
-            return Err(syn::Error::new(typed.pat.span(), "name the argument with a plain identifier"));
+            return Err(syn::Error::new(
+                typed.pat.span(),
+                "name the argument with a plain identifier",
+            ));
         };
         let optional = option_of_string(&typed.ty);
         if !(last_is(&typed.ty, "String") || (optional && kind == Kind::Prompt)) {
             let what = match kind {
-                Kind::Resource => "a template variable is a `String` (or take the caller's context as `&Ctx`)",
-                Kind::Prompt => "a prompt's argument is a `String`, or `Option<String>` when it may be left out (or take the caller's context as `&Ctx`)",
+                Kind::Resource => {
+                    "a template variable is a `String` (or take the caller's context as `&Ctx`)"
+                }
+                Kind::Prompt => {
+                    "a prompt's argument is a `String`, or `Option<String>` when it may be left out (or take the caller's context as `&Ctx`)"
+                }
             };
             return Err(syn::Error::new(typed.ty.span(), what));
         }
@@ -237,14 +253,20 @@ fn try_expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::Result<T
     let await_ = is_async.then(|| quote!(.await));
     let named: Vec<(&syn::Ident, bool, &str, &str)> = (inputs.iter())
         .filter_map(|input| match input {
-            Input::Named { ident, key, optional, desc } => {
-                Some((ident, *optional, desc.as_str(), key.as_str()))
-            }
+            Input::Named {
+                ident,
+                key,
+                optional,
+                desc,
+            } => Some((ident, *optional, desc.as_str(), key.as_str())),
             Input::Ctx => None,
         })
         .collect();
     for (argument, _) in &attr.complete {
-        if !named.iter().any(|(ident, .., key)| *ident == argument || *key == argument.to_string()) {
+        if !named
+            .iter()
+            .any(|(ident, .., key)| *ident == argument || *key == argument.to_string())
+        {
             return Err(syn::Error::new(
                 argument.span(),
                 format!("`complete({argument} = ...)` names no argument of the function"),
@@ -253,13 +275,19 @@ fn try_expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::Result<T
     }
     let call_args = inputs.iter().map(|input| match input {
         Input::Ctx => quote!(&__request.ctx),
-        Input::Named { key, optional: false, .. } => {
-            match kind {
-                Kind::Resource => quote!(__request.variable(#key).to_owned()),
-                Kind::Prompt => quote!(__request.argument(#key).unwrap_or_default().to_owned()),
-            }
-        }
-        Input::Named { key, optional: true, .. } => {
+        Input::Named {
+            key,
+            optional: false,
+            ..
+        } => match kind {
+            Kind::Resource => quote!(__request.variable(#key).to_owned()),
+            Kind::Prompt => quote!(__request.argument(#key).unwrap_or_default().to_owned()),
+        },
+        Input::Named {
+            key,
+            optional: true,
+            ..
+        } => {
             quote!(__request.argument(#key).map(::std::borrow::ToOwned::to_owned))
         }
     });
@@ -276,7 +304,9 @@ fn try_expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::Result<T
         let variant = format_ident!("{}", {
             let l = level.value();
             let mut c = l.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
         });
         quote!(.with_permission(#p::Permission::#variant))
     });
@@ -291,14 +321,22 @@ fn try_expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::Result<T
                 if !variables.iter().any(|v| v == key) {
                     return Err(syn::Error::new(
                         ident.span(),
-                        format!("`{key}` is no variable of the URI template `{}`", uri.value()),
+                        format!(
+                            "`{key}` is no variable of the URI template `{}`",
+                            uri.value()
+                        ),
                     ));
                 }
             }
-            if let Some(missing) = variables.iter().find(|v| !named.iter().any(|(.., key)| key == v)) {
+            if let Some(missing) = variables
+                .iter()
+                .find(|v| !named.iter().any(|(.., key)| key == v))
+            {
                 return Err(syn::Error::new(
                     uri.span(),
-                    format!("the URI template's `{{{missing}}}` is no argument of the function; add `{missing}: String`"),
+                    format!(
+                        "the URI template's `{{{missing}}}` is no argument of the function; add `{missing}: String`"
+                    ),
                 ));
             }
             let mime = attr.mime_type.as_ref().map(|m| quote!(.with_mime_type(#m)));
@@ -364,7 +402,10 @@ fn template_variables(uri: &LitStr) -> syn::Result<Vec<String>> {
             last_was_variable = false;
         }
         if open == 0 && last_was_variable {
-            return Err(syn::Error::new(uri.span(), "two variables side by side cannot be told apart; put a literal between them"));
+            return Err(syn::Error::new(
+                uri.span(),
+                "two variables side by side cannot be told apart; put a literal between them",
+            ));
         }
         let close = rest[open..]
             .find('}')
@@ -373,7 +414,9 @@ fn template_variables(uri: &LitStr) -> syn::Result<Vec<String>> {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(syn::Error::new(
                 uri.span(),
-                format!("`{{{name}}}`: a variable is `{{name}}`, its name ASCII letters, digits and `_`"),
+                format!(
+                    "`{{{name}}}`: a variable is `{{name}}`, its name ASCII letters, digits and `_`"
+                ),
             ));
         }
         variables.push(name.to_owned());

@@ -161,7 +161,11 @@ fn listed(revision: &str) -> Vec<String> {
         .output()
         .expect("Node.js lists the suite");
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let server = text.split("Client scenarios").next().unwrap_or("").to_owned();
+    let server = text
+        .split("Client scenarios")
+        .next()
+        .unwrap_or("")
+        .to_owned();
     server
         .lines()
         .filter_map(|line| line.trim().strip_prefix("- "))
@@ -178,8 +182,10 @@ fn passes(revision: &str, at_least: usize) {
         failing.len(),
         failing.join("\n")
     );
-    let scenarios: std::collections::BTreeSet<&str> =
-        checks.iter().map(|(scenario, _)| scenario.as_str()).collect();
+    let scenarios: std::collections::BTreeSet<&str> = checks
+        .iter()
+        .map(|(scenario, _)| scenario.as_str())
+        .collect();
     assert!(
         scenarios.len() >= at_least,
         "only {} scenarios of the {revision} set ran:\n{summary}",
@@ -255,7 +261,9 @@ fn the_typescript_sdk_lists_and_reads_resources_gets_a_prompt_and_completes_an_a
         .map_or_else(|| root().join("target/ts-mcp"), PathBuf::from);
     let modules = sdk.join("node_modules");
     assert!(
-        modules.join("@modelcontextprotocol/sdk/package.json").is_file(),
+        modules
+            .join("@modelcontextprotocol/sdk/package.json")
+            .is_file(),
         "the MCP TypeScript SDK is missing: run scripts/test, which installs it, or \
          `npm install --prefix target/ts-mcp @modelcontextprotocol/sdk@1.32.2`"
     );
@@ -263,8 +271,11 @@ fn the_typescript_sdk_lists_and_reads_resources_gets_a_prompt_and_completes_an_a
     let scripts = tempfile::tempdir().unwrap();
     let script = scripts.path().join("typescript_sdk.mjs");
     std::fs::copy(client_script("typescript_sdk.mjs"), &script).unwrap();
-    std::os::unix::fs::symlink(modules.canonicalize().unwrap(), scripts.path().join("node_modules"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        modules.canonicalize().unwrap(),
+        scripts.path().join("node_modules"),
+    )
+    .unwrap();
     drives(
         Command::new("node").arg(&script),
         &[
@@ -303,27 +314,53 @@ async fn a_mounted_servers_resources_and_prompts_join_under_its_module() {
     let module = McpModule::connect(registry.clone(), "everything", &url, None)
         .await
         .unwrap();
-    assert!(module.resources().iter().any(|uri| uri == "test://static-text"));
+    assert!(
+        module
+            .resources()
+            .iter()
+            .any(|uri| uri == "test://static-text")
+    );
     let trusted = Scope::trusted();
     let listed = registry.resources(&trusted);
-    let text = listed.iter().find(|r| r.uri() == "test://static-text").unwrap();
+    let text = listed
+        .iter()
+        .find(|r| r.uri() == "test://static-text")
+        .unwrap();
     assert_eq!(text.name(), "everything.static_text");
     assert_eq!(text.mime_type(), Some("text/plain"));
 
     let ctx = Ctx::for_scope(trusted.clone());
-    let read = registry.read_resource("test://static-text", &ctx).await.unwrap();
+    let read = registry
+        .read_resource("test://static-text", &ctx)
+        .await
+        .unwrap();
     let body = serde_json::to_value(tool_registry::content::wire::to_value(
         &tool_registry::content::Block::Resource(read[0].clone()),
     ))
     .unwrap();
-    assert_eq!(body["resource"]["text"], "This is the content of the static text resource.");
-    let data = registry.read_resource("test://template/5/data", &ctx).await.unwrap();
+    assert_eq!(
+        body["resource"]["text"],
+        "This is the content of the static text resource."
+    );
+    let data = registry
+        .read_resource("test://template/5/data", &ctx)
+        .await
+        .unwrap();
     assert_eq!(data[0].uri, "test://template/5/data");
-    let binary = registry.read_resource("test://static-binary", &ctx).await.unwrap();
-    let binary = tool_registry::content::wire::to_value(&tool_registry::content::Block::Resource(binary[0].clone()));
+    let binary = registry
+        .read_resource("test://static-binary", &ctx)
+        .await
+        .unwrap();
+    let binary = tool_registry::content::wire::to_value(&tool_registry::content::Block::Resource(
+        binary[0].clone(),
+    ));
     assert_eq!(binary["resource"]["mimeType"], "image/png");
 
-    let arguments = [("arg1".to_owned(), "a".to_owned()), ("arg2".to_owned(), "b".to_owned())].into();
+    let arguments = [
+        ("arg1".to_owned(), "a".to_owned()),
+        ("arg2".to_owned(), "b".to_owned()),
+    ]
+    .into();
     let messages = registry
         .get_prompt("everything.test_prompt_with_arguments", arguments, &ctx)
         .await
@@ -331,10 +368,17 @@ async fn a_mounted_servers_resources_and_prompts_join_under_its_module() {
     let text = tool_registry::content::wire::to_value(&messages[0].content);
     assert_eq!(text["text"], "Prompt with arguments: arg1='a', arg2='b'");
     let image = registry
-        .get_prompt("everything.test_prompt_with_image", Default::default(), &ctx)
+        .get_prompt(
+            "everything.test_prompt_with_image",
+            Default::default(),
+            &ctx,
+        )
         .await
         .unwrap();
-    assert!(matches!(image[0].content, tool_registry::content::Block::Image(_)));
+    assert!(matches!(
+        image[0].content,
+        tool_registry::content::Block::Image(_)
+    ));
 
     // The module rule holds for them as for its tools.
     let elsewhere = Scope::user("ann").with_modules(["other"]);

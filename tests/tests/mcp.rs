@@ -575,7 +575,10 @@ fn error_of<T: std::fmt::Debug>(outcome: Result<T, rmcp::ServiceError>) -> rmcp:
 
 fn text_resource(uri: &str, name: &str, text: &'static str) -> tool_registry::offer::ResourceSpec {
     tool_registry::offer::ResourceSpec::new(uri, name, move |request| async move {
-        Ok(vec![tool_registry::content::Resource::text(request.uri, text)])
+        Ok(vec![tool_registry::content::Resource::text(
+            request.uri,
+            text,
+        )])
     })
     .unwrap()
     .with_description("A resource of the test.")
@@ -587,23 +590,38 @@ async fn offers_follow_the_scope_a_hidden_one_is_unknown_and_hostile_variables_a
     use tool_registry::offer::{PromptMessage, PromptSpec, ResourceSpec};
 
     let registry = registry();
-    registry.register_resource(text_resource("notes://public", "public", "open")).unwrap();
     registry
-        .register_resource(text_resource("notes://secret", "secret", "closed").with_permission(Permission::Admin))
+        .register_resource(text_resource("notes://public", "public", "open"))
+        .unwrap();
+    registry
+        .register_resource(
+            text_resource("notes://secret", "secret", "closed").with_permission(Permission::Admin),
+        )
         .unwrap();
     let file = ResourceSpec::new("notes://file/{name}", "file", |request| async move {
         let name = request.variable("name").to_owned();
-        Ok(vec![tool_registry::content::Resource::text(request.uri, format!("file {name}"))])
+        Ok(vec![tool_registry::content::Resource::text(
+            request.uri,
+            format!("file {name}"),
+        )])
     })
     .unwrap();
     registry.register_resource(file).unwrap();
     let prompt = |name: &str| {
-        PromptSpec::new(name, |_request| async move { Ok(vec![PromptMessage::user("hi")]) })
-            .with_description("A prompt of the test.")
+        PromptSpec::new(name, |_request| async move {
+            Ok(vec![PromptMessage::user("hi")])
+        })
+        .with_description("A prompt of the test.")
     };
-    registry.register_prompt(prompt("ops_review").with_permission(Permission::Admin)).unwrap();
+    registry
+        .register_prompt(prompt("ops_review").with_permission(Permission::Admin))
+        .unwrap();
     // A URI or a name taken is refused.
-    assert!(registry.register_resource(text_resource("notes://public", "again", "x")).is_err());
+    assert!(
+        registry
+            .register_resource(text_resource("notes://public", "again", "x"))
+            .is_err()
+    );
     assert!(registry.register_prompt(prompt("ops_review")).is_err());
 
     let mut guest = connect(&registry, Scope::guest()).await;
@@ -611,12 +629,23 @@ async fn offers_follow_the_scope_a_hidden_one_is_unknown_and_hostile_variables_a
     let uris = |list: rmcp::model::ListResourcesResult| -> Vec<String> {
         list.resources.iter().map(|r| r.uri.clone()).collect()
     };
-    assert_eq!(uris(guest.session.list_resources(None).await.unwrap()), ["notes://public"]);
+    assert_eq!(
+        uris(guest.session.list_resources(None).await.unwrap()),
+        ["notes://public"]
+    );
     assert_eq!(
         uris(admin.session.list_resources(None).await.unwrap()),
         ["notes://public", "notes://secret"]
     );
-    assert!(guest.session.list_prompts(None).await.unwrap().prompts.is_empty());
+    assert!(
+        guest
+            .session
+            .list_prompts(None)
+            .await
+            .unwrap()
+            .prompts
+            .is_empty()
+    );
 
     // What a guest may not see is answered exactly as what does not exist.
     let read = |uri: &str| ReadResourceRequestParams::new(uri);
@@ -625,50 +654,117 @@ async fn offers_follow_the_scope_a_hidden_one_is_unknown_and_hostile_variables_a
     let bytes = |error: &rmcp::model::ErrorData, uri: &str| {
         serde_json::to_string(error).unwrap().replace(uri, "URI")
     };
-    assert_eq!(bytes(&hidden, "notes://secret"), bytes(&unknown, "notes://secreT"));
+    assert_eq!(
+        bytes(&hidden, "notes://secret"),
+        bytes(&unknown, "notes://secreT")
+    );
     assert_eq!(hidden.data.as_ref().unwrap()["uri"], "notes://secret");
-    let hidden = error_of(guest.session.get_prompt(GetPromptRequestParams::new("ops_review")).await);
-    let unknown = error_of(guest.session.get_prompt(GetPromptRequestParams::new("ops_reviex")).await);
+    let hidden = error_of(
+        guest
+            .session
+            .get_prompt(GetPromptRequestParams::new("ops_review"))
+            .await,
+    );
+    let unknown = error_of(
+        guest
+            .session
+            .get_prompt(GetPromptRequestParams::new("ops_reviex"))
+            .await,
+    );
     assert_eq!(bytes(&hidden, "ops_review"), bytes(&unknown, "ops_reviex"));
-    let read_admin = admin.session.read_resource(read("notes://secret")).await.unwrap();
-    assert_eq!(serde_json::to_value(&read_admin.contents[0]).unwrap()["text"], "closed");
+    let read_admin = admin
+        .session
+        .read_resource(read("notes://secret"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&read_admin.contents[0]).unwrap()["text"],
+        "closed"
+    );
 
     // A template variable names one thing, never a way out.
-    let file = guest.session.read_resource(read("notes://file/plan.md")).await.unwrap();
-    assert_eq!(serde_json::to_value(&file.contents[0]).unwrap()["text"], "file plan.md");
-    for hostile in ["%2e%2e", "%2E%2E", "a%2Fb", "a%5cb", "a%00b", "%0d%0a", "%zz", "%ff"] {
-        let error = error_of(guest.session.read_resource(read(&format!("notes://file/{hostile}"))).await);
+    let file = guest
+        .session
+        .read_resource(read("notes://file/plan.md"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&file.contents[0]).unwrap()["text"],
+        "file plan.md"
+    );
+    for hostile in [
+        "%2e%2e", "%2E%2E", "a%2Fb", "a%5cb", "a%00b", "%0d%0a", "%zz", "%ff",
+    ] {
+        let error = error_of(
+            guest
+                .session
+                .read_resource(read(&format!("notes://file/{hostile}")))
+                .await,
+        );
         assert_eq!(error.code.0, -32602, "{hostile}: {error:?}");
         assert!(error.message.contains("refused"), "{hostile}: {error:?}");
     }
     // A raw `/` makes no instance of the template at all.
-    let error = error_of(guest.session.read_resource(read("notes://file/../secret")).await);
+    let error = error_of(
+        guest
+            .session
+            .read_resource(read("notes://file/../secret"))
+            .await,
+    );
     assert!(error.message.contains("Resource not found"), "{error:?}");
 
     // A subscription flood stops at the session's bound; an unknown URI is no subscription.
     let subscribe = |uri: String| SubscribeRequestParams::new(uri);
     for n in 0..tool_registry::mcp::MAX_SUBSCRIPTIONS {
-        guest.session.subscribe(subscribe(format!("notes://file/{n}"))).await.unwrap();
+        guest
+            .session
+            .subscribe(subscribe(format!("notes://file/{n}")))
+            .await
+            .unwrap();
     }
-    let full = error_of(guest.session.subscribe(subscribe("notes://public".into())).await);
+    let full = error_of(
+        guest
+            .session
+            .subscribe(subscribe("notes://public".into()))
+            .await,
+    );
     assert!(full.message.contains("unsubscribe"), "{full:?}");
-    error_of(admin.session.subscribe(subscribe("notes://nowhere".into())).await);
+    error_of(
+        admin
+            .session
+            .subscribe(subscribe("notes://nowhere".into()))
+            .await,
+    );
     guest
         .session
         .unsubscribe(rmcp::model::UnsubscribeRequestParams::new("notes://file/0"))
         .await
         .unwrap();
-    guest.session.subscribe(subscribe("notes://public".into())).await.unwrap();
+    guest
+        .session
+        .subscribe(subscribe("notes://public".into()))
+        .await
+        .unwrap();
 
     // A change is heard: an update of a followed resource, and the lists.
     registry.resource_updated("notes://secret");
     registry.resource_updated("notes://public");
-    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv()).await.unwrap();
-    assert_eq!(heard.as_deref(), Some("notes://public"), "only what it follows");
+    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv())
+        .await
+        .unwrap();
+    assert_eq!(
+        heard.as_deref(),
+        Some("notes://public"),
+        "only what it follows"
+    );
     registry.register_prompt(prompt("welcome")).unwrap();
-    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv()).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv())
+        .await
+        .unwrap();
     assert_eq!(heard.as_deref(), Some("prompts"));
     assert!(registry.remove_resource("notes://file/{name}"));
-    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv()).await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), guest.offers.recv())
+        .await
+        .unwrap();
     assert_eq!(heard.as_deref(), Some("resources"));
 }

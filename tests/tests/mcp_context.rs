@@ -482,10 +482,18 @@ async fn first_round(url: &str, token: &str) -> (String, String) {
     let answer = ask_name(url, token, None, None).await;
     let result = &answer["result"];
     assert_eq!(result["resultType"], "input_required", "{answer}");
-    let (key, question) = result["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let (key, question) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
     assert_eq!(question["method"], "elicitation/create", "{answer}");
     assert_eq!(question["params"]["message"], "Your name?", "{answer}");
-    (key.clone(), result["requestState"].as_str().unwrap().to_owned())
+    (
+        key.clone(),
+        result["requestState"].as_str().unwrap().to_owned(),
+    )
 }
 
 fn named(key: &str, name: Value) -> Value {
@@ -503,7 +511,10 @@ async fn a_2026_client_is_asked_by_input_required_results_sealed_bound_expiring_
     let refused = |answer: &Value| {
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
         assert!(
-            answer["error"]["message"].as_str().unwrap().contains("requestState"),
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("requestState"),
             "{answer}"
         );
         answer["error"].clone()
@@ -512,28 +523,81 @@ async fn a_2026_client_is_asked_by_input_required_results_sealed_bound_expiring_
     // The answer runs the call once; the same state again is refused.
     let (key, state) = first_round(url, "ann-token").await;
     assert_eq!(key, "q1");
-    let done = ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&state)).await;
+    let done = ask_name(
+        url,
+        "ann-token",
+        Some(named(&key, json!("Ada"))),
+        Some(&state),
+    )
+    .await;
     assert_eq!(done["result"]["resultType"], "complete", "{done}");
-    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("Ada"), "{done}");
-    let replayed = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Eve"))), Some(&state)).await);
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Ada"),
+        "{done}"
+    );
+    let replayed = refused(
+        &ask_name(
+            url,
+            "ann-token",
+            Some(named(&key, json!("Eve"))),
+            Some(&state),
+        )
+        .await,
+    );
 
     // A changed state, another caller's, and an expired one: the same error as a replay.
     let (key, state) = first_round(url, "ann-token").await;
     let mut tampered = state.clone();
     let last = tampered.pop().unwrap();
     tampered.push(if last == 'A' { 'B' } else { 'A' });
-    let changed = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&tampered)).await);
-    let stolen = refused(&ask_name(url, "bob-token", Some(named(&key, json!("Bob"))), Some(&state)).await);
+    let changed = refused(
+        &ask_name(
+            url,
+            "ann-token",
+            Some(named(&key, json!("Ada"))),
+            Some(&tampered),
+        )
+        .await,
+    );
+    let stolen = refused(
+        &ask_name(
+            url,
+            "bob-token",
+            Some(named(&key, json!("Bob"))),
+            Some(&state),
+        )
+        .await,
+    );
     let (key, state) = first_round(url, "ann-token").await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let expired = refused(&ask_name(url, "ann-token", Some(named(&key, json!("Ada"))), Some(&state)).await);
-    assert!(replayed == changed && changed == stolen && stolen == expired, "{replayed} {changed} {stolen} {expired}");
+    let expired = refused(
+        &ask_name(
+            url,
+            "ann-token",
+            Some(named(&key, json!("Ada"))),
+            Some(&state),
+        )
+        .await,
+    );
+    assert!(
+        replayed == changed && changed == stolen && stolen == expired,
+        "{replayed} {changed} {stolen} {expired}"
+    );
 
     // An answer of the wrong schema is the tool's typed error, not a run with bad data.
     let (key, state) = first_round(url, "ann-token").await;
     let wrong = ask_name(url, "ann-token", Some(named(&key, json!(5))), Some(&state)).await;
     assert_eq!(wrong["result"]["isError"], true, "{wrong}");
-    assert!(wrong["result"]["content"][0]["text"].as_str().unwrap().contains("Mismatch"), "{wrong}");
+    assert!(
+        wrong["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Mismatch"),
+        "{wrong}"
+    );
     // An answer that is no result object at all is refused before the tool runs.
     let (key, state) = first_round(url, "ann-token").await;
     let not_an_object = ask_name(url, "ann-token", Some(json!({key: 12345})), Some(&state)).await;
@@ -553,7 +617,11 @@ fn resident_kb() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_pending_questions_of_one_caller_keep_nothing_on_the_server() {
     let _alone = EXCLUSIVE.write().await;
-    let served = serve_with(Callers::new().with("ann-token", Scope::user("ann")), Duration::from_secs(600)).await;
+    let served = serve_with(
+        Callers::new().with("ann-token", Scope::user("ann")),
+        Duration::from_secs(600),
+    )
+    .await;
     let url = served.url.clone();
     let round = |n: usize| {
         let url = url.clone();
@@ -570,7 +638,10 @@ async fn ten_thousand_pending_questions_of_one_caller_keep_nothing_on_the_server
     futures::future::join_all((0..16).map(|_| round(625))).await;
     let grown = resident_kb().saturating_sub(before);
     // A question that waits costs the server nothing: its state is the client's to keep.
-    assert!(grown < 16 * 1024, "10,000 pending questions grew the process by {grown} kB");
+    assert!(
+        grown < 16 * 1024,
+        "10,000 pending questions grew the process by {grown} kB"
+    );
 }
 
 #[tokio::test]

@@ -51,11 +51,18 @@ impl Catalog<'_> {
     pub(crate) fn offers_json(&self, into: &mut Value) {
         let offered = &self.offered;
         if !offered.resources.is_empty() {
-            into["resources"] = offered.resources.iter().map(|r| resource_json(r, "uri")).collect();
+            into["resources"] = offered
+                .resources
+                .iter()
+                .map(|r| resource_json(r, "uri"))
+                .collect();
         }
         if !offered.templates.is_empty() {
-            into["resource_templates"] =
-                offered.templates.iter().map(|r| resource_json(r, "uri_template")).collect();
+            into["resource_templates"] = offered
+                .templates
+                .iter()
+                .map(|r| resource_json(r, "uri_template"))
+                .collect();
         }
         if !offered.prompts.is_empty() {
             into["prompts"] = offered.prompts.iter().map(prompt_json).collect();
@@ -91,13 +98,23 @@ impl Catalog<'_> {
             let _ = writeln!(out, "| --- | --- | --- | --- |");
             for prompt in &offered.prompts {
                 let arguments: Vec<String> = (prompt.arguments().iter())
-                    .map(|a| format!("`{}`{}", a.name, if a.required { "" } else { " (optional)" }))
+                    .map(|a| {
+                        format!(
+                            "`{}`{}",
+                            a.name,
+                            if a.required { "" } else { " (optional)" }
+                        )
+                    })
                     .collect();
                 let _ = writeln!(
                     out,
                     "| `{}` | {} | {} | {} |",
                     prompt.name(),
-                    if arguments.is_empty() { "none".to_owned() } else { arguments.join(", ") },
+                    if arguments.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        arguments.join(", ")
+                    },
                     prompt.permission().as_str(),
                     cell(prompt.description())
                 );

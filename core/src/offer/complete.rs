@@ -23,7 +23,9 @@ pub struct CompletionRequest {
 pub type Completer = Arc<dyn Fn(&CompletionRequest) -> Vec<String> + Send + Sync>;
 
 /// Makes a [`Completer`] of a function or closure.
-pub fn completer(f: impl Fn(&CompletionRequest) -> Vec<String> + Send + Sync + 'static) -> Completer {
+pub fn completer(
+    f: impl Fn(&CompletionRequest) -> Vec<String> + Send + Sync + 'static,
+) -> Completer {
     Arc::new(f)
 }
 

@@ -59,18 +59,20 @@
 //! | `prompt.rs` | [`PromptSpec`], [`PromptArgument`], [`PromptMessage`], [`GetRequest`], [`IntoMessages`] |
 //! | `set.rs` | the resources, templates and prompts of a registry, sorted; the linked ones |
 
-mod error;
-mod template;
 mod complete;
-mod resource;
+mod error;
 mod prompt;
+mod resource;
 pub(crate) mod set;
+mod template;
 
 pub use complete::{
     Completer, Completion, CompletionRequest, CompletionTarget, MAX_COMPLETIONS, completer,
     from_values,
 };
 pub use error::OfferError;
-pub use prompt::{GetFuture, GetRequest, IntoMessages, PromptArgument, PromptMessage, PromptSpec, Role};
+pub use prompt::{
+    GetFuture, GetRequest, IntoMessages, PromptArgument, PromptMessage, PromptSpec, Role,
+};
 pub use resource::{IntoContents, ReadFuture, ReadRequest, ResourceSpec};
 pub use template::{MAX_URI_BYTES, UriTemplate, check_variable};

@@ -79,7 +79,11 @@ impl std::fmt::Debug for ResourceSpec {
 impl ResourceSpec {
     /// A resource at `uri` named `name`, read by `read`. A `uri` with `{variables}` makes a
     /// template ([`UriTemplate`]); one that cannot be read as either is an error.
-    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Result<Self, OfferError>
+    pub fn new<F, Fut>(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        read: F,
+    ) -> Result<Self, OfferError>
     where
         F: Fn(ReadRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<Resource>, ToolError>> + Send + 'static,

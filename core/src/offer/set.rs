@@ -63,7 +63,12 @@ impl Offers {
 
     /// These with `resource` added; its URI must be free.
     pub(crate) fn with_resource(&self, resource: ResourceSpec) -> Result<Self, OfferError> {
-        let mut all: Vec<_> = self.resources.iter().chain(self.templates.iter()).cloned().collect();
+        let mut all: Vec<_> = self
+            .resources
+            .iter()
+            .chain(self.templates.iter())
+            .cloned()
+            .collect();
         all.push(resource);
         Self::of(all, self.prompts.to_vec())
     }
@@ -95,8 +100,12 @@ impl Offers {
 
     /// These without the prompt `name`; `None` when there is none.
     pub(crate) fn without_prompt(&self, name: &str) -> Option<Self> {
-        let prompts: Arc<[PromptSpec]> =
-            self.prompts.iter().filter(|p| p.name() != name).cloned().collect();
+        let prompts: Arc<[PromptSpec]> = self
+            .prompts
+            .iter()
+            .filter(|p| p.name() != name)
+            .cloned()
+            .collect();
         (prompts.len() < self.prompts.len()).then(|| Self {
             prompts,
             ..self.clone()

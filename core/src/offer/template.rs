@@ -43,11 +43,7 @@ impl UriTemplate {
                 .find('}')
                 .ok_or_else(|| bad("a `{` is never closed"))?;
             let name = &rest[open + 1..open + close];
-            if name.is_empty()
-                || !name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            {
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                 return Err(bad(
                     "a variable is `{name}`, its name ASCII letters, digits and `_` (operators like `{+name}` are not supported)",
                 ));
@@ -148,10 +144,14 @@ pub fn check_variable(name: &str, raw: &str) -> Result<String, OfferError> {
     }
     let value = String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 once decoded"))?;
     if value.chars().any(char::is_control) {
-        return Err(refuse("it holds a control character (a NUL, a newline, ...)"));
+        return Err(refuse(
+            "it holds a control character (a NUL, a newline, ...)",
+        ));
     }
     if value.contains(['/', '\\']) {
-        return Err(refuse("it holds a `/` or `\\`: a variable names one thing, not a path"));
+        return Err(refuse(
+            "it holds a `/` or `\\`: a variable names one thing, not a path",
+        ));
     }
     if value == "." || value == ".." {
         return Err(refuse("`.` and `..` name no resource"));
@@ -179,25 +179,43 @@ mod tests {
         assert_eq!(t.matches("other://template/1/data").unwrap(), None);
         let two = template("db://{table}/rows/{row}");
         let vars = two.matches("db://users/rows/a%20b").unwrap().unwrap();
-        assert_eq!((vars["table"].as_str(), vars["row"].as_str()), ("users", "a b"));
+        assert_eq!(
+            (vars["table"].as_str(), vars["row"].as_str()),
+            ("users", "a b")
+        );
     }
 
     #[test]
     fn a_variable_never_holds_a_way_out() {
         let t = template("file:///notes/{name}");
-        for hostile in ["..", "%2e%2e", "%2E%2E", "a%2fb", "a%5Cb", "a%00b", "%0a", "%zz", "%4", "%ff"] {
+        for hostile in [
+            "..", "%2e%2e", "%2E%2E", "a%2fb", "a%5Cb", "a%00b", "%0a", "%zz", "%4", "%ff",
+        ] {
             let error = t.matches(&format!("file:///notes/{hostile}")).unwrap_err();
-            assert!(matches!(error, OfferError::InvalidVariable { .. }), "{hostile}: {error}");
+            assert!(
+                matches!(error, OfferError::InvalidVariable { .. }),
+                "{hostile}: {error}"
+            );
         }
         // A raw `/` is no instance at all.
         assert_eq!(t.matches("file:///notes/../etc").unwrap(), None);
-        assert_eq!(t.matches("file:///notes/a.b").unwrap().unwrap()["name"], "a.b");
+        assert_eq!(
+            t.matches("file:///notes/a.b").unwrap().unwrap()["name"],
+            "a.b"
+        );
     }
 
     #[test]
     fn templates_are_read_strictly() {
         assert_eq!(UriTemplate::parse("test://static").unwrap(), None);
-        for bad in ["x://{a", "x://a}", "x://{}", "x://{a}{b}", "x://{+a}", "x://{a b}"] {
+        for bad in [
+            "x://{a",
+            "x://a}",
+            "x://{}",
+            "x://{a}{b}",
+            "x://{+a}",
+            "x://{a b}",
+        ] {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
     }

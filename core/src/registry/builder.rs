@@ -9,7 +9,6 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use rustc_hash::FxHashMap;
 
-use crate::offer::set::Offers;
 use super::linked::{DuplicateToolError, checked, linked_tools};
 use super::switches::{Selector, Switches};
 use super::writer::Writer;
@@ -26,6 +25,7 @@ use crate::gate::{
     ApprovalKey, ApprovalStore, Gate, Gates, InMemoryApprovals, InMemoryRateLimits, RateLimitStore,
 };
 use crate::hook::{Flights, Hook, HookSet, InMemoryResultCache, ResultCache, ToolFilter};
+use crate::offer::set::Offers;
 use crate::scope::{AllowListError, AllowLists};
 use crate::spec::ToolHandler;
 

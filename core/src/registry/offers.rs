@@ -162,14 +162,18 @@ impl Registry {
                     });
                 }
             }
-            if let Some(extra) = (arguments.keys())
-                .find(|given| !spec.arguments().iter().any(|a| &a.name == *given))
+            if let Some(extra) =
+                (arguments.keys()).find(|given| !spec.arguments().iter().any(|a| &a.name == *given))
             {
                 let takes: Vec<&str> = spec.arguments().iter().map(|a| a.name.as_str()).collect();
                 return Err(OfferError::UnknownArgument {
                     prompt: spec.name().to_owned(),
                     argument: cut(extra, 128).to_owned(),
-                    takes: if takes.is_empty() { "none".into() } else { takes.join(", ") },
+                    takes: if takes.is_empty() {
+                        "none".into()
+                    } else {
+                        takes.join(", ")
+                    },
                 });
             }
             let request = GetRequest {
@@ -305,7 +309,8 @@ impl Registry {
         future: futures::future::BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
         let limit = self.policy.timeouts.default;
-        match tokio::time::timeout(limit, std::panic::AssertUnwindSafe(future).catch_unwind()).await {
+        match tokio::time::timeout(limit, std::panic::AssertUnwindSafe(future).catch_unwind()).await
+        {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(payload)) => Err(crate::call::guard::panicked(payload)),
             Err(_) => Err(ToolError::TimedOut {

@@ -52,8 +52,8 @@
 //! # Ok(()) }
 //! ```
 
-mod record;
 mod inputs;
+mod record;
 mod run;
 mod share;
 mod store;
@@ -61,10 +61,10 @@ mod store;
 use std::time::Duration;
 
 pub use crate::meta::TaskSupport;
+pub use inputs::{MAX_TASK_INPUTS, TaskInputs};
 pub use record::millis;
 pub use record::now_ms;
 pub use record::{TaskAnswer, TaskQuestion, TaskRecord, TaskStatus};
-pub use inputs::{MAX_TASK_INPUTS, TaskInputs};
 pub use run::{Become, Started, TaskCall, Tasks};
 pub use share::{GuestTaskLimits, ShareKind, TaskOwner, TaskShare, owner_of};
 pub use store::{InMemoryTaskStore, TaskStore};

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tool_registry::call::{AskError, Form, FormAnswer, LogLevel, Sampling};
 use tool_registry::content::{Audio, Content, Image, Resource};
 use tool_registry::mcp::{Callers, McpServer};
-use tool_registry::spec::ToolHandler;
 use tool_registry::offer::PromptMessage;
+use tool_registry::spec::ToolHandler;
 use tool_registry::task::{InMemoryTaskStore, TaskLimits, Tasks};
 use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec, prompt, resource, tool};
 
@@ -248,7 +248,11 @@ async fn template_data(id: String) -> String {
 }
 
 fn ids(typed: &str) -> Vec<String> {
-    ["123", "124", "200"].into_iter().filter(|id| id.starts_with(typed)).map(Into::into).collect()
+    ["123", "124", "200"]
+        .into_iter()
+        .filter(|id| id.starts_with(typed))
+        .map(Into::into)
+        .collect()
 }
 
 /// A resource a client may subscribe to, for testing.
@@ -273,7 +277,11 @@ async fn test_prompt_with_arguments(
 }
 
 fn arg_values(typed: &str) -> Vec<String> {
-    ["test", "testValue1", "testValue2", "other"].into_iter().filter(|v| v.starts_with(typed)).map(Into::into).collect()
+    ["test", "testValue1", "testValue2", "other"]
+        .into_iter()
+        .filter(|v| v.starts_with(typed))
+        .map(Into::into)
+        .collect()
 }
 
 /// A prompt embedding a resource, for testing.
@@ -323,14 +331,23 @@ fn field_of(answer: FormAnswer, field: &str) -> String {
 /// Asks the user's name (an `input_required` result on 2026-07-28), then greets them.
 #[tool(read_only)]
 async fn test_input_required_result_elicitation(ctx: &Ctx) -> Result<String, ToolError> {
-    let answer = ctx.ask(one_field("user_name", "What is your name?", "name", "string")?).await?;
+    let answer = ctx
+        .ask(one_field(
+            "user_name",
+            "What is your name?",
+            "name",
+            "string",
+        )?)
+        .await?;
     Ok(format!("Hello, {}!", field_of(answer, "name")))
 }
 
 /// Asks the client's model a question, then answers with its completion.
 #[tool(read_only)]
 async fn test_input_required_result_sampling(ctx: &Ctx) -> Result<String, ToolError> {
-    let asked = Sampling::new("What is the capital of France?").max_tokens(100).named("capital_question");
+    let asked = Sampling::new("What is the capital of France?")
+        .max_tokens(100)
+        .named("capital_question");
     Ok(ctx.sample(asked).await?.text.unwrap_or_default())
 }
 
@@ -345,7 +362,9 @@ async fn test_input_required_result_list_roots(ctx: &Ctx) -> Result<String, Tool
 /// Asks for a confirmation carried across rounds in `requestState`.
 #[tool(read_only)]
 async fn test_input_required_result_request_state(ctx: &Ctx) -> Result<String, ToolError> {
-    let answer = ctx.ask(one_field("confirm", "Please confirm", "ok", "boolean")?).await?;
+    let answer = ctx
+        .ask(one_field("confirm", "Please confirm", "ok", "boolean")?)
+        .await?;
     Ok(format!("state-ok: ok={}", field_of(answer, "ok")))
 }
 
@@ -353,7 +372,9 @@ async fn test_input_required_result_request_state(ctx: &Ctx) -> Result<String, T
 #[tool(read_only)]
 async fn test_input_required_result_multiple_inputs(ctx: &Ctx) -> Result<String, ToolError> {
     let name = one_field("user_name", "What is your name?", "name", "string")?;
-    let greeting = Sampling::new("Generate a greeting").max_tokens(50).named("greeting");
+    let greeting = Sampling::new("Generate a greeting")
+        .max_tokens(50)
+        .named("greeting");
     let (name, greeting, roots) = tokio::join!(
         ctx.ask(name),
         ctx.sample(greeting),
@@ -370,15 +391,35 @@ async fn test_input_required_result_multiple_inputs(ctx: &Ctx) -> Result<String,
 /// Asks in two rounds: a name, then a colour.
 #[tool(read_only)]
 async fn test_input_required_result_multi_round(ctx: &Ctx) -> Result<String, ToolError> {
-    let name = ctx.ask(one_field("step1", "Step 1: What is your name?", "name", "string")?).await?;
-    let color = ctx.ask(one_field("step2", "Step 2: What is your favorite color?", "color", "string")?).await?;
-    Ok(format!("{} likes {}", field_of(name, "name"), field_of(color, "color")))
+    let name = ctx
+        .ask(one_field(
+            "step1",
+            "Step 1: What is your name?",
+            "name",
+            "string",
+        )?)
+        .await?;
+    let color = ctx
+        .ask(one_field(
+            "step2",
+            "Step 2: What is your favorite color?",
+            "color",
+            "string",
+        )?)
+        .await?;
+    Ok(format!(
+        "{} likes {}",
+        field_of(name, "name"),
+        field_of(color, "color")
+    ))
 }
 
 /// Asks for a confirmation whose `requestState` is sealed: a changed state is refused.
 #[tool(read_only)]
 async fn test_input_required_result_tampered_state(ctx: &Ctx) -> Result<String, ToolError> {
-    let answer = ctx.ask(one_field("confirm", "Please confirm", "ok", "boolean")?).await?;
+    let answer = ctx
+        .ask(one_field("confirm", "Please confirm", "ok", "boolean")?)
+        .await?;
     Ok(format!("ok={}", field_of(answer, "ok")))
 }
 
@@ -386,10 +427,18 @@ async fn test_input_required_result_tampered_state(ctx: &Ctx) -> Result<String, 
 #[tool(read_only)]
 async fn test_input_required_result_capabilities(ctx: &Ctx) -> Result<String, ToolError> {
     let question = one_field("user_name", "What is your name?", "name", "string")?;
-    let sampling = Sampling::new("Generate a greeting").max_tokens(50).named("greeting");
+    let sampling = Sampling::new("Generate a greeting")
+        .max_tokens(50)
+        .named("greeting");
     let (name, greeting) = tokio::join!(ctx.ask(question), ctx.sample(sampling));
-    let name = name.map_or_else(|error| format!("({error})"), |answer| field_of(answer, "name"));
-    let greeting = greeting.map_or_else(|error| format!("({error})"), |sampled| sampled.text.unwrap_or_default());
+    let name = name.map_or_else(
+        |error| format!("({error})"),
+        |answer| field_of(answer, "name"),
+    );
+    let greeting = greeting.map_or_else(
+        |error| format!("({error})"),
+        |sampled| sampled.text.unwrap_or_default(),
+    );
     Ok(format!("name={name}, greeting={greeting}"))
 }
 
@@ -397,7 +446,12 @@ async fn test_input_required_result_capabilities(ctx: &Ctx) -> Result<String, To
 /// `prompts/get` on 2026-07-28).
 #[prompt]
 async fn test_input_required_result_prompt(ctx: &Ctx) -> Result<String, ToolError> {
-    let form = one_field("user_context", "What context should the prompt use?", "context", "string")?;
+    let form = one_field(
+        "user_context",
+        "What context should the prompt use?",
+        "context",
+        "string",
+    )?;
     let answer = ctx.ask(form).await?;
     Ok(format!("Use this context: {}", field_of(answer, "context")))
 }
@@ -406,7 +460,9 @@ async fn test_input_required_result_prompt(ctx: &Ctx) -> Result<String, ToolErro
 /// capability error.
 #[tool(read_only)]
 async fn test_missing_capability(ctx: &Ctx) -> Result<String, ToolError> {
-    let sampled = ctx.sample(Sampling::new("Say hello").max_tokens(20)).await?;
+    let sampled = ctx
+        .sample(Sampling::new("Say hello").max_tokens(20))
+        .await?;
     Ok(sampled.text.unwrap_or_default())
 }
 
@@ -414,7 +470,14 @@ async fn test_missing_capability(ctx: &Ctx) -> Result<String, ToolError> {
 /// stream.
 #[tool(read_only)]
 async fn test_streaming_elicitation(ctx: &Ctx) -> Result<String, ToolError> {
-    let answer = ctx.ask(one_field("user_name", "What is your name?", "name", "string")?).await?;
+    let answer = ctx
+        .ask(one_field(
+            "user_name",
+            "What is your name?",
+            "name",
+            "string",
+        )?)
+        .await?;
     Ok(format!("Hello, {}!", field_of(answer, "name")))
 }
 
@@ -467,8 +530,16 @@ async fn protocol_error_job() -> Result<String, ToolError> {
 
 /// Deletes a file once the user confirms, as a task.
 #[tool(task = "required")]
-async fn confirm_delete(ctx: &Ctx, #[arg(desc = "The file to delete.")] filename: String) -> Result<String, ToolError> {
-    let form = one_field("confirm", &format!("Delete {filename}?"), "confirm", "boolean")?;
+async fn confirm_delete(
+    ctx: &Ctx,
+    #[arg(desc = "The file to delete.")] filename: String,
+) -> Result<String, ToolError> {
+    let form = one_field(
+        "confirm",
+        &format!("Delete {filename}?"),
+        "confirm",
+        "boolean",
+    )?;
     let answer = ctx.ask(form).await?;
     Ok(format!("{filename}: {}", field_of(answer, "confirm")))
 }
@@ -479,7 +550,11 @@ async fn multi_input(ctx: &Ctx) -> Result<String, ToolError> {
     let first = one_field("first", "Your name?", "name", "string")?;
     let second = one_field("second", "Confirm?", "confirm", "boolean")?;
     let (first, second) = tokio::join!(ctx.ask(first), ctx.ask(second));
-    Ok(format!("{} {}", field_of(first?, "name"), field_of(second?, "confirm")))
+    Ok(format!(
+        "{} {}",
+        field_of(first?, "name"),
+        field_of(second?, "confirm")
+    ))
 }
 
 /// Asks the user's name within the request, then works on as a task.
@@ -488,7 +563,10 @@ async fn test_tool_with_task(ctx: &Ctx) -> Result<String, ToolError> {
     let form = one_field("user_name", "What is your name?", "name", "string")?.in_request();
     let answer = ctx.ask(form).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    Ok(format!("Hello, {}! The work is done.", field_of(answer, "name")))
+    Ok(format!(
+        "Hello, {}! The work is done.",
+        field_of(answer, "name")
+    ))
 }
 
 /// Where a trip goes, as the first question asks it.
@@ -510,14 +588,29 @@ struct Party {
 /// Plans a trip: asks where to, then who travels, each answer read into its type.
 #[tool(read_only)]
 async fn plan_trip(ctx: &Ctx) -> Result<String, ToolError> {
-    let Some(to) = ctx.ask(Form::of::<Destination>("Where to?")?).await?.into_typed::<Destination>()? else {
+    let Some(to) = ctx
+        .ask(Form::of::<Destination>("Where to?")?)
+        .await?
+        .into_typed::<Destination>()?
+    else {
         return Ok("No trip: the destination was not given.".into());
     };
-    let Some(party) = ctx.ask(Form::of::<Party>("Who travels?")?).await?.into_typed::<Party>()? else {
+    let Some(party) = ctx
+        .ask(Form::of::<Party>("Who travels?")?)
+        .await?
+        .into_typed::<Party>()?
+    else {
         return Ok(format!("No trip to {}: the party was not given.", to.city));
     };
-    let view = if party.view { "with a view" } else { "without a view" };
-    Ok(format!("A trip to {} for {} travellers, {view}.", to.city, party.travellers))
+    let view = if party.view {
+        "with a view"
+    } else {
+        "without a view"
+    };
+    Ok(format!(
+        "A trip to {} for {} travellers, {view}.",
+        to.city, party.travellers
+    ))
 }
 
 /// The registry served, for the tools that change it.
@@ -526,9 +619,16 @@ static SERVED: std::sync::OnceLock<std::sync::Arc<Registry>> = std::sync::OnceLo
 /// Adds a tool to the list, or takes it away again: clients that listen hear the change.
 #[tool]
 async fn test_trigger_tool_change() -> Result<String, ToolError> {
-    let registry = SERVED.get().ok_or_else(|| ToolError::failed("not serving yet"))?;
-    if registry.get("test_dynamic_tool", tool_registry::Listing::every()).is_some() {
-        registry.remove("test_dynamic_tool").map_err(|error| ToolError::failed(error.to_string()))?;
+    let registry = SERVED
+        .get()
+        .ok_or_else(|| ToolError::failed("not serving yet"))?;
+    if registry
+        .get("test_dynamic_tool", tool_registry::Listing::every())
+        .is_some()
+    {
+        registry
+            .remove("test_dynamic_tool")
+            .map_err(|error| ToolError::failed(error.to_string()))?;
         return Ok("removed test_dynamic_tool".into());
     }
     let spec = ToolSpec::builder("test_dynamic_tool")
@@ -537,7 +637,10 @@ async fn test_trigger_tool_change() -> Result<String, ToolError> {
         .build()
         .map_err(|error| ToolError::failed(error.to_string()))?;
     registry
-        .register(spec, ToolHandler::new(|_arguments, _ctx| async move { Ok::<_, String>(json!("dynamic")) }))
+        .register(
+            spec,
+            ToolHandler::new(|_arguments, _ctx| async move { Ok::<_, String>(json!("dynamic")) }),
+        )
         .map_err(|error| ToolError::failed(error.to_string()))?;
     Ok("added test_dynamic_tool".into())
 }
@@ -545,15 +648,20 @@ async fn test_trigger_tool_change() -> Result<String, ToolError> {
 /// Adds a prompt to the list, or takes it away again: clients that listen hear the change.
 #[tool]
 async fn test_trigger_prompt_change() -> Result<String, ToolError> {
-    let registry = SERVED.get().ok_or_else(|| ToolError::failed("not serving yet"))?;
+    let registry = SERVED
+        .get()
+        .ok_or_else(|| ToolError::failed("not serving yet"))?;
     if registry.remove_prompt("test_dynamic_prompt") {
         return Ok("removed test_dynamic_prompt".into());
     }
-    let prompt = tool_registry::offer::PromptSpec::new("test_dynamic_prompt", |_request| async move {
-        Ok(vec![PromptMessage::user("A prompt added at run time.")])
-    })
-    .with_description("A prompt added at run time, for testing list changes");
-    registry.register_prompt(prompt).map_err(|error| ToolError::failed(error.to_string()))?;
+    let prompt =
+        tool_registry::offer::PromptSpec::new("test_dynamic_prompt", |_request| async move {
+            Ok(vec![PromptMessage::user("A prompt added at run time.")])
+        })
+        .with_description("A prompt added at run time, for testing list changes");
+    registry
+        .register_prompt(prompt)
+        .map_err(|error| ToolError::failed(error.to_string()))?;
     Ok("added test_dynamic_prompt".into())
 }
 
@@ -633,7 +741,10 @@ async fn main() -> std::io::Result<()> {
         ..TaskLimits::default()
     };
     McpServer::new(registry, Scope::trusted())
-        .tasks(Tasks::new(std::sync::Arc::new(InMemoryTaskStore::new()), limits))
+        .tasks(Tasks::new(
+            std::sync::Arc::new(InMemoryTaskStore::new()),
+            limits,
+        ))
         .serve_http(Callers::new(), addr, |bound| {
             println!("listening on http://{bound}/mcp");
         })
