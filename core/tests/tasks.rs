@@ -549,3 +549,131 @@ async fn guests_see_only_their_sessions_tasks_and_one_address_cannot_use_up_ever
     )
     .await;
 }
+
+/// A call that asks two questions of its client at once through its task, and answers with
+/// both answers.
+struct Asker(tool_registry::task::TaskInputs);
+
+impl tool_registry::call::ClientLink for Asker {
+    fn log(&self, _: tool_registry::call::LogLevel, _: Option<&str>, _: serde_json::Value) {}
+
+    fn roots(
+        &self,
+        key: Option<&str>,
+    ) -> tool_registry::call::Asking<Vec<tool_registry::call::Root>> {
+        let (inputs, key) = (self.0.clone(), key.unwrap_or("roots").to_owned());
+        Box::pin(async move {
+            let answer = inputs.ask(key, json!({"method": "roots/list"})).await?;
+            Ok(serde_json::from_value(answer["roots"].clone()).unwrap_or_default())
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_asks_its_client_while_it_runs_and_takes_answers_one_at_a_time() {
+    use tool_registry::spec::ToolHandler;
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let spec = tool_registry::ToolSpec::builder("two_roots")
+        .description("Asks for two lists of roots at once.")
+        .build()
+        .unwrap();
+    let handler = ToolHandler::new(|_: serde_json::Value, ctx: Ctx| async move {
+        let (a, b) = tokio::join!(ctx.roots_named(Some("a")), ctx.roots_named(Some("b")));
+        let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
+        Ok::<_, String>(format!("{} {}", a[0].uri, b[0].uri))
+    });
+    registry.register(spec, handler).unwrap();
+    let tasks = Tasks::new(
+        Arc::new(InMemoryTaskStore::new()),
+        TaskLimits {
+            poll_interval: Duration::from_millis(20),
+            ..TaskLimits::default()
+        },
+    );
+    let scope = Scope::user("ann");
+    let inputs = tool_registry::task::TaskInputs::new();
+    let mut call = call("two_roots", json!({}), &scope);
+    call.ctx = Ctx::for_scope(scope.clone()).with_client(Arc::new(Asker(inputs.clone())));
+    call.inputs = Some(inputs);
+    // A call that asks becomes a task at once, even one that might have answered within its
+    // request.
+    let task = match tasks
+        .run(registry.clone().into(), call, Become::IfSlow)
+        .await
+    {
+        Ok(Started::Task(task)) => task,
+        other => panic!("not a task: {other:?}"),
+    };
+    let owner = owner_of(&scope);
+    let asking = until(&tasks, &owner, &task.id, |t| t.inputs.len() == 2).await;
+    assert_eq!(asking.status, TaskStatus::InputRequired);
+    let root = |uri: &str| json!({"roots": [{"uri": uri}]});
+    // An answer to nothing asked is ignored; one answer of two keeps the task waiting.
+    let kept = tasks
+        .respond(
+            &owner,
+            &task.id,
+            [("z".to_owned(), root("file:///z"))].into(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept, 0);
+    tasks
+        .respond(
+            &owner,
+            &task.id,
+            [("a".to_owned(), root("file:///a"))].into(),
+        )
+        .await
+        .unwrap();
+    let waiting = tasks.get(&owner, &task.id).await.unwrap();
+    assert_eq!(waiting.status, TaskStatus::InputRequired);
+    assert_eq!(waiting.inputs.keys().collect::<Vec<_>>(), ["b"]);
+    // Another caller answers nothing.
+    let other = owner_of(&Scope::user("bob"));
+    assert!(matches!(
+        tasks
+            .respond(
+                &other,
+                &task.id,
+                [("b".to_owned(), root("file:///evil"))].into()
+            )
+            .await,
+        Err(TaskError::NotFound)
+    ));
+    tasks
+        .respond(
+            &owner,
+            &task.id,
+            [("b".to_owned(), root("file:///b"))].into(),
+        )
+        .await
+        .unwrap();
+    let done = until(&tasks, &owner, &task.id, |t| t.status.is_terminal()).await;
+    assert_eq!(done.status, TaskStatus::Completed, "{done:?}");
+    assert_eq!(done.result.unwrap().content, json!("file:///a file:///b"));
+}
+
+#[tokio::test]
+async fn a_call_that_must_be_a_task_and_ends_at_once_is_an_ended_task() {
+    let registry = registry();
+    let tasks = Tasks::default();
+    let scope = Scope::user("ann");
+    let started = tasks
+        .run(
+            registry.clone().into(),
+            call("doze", json!({"millis": 1}), &scope),
+            Become::Soon,
+        )
+        .await
+        .unwrap();
+    let Started::Task(task) = started else {
+        panic!("not a task: {started:?}");
+    };
+    let done = until(&tasks, &owner_of(&scope), &task.id, |t| {
+        t.status.is_terminal()
+    })
+    .await;
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.result.unwrap().content, json!(1));
+}

@@ -45,14 +45,14 @@ pub(super) fn when(
         (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
         (TaskSupport::Optional, true) => Ok(Some(Become::IfSlow)),
         // On the stateless revision a call runs within its request for its first moments
-        // (`TaskLimits::after`): what it asks at its start comes back with the request (an
-        // `input_required` result), and it becomes a task after, or answers at once.
+        // (`TaskLimits::after`): what it asks there comes back with the request (an
+        // `input_required` result); then, or when it ends first, it is a task.
         (TaskSupport::Required, true)
             if context
                 .protocol_version()
                 .is_some_and(|version| !version.has_initialize()) =>
         {
-            Ok(Some(Become::IfSlow))
+            Ok(Some(Become::Soon))
         }
         (TaskSupport::Required, true) => Ok(Some(Become::Now)),
         // A client of the `initialize` era asks for a task with `params.task`, which the HTTP

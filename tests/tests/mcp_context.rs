@@ -27,6 +27,9 @@ use tool_registry::mcp::{Callers, McpServer};
 use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope, ToolError, ToolSpec};
 
+#[path = "../../tools/tests/common/redis.rs"]
+mod redis;
+
 /// Held shared by every test of this file, and alone by the one that measures the process's
 /// memory, so that no other test's allocations blur its figure.
 static EXCLUSIVE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
@@ -121,7 +124,12 @@ fn failed(error: AskError) -> ToolError {
 /// The registry of the tools that ask: `ask_name` (a form with one required string),
 /// `sample` (a completion), `release` (lets go of its stream, then answers).
 fn registry() -> Arc<Registry> {
-    let registry = Registry::builder().without_linked().build().unwrap();
+    registry_on(Registry::builder().without_linked())
+}
+
+/// [`registry`] built from `builder`.
+fn registry_on(builder: tool_registry::RegistryBuilder) -> Arc<Registry> {
+    let registry = builder.build().unwrap();
     let spec = |name: &str| {
         ToolSpec::builder(name)
             .description("A tool that asks its client.")
@@ -407,10 +415,15 @@ async fn a_released_stream_is_resumed_in_its_session_only_and_a_forged_id_is_ref
 
 /// The MCP server on a free loopback port for `callers`, its `requestState`s good for `ttl`.
 async fn serve_with(callers: Callers, ttl: Duration) -> Served {
+    serve_registry(registry(), callers, ttl).await
+}
+
+/// The MCP server of `registry` on a free loopback port.
+async fn serve_registry(registry: Arc<Registry>, callers: Callers, ttl: Duration) -> Served {
     let (bound_tx, bound) = oneshot::channel();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
-        McpServer::new(registry(), Scope::trusted())
+        McpServer::new(registry, Scope::trusted())
             .request_state_ttl(ttl)
             .serve_http_until(
                 callers,
@@ -656,4 +669,58 @@ async fn a_local_call_that_asks_or_samples_gets_no_client_at_once() {
     }
     let result = registry.call("release", json!({}), &ctx).await.unwrap();
     assert_eq!(result.content, json!("answered after release: false"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_on_one_instance_of_a_fleet_is_answered_on_another() {
+    let _shared = shared().await;
+    let redis = redis::Redis::start();
+    use tool_registry::redis::FleetBuilder;
+    let fleet = || {
+        tool_registry::redis::Fleet::new(&redis.url)
+            .unwrap()
+            .prefix("rounds")
+    };
+    let callers = || Callers::new().with("ann-token", Scope::user("ann"));
+    let ttl = tool_registry::mcp::STATE_TTL;
+    let one = serve_registry(
+        registry_on(Registry::builder().without_linked().redis(&fleet())),
+        callers(),
+        ttl,
+    )
+    .await;
+    let two = serve_registry(
+        registry_on(Registry::builder().without_linked().redis(&fleet())),
+        callers(),
+        ttl,
+    )
+    .await;
+    // Asked on one instance, answered on the other: no session, no affinity.
+    let (key, state) = first_round(&one.url, "ann-token").await;
+    let done = ask_name(
+        &two.url,
+        "ann-token",
+        Some(named(&key, json!("Ada"))),
+        Some(&state),
+    )
+    .await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Ada"),
+        "{done}"
+    );
+    // A server of another key does not take the fleet's states.
+    let stranger = serve_with(callers(), ttl).await;
+    let (key, state) = first_round(&one.url, "ann-token").await;
+    let refused = ask_name(
+        &stranger.url,
+        "ann-token",
+        Some(named(&key, json!("Eve"))),
+        Some(&state),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }

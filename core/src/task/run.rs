@@ -81,6 +81,11 @@ pub enum Become {
     Now,
     /// When it is still running after [`TaskLimits::after`] (`task = "optional"`).
     IfSlow,
+    /// After at most [`TaskLimits::after`], or at its first question through the task: a call
+    /// that ends first is a task that has ended. The call runs within its request until then,
+    /// so a question it asks there comes back with the request (`task = "required"` on MCP's
+    /// stateless revision).
+    Soon,
 }
 
 /// What [`Tasks::run`] started.
@@ -158,7 +163,7 @@ impl Tasks {
             &ctx,
             None,
         )));
-        if when == Become::IfSlow {
+        if matches!(when, Become::IfSlow | Become::Soon) {
             let asked = async {
                 match &inputs {
                     Some(inputs) => inputs.asked().await,
@@ -167,7 +172,14 @@ impl Tasks {
             };
             // A call that asks its client becomes a task at once: its question is the task's.
             tokio::select! {
-                joined = running.handle() => return Ok(Started::Ended(joined_result(joined))),
+                joined = running.handle() => {
+                    let result = joined_result(joined);
+                    if when == Become::IfSlow {
+                        return Ok(Started::Ended(result));
+                    }
+                    // Always a task: one that has ended, its end recorded as any other's.
+                    running = AbortOnDrop(Some(tokio::spawn(async move { result })));
+                }
                 () = tokio::time::sleep(limits.after) => {}
                 () = asked => {}
             }
