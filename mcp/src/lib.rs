@@ -69,7 +69,7 @@
 //!   runs within its request, so that a question marked
 //!   [`Form::in_request`](tool_registry_core::call::Form::in_request) comes back as the
 //!   request's `input_required` answer, and it becomes a task when it asks anything else or
-//!   runs past `after`. And the
+//!   runs past `after` (a `"required"` one is a task even when it ends first). And the
 //!   2025-11-25 revision's tasks over HTTP (`params.task`, `tasks/get`, `tasks/result`,
 //!   `tasks/list`, `tasks/cancel`). A caller reads only its own tasks; another's is the same
 //!   `-32602` as an unknown id. A guest's are its session's, or, without a session, reached
