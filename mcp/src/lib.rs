@@ -20,6 +20,8 @@
 //! | `rounds.rs` | questions on the 2026-07-28 revision (SEP-2322): a call's `Ctx::ask`, `Ctx::sample` and `Ctx::roots` answered from the request or raised as an `input_required` result, the answers of earlier rounds carried in a sealed, bound, expiring `requestState` ([`STATE_TTL`]) (imports none of the others) |
 //! | `link.rs` | a call's client link: `Ctx::log` (`notifications/message` at or above the session's `logging/setLevel`), `Ctx::progress`, in order and written before the answer, never waiting; `Ctx::ask` (`elicitation/create`) and `Ctx::sample` (`sampling/createMessage`) on the call's own stream (imports `peek.rs` for its too-long marker) |
 //! | `offers.rs` | resources, resource templates, prompts and completion as rmcp's results, for one caller; a session's resource subscriptions, bounded ([`MAX_SUBSCRIPTIONS`]) |
+//! | `pages.rs` | the registry's tool lists as rmcp's tools, converted once and shared, with which carry `x-mcp-header` annotations; `tools/list` pages and their cursors (imports none of the others) |
+//! | `watch.rs` | following the registry for one caller: which changes concern it, told to a session of the `initialize` era and to a `subscriptions/listen` stream (imports `offers.rs`) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](tool_registry_core::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file |
@@ -138,6 +140,7 @@ mod line;
 mod link;
 mod mounted;
 mod offers;
+mod pages;
 mod peek;
 mod resume;
 mod rounds;
@@ -147,6 +150,7 @@ mod sse;
 mod stdio;
 mod tasks;
 mod tasks_2025;
+mod watch;
 
 pub use callers::Callers;
 pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpServerConfig};

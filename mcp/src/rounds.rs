@@ -18,13 +18,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, InputRequest, InputRequests, InputResponses, RequestStateCodec, SealOptions,
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    RequestStateCodec, SealOptions,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Notify;
+use tool_registry_core::Scope;
 
 /// How `requestState` marks the answers of earlier rounds (an approval token is
 /// `approval.`).
@@ -305,6 +308,49 @@ impl Rounds {
             std::mem::take(&mut *lock(&self.raised)),
             format!("{STATE_PREFIX}{sealed}"),
         ))
+    }
+}
+
+/// Whether `context` is a request of the stateless revision (2026-07-28), which a server asks
+/// through `input_required` results.
+/// Every request of that revision names it in its `_meta` (rmcp refuses one that does not),
+/// and no request of a session does: one lookup in the request's own `_meta`, never the
+/// session's.
+pub(super) fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .meta
+        .get("io.modelcontextprotocol/protocolVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|version| version >= "2026-07-28")
+}
+
+/// Who the caller is, for binding a `requestState` to it.
+pub(super) fn caller_key(scope: &Scope) -> String {
+    format!(
+        "{}\u{1f}{}",
+        scope.user_id().unwrap_or(""),
+        scope.limit_key()
+    )
+}
+
+/// `work`'s answer, or the questions it raised as an `input_required` result.
+pub(super) async fn or_raised<T>(
+    work: impl Future<Output = Result<T, ErrorData>>,
+    rounds: Option<&Rounds>,
+    sealer: &Sealer,
+    registry: &tool_registry_core::Registry,
+    bound: &[u8],
+) -> Result<Result<T, InputRequiredResult>, ErrorData> {
+    let Some(rounds) = rounds else {
+        return work.await.map(Ok);
+    };
+    tokio::select! {
+        biased;
+        done = work => done.map(Ok),
+        () = rounds.raised() => {
+            let (requests, state) = rounds.next_round(sealer, registry, bound).await?;
+            Ok(Err(InputRequiredResult::new(Some(requests), Some(state))))
+        }
     }
 }
 

@@ -1,11 +1,10 @@
 //! [`McpServer`]: rmcp's `ServerHandler`, answered by the registry for one caller.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -21,12 +20,14 @@ use super::answer::{call_tool_result, typed_answer};
 use super::confirm::{self, Answer};
 use super::link;
 use super::offers::{self, Subscriptions};
-use super::rounds::{self, Rounds, Sealer};
+use super::pages::TypedLists;
+use super::rounds::{self, Rounds, Sealer, caller_key, stateless};
 use super::sessions::SessionLimits;
 use super::tasks;
+use super::watch::{Watcher, tell_listener, tell_session};
 use tool_registry_core::Scope;
 use tool_registry_core::call::LogLevel;
-use tool_registry_core::format::{Provider, ProviderTools};
+use tool_registry_core::format::Provider;
 use tool_registry_core::registry::Shared;
 use tool_registry_core::task::{
     Started, TaskCall, TaskError, TaskInputs, TaskOwner, Tasks, owner_of,
@@ -66,69 +67,6 @@ pub struct McpServer {
     /// What seals the answers of a call's earlier rounds (`requestState`), shared by every
     /// session of the server.
     sealer: Sealer,
-}
-
-/// The registry's MCP lists as rmcp's [`Tool`]s: each list the registry hands out converted
-/// once, and its pages cut from that. The lists last asked for are kept, a few at most (callers
-/// of a few kinds share a few lists; a change of the registry makes new ones).
-#[derive(Default)]
-struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Typed)>>);
-
-/// One list as rmcp's tools, and which of them carry `x-mcp-header` annotations (SEP-2243),
-/// whose `Mcp-Param-*` headers rmcp checks against a call's arguments.
-#[derive(Clone)]
-struct Typed {
-    tools: Arc<[Tool]>,
-    headed: Arc<[usize]>,
-}
-
-/// How many lists [`TypedLists`] keeps.
-const TYPED_LISTS: usize = 8;
-
-impl TypedLists {
-    fn of(&self, list: &ProviderTools) -> Result<Typed, ErrorData> {
-        let lock = || {
-            self.0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        if let Some((_, typed)) = lock().iter().find(|(kept, _)| kept.same(list)) {
-            return Ok(typed.clone());
-        }
-        let tools = (list.iter())
-            .map(|tool| serde_json::from_value::<Tool>(tool.clone()))
-            .collect::<Result<Arc<[Tool]>, _>>()
-            .map_err(|error| {
-                ErrorData::internal_error(
-                    format!("a tool definition is not MCP's shape: {error}"),
-                    None,
-                )
-            })?;
-        let headed = (list.iter().enumerate())
-            .filter(|(_, tool)| tool.get("inputSchema").is_some_and(has_header))
-            .map(|(i, _)| i)
-            .collect();
-        let typed = Typed { tools, headed };
-        let mut kept = lock();
-        // Another request may have converted the same list meanwhile: one copy is kept.
-        if let Some((_, typed)) = kept.iter().find(|(kept, _)| kept.same(list)) {
-            return Ok(typed.clone());
-        }
-        if kept.len() == TYPED_LISTS {
-            kept.remove(0);
-        }
-        kept.push((list.clone(), typed.clone()));
-        Ok(typed)
-    }
-}
-
-/// Whether a schema carries an `x-mcp-header` annotation anywhere.
-fn has_header(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key("x-mcp-header") || map.values().any(has_header),
-        Value::Array(items) => items.iter().any(has_header),
-        _ => false,
-    }
 }
 
 /// The scope the bearer check of the HTTP transport found for a request (the caller served
@@ -279,59 +217,43 @@ impl McpServer {
         level
     }
 
-    /// The context of a read or a prompt for `this` caller: on the stateless revision, with
-    /// its questions asked through rounds (`rounds.rs`).
-    async fn asking(
+    /// A read or a prompt of `this` caller (`work`, given the call's context): its answer, or
+    /// on the stateless revision the questions it raised (`rounds.rs`), bound to `method`, its
+    /// `target` and `arguments`.
+    async fn asking<T, Fut>(
         &self,
         this: &Self,
         context: &RequestContext<RoleServer>,
-        state: Option<&str>,
-        responses: Option<&rmcp::model::InputResponses>,
-        bound: &[u8],
-    ) -> Result<(Ctx, Option<Arc<Rounds>>), ErrorData> {
+        (method, target, arguments): (&str, &str, &Value),
+        (state, responses): (Option<&str>, Option<&rmcp::model::InputResponses>),
+        work: impl FnOnce(Ctx) -> Fut,
+    ) -> Result<Result<T, InputRequiredResult>, ErrorData>
+    where
+        Fut: Future<Output = Result<T, ErrorData>>,
+    {
         let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
         if !stateless(context) {
-            return Ok((ctx, None));
+            return work(ctx).await.map(Ok);
         }
-        let rounds = Arc::new(
-            Rounds::of(
-                &self.sealer,
-                &this.registry,
-                state,
-                responses,
-                bound,
-                context.client_capabilities(),
-            )
-            .await?,
+        let bound = rounds::binding(&caller_key(&this.scope), method, target, arguments);
+        let capabilities = context.client_capabilities();
+        let rounds = Rounds::of(
+            &self.sealer,
+            &this.registry,
+            state,
+            responses,
+            &bound,
+            capabilities,
         );
+        let rounds = Arc::new(rounds.await?);
         let link = link::McpClient::new(
             context.peer.clone(),
             self.level_of(true, context),
             context.meta.protocol_version(),
         )
         .with_rounds(Arc::clone(&rounds));
-        Ok((ctx.with_client(Arc::new(link)), Some(rounds)))
-    }
-
-    /// `work`'s answer, or the questions it raised as an `input_required` result.
-    async fn or_raised<T>(
-        &self,
-        work: impl Future<Output = Result<T, ErrorData>>,
-        rounds: Option<&Rounds>,
-        registry: &Shared,
-        bound: &[u8],
-    ) -> Result<Result<T, InputRequiredResult>, ErrorData> {
-        let Some(rounds) = rounds else {
-            return work.await.map(Ok);
-        };
-        tokio::select! {
-            biased;
-            done = work => done.map(Ok),
-            () = rounds.raised() => {
-                let (requests, state) = rounds.next_round(&self.sealer, registry, bound).await?;
-                Ok(Err(InputRequiredResult::new(Some(requests), Some(state))))
-            }
-        }
+        let work = work(ctx.with_client(Arc::new(link)));
+        rounds::or_raised(work, Some(&rounds), &self.sealer, &this.registry, &bound).await
     }
 
     /// What a task that follows the registry for this caller needs, without the session's
@@ -344,92 +266,10 @@ impl McpServer {
     }
 }
 
-/// The registry as one caller sees it, for following its changes.
-struct Watcher {
-    registry: Shared,
-    scope: Scope,
-}
-
-/// A change a session or a listen stream is told of.
-enum Heard {
-    /// What the caller sees of the tools changed.
-    Tools,
-    /// The resources or templates changed.
-    Resources,
-    /// The prompts changed.
-    Prompts,
-    /// The contents of the resource at this URI changed.
-    Updated(String),
-}
-
-impl Watcher {
-    /// A digest of the names of the tools the caller sees now: what decides whether a change
-    /// concerns it. Kept as 8 bytes, not the names, so that a session costs the same whatever
-    /// the number of tools.
-    fn visible(&self) -> u64 {
-        let mut hasher = rustc_hash::FxHasher::default();
-        for tool in self.registry.tools(&self.scope) {
-            tool.name().hash(&mut hasher);
-        }
-        hasher.finish()
-    }
-
-    /// Waits for the next change of the registry that may concern the caller (a change of
-    /// tools only when it changes what the caller sees); `None` when the registry's change
-    /// channel is gone.
-    async fn next_change(
-        &self,
-        changes: &mut tokio::sync::broadcast::Receiver<tool_registry_core::spec::RegistryChange>,
-        seen: &mut u64,
-    ) -> Option<Heard> {
-        use tool_registry_core::spec::RegistryChange;
-        loop {
-            let heard = match changes.recv().await {
-                Ok(RegistryChange::Resources) => return Some(Heard::Resources),
-                Ok(RegistryChange::Prompts) => return Some(Heard::Prompts),
-                Ok(RegistryChange::ResourceUpdated { uri }) => return Some(Heard::Updated(uri)),
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Heard::Tools,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-            };
-            let now = self.visible();
-            if now != *seen {
-                *seen = now;
-                return Some(heard);
-            }
-        }
-    }
-}
-
 /// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
 /// `scope`, until the client closes the stream.
 pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
     McpServer::new(registry, scope).serve_stdio().await
-}
-
-/// Whether `context` is a request of the stateless revision (2026-07-28), which a server asks
-/// through `input_required` results.
-/// Every request of that revision names it in its `_meta` (rmcp refuses one that does not),
-/// and no request of a session does: one lookup in the request's own `_meta`, never the
-/// session's.
-fn stateless(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .meta
-        .get("io.modelcontextprotocol/protocolVersion")
-        .and_then(Value::as_str)
-        .is_some_and(|version| version >= "2026-07-28")
-}
-
-/// Who the caller is, for binding a `requestState` to it.
-fn caller_key(scope: &Scope) -> String {
-    format!(
-        "{}\u{1f}{}",
-        scope.user_id().unwrap_or(""),
-        scope.limit_key()
-    )
-}
-
-fn unknown(name: &str) -> ErrorData {
-    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
 }
 
 impl ServerHandler for McpServer {
@@ -464,11 +304,7 @@ impl ServerHandler for McpServer {
     /// such headers to check. Only tools the server's own scope sees are checked.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let list = self.registry.provider_tools(Provider::Mcp, &self.scope);
-        let typed = self.typed.of(&list).ok()?;
-        (typed.headed.iter())
-            .map(|&i| &typed.tools[i])
-            .find(|tool| tool.name == name)
-            .cloned()
+        self.typed.of(&list).ok()?.headed(name)
     }
 
     async fn list_tools(
@@ -478,18 +314,10 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let this = self.caller(&context.extensions);
         let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
-        let all = self.typed.of(&list)?.tools;
-        let start = match request.and_then(|params| params.cursor) {
-            None => 0,
-            Some(cursor) => decode_cursor(&cursor)
-                .filter(|&start| start <= all.len())
-                .ok_or_else(|| invalid_cursor(&cursor))?,
-        };
-        let end = start.saturating_add(this.page_size).min(all.len());
-        let tools = all[start..end].to_vec();
-        let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
-        page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
-        Ok(page)
+        let cursor = request.and_then(|params| params.cursor);
+        self.typed
+            .of(&list)?
+            .page(cursor.as_deref(), this.page_size)
     }
 
     async fn call_tool(
@@ -502,7 +330,10 @@ impl ServerHandler for McpServer {
         let name: &str = &request.name;
         // Hidden is unknown: the same error, from the same check, for both.
         let Some(tool) = registry.get(name, scope) else {
-            return Err(unknown(name));
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         };
         let name = tool.name();
         let become_task = tasks::when(name, tool.task_support(), &context)?;
@@ -579,9 +410,14 @@ impl ServerHandler for McpServer {
             // Boxed: the future of a call that is no task stays as small as it was. A question
             // raised before the call became a task is the request's answer, and drops the call.
             let run = Box::pin(this.tasks.run(registry.clone(), call, when));
-            let started = match self
-                .or_raised(async { Ok(run.await) }, rounds.as_deref(), registry, &bound)
-                .await?
+            let started = match rounds::or_raised(
+                async { Ok(run.await) },
+                rounds.as_deref(),
+                &self.sealer,
+                registry,
+                &bound,
+            )
+            .await?
             {
                 Ok(started) => started,
                 Err(question) => return Ok(question.into()),
@@ -684,29 +520,20 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        let bound = rounds::binding(
-            &caller_key(&this.scope),
-            "resources/read",
-            &request.uri,
-            &Value::Null,
-        );
-        let (ctx, rounds) = self
-            .asking(
-                &this,
-                &context,
-                request.request_state.as_deref(),
-                request.input_responses.as_ref(),
-                &bound,
-            )
-            .await?;
-        let read = offers::read(&this.registry, &request.uri, &ctx);
-        match self
-            .or_raised(read, rounds.as_deref(), &this.registry, &bound)
-            .await?
-        {
-            Ok(result) => Ok(result.into()),
-            Err(question) => Ok(ReadResourceResponse::InputRequired(question)),
-        }
+        let (uri, asked) = (&request.uri, request.request_state.as_deref());
+        let registry = &this.registry;
+        let read = |ctx: Ctx| async move { offers::read(registry, uri, &ctx).await };
+        let target = ("resources/read", uri.as_str(), &Value::Null);
+        let responses = (asked, request.input_responses.as_ref());
+        Ok(
+            match self
+                .asking(&this, &context, target, responses, read)
+                .await?
+            {
+                Ok(result) => result.into(),
+                Err(question) => ReadResourceResponse::InputRequired(question),
+            },
+        )
     }
 
     async fn list_prompts(
@@ -724,30 +551,21 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        let target = Value::Object(request.arguments.clone().unwrap_or_default());
-        let bound = rounds::binding(
-            &caller_key(&this.scope),
-            "prompts/get",
-            &request.name,
-            &target,
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let (name, given) = (&request.name, request.arguments);
+        let registry = &this.registry;
+        let get = |ctx: Ctx| async move { offers::get(registry, name, given, &ctx).await };
+        let target = ("prompts/get", name.as_str(), &arguments);
+        let responses = (
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
         );
-        let (ctx, rounds) = self
-            .asking(
-                &this,
-                &context,
-                request.request_state.as_deref(),
-                request.input_responses.as_ref(),
-                &bound,
-            )
-            .await?;
-        let get = offers::get(&this.registry, &request.name, request.arguments, &ctx);
-        match self
-            .or_raised(get, rounds.as_deref(), &this.registry, &bound)
-            .await?
-        {
-            Ok(result) => Ok(result.into()),
-            Err(question) => Ok(GetPromptResponse::InputRequired(question)),
-        }
+        Ok(
+            match self.asking(&this, &context, target, responses, get).await? {
+                Ok(result) => result.into(),
+                Err(question) => GetPromptResponse::InputRequired(question),
+            },
+        )
     }
 
     async fn complete(
@@ -778,8 +596,7 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
-    // Logging is deprecated by the 2026-07-28 revision (SEP-2577); clients of the `initialize`
-    // era still set their level with it.
+    // Deprecated by SEP-2577 (2026-07-28); clients of the `initialize` era still use it.
     #[allow(deprecated)]
     async fn set_level(
         &self,
@@ -860,38 +677,10 @@ impl ServerHandler for McpServer {
         // close) ends the task.
         let peer = context.peer.clone();
         let watcher = self.caller(&context.extensions).watcher();
-        let mut ended = self.alive.subscribe();
-        let mut changes = self.registry.subscribe();
+        let ended = self.alive.subscribe();
+        let changes = self.registry.subscribe();
         let subscriptions = self.subscriptions.clone();
-        tokio::spawn(async move {
-            let mut seen = watcher.visible();
-            loop {
-                tokio::select! {
-                    _ = ended.changed() => return,
-                    heard = watcher.next_change(&mut changes, &mut seen) => {
-                        if peer.is_transport_closed() {
-                            return;
-                        }
-                        let sent = match heard {
-                            None => return,
-                            Some(Heard::Tools) => peer.notify_tool_list_changed().await,
-                            Some(Heard::Resources) => peer.notify_resource_list_changed().await,
-                            Some(Heard::Prompts) => peer.notify_prompt_list_changed().await,
-                            Some(Heard::Updated(uri)) if subscriptions.follows(&uri) => {
-                                peer.notify_resource_updated(
-                                    rmcp::model::ResourceUpdatedNotificationParam::new(uri),
-                                )
-                                .await
-                            }
-                            Some(Heard::Updated(_)) => Ok(()),
-                        };
-                        if sent.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        tokio::spawn(tell_session(watcher, peer, ended, changes, subscriptions));
     }
 
     fn accepted_subscription_filter(
@@ -903,119 +692,9 @@ impl ServerHandler for McpServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // The 2026-07-28 revision: a client asks for changes with `subscriptions/listen`.
-        let this = self.caller(&context.request_context().extensions).watcher();
-        let mut changes = self.registry.subscribe();
-        let mut seen = this.visible();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                heard = this.next_change(&mut changes, &mut seen) => {
-                    let accepted = context.accepted();
-                    let sink = context.sink();
-                    let sent = match heard {
-                        None => return Ok(()),
-                        Some(Heard::Tools) if accepted.tools_list_changed == Some(true) => {
-                            sink.notify_tool_list_changed().await
-                        }
-                        Some(Heard::Resources) if accepted.resources_list_changed == Some(true) => {
-                            sink.notify_resource_list_changed().await
-                        }
-                        Some(Heard::Prompts) if accepted.prompts_list_changed == Some(true) => {
-                            sink.notify_prompt_list_changed().await
-                        }
-                        Some(Heard::Updated(uri))
-                            if accepted
-                                .resource_subscriptions
-                                .as_ref()
-                                .is_some_and(|uris| uris.contains(&uri)) =>
-                        {
-                            sink.notify_resource_updated(uri).await
-                        }
-                        Some(_) => Ok(()),
-                    };
-                    if sent.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A page's start as an opaque cursor.
-fn encode_cursor(start: usize) -> String {
-    format!("p{start:x}")
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    let hex = cursor.strip_prefix('p')?;
-    (!hex.is_empty() && hex.len() <= 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| usize::from_str_radix(hex, 16).ok())
-        .flatten()
-}
-
-/// How many characters of a cursor it cannot read an error quotes back, escaped: enough to
-/// recognize it, never the megabyte a client may send.
-const QUOTED_CURSOR_CHARS: usize = 64;
-
-/// The error for a cursor this server did not give, quoting at most [`QUOTED_CURSOR_CHARS`]
-/// of it and saying when it was cut.
-fn invalid_cursor(cursor: &str) -> ErrorData {
-    let mut escaped = cursor.escape_debug();
-    let shown: String = escaped.by_ref().take(QUOTED_CURSOR_CHARS).collect();
-    let message = if escaped.next().is_some() {
-        format!(
-            "invalid cursor `{shown}…` (cut: {} bytes in all); start again without one",
-            cursor.len()
-        )
-    } else {
-        format!("invalid cursor `{shown}`; start again without one")
-    };
-    ErrorData::invalid_params(message, None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{QUOTED_CURSOR_CHARS, decode_cursor, encode_cursor, invalid_cursor};
-
-    #[test]
-    fn an_invalid_cursor_is_quoted_short_escaped_and_said_to_be_cut() {
-        let short = invalid_cursor("p-1\u{1b}");
-        assert_eq!(
-            short.message,
-            "invalid cursor `p-1\\u{1b}`; start again without one"
-        );
-        let control = invalid_cursor("x\u{1b}[2J");
-        assert!(
-            control.message.contains("x\\u{1b}[2J"),
-            "{}",
-            control.message
-        );
-
-        let huge = format!("\u{1b}{}", "é".repeat(1 << 19));
-        let cut = invalid_cursor(&huge);
-        assert!(cut.message.len() < 256, "{}", cut.message);
-        assert!(
-            cut.message.contains("cut: 1048577 bytes in all"),
-            "{}",
-            cut.message
-        );
-        let quoted = cut.message.split('`').nth(1).unwrap();
-        assert_eq!(
-            quoted.trim_end_matches('…').chars().count(),
-            QUOTED_CURSOR_CHARS
-        );
-        assert!(quoted.starts_with("\\u{1b}éé"), "{quoted}");
-        assert!(!cut.message.contains('\u{1b}'));
-    }
-
-    #[test]
-    fn cursors_read_back_and_refuse_anything_else() {
-        for start in [0, 1, 100, 4096, usize::MAX] {
-            assert_eq!(decode_cursor(&encode_cursor(start)), Some(start));
-        }
-        for bad in ["", "p", "100", "pz", "p-1", "p11111111111111111"] {
-            assert_eq!(decode_cursor(bad), None, "{bad}");
-        }
+        let watcher = self.caller(&context.request_context().extensions).watcher();
+        let changes = self.registry.subscribe();
+        tell_listener(watcher, changes, context).await;
+        Ok(())
     }
 }
