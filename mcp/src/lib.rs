@@ -96,7 +96,10 @@
 //!   with a key derived from the registry's approval key (so any instance of a fleet sharing
 //!   it answers the next round), bound to the caller, the method, its target and arguments,
 //!   expiring after [`STATE_TTL`] and redeemed once (a changed, replayed, expired or another
-//!   caller's state is the same `-32602`); for a call that became a task, the task's
+//!   caller's state is the same `-32602`; each round runs the call again through the whole
+//!   pipeline, so its rate limit and its audit count every round, and a call that needs a
+//!   person's approval and then asks is refused with a typed error, since one approval is
+//!   taken by one run); for a call that became a task, the task's
 //!   `input_required` status, answered with `tasks/update`. A question the client did not
 //!   declare the capability for is [`AskError::Unsupported`](tool_registry_core::call::AskError::Unsupported)
 //!   at once, and a call that fails for it on 2026-07-28 is the missing-capability error

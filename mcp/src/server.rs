@@ -469,6 +469,15 @@ impl ServerHandler for McpServer {
             result = run => result,
             () = raised => {
                 client.flush().await;
+                // A person's approval is taken once, by this run: a question round after it
+                // would need another, and so on without end. Refused, saying so.
+                if let Answer::Approve(_) = answer {
+                    let refused = ToolResult::failure(format!(
+                        "`{name}` needs a person's approval and asks its client questions after it: \
+                         on the 2026-07-28 revision one call cannot do both; it stopped at its first question"
+                    ));
+                    return typed_answer(tool.output_schema(), &refused).map(Into::into);
+                }
                 let rounds = rounds.as_ref().expect("raised only with rounds");
                 let (requests, state) = rounds.next_round(&self.sealer, registry, &bound).await?;
                 return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());

@@ -162,6 +162,22 @@ fn registry_on(builder: tool_registry::RegistryBuilder) -> Arc<Registry> {
             }),
         )
         .unwrap();
+    let confirmed = ToolSpec::builder("approve_then_ask")
+        .description("Needs a person's approval, then asks its client.")
+        .requires_confirmation(true)
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    registry
+        .register(
+            confirmed,
+            ToolHandler::new(|_: Value, ctx: Ctx| async move {
+                let form = Form::new("Why?", json!({"type": "object", "properties": {}}))
+                    .map_err(failed)?;
+                Ok::<_, ToolError>(json!(ctx.ask(form).await.map_err(failed)?.action()))
+            }),
+        )
+        .unwrap();
     registry
         .register(
             spec("release"),
@@ -723,4 +739,39 @@ async fn a_question_asked_on_one_instance_of_a_fleet_is_answered_on_another() {
     )
     .await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_approved_then_asking_on_the_stateless_revision_ends_with_a_typed_refusal() {
+    let _shared = shared().await;
+    let callers = Callers::new().with("ann-token", Scope::user("ann"));
+    let served = serve_with(callers, tool_registry::mcp::STATE_TTL).await;
+    let call = |responses: Option<Value>, state: Option<String>| {
+        let mut params = json!({"name": "approve_then_ask", "arguments": {}});
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        stateless(
+            &served.url,
+            "ann-token",
+            "tools/call",
+            "approve_then_ask",
+            params,
+        )
+    };
+    let asked = call(None, None).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(
+        asked["result"]["inputRequests"]["confirm"].is_object(),
+        "{asked}"
+    );
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let yes = json!({"confirm": {"action": "accept", "content": {"approve": true}}});
+    let refused = call(Some(yes), Some(state)).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("cannot do both"), "{text}");
 }
