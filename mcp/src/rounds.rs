@@ -175,10 +175,13 @@ impl Rounds {
         if let Some(state) = state {
             let sealed = state.strip_prefix(STATE_PREFIX).ok_or_else(refused)?;
             let codec = sealer.codec(registry).await?;
-            let carried: Carried = codec
-                .open_json_with(sealed, binding)
-                .map_err(|_| refused())?;
+            // The client hears one answer whatever went wrong; an operator reads why.
+            let carried: Carried = codec.open_json_with(sealed, binding).map_err(|error| {
+                tracing::info!(target: "tool_registry::mcp", %error, "a requestState was refused");
+                refused()
+            })?;
             if !sealer.spent.redeem(&carried.nonce, sealer.ttl) {
+                tracing::info!(target: "tool_registry::mcp", "a requestState was refused: used already");
                 return Err(refused());
             }
             answers = carried.answers;
@@ -297,6 +300,7 @@ impl Rounds {
                 None,
             ));
         }
+        tracing::debug!(target: "tool_registry::mcp", questions = lock(&self.raised).len(), answered = carried.answers.len(), "a call asks its client (input_required)");
         let codec = sealer.codec(registry).await?;
         let sealed = codec
             .seal_json_with(

@@ -65,6 +65,11 @@ impl Registry {
             .collect()
     }
 
+    /// The prompt `name` when `scope` may see it.
+    pub fn prompt(&self, name: &str, scope: &Scope) -> Option<PromptSpec> {
+        self.find_prompt(name, scope).ok()
+    }
+
     /// The resource at `uri` (or the template `uri` is an instance of) that `scope` may see,
     /// with the template's variables. A URI no resource has and one the caller may not see
     /// are the same [`OfferError::UnknownResource`].
