@@ -167,10 +167,7 @@ pub(super) async fn get(
         };
         given.insert(key, value);
     }
-    let spec = registry
-        .prompts(ctx.scope())
-        .into_iter()
-        .find(|p| p.name() == name);
+    let spec = registry.prompt(name, ctx.scope());
     let messages = registry.get_prompt(name, given, ctx).await.map_err(error)?;
     let messages: Vec<Value> = (messages.iter())
         .map(|message| json!({ "role": message.role, "content": content_block(&message.content) }))
