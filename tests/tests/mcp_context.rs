@@ -496,14 +496,25 @@ async fn stateless(url: &str, token: &str, method: &str, name: &str, mut params:
 
 /// `ask_name` called by the caller of `token` with `responses` and `state`: its answer.
 async fn ask_name(url: &str, token: &str, responses: Option<Value>, state: Option<&str>) -> Value {
-    let mut params = json!({"name": "ask_name", "arguments": {}});
+    call_asking(url, token, "ask_name", responses, state).await
+}
+
+/// `tool` called by the caller of `token` with `responses` and `state`: its answer.
+async fn call_asking(
+    url: &str,
+    token: &str,
+    tool: &str,
+    responses: Option<Value>,
+    state: Option<&str>,
+) -> Value {
+    let mut params = json!({"name": tool, "arguments": {}});
     if let Some(responses) = responses {
         params["inputResponses"] = responses;
     }
     if let Some(state) = state {
         params["requestState"] = json!(state);
     }
-    stateless(url, token, "tools/call", "ask_name", params).await
+    stateless(url, token, "tools/call", tool, params).await
 }
 
 /// A first round of `ask_name` for the caller of `token`: the question's key and the state.
@@ -746,22 +757,9 @@ async fn a_call_approved_then_asking_on_the_stateless_revision_ends_with_a_typed
     let _shared = shared().await;
     let callers = Callers::new().with("ann-token", Scope::user("ann"));
     let served = serve_with(callers, tool_registry::mcp::STATE_TTL).await;
-    let call = |responses: Option<Value>, state: Option<String>| {
-        let mut params = json!({"name": "approve_then_ask", "arguments": {}});
-        if let Some(responses) = responses {
-            params["inputResponses"] = responses;
-        }
-        if let Some(state) = state {
-            params["requestState"] = json!(state);
-        }
-        stateless(
-            &served.url,
-            "ann-token",
-            "tools/call",
-            "approve_then_ask",
-            params,
-        )
-    };
+    let url = served.url.as_str();
+    let call =
+        |responses, state| call_asking(url, "ann-token", "approve_then_ask", responses, state);
     let asked = call(None, None).await;
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
     assert!(
@@ -770,7 +768,7 @@ async fn a_call_approved_then_asking_on_the_stateless_revision_ends_with_a_typed
     );
     let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
     let yes = json!({"confirm": {"action": "accept", "content": {"approve": true}}});
-    let refused = call(Some(yes), Some(state)).await;
+    let refused = call(Some(yes), Some(&state)).await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
     let text = refused["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("cannot do both"), "{text}");

@@ -55,10 +55,12 @@
 //! | `error.rs` | [`OfferError`] |
 //! | `template.rs` | [`UriTemplate`]: a template's literal parts and variables, matching a URI, [`check_variable`] |
 //! | `complete.rs` | [`Completer`], [`CompletionRequest`], [`Completion`] |
+//! | `about.rs` | what a resource and a prompt both are (name, title, description, permission, completers) and their builder methods and getters, written once |
 //! | `resource.rs` | [`ResourceSpec`], [`ReadRequest`], [`IntoContents`] |
 //! | `prompt.rs` | [`PromptSpec`], [`PromptArgument`], [`PromptMessage`], [`GetRequest`], [`IntoMessages`] |
 //! | `set.rs` | the resources, templates and prompts of a registry, sorted; the linked ones |
 
+mod about;
 mod complete;
 mod error;
 mod prompt;

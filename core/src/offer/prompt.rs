@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::complete::{Completer, Completers};
+use super::about::{About, about_methods};
 use crate::media::Block;
-use crate::meta::Permission;
 use crate::{Ctx, ToolError};
 
 /// One argument of a prompt (always a string, as MCP says).
@@ -118,21 +117,19 @@ type Getter = Arc<dyn Fn(GetRequest) -> GetFuture + Send + Sync>;
 /// ```
 #[derive(Clone)]
 pub struct PromptSpec {
-    name: String,
-    title: Option<String>,
-    description: String,
+    about: About,
     arguments: Vec<PromptArgument>,
-    permission: Permission,
     getter: Getter,
-    completers: Completers,
 }
+
+about_methods!(PromptSpec, "get", "argument");
 
 impl std::fmt::Debug for PromptSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PromptSpec")
-            .field("name", &self.name)
+            .field("name", &self.about.name)
             .field("arguments", &self.arguments)
-            .field("permission", &self.permission)
+            .field("permission", &self.about.permission)
             .finish_non_exhaustive()
     }
 }
@@ -145,28 +142,10 @@ impl PromptSpec {
         Fut: Future<Output = Result<Vec<PromptMessage>, ToolError>> + Send + 'static,
     {
         Self {
-            name: name.into(),
-            title: None,
-            description: String::new(),
+            about: About::new(name.into()),
             arguments: Vec::new(),
-            permission: Permission::Guest,
             getter: Arc::new(move |request| Box::pin(get(request))),
-            completers: Vec::new(),
         }
-    }
-
-    /// A title to show people.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// What it is for.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
-        self
     }
 
     /// One more argument.
@@ -176,50 +155,9 @@ impl PromptSpec {
         self
     }
 
-    /// The least permission a caller needs to see and get it (guest unless set).
-    #[must_use]
-    pub fn with_permission(mut self, permission: Permission) -> Self {
-        self.permission = permission;
-        self
-    }
-
-    /// Completes the argument `argument` with `completer`.
-    #[must_use]
-    pub fn with_completion(mut self, argument: impl Into<String>, completer: Completer) -> Self {
-        self.completers.push((argument.into(), completer));
-        self
-    }
-
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its title.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// Its description.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
     /// Its arguments.
     pub fn arguments(&self) -> &[PromptArgument] {
         &self.arguments
-    }
-
-    /// The least permission that sees it.
-    pub fn permission(&self) -> Permission {
-        self.permission
-    }
-
-    /// The completer of `argument`.
-    pub fn completer(&self, argument: &str) -> Option<&Completer> {
-        (self.completers.iter())
-            .find(|(name, _)| name == argument)
-            .map(|(_, completer)| completer)
     }
 
     pub(crate) fn get(&self, request: GetRequest) -> GetFuture {

@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::complete::{Completer, Completers};
+use super::about::{About, about_methods};
 use super::error::OfferError;
 use super::template::UriTemplate;
 use crate::media::Resource;
-use crate::meta::Permission;
 use crate::{Ctx, ToolError};
 
 /// What a reader is given: the URI asked for, its template variables (percent-decoded and
@@ -57,21 +56,19 @@ type Reader = Arc<dyn Fn(ReadRequest) -> ReadFuture + Send + Sync>;
 pub struct ResourceSpec {
     uri: String,
     template: Option<UriTemplate>,
-    name: String,
-    title: Option<String>,
-    description: String,
+    about: About,
     mime_type: Option<String>,
-    permission: Permission,
     reader: Reader,
-    completers: Completers,
 }
+
+about_methods!(ResourceSpec, "read", "template variable");
 
 impl std::fmt::Debug for ResourceSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceSpec")
             .field("uri", &self.uri)
-            .field("name", &self.name)
-            .field("permission", &self.permission)
+            .field("name", &self.about.name)
+            .field("permission", &self.about.permission)
             .finish_non_exhaustive()
     }
 }
@@ -92,48 +89,16 @@ impl ResourceSpec {
         Ok(Self {
             template: UriTemplate::parse(&uri)?,
             uri,
-            name: name.into(),
-            title: None,
-            description: String::new(),
+            about: About::new(name.into()),
             mime_type: None,
-            permission: Permission::Guest,
             reader: Arc::new(move |request| Box::pin(read(request))),
-            completers: Vec::new(),
         })
-    }
-
-    /// A title to show people.
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// What it holds, for a model or a person.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
-        self
     }
 
     /// The MIME type of what it holds.
     #[must_use]
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// The least permission a caller needs to see and read it (guest unless set).
-    #[must_use]
-    pub fn with_permission(mut self, permission: Permission) -> Self {
-        self.permission = permission;
-        self
-    }
-
-    /// Completes the template variable `variable` with `completer`.
-    #[must_use]
-    pub fn with_completion(mut self, variable: impl Into<String>, completer: Completer) -> Self {
-        self.completers.push((variable.into(), completer));
         self
     }
 
@@ -147,36 +112,9 @@ impl ResourceSpec {
         self.template.as_ref()
     }
 
-    /// Its name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Its title.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// Its description.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
     /// Its MIME type.
     pub fn mime_type(&self) -> Option<&str> {
         self.mime_type.as_deref()
-    }
-
-    /// The least permission that sees it.
-    pub fn permission(&self) -> Permission {
-        self.permission
-    }
-
-    /// The completer of `variable`.
-    pub fn completer(&self, variable: &str) -> Option<&Completer> {
-        (self.completers.iter())
-            .find(|(name, _)| name == variable)
-            .map(|(_, completer)| completer)
     }
 
     /// Reads it, as the registry does after its checks.
