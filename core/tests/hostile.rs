@@ -771,6 +771,14 @@ fn linked_offers_are_in_the_global_registry_under_their_permission() {
     assert!(prompt.arguments()[0].required);
     let without = Registry::builder().without_linked().build().unwrap();
     assert!(without.resource_templates(&Scope::trusted()).is_empty());
+    let hostile =
+        tool_registry::offer::PromptSpec::new("x<b>", |_request| async move { Ok(Vec::new()) })
+            .with_description("<script>alert(1)</script>");
+    without.register_prompt(hostile).unwrap();
+    let page = without.catalog(tool_registry::Listing::every()).html();
+    assert!(!page.contains("<script>alert") && page.contains("&lt;script&gt;alert(1)"));
+    assert!(page.contains("<code>x&lt;b&gt;</code>"));
+    assert!(without.remove_prompt("x<b>"));
     assert!(
         without
             .catalog(tool_registry::Listing::every())
@@ -789,6 +797,13 @@ fn linked_offers_are_in_the_global_registry_under_their_permission() {
         markdown.contains("| `hostile_prompt` | `who` | user |"),
         "{markdown}"
     );
+    let page = global.catalog(&Scope::user("ann")).html();
+    assert!(
+        page.contains("<section class=\"offers\" id=\"resources\">"),
+        "the page shows them"
+    );
+    assert!(page.contains("<code>hostile://note/{id}</code> (template)"));
+    assert!(page.contains("<code>hostile_prompt</code>"));
     let json = global.catalog(&Scope::guest()).json();
     let templates = json["resource_templates"].as_array().unwrap();
     assert!(

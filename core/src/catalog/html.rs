@@ -41,13 +41,15 @@ impl Catalog<'_> {
     pub fn html(&self) -> String {
         let tools = self.tools();
         let mut out = String::with_capacity(STYLE.len() + SCRIPT.len() + 4096 * tools.len());
+        let mut offers = String::new();
         // Writing into a `String` cannot fail.
-        let _ = page(&mut out, &tools);
+        let _ = self.offers_html(&mut offers);
+        let _ = page(&mut out, &tools, &offers);
         out
     }
 }
 
-fn page(out: &mut String, tools: &[ToolDoc]) -> fmt::Result {
+fn page(out: &mut String, tools: &[ToolDoc], offers: &str) -> fmt::Result {
     let count = plural(tools.len(), "tool");
     write!(
         out,
@@ -67,8 +69,10 @@ fn page(out: &mut String, tools: &[ToolDoc]) -> fmt::Result {
     }
     out.push_str(
         "<div id=\"empty\" class=\"empty\" hidden>\n<p>No tool matches these filters.</p>\n\
-         <button type=\"button\" id=\"reset\">Show every tool</button>\n</div>\n</main>\n</div>\n",
+         <button type=\"button\" id=\"reset\">Show every tool</button>\n</div>\n",
     );
+    out.push_str(offers);
+    out.push_str("</main>\n</div>\n");
     write!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>\n")
 }
 
@@ -581,7 +585,7 @@ fn plural(n: usize, noun: &str) -> String {
 }
 
 /// Text made safe in HTML content and in a quoted attribute value.
-struct Esc<'a>(&'a str);
+pub(super) struct Esc<'a>(pub(super) &'a str);
 
 impl fmt::Display for Esc<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

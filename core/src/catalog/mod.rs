@@ -1,7 +1,7 @@
 //! Documentation of every tool in a registry, as Markdown, JSON or an HTML page: `mod.rs`
 //! picks the tools (all, or what one scope may see), `doc.rs` reads each into a [`ToolDoc`],
 //! `markdown.rs` writes the Markdown, `html.rs` the page (with its inline `page.css` and
-//! `page.js`), `offers.rs` the resources, templates and prompts (Markdown and JSON).
+//! `page.js`), `offers.rs` the resources, templates and prompts (Markdown, JSON and a section of the page).
 //!
 //! ```
 //! # use tool_registry::{Listing, Registry};

@@ -1,11 +1,12 @@
-//! The resources, resource templates and prompts of a catalog, as Markdown and JSON: after the
-//! tools, when the registry offers any.
+//! The resources, resource templates and prompts of a catalog, as Markdown, JSON and a section
+//! of the HTML page: after the tools, when the registry offers any.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use serde_json::{Value, json};
 
 use super::Catalog;
+use super::html::Esc;
 use crate::offer::{PromptSpec, ResourceSpec};
 
 fn resource_json(resource: &ResourceSpec, key: &str) -> Value {
@@ -121,5 +122,69 @@ impl Catalog<'_> {
             }
             out.push('\n');
         }
+    }
+}
+
+impl Catalog<'_> {
+    /// The resources, templates and prompts as sections of the HTML page, every string escaped
+    /// (none when there are none).
+    pub(crate) fn offers_html(&self, out: &mut String) -> fmt::Result {
+        let offered = &self.offered;
+        let resources: Vec<(&ResourceSpec, &str)> = (offered.resources.iter().map(|r| (r, "")))
+            .chain(offered.templates.iter().map(|r| (r, " (template)")))
+            .collect();
+        if !resources.is_empty() {
+            out.push_str(
+                "<section class=\"offers\" id=\"resources\">\n<h2>Resources</h2>\n<table>\n\
+                 <thead><tr><th>URI</th><th>Name</th><th>MIME type</th><th>Permission</th>\
+                 <th>Description</th></tr></thead>\n<tbody>\n",
+            );
+            for (resource, kind) in resources {
+                writeln!(
+                    out,
+                    "<tr><td><code>{}</code>{kind}</td><td><code>{}</code></td><td>{}</td>\
+                     <td>{}</td><td>{}</td></tr>",
+                    Esc(resource.uri()),
+                    Esc(resource.name()),
+                    Esc(resource.mime_type().unwrap_or("")),
+                    resource.permission().as_str(),
+                    Esc(resource.description())
+                )?;
+            }
+            out.push_str("</tbody>\n</table>\n</section>\n");
+        }
+        if !offered.prompts.is_empty() {
+            out.push_str(
+                "<section class=\"offers\" id=\"prompts\">\n<h2>Prompts</h2>\n<table>\n\
+                 <thead><tr><th>Prompt</th><th>Arguments</th><th>Permission</th>\
+                 <th>Description</th></tr></thead>\n<tbody>\n",
+            );
+            for prompt in &offered.prompts {
+                let mut arguments = String::new();
+                for (i, argument) in prompt.arguments().iter().enumerate() {
+                    let optional = if argument.required { "" } else { " (optional)" };
+                    let comma = if i == 0 { "" } else { ", " };
+                    write!(
+                        arguments,
+                        "{comma}<code>{}</code>{optional}",
+                        Esc(&argument.name)
+                    )?;
+                }
+                writeln!(
+                    out,
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    Esc(prompt.name()),
+                    if arguments.is_empty() {
+                        "none"
+                    } else {
+                        &arguments
+                    },
+                    prompt.permission().as_str(),
+                    Esc(prompt.description())
+                )?;
+            }
+            out.push_str("</tbody>\n</table>\n</section>\n");
+        }
+        Ok(())
     }
 }
