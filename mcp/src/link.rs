@@ -35,6 +35,24 @@ use tool_registry_core::call::{
     AskError, Asking, ClientLink, Form, FormAnswer, LogLevel, Role, Root, Sampled, Sampling,
 };
 
+/// The least level a request's client hears its call's logs at: the session's (`session`, as
+/// `logging/setLevel` set it) in the `initialize` era; on the stateless revision the one the
+/// request's `_meta` names (`io.modelcontextprotocol/logLevel`), and none without it.
+pub(super) fn request_level(
+    session: &Arc<AtomicU8>,
+    stateless: bool,
+    context: &rmcp::service::RequestContext<RoleServer>,
+) -> Arc<AtomicU8> {
+    if !stateless {
+        return Arc::clone(session);
+    }
+    let level = Arc::new(AtomicU8::new(u8::MAX));
+    if let Some(asked) = context.meta.log_level() {
+        set_level(&level, asked);
+    }
+    level
+}
+
 /// Stores the least level the session's client wants, as `logging/setLevel` asked.
 pub(super) fn set_level(store: &AtomicU8, level: rmcp::model::LoggingLevel) {
     store.store(level_of(level) as u8, Ordering::Relaxed);

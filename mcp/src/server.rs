@@ -203,20 +203,6 @@ impl McpServer {
         }
     }
 
-    /// The least level a request's client hears its call's logs at: the session's
-    /// (`logging/setLevel`) in the `initialize` era; on the stateless revision the one the
-    /// request's `_meta` names (`io.modelcontextprotocol/logLevel`), and none without it.
-    fn level_of(&self, stateless: bool, context: &RequestContext<RoleServer>) -> Arc<AtomicU8> {
-        if !stateless {
-            return self.log_level.clone();
-        }
-        let level = Arc::new(AtomicU8::new(u8::MAX));
-        if let Some(asked) = context.meta.log_level() {
-            link::set_level(&level, asked);
-        }
-        level
-    }
-
     /// A read or a prompt of `this` caller (`work`, given the call's context): its answer, or
     /// on the stateless revision the questions it raised (`rounds.rs`), bound to `method`, its
     /// `target` and `arguments`.
@@ -248,7 +234,7 @@ impl McpServer {
         let rounds = Arc::new(rounds.await?);
         let link = link::McpClient::new(
             context.peer.clone(),
-            self.level_of(true, context),
+            link::request_level(&self.log_level, true, context),
             context.meta.protocol_version(),
         )
         .with_rounds(Arc::clone(&rounds));
@@ -376,7 +362,7 @@ impl ServerHandler for McpServer {
         };
         let mut link = link::McpClient::new(
             context.peer.clone(),
-            self.level_of(stateless, &context),
+            link::request_level(&self.log_level, stateless, &context),
             context.meta.protocol_version(),
         )
         .over_http(context.extensions.get(), &context.id);
