@@ -12,6 +12,7 @@ use super::Registry;
 use crate::audit::{AuditRecord, Tick};
 use crate::media::{Block, Resource, check_blocks};
 use crate::meta::Permission;
+use crate::offer::set::Offers;
 use crate::offer::{
     Completion, CompletionRequest, CompletionTarget, GetRequest, MAX_URI_BYTES, OfferError,
     PromptMessage, PromptSpec, ReadRequest, ResourceSpec,
@@ -268,43 +269,51 @@ impl Registry {
     /// Adds a resource or a resource template at run time; its URI must be free. Subscribers
     /// hear [`RegistryChange::Resources`].
     pub fn register_resource(&self, resource: ResourceSpec) -> Result<(), OfferError> {
-        let _writer = self.write();
-        let next = self.offers.load().with_resource(resource)?;
-        self.offers.store(Arc::new(next));
-        let _ = self.changes.send(RegistryChange::Resources);
-        Ok(())
+        self.change_offers(RegistryChange::Resources, |offers| {
+            offers.with_resource(resource).map(Some)
+        })
+        .map(|_| ())
     }
 
     /// Removes the resource or template of URI `uri`; `false` when there was none.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let _writer = self.write();
-        let Some(next) = self.offers.load().without_resource(uri) else {
-            return false;
-        };
-        self.offers.store(Arc::new(next));
-        let _ = self.changes.send(RegistryChange::Resources);
-        true
+        self.change_offers(RegistryChange::Resources, |offers| {
+            Ok(offers.without_resource(uri))
+        })
+        .unwrap_or(false)
     }
 
     /// Adds a prompt at run time; its name must be free. Subscribers hear
     /// [`RegistryChange::Prompts`].
     pub fn register_prompt(&self, prompt: PromptSpec) -> Result<(), OfferError> {
-        let _writer = self.write();
-        let next = self.offers.load().with_prompt(prompt)?;
-        self.offers.store(Arc::new(next));
-        let _ = self.changes.send(RegistryChange::Prompts);
-        Ok(())
+        self.change_offers(RegistryChange::Prompts, |offers| {
+            offers.with_prompt(prompt).map(Some)
+        })
+        .map(|_| ())
     }
 
     /// Removes the prompt `name`; `false` when there was none.
     pub fn remove_prompt(&self, name: &str) -> bool {
+        self.change_offers(RegistryChange::Prompts, |offers| {
+            Ok(offers.without_prompt(name))
+        })
+        .unwrap_or(false)
+    }
+
+    /// Publishes what `change` makes of the offers, under the writer's lock, and tells
+    /// subscribers `told`; `false` when it changed nothing.
+    fn change_offers(
+        &self,
+        told: RegistryChange,
+        change: impl FnOnce(&Offers) -> Result<Option<Offers>, OfferError>,
+    ) -> Result<bool, OfferError> {
         let _writer = self.write();
-        let Some(next) = self.offers.load().without_prompt(name) else {
-            return false;
+        let Some(next) = change(&self.offers.load())? else {
+            return Ok(false);
         };
         self.offers.store(Arc::new(next));
-        let _ = self.changes.send(RegistryChange::Prompts);
-        true
+        let _ = self.changes.send(told);
+        Ok(true)
     }
 
     /// `future` within the registry's default timeout, a panic caught: the failure a call's
