@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use super::answer::{Mounted, answer};
 use super::http_client::BoundedHttpClient;
+use super::oauth::{Authorizer, OAuth};
 use super::peek::refused_answer;
 use super::stdio::StdioTransport;
 use tool_registry_core::ToolError;
@@ -31,6 +32,7 @@ use tool_registry_core::spec::ToolHandler;
 use tool_registry_http::{MODULE_TIMEOUT, ModuleError};
 
 use super::mounted::{self, Offered};
+use super::relay;
 
 /// An MCP server whose tools are tools of a registry, as `module.tool`. Dropping it ends the
 /// session; its tools stay listed and answer `module_unreachable` until removed
@@ -50,6 +52,9 @@ struct Inner {
     tools: Mutex<BTreeMap<String, bool>>,
     /// Its server's resources, templates and prompts, as registered here.
     offered: Mutex<Offered>,
+    /// What asks for a new token when the server refuses the one it has (a server reached
+    /// with [`McpModule::connect_oauth`]).
+    authorizer: Option<Arc<Authorizer>>,
 }
 
 /// Why an MCP server cannot be mounted.
@@ -82,11 +87,15 @@ impl ClientHandler for Follower {
     }
 
     /// The client follows tasks (the 2026-07-28 extension): a mounted server may answer a
-    /// long call with a task, which the call then follows to its end.
+    /// long call with a task, which the call then follows to its end. It takes form questions:
+    /// on the 2026-07-28 revision, an `input_required` result's questions are put to the
+    /// caller of the tool (`relay.rs`); a server of the `initialize` era that asks on its own
+    /// is declined, as no call of the caller's is known to be waiting on the answer.
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut config = rmcp::model::ClientConfig::default();
         config.capabilities = rmcp::model::ClientCapabilities::builder()
             .enable_tasks()
+            .enable_elicitation()
             .build();
         config
     }
@@ -121,7 +130,10 @@ impl McpModule {
         };
         let transport = StdioTransport::<_, RoleClient>::new(output, input, answer_bound(&limits))
             .with_max_blocks(limits.max_blocks);
-        let mut module = Self::mount(registry, name, transport).await?;
+        let opened = open(transport)
+            .await
+            .map_err(|error| failed(name, error.to_string()))?;
+        let mut module = Self::mount(registry, name, opened, None).await?;
         module._process = Some(process);
         Ok(module)
     }
@@ -142,50 +154,64 @@ impl McpModule {
         token: Option<&str>,
     ) -> Result<Self, McpModuleError> {
         let registry = registry.into();
-        let bound = answer_bound(&registry.content_limits());
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        let (json, event) = (
-            config.max_json_response_size.min(bound),
-            config.max_sse_event_size.min(bound),
-        );
-        config = config
-            .max_json_response_size(json)
-            .max_sse_event_size(event);
+        let (mut config, client) = http_parts(&registry, name, url)?;
         if let Some(token) = token {
             config = config.auth_header(token.to_owned());
         }
-        let client = BoundedHttpClient::new(registry.content_limits().max_blocks)
-            .map_err(|error| failed(name, format!("no HTTP client can be built: {error}")))?;
-        Self::mount(
-            registry,
-            name,
-            StreamableHttpClientTransport::with_client(client, config),
-        )
-        .await
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let opened = open(transport)
+            .await
+            .map_err(|error| failed(name, error.to_string()))?;
+        Self::mount(registry, name, opened, None).await
     }
 
-    async fn mount<T, E, A>(
+    /// Connects to the MCP server at `url` (streamable HTTP) as an OAuth client, as the MCP
+    /// specification has it ([`OAuth`]), and mounts its tools as `name.tool`: the server's
+    /// `401` leads to its authorization server and a token for it; a `403
+    /// insufficient_scope` on a call asks for the scopes it names and sends the call again
+    /// once; an expired token is refreshed. Answers are bounded as with
+    /// [`McpModule::connect`].
+    pub async fn connect_oauth(
+        registry: impl Into<Shared>,
+        name: &str,
+        url: &str,
+        oauth: OAuth,
+    ) -> Result<Self, McpModuleError> {
+        let registry = registry.into();
+        let (config, client) = http_parts(&registry, name, url)?;
+        let authorizer = Arc::new(
+            Authorizer::new(url, oauth, client)
+                .await
+                .map_err(|reason| failed(name, reason))?,
+        );
+        let mut authorized = false;
+        let opened = loop {
+            let transport =
+                StreamableHttpClientTransport::with_client(authorizer.client(), config.clone());
+            match open(transport).await {
+                Ok(opened) => break opened,
+                Err(error) => match error.auth_challenge() {
+                    Some(challenge) if !authorized => {
+                        let challenge = challenge.to_owned();
+                        authorizer
+                            .authorize(Some(&challenge))
+                            .await
+                            .map_err(|reason| failed(name, reason))?;
+                        authorized = true;
+                    }
+                    _ => return Err(failed(name, error.to_string())),
+                },
+            }
+        };
+        Self::mount(registry, name, opened, Some(authorizer)).await
+    }
+
+    async fn mount(
         registry: Shared,
         name: &str,
-        transport: T,
-    ) -> Result<Self, McpModuleError>
-    where
-        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let (changed, mut changes) = mpsc::unbounded_channel();
-        // The 2026-07-28 revision when the server speaks it (its tasks extension, above all),
-        // the `initialize` handshake otherwise.
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: None,
-        };
-        let session = Follower {
-            changed: changed.clone(),
-        }
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .map_err(|error| failed(name, error.to_string()))?;
+        (session, changed, mut changes): Opened,
+        authorizer: Option<Arc<Authorizer>>,
+    ) -> Result<Self, McpModuleError> {
         // Without a session, changes are heard on a subscription of their own.
         let modern = session
             .peer()
@@ -217,6 +243,7 @@ impl McpModule {
             name: name.to_owned(),
             tools: Mutex::new(BTreeMap::new()),
             offered: Mutex::new(Offered::default()),
+            authorizer,
         });
         let module = Self {
             inner,
@@ -280,10 +307,18 @@ async fn refresh(
     inner: &Arc<Inner>,
     peer: &rmcp::Peer<RoleClient>,
 ) -> Result<usize, McpModuleError> {
-    let listed = peer
-        .list_all_tools()
-        .await
-        .map_err(|error| failed(&inner.name, error.to_string()))?;
+    let mut listed = peer.list_all_tools().await;
+    if let (Err(error), Some(authorizer)) = (&listed, &inner.authorizer)
+        && let Some(challenge) = error.auth_challenge()
+    {
+        let challenge = challenge.to_owned();
+        authorizer
+            .authorize_after(&challenge)
+            .await
+            .map_err(|reason| failed(&inner.name, reason))?;
+        listed = peer.list_all_tools().await;
+    }
+    let listed = listed.map_err(|error| failed(&inner.name, error.to_string()))?;
     let mut registered = BTreeMap::new();
     let previous = inner
         .tools
@@ -307,6 +342,7 @@ async fn refresh(
             }
             let handler = handler(
                 peer.clone(),
+                inner.authorizer.clone(),
                 Mounted {
                     module: inner.name.clone(),
                     remote: tool.name.to_string(),
@@ -370,10 +406,16 @@ fn spec_of(tool: &Tool, local: &str) -> Option<(ToolSpec, bool)> {
     builder.build().ok().map(|spec| (spec, wrapped))
 }
 
-/// The handler of one mounted tool: `tools/call` on the session, every failure typed.
-fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
-    ToolHandler::from_results(move |arguments, _ctx| {
-        let (peer, mounted) = (peer.clone(), mounted.clone());
+/// The handler of one mounted tool: `tools/call` on the session, every failure typed. A call
+/// the server refuses for its token (`401`, or `403 insufficient_scope`) is sent once more
+/// after the module's authorizer, if any, got a new one.
+fn handler(
+    peer: rmcp::Peer<RoleClient>,
+    authorizer: Option<Arc<Authorizer>>,
+    mounted: Mounted,
+) -> ToolHandler {
+    ToolHandler::from_results(move |arguments, ctx| {
+        let (peer, authorizer, mounted) = (peer.clone(), authorizer.clone(), mounted.clone());
         async move {
             let arguments = match arguments {
                 Value::Object(map) => map,
@@ -382,7 +424,26 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
             let request =
                 CallToolRequestParams::new(mounted.remote.clone()).with_arguments(arguments);
             let local = mounted.local.clone();
-            match call_following_tasks(&peer, request, mounted.limits.max_blocks).await {
+            let max_blocks = mounted.limits.max_blocks;
+            let mut called = call_following_tasks(&peer, request.clone(), max_blocks, &ctx).await;
+            if let (Err(error), Some(authorizer)) = (&called, &authorizer)
+                && let Some(challenge) = error.auth_challenge()
+            {
+                let challenge = challenge.to_owned();
+                if let Err(reason) = authorizer.authorize_after(&challenge).await {
+                    return Err(ModuleError::Unreachable {
+                        tool: local,
+                        module: mounted.module,
+                        reason,
+                    }
+                    .into());
+                }
+                called = call_following_tasks(&peer, request, max_blocks, &ctx).await;
+            }
+            if let (Ok(_), Some(authorizer)) = (&called, &authorizer) {
+                authorizer.succeeded();
+            }
+            match called {
                 Ok(result) => answer(result, &mounted),
                 // An answer the transport did not read: too long, too many blocks, unreadable.
                 Err(ServiceError::McpError(error)) if refused_answer(error.data.as_ref()) => {
@@ -418,22 +479,43 @@ fn handler(peer: rmcp::Peer<RoleClient>, mounted: Mounted) -> ToolHandler {
     })
 }
 
-/// One `tools/call` on `peer`, and when the server answers with a task, the task followed to
+/// One `tools/call` on `peer`, its questions (`input_required`) put to the caller of `ctx` and
+/// answered over at most [`relay::MAX_ROUNDS`] rounds, and when the server answers with a task, the task followed to
 /// its end (polled at the interval it asks, within 50 ms and 2 s) and cancelled at the server
 /// when this call is dropped first (its deadline, its caller gone). A task that failed is the
 /// JSON-RPC error it carries; one cancelled at the server, an error saying so. A task's result
 /// of more than `max_blocks` blocks is not read into rmcp's types.
 async fn call_following_tasks(
     peer: &rmcp::Peer<RoleClient>,
-    request: CallToolRequestParams,
+    mut request: CallToolRequestParams,
     max_blocks: usize,
+    ctx: &tool_registry_core::Ctx,
 ) -> Result<rmcp::model::CallToolResult, ServiceError> {
     use rmcp::ErrorData;
     use rmcp::model::{CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload};
-    let task = match peer.call_tool_once(request).await? {
-        CallToolResponse::Complete(result) => return Ok(result),
-        CallToolResponse::Task(created) => created.task,
-        _ => return Err(ServiceError::UnexpectedResponse),
+    let mut rounds = 0;
+    let task = loop {
+        match peer.call_tool_once(request.clone()).await? {
+            CallToolResponse::Complete(result) => return Ok(result),
+            CallToolResponse::Task(created) => break created.task,
+            CallToolResponse::InputRequired(asked) if rounds < relay::MAX_ROUNDS => {
+                rounds += 1;
+                let answers = match asked.input_requests {
+                    Some(requests) => relay::answers(requests, ctx).await.map_err(|why| {
+                        ServiceError::McpError(ErrorData::internal_error(why, None))
+                    })?,
+                    None => Default::default(),
+                };
+                request.input_responses = (!answers.is_empty()).then_some(answers);
+                request.request_state = asked.request_state;
+            }
+            CallToolResponse::InputRequired(_) => {
+                return Err(ServiceError::InputRequiredRoundsExceeded {
+                    max_rounds: relay::MAX_ROUNDS,
+                });
+            }
+            _ => return Err(ServiceError::UnexpectedResponse),
+        }
     };
     /// Cancels the task at the server when dropped before its end.
     struct Cancel<'p> {
@@ -504,6 +586,55 @@ async fn call_following_tasks(
             _ => {}
         }
     }
+}
+
+/// A session just opened, with the sender and receiver of its changes.
+type Opened = (
+    RunningService<RoleClient, Follower>,
+    mpsc::UnboundedSender<()>,
+    mpsc::UnboundedReceiver<()>,
+);
+
+/// Opens a session on `transport`: the 2026-07-28 revision when the server speaks it (its
+/// tasks extension, above all), the `initialize` handshake otherwise.
+async fn open<T, E, A>(transport: T) -> Result<Opened, rmcp::service::ClientInitializeError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let (changed, changes) = mpsc::unbounded_channel();
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    let session = Follower {
+        changed: changed.clone(),
+    }
+    .serve_with_lifecycle(transport, lifecycle)
+    .await?;
+    Ok((session, changed, changes))
+}
+
+/// The transport's configuration and HTTP client for the server at `url`: each answer (a JSON
+/// body, or one SSE event) bounded by what the registry's [`ContentLimits`] let a result hold
+/// in base64 and [`MCP_ANSWER_ROOM`] more, or rmcp's own 16 MiB where that is smaller.
+fn http_parts(
+    registry: &Shared,
+    name: &str,
+    url: &str,
+) -> Result<(StreamableHttpClientTransportConfig, BoundedHttpClient), McpModuleError> {
+    let bound = answer_bound(&registry.content_limits());
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let (json, event) = (
+        config.max_json_response_size.min(bound),
+        config.max_sse_event_size.min(bound),
+    );
+    let config = config
+        .max_json_response_size(json)
+        .max_sse_event_size(event);
+    let client = BoundedHttpClient::new(registry.content_limits().max_blocks)
+        .map_err(|error| failed(name, format!("no HTTP client can be built: {error}")))?;
+    Ok((config, client))
 }
 
 fn failed(module: &str, reason: String) -> McpModuleError {
