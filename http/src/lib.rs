@@ -7,6 +7,7 @@
 //! | `listen.rs` | [`ConnectionLimits`]: the accept loop both servers share, with a connection cap, header, body and idle timeouts, a body's minimum rate, and a stop with a deadline |
 //! | `wire.rs` | what travels: [`Manifest`], [`ExecuteRequest`], [`Health`] |
 //! | `auth.rs` | the shared secret, compared in constant time |
+//! | `oauth.rs` | [`oauth::ResourceServer`]: a server as an OAuth 2.1 resource server (protected resource metadata, the `401` challenge, access tokens checked as JWTs against the authorization server's keys or by introspection, mapped to a [`Scope`](tool_registry_core::Scope)) |
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
 //! | `cache.rs` | [`ManifestCache`], [`FileManifestCache`], [`MemoryManifestCache`] |
 //! | `gateway.rs` | [`Gateway`]: discovery, the cache, refreshes, registering `module.tool` |
@@ -105,6 +106,7 @@ mod error;
 mod gateway;
 pub mod listen;
 mod map;
+pub mod oauth;
 mod remote;
 mod server;
 mod trace;

@@ -1,13 +1,16 @@
-//! Who each request over streamable HTTP is: bearer tokens to scopes ([`Callers`]), a guest
-//! without a token.
+//! Who each request over streamable HTTP is: bearer tokens to scopes ([`Callers`]), OAuth
+//! access tokens checked by a [`ResourceServer`], a guest without a token.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use axum::http::header;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tool_registry_core::Permission;
 use tool_registry_core::Scope;
 use tool_registry_http::auth::Secret;
+use tool_registry_http::oauth::{Refusal, ResourceServer};
 
 use super::sessions::Owner;
 
@@ -23,9 +26,25 @@ use super::sessions::Owner;
 /// allow_list = "ops"              # optional
 /// modules = ["kb", "files"]       # optional
 /// ```
+///
+/// With an `[oauth]` table (or [`Callers::with_oauth`]) the server is also an OAuth 2.1 resource
+/// server, as MCP specifies it ([`tool_registry_http::oauth`]): a token not in the list is an
+/// access token, checked and mapped to a scope; a request without a token is refused `401`
+/// with the challenge that leads a client to the authorization server (unless the table sets
+/// `allow_guests`); the protected resource metadata is served at its well-known path.
 #[derive(Clone, Default)]
 pub struct Callers {
     entries: Vec<(Secret, Scope)>,
+    oauth: Option<Arc<ResourceServer>>,
+}
+
+/// Why a request names no caller.
+#[derive(Debug)]
+pub(super) enum Refused {
+    /// Its header is not a bearer token, or its token is not in the list.
+    Plain(&'static str),
+    /// The resource server's refusal (no token, or a token it does not accept).
+    OAuth(Refusal),
 }
 
 #[derive(Deserialize)]
@@ -33,6 +52,10 @@ pub struct Callers {
 struct CallersFile {
     #[serde(default)]
     caller: Vec<CallerEntry>,
+    /// Read by [`ResourceServer::from_toml`].
+    #[serde(default)]
+    #[allow(dead_code)]
+    oauth: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -57,6 +80,18 @@ impl Callers {
         Self::default()
     }
 
+    /// Makes the server an OAuth resource server too: tokens not in the list are access tokens
+    /// `server` checks.
+    pub fn with_oauth(mut self, server: ResourceServer) -> Self {
+        self.oauth = Some(Arc::new(server));
+        self
+    }
+
+    /// Its resource server, if it is one.
+    pub fn oauth(&self) -> Option<&Arc<ResourceServer>> {
+        self.oauth.as_ref()
+    }
+
     /// Adds a token and the scope it speaks for.
     pub fn with(mut self, token: &str, scope: Scope) -> Self {
         if let Some(secret) = Secret::new(token) {
@@ -65,7 +100,7 @@ impl Callers {
         self
     }
 
-    /// Reads `[[caller]]` tables from TOML text.
+    /// Reads `[[caller]]` tables, and an `[oauth]` table if there is one, from TOML text.
     pub fn from_toml(text: &str) -> Result<Self, String> {
         let file: CallersFile = toml::from_str(text).map_err(|error| {
             format!(
@@ -99,6 +134,9 @@ impl Callers {
             }
             callers = callers.with(&token, scope);
         }
+        if let Some(server) = ResourceServer::from_toml(text)? {
+            callers = callers.with_oauth(server);
+        }
         Ok(callers)
     }
 
@@ -121,30 +159,100 @@ impl Callers {
         found
     }
 
-    /// Who a request is, from its `Authorization` header: a guest without one, the caller of
-    /// a known token, and for anything else why it is refused (with `401`).
-    pub(super) fn caller_of(
+    /// Who a request is, from its `Authorization` header: a guest without one (unless the
+    /// resource server wants a token), the caller of a known token or of an access token the
+    /// resource server accepts, and for anything else why it is refused.
+    pub(super) async fn caller_of(
         &self,
         headers: &axum::http::HeaderMap,
-    ) -> Result<(Owner, Scope), &'static str> {
+    ) -> Result<(Owner, Scope), Refused> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return Ok((Owner::Guest, Scope::network_guest()));
+            return match &self.oauth {
+                Some(server) if !server.allows_guests() => Err(Refused::OAuth(Refusal {
+                    status: 401,
+                    error: None,
+                    description: "this server needs an access token; its protected resource metadata names the authorization server".into(),
+                })),
+                _ => Ok((Owner::Guest, Scope::network_guest())),
+            };
         };
         let token = value
             .to_str()
             .map_err(|_| {
-                "the Authorization header is not text; send `Authorization: Bearer <token>` with a token from the server's callers file, or no header to call as a guest"
+                Refused::Plain("the Authorization header is not text; send `Authorization: Bearer <token>` with a token from the server's callers file, or no header to call as a guest")
             })?
             .split_once(' ')
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim())
-            .ok_or(
+            .ok_or(Refused::Plain(
                 "send the token as `Authorization: Bearer <token>`, or no header to call as a guest",
-            )?;
-        self.scope_of(token)
-            .map(|(at, scope)| (Owner::Token(at), scope))
-            .ok_or(
+            ))?;
+        if let Some((at, scope)) = self.scope_of(token) {
+            return Ok((Owner::Token(at), scope));
+        }
+        match &self.oauth {
+            Some(server) => server
+                .verify(token)
+                .await
+                .map(|verified| (Owner::Subject(verified.owner), verified.scope))
+                .map_err(Refused::OAuth),
+            None => Err(Refused::Plain(
                 "unknown token; send a token from the server's callers file, or none to call as a guest",
-            )
+            )),
+        }
+    }
+
+    /// The answer to a refused request: `401` (or `403 insufficient_scope`) with the challenge
+    /// of the resource server, or `Bearer` alone, and the reason in the body.
+    pub(super) fn refusal(&self, refused: Refused) -> Response {
+        let (status, challenge, body) = match (&self.oauth, refused) {
+            (Some(server), Refused::OAuth(refusal)) => {
+                let challenge = server.challenge(Some(&refusal));
+                let status =
+                    StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+                let body = serde_json::json!({
+                    "error": refusal.error.unwrap_or("invalid_request"),
+                    "error_description": refusal.description,
+                });
+                (status, challenge, body.to_string())
+            }
+            (Some(server), Refused::Plain(why)) => {
+                let refusal = Refusal {
+                    status: 401,
+                    error: Some("invalid_token"),
+                    description: why.to_owned(),
+                };
+                let body = serde_json::json!({"error": "invalid_token", "error_description": why});
+                (
+                    StatusCode::UNAUTHORIZED,
+                    server.challenge(Some(&refusal)),
+                    body.to_string(),
+                )
+            }
+            (None, Refused::Plain(why)) => (
+                StatusCode::UNAUTHORIZED,
+                "Bearer".to_owned(),
+                why.to_owned(),
+            ),
+            (None, Refused::OAuth(refusal)) => (
+                StatusCode::UNAUTHORIZED,
+                "Bearer".to_owned(),
+                refusal.description,
+            ),
+        };
+        let json = self.oauth.is_some();
+        let mut response = (status, body).into_response();
+        if json {
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 }

@@ -1,6 +1,6 @@
 //! MCP over streamable HTTP: rmcp's service behind the layers of `layers.rs` (who each request
 //! is, by [`Callers`], and the bounds on sessions and bodies), bound to loopback unless told
-//! otherwise.
+//! otherwise; a resource server's protected resource metadata beside it.
 
 use std::io;
 use std::sync::Arc;
@@ -84,6 +84,11 @@ fn http_router(
         Arc::clone(&sessions),
         config,
     );
+    // The protected resource metadata of a resource server, read without a token (RFC 9728):
+    // at the path the resource's own path names, and at the bare well-known path.
+    let metadata = callers
+        .oauth()
+        .map(|server| (server.metadata_path(), server.metadata()));
     // Each request goes down these in order, each one job (see `layers.rs`), then to rmcp.
     let stack = ServiceBuilder::new()
         .layer(middleware::from_fn_with_state(
@@ -100,9 +105,23 @@ fn http_router(
             layers::tasks_2025,
         ))
         .layer(middleware::from_fn(layers::name_the_task));
-    Router::new()
+    let mut router = Router::new()
         .nest_service("/mcp", ArcService(Arc::new(service)))
-        .layer(stack)
+        .layer(stack);
+    if let Some((path, document)) = metadata {
+        let document = axum::Json(document);
+        let bare = "/.well-known/oauth-protected-resource";
+        let paths = if path == bare {
+            vec![bare]
+        } else {
+            vec![path.as_str(), bare]
+        };
+        for at in paths {
+            let document = document.clone();
+            router = router.route(at, axum::routing::get(move || async move { document }));
+        }
+    }
+    router
 }
 
 /// rmcp's service behind one `Arc`. A layer clones what it wraps for every request, and rmcp's

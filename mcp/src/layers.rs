@@ -82,9 +82,9 @@ pub(super) async fn authenticate(
     mut request: Request<Body>,
     next: Next,
 ) -> Response {
-    let (owner, scope) = match callers.caller_of(request.headers()) {
+    let (owner, scope) = match callers.caller_of(request.headers()).await {
         Ok(caller) => caller,
-        Err(why) => return unauthorized(why),
+        Err(refused) => return callers.refusal(refused),
     };
     // The address a guest's tasks count under (see `task::TaskOwner::guest`).
     let peer = (request.extensions())
@@ -93,14 +93,6 @@ pub(super) async fn authenticate(
     request.extensions_mut().insert(Caller(scope, peer));
     request.extensions_mut().insert(owner);
     next.run(request).await
-}
-
-fn unauthorized(message: &'static str) -> Response {
-    let mut refused = (StatusCode::UNAUTHORIZED, message).into_response();
-    refused
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    refused
 }
 
 // 2. The bounds on sessions.
@@ -180,7 +172,7 @@ fn too_many(sessions: &Sessions, full: Full, owner: Owner, id: Value) -> Respons
                 limits.guests
             ),
         ),
-        (Full::Caller, Owner::Token(_)) => (
+        (Full::Caller, Owner::Token(_) | Owner::Subject(_)) => (
             StatusCode::TOO_MANY_REQUESTS,
             format!(
                 "this token has as many MCP sessions open as it may ({}); end one with DELETE /mcp and its Mcp-Session-Id, or wait until one is {expiry} s idle",

@@ -103,6 +103,8 @@ pub(super) enum Owner {
     Guest,
     /// The token at this place in the callers file.
     Token(usize),
+    /// The user of accepted OAuth access tokens (a number for their issuer and subject).
+    Subject(u64),
 }
 
 /// Which bound a new session would pass.
@@ -217,7 +219,7 @@ impl Sessions {
     fn full(&self, book: &Book, owner: Owner) -> Option<Full> {
         let share = match owner {
             Owner::Guest => self.limits.guests,
-            Owner::Token(_) => self.limits.per_caller,
+            Owner::Token(_) | Owner::Subject(_) => self.limits.per_caller,
         };
         if book.owners.len() >= self.limits.max_sessions {
             Some(Full::Server)

@@ -1,0 +1,516 @@
+//! The MCP server as an OAuth 2.1 resource server, and `McpModule` as an OAuth client, against an
+//! authorization server this test starts on loopback: it publishes its keys as a JWKS, registers
+//! clients, approves at once (its redirect names the code), checks PKCE, and signs ES256 access
+//! tokens for the resource a client names. Its keys (`fixtures/oauth/*.pem`) were made for these
+//! tests alone with `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`.
+//!
+//! - The official MCP Python SDK's OAuth client gets `401` and the metadata, a token, and its
+//!   tools listed under the scope its claims map to.
+//! - Hostile tokens (wrong audience or issuer, expired, not yet valid, `alg: none`, an HMAC token
+//!   keyed with the public key, an unknown key id, 50 KB, another resource's) are each `401` with
+//!   the reason in `error_description` and nothing of the tool list; an unknown key id prompts
+//!   one fetch of the keys, rate-limited, and a rotated key is taken once it is published.
+//! - `McpModule::connect_oauth` with client credentials mounts the protected server.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::extract::{Form, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use sha2::Digest;
+use tool_registry::mcp::oauth::OAuth;
+use tool_registry::mcp::{Callers, McpModule, McpServer};
+use tool_registry::spec::ToolHandler;
+use tool_registry::{Ctx, Permission, Registry, Scope, ToolSpec};
+
+#[path = "../../tools/tests/common/venv.rs"]
+mod venv;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/oauth")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The authorization server's state.
+struct Authority {
+    issuer: String,
+    signing: EncodingKey,
+    rotated: EncodingKey,
+    /// The keys it publishes.
+    published: Mutex<Vec<Jwk>>,
+    /// How many times its keys were fetched.
+    fetched: AtomicUsize,
+    /// Codes issued: (PKCE challenge, scope, resource).
+    codes: Mutex<HashMap<String, (String, String, String)>>,
+}
+
+impl Authority {
+    /// A token signed with `key` (kid `kid`) over `claims`.
+    fn sign(&self, key: &EncodingKey, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, claims, key).unwrap()
+    }
+
+    /// Claims for `sub` on `resource`, valid for an hour.
+    fn claims(&self, sub: &str, scope: &str, resource: &str) -> Value {
+        json!({
+            "iss": self.issuer, "aud": resource, "sub": sub, "scope": scope,
+            "iat": now(), "exp": now() + 3600,
+            "groups": if sub == "ann" { json!(["research"]) } else { json!([]) },
+        })
+    }
+
+    fn publish(&self, key: &EncodingKey, kid: &str) {
+        let mut jwk = Jwk::from_encoding_key(key, Algorithm::ES256).unwrap();
+        jwk.common.key_id = Some(kid.to_owned());
+        self.published.lock().unwrap().push(jwk);
+    }
+}
+
+type Shared = Arc<Authority>;
+
+async fn metadata(State(authority): State<Shared>) -> Json<Value> {
+    let issuer = &authority.issuer;
+    Json(json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": format!("{issuer}/token"),
+        "registration_endpoint": format!("{issuer}/register"),
+        "jwks_uri": format!("{issuer}/jwks"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "client_credentials", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+    }))
+}
+
+async fn jwks(State(authority): State<Shared>) -> Json<JwkSet> {
+    authority.fetched.fetch_add(1, Ordering::SeqCst);
+    Json(JwkSet {
+        keys: authority.published.lock().unwrap().clone(),
+    })
+}
+
+async fn register(Json(asked): Json<Value>) -> (StatusCode, Json<Value>) {
+    let mut registered = asked.clone();
+    registered["client_id"] = json!("registered-client");
+    (StatusCode::CREATED, Json(registered))
+}
+
+async fn authorize(
+    State(authority): State<Shared>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let (Some(redirect), Some(challenge)) =
+        (query.get("redirect_uri"), query.get("code_challenge"))
+    else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "redirect_uri and code_challenge are needed",
+        )
+            .into_response();
+    };
+    let code = format!("code-{}", authority.codes.lock().unwrap().len());
+    authority.codes.lock().unwrap().insert(
+        code.clone(),
+        (
+            challenge.clone(),
+            query.get("scope").cloned().unwrap_or_default(),
+            query.get("resource").cloned().unwrap_or_default(),
+        ),
+    );
+    let state = query.get("state").cloned().unwrap_or_default();
+    Redirect::to(&format!("{redirect}?code={code}&state={state}")).into_response()
+}
+
+async fn token(
+    State(authority): State<Shared>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    let refuse = |why: &str| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "invalid_grant", "error_description": why})),
+        )
+            .into_response()
+    };
+    let (sub, scope, resource) = match form.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => {
+            let Some((challenge, scope, resource)) = form
+                .get("code")
+                .and_then(|code| authority.codes.lock().unwrap().remove(code))
+            else {
+                return refuse("unknown code");
+            };
+            let verifier = form.get("code_verifier").cloned().unwrap_or_default();
+            let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(sha2::Sha256::digest(verifier.as_bytes()));
+            if computed != challenge {
+                return refuse("PKCE verifier does not match");
+            }
+            if form.get("resource") != Some(&resource) {
+                return refuse("the resource differs from the authorization's");
+            }
+            ("ann".to_owned(), scope, resource)
+        }
+        Some("client_credentials") => {
+            if form.get("client_id").map(String::as_str) != Some("gateway")
+                || form.get("client_secret").map(String::as_str) != Some("gateway-secret")
+            {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    Json(json!({"error": "invalid_client"})),
+                )
+                    .into_response();
+            }
+            let scope = form.get("scope").cloned().unwrap_or_else(|| "tools".into());
+            (
+                "gateway".to_owned(),
+                scope,
+                form.get("resource").cloned().unwrap_or_default(),
+            )
+        }
+        _ => return refuse("unsupported grant"),
+    };
+    let claims = authority.claims(&sub, &scope, &resource);
+    let access = authority.sign(&authority.signing, "signing", &claims);
+    Json(
+        json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
+    )
+    .into_response()
+}
+
+/// The authorization server, and the protected MCP server of three tools (one a guest may
+/// use, one a user, one an admin) whose `[oauth]` table maps the `research` group to admin.
+async fn protected(extra: &str) -> (Shared, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let authority = Arc::new(Authority {
+        issuer: issuer.clone(),
+        signing: EncodingKey::from_ec_pem(&fixture("signing.pem")).unwrap(),
+        rotated: EncodingKey::from_ec_pem(&fixture("rotated.pem")).unwrap(),
+        published: Mutex::new(Vec::new()),
+        fetched: AtomicUsize::new(0),
+        codes: Mutex::new(HashMap::new()),
+    });
+    authority.publish(&authority.signing, "signing");
+    let router = Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/jwks", get(jwks))
+        .route("/register", post(register))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .with_state(Arc::clone(&authority));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    for (name, level) in [
+        ("open_tool", Permission::Guest),
+        ("user_tool", Permission::User),
+        ("admin_tool", Permission::Admin),
+    ] {
+        let spec = ToolSpec::builder(name)
+            .description("A tool of the test.")
+            .permission(level)
+            .build()
+            .unwrap();
+        let handler = ToolHandler::new(move |_: Value, ctx: Ctx| async move {
+            Ok::<_, String>(format!(
+                "{name} for {}",
+                ctx.scope().user_id().unwrap_or("?")
+            ))
+        });
+        registry.register(spec, handler).unwrap();
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let callers = Callers::from_toml(&format!(
+        r#"
+        [oauth]
+        resource = "{url}"
+        authorization_servers = ["{issuer}"]
+        jwks_uri = "{issuer}/jwks"
+        scopes_supported = ["tools", "admin"]
+        required_scopes = ["tools"]
+        {extra}
+
+        [[oauth.role]]
+        claim = "groups"
+        value = "research"
+        level = "admin"
+        "#
+    ))
+    .unwrap();
+    let origins = vec![format!("http://127.0.0.1:{port}")];
+    let router = McpServer::new(registry, Scope::guest()).router(callers, origins);
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    (authority, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdks_oauth_client_gets_a_token_and_the_tools_its_claims_map_to() {
+    let python = venv::python(&venv::Venv {
+        var: "TOOLREG_MCP_PYTHON",
+        dir: "py-mcp",
+        imports: "mcp",
+        install: "mcp==2.3.0",
+        what: "the MCP Python SDK is",
+    });
+    let (authority, url) = protected("").await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_oauth.py");
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python).arg(script).arg(&url).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("resource_metadata=") && stdout.contains("scope=\"tools\""),
+        "{stdout}"
+    );
+    // `ann` is in the research group: an admin, who sees the admin's tool too.
+    assert!(
+        stdout.contains("tools: admin_tool,open_tool,user_tool"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("all checks passed"), "{stdout}");
+    assert!(
+        authority.fetched.load(Ordering::SeqCst) >= 1,
+        "the keys were fetched"
+    );
+}
+
+/// `tools/list` with `token`: the status, the challenge and the body.
+async fn list_with(url: &str, token: &str) -> (u16, String, String, Duration) {
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    let answer = http
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    let status = answer.status().as_u16();
+    let challenge = answer
+        .headers()
+        .get("www-authenticate")
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, challenge, answer.text().await.unwrap(), took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_tokens_are_refused_with_a_reason_and_nothing_of_the_tools() {
+    let (authority, url) = protected("keys_refetch_seconds = 1").await;
+    let good = authority.claims("bob", "tools", &url);
+    let signed = |claims: &Value| authority.sign(&authority.signing, "signing", claims);
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = good.clone();
+        change(&mut claims);
+        signed(&claims)
+    };
+
+    // A good token first: `bob` is a user, who sees two tools.
+    let (status, _, body, _) = list_with(&url, &signed(&good)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("user_tool") && !body.contains("admin_tool"),
+        "{body}"
+    );
+    let fetched = authority.fetched.load(Ordering::SeqCst);
+
+    let public = fixture("signing.pub.pem");
+    let hmac = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &good,
+        &EncodingKey::from_secret(&public),
+    )
+    .unwrap();
+    let b64 =
+        |value: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string());
+    let none = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "JWT"})),
+        b64(&good)
+    );
+    let hostile: Vec<(&str, String, &str)> = vec![
+        (
+            "wrong audience",
+            with(&|c| c["aud"] = json!("https://elsewhere.example/mcp")),
+            "another resource",
+        ),
+        (
+            "another resource of this host",
+            with(&|c| c["aud"] = json!(url.replace("/mcp", "/other"))),
+            "another resource",
+        ),
+        (
+            "wrong issuer",
+            with(&|c| c["iss"] = json!("https://evil.example")),
+            "does not trust",
+        ),
+        (
+            "expired",
+            with(&|c| c["exp"] = json!(now() - 3600)),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            with(&|c| c["nbf"] = json!(now() + 3600)),
+            "not valid yet",
+        ),
+        ("alg none", none, "not a JWT this server reads"),
+        ("HMAC with the public key", hmac, "does not take"),
+        (
+            "unknown key id",
+            authority.sign(&authority.rotated, "rotated", &good),
+            "does not publish",
+        ),
+        ("50 KB", "a".repeat(50 * 1024), "longer than"),
+        (
+            "unknown token",
+            "not-a-token-at-all".to_owned(),
+            "not a JWT",
+        ),
+    ];
+    let mut timings = Vec::new();
+    for (what, token, reason) in &hostile {
+        let (status, challenge, body, took) = list_with(&url, token).await;
+        assert_eq!(status, 401, "{what}: {body}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{what}: {challenge}"
+        );
+        assert!(
+            challenge.contains("resource_metadata="),
+            "{what}: {challenge}"
+        );
+        assert!(
+            challenge.contains("error_description=") && challenge.contains(reason),
+            "{what}: {challenge}"
+        );
+        for tool in ["open_tool", "user_tool", "admin_tool"] {
+            assert!(
+                !body.contains(tool) && !challenge.contains(tool),
+                "{what}: {body}"
+            );
+        }
+        timings.push((what.to_string(), took));
+    }
+    // The unknown key prompted one fetch of the keys; a second within the interval, none.
+    assert_eq!(authority.fetched.load(Ordering::SeqCst), fetched + 1);
+    let (status, _, _, _) =
+        list_with(&url, &authority.sign(&authority.rotated, "another", &good)).await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        authority.fetched.load(Ordering::SeqCst),
+        fetched + 1,
+        "rate-limited"
+    );
+
+    // Without a token: the challenge alone, no error.
+    let (status, challenge, _, _) = list_with(&url, "").await;
+    assert_eq!(status, 401);
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+
+    // A token without the required scope: 403 insufficient_scope.
+    let (status, challenge, _, _) = list_with(&url, &with(&|c| c["scope"] = json!("other"))).await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+
+    // The rotated key, once published, is taken after the refetch interval.
+    authority.publish(&authority.rotated, "rotated");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, _, body, _) =
+        list_with(&url, &authority.sign(&authority.rotated, "rotated", &good)).await;
+    assert_eq!(status, 200, "{body}");
+
+    // Each refusal's time, for the record (the keys are held in memory; none waits on them).
+    for (what, took) in timings {
+        eprintln!("{what}: {} µs", took.as_micros());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_mounts_the_protected_server_with_client_credentials() {
+    let (_authority, url) = protected("").await;
+    let gateway = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let refused = McpModule::connect(gateway.clone(), "remote", &url, None).await;
+    assert!(
+        refused.is_err(),
+        "a server that wants a token refuses a module without one"
+    );
+    let module = McpModule::connect_oauth(
+        gateway.clone(),
+        "remote",
+        &url,
+        OAuth::client_credentials("gateway", "gateway-secret"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(module.tools(), ["remote.open_tool", "remote.user_tool"]);
+    let ctx = Ctx::for_scope(Scope::trusted());
+    let result = gateway.call("remote.user_tool", "{}", &ctx).await.unwrap();
+    assert!(
+        result.content.to_string().contains("user_tool for gateway"),
+        "{}",
+        result.content
+    );
+    let wrong = McpModule::connect_oauth(
+        gateway,
+        "wrong",
+        &url,
+        OAuth::client_credentials("gateway", "not-the-secret"),
+    )
+    .await;
+    let error = wrong.err().unwrap().to_string();
+    assert!(error.contains("client credentials"), "{error}");
+}
