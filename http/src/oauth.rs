@@ -596,13 +596,25 @@ impl ResourceServer {
         }
         let now = now_seconds();
         let leeway = self.config.leeway_seconds.unwrap_or(60);
-        if claims["exp"].as_u64().is_some_and(|exp| exp + leeway < now) {
+        if claims
+            .get("exp")
+            .and_then(Value::as_u64)
+            .is_some_and(|exp| exp + leeway < now)
+        {
             return Err(Refusal::invalid("the token has expired; get a new one"));
         }
-        if claims["nbf"].as_u64().is_some_and(|nbf| nbf > now + leeway) {
+        if claims
+            .get("nbf")
+            .and_then(Value::as_u64)
+            .is_some_and(|nbf| nbf > now + leeway)
+        {
             return Err(Refusal::invalid("the token is not valid yet"));
         }
-        if claims["iss"].as_str().is_some_and(|iss| iss != self.issuer) {
+        if claims
+            .get("iss")
+            .and_then(Value::as_str)
+            .is_some_and(|iss| iss != self.issuer)
+        {
             return Err(Refusal::invalid(
                 "the token was issued by an authorization server this server does not trust",
             ));
@@ -616,8 +628,9 @@ impl ResourceServer {
         }
         let verified = self.accepted(claims.clone())?;
         let until = Instant::now()
-            + claims["exp"]
-                .as_u64()
+            + claims
+                .get("exp")
+                .and_then(Value::as_u64)
                 .map(|exp| Duration::from_secs(exp.saturating_sub(now)))
                 .unwrap_or(INTROSPECTION_TTL)
                 .min(INTROSPECTION_TTL);

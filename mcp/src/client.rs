@@ -646,7 +646,7 @@ fn failed(module: &str, reason: String) -> McpModuleError {
 
 /// How to reach one MCP server of a module map: `[mcp.NAME]` with `command = ["prog", "arg"]`
 /// (a stdio server) or `url = "http://host:port/mcp"` (streamable HTTP), and for a URL
-/// optionally `token` or `token_env`.
+/// optionally `token` or `token_env`, or an `[mcp.NAME.oauth]` table ([`McpOAuthConfig`]).
 ///
 /// ```toml
 /// [mcp.files]
@@ -655,6 +655,14 @@ fn failed(module: &str, reason: String) -> McpModuleError {
 /// [mcp.remote]
 /// url = "http://127.0.0.1:8002/mcp"
 /// token_env = "REMOTE_MCP_TOKEN"
+///
+/// [mcp.hosted]
+/// url = "https://mcp.example.com/mcp"
+/// [mcp.hosted.oauth]
+/// grant = "client_credentials"
+/// client_id = "gateway"
+/// client_secret_env = "HOSTED_SECRET"
+/// token_file = ".toolreg/hosted.tokens.json"
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -667,6 +675,112 @@ pub struct McpServerConfig {
     token: Option<String>,
     #[serde(default)]
     token_env: Option<String>,
+    #[serde(default)]
+    oauth: Option<McpOAuthConfig>,
+}
+
+/// How `toolreg` authorizes against a protected MCP server ([`OAuth`]): `[mcp.NAME.oauth]`.
+///
+/// ```toml
+/// [mcp.hosted.oauth]
+/// grant = "authorization_code"       # or "client_credentials" (the default)
+/// client_id = "…"                    # pre-registered; else a metadata document or registration
+/// client_secret_env = "HOSTED_SECRET"
+/// private_key_file = "gateway.pem"   # client credentials by private_key_jwt, with `algorithm`
+/// algorithm = "ES256"
+/// metadata_document = "https://gateway.example.com/client.json"
+/// redirect_uri = "http://127.0.0.1:8914/callback"
+/// open_browser = true
+/// scopes = ["tools"]
+/// token_file = ".toolreg/hosted.tokens.json"   # owner-only; in memory without it
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpOAuthConfig {
+    #[serde(default)]
+    grant: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    client_secret_env: Option<String>,
+    #[serde(default)]
+    private_key_file: Option<std::path::PathBuf>,
+    #[serde(default)]
+    algorithm: Option<String>,
+    #[serde(default)]
+    metadata_document: Option<String>,
+    #[serde(default)]
+    redirect_uri: Option<String>,
+    #[serde(default)]
+    open_browser: bool,
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(default)]
+    token_file: Option<std::path::PathBuf>,
+}
+
+impl McpOAuthConfig {
+    /// The [`OAuth`] this table describes; an error names what is missing.
+    pub fn oauth(&self) -> Result<OAuth, String> {
+        let secret = self.client_secret.clone().or_else(|| {
+            (self.client_secret_env.as_deref()).and_then(|var| std::env::var(var).ok())
+        });
+        let oauth = match self.grant.as_deref().unwrap_or("client_credentials") {
+            "client_credentials" => {
+                let id = self.client_id.clone().ok_or(
+                    "client credentials need `client_id`, and `client_secret_env` or `private_key_file`",
+                )?;
+                match (&self.private_key_file, secret) {
+                    (Some(file), _) => {
+                        let pem = std::fs::read(file).map_err(|error| {
+                            format!("cannot read the private key {}: {error}", file.display())
+                        })?;
+                        OAuth::private_key_jwt(
+                            id,
+                            pem,
+                            self.algorithm.as_deref().unwrap_or("ES256"),
+                        )?
+                    }
+                    (None, Some(secret)) => OAuth::client_credentials(id, secret),
+                    (None, None) => {
+                        return Err("client credentials need `client_secret_env` (set) or `private_key_file`".into());
+                    }
+                }
+            }
+            "authorization_code" => {
+                let redirect = (self.redirect_uri.clone())
+                    .unwrap_or_else(|| "http://127.0.0.1:8914/callback".into());
+                let browser = if self.open_browser {
+                    super::oauth::LoopbackBrowser::new().opening()
+                } else {
+                    super::oauth::LoopbackBrowser::new()
+                };
+                let mut oauth = OAuth::authorization_code(redirect, browser);
+                if let Some(id) = &self.client_id {
+                    oauth = oauth.client_id(id.clone());
+                }
+                if let Some(secret) = secret {
+                    oauth = oauth.client_secret(secret);
+                }
+                if let Some(url) = &self.metadata_document {
+                    oauth = oauth.metadata_document(url.clone());
+                }
+                oauth
+            }
+            other => {
+                return Err(format!(
+                    "grant `{other}` is not one toolreg asks for; use \"client_credentials\" or \"authorization_code\""
+                ));
+            }
+        };
+        let mut oauth = oauth.scopes(self.scopes.clone());
+        if let Some(file) = &self.token_file {
+            oauth = oauth.store(super::oauth::TokenFile::new(file));
+        }
+        Ok(oauth)
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -688,6 +802,18 @@ impl McpServerConfig {
                     "MCP server `{name}`: give exactly one of `command` and `url`"
                 ));
             }
+            if config.oauth.is_some()
+                && (config.url.is_none() || config.token.is_some() || config.token_env.is_some())
+            {
+                return Err(format!(
+                    "MCP server `{name}`: an `oauth` table goes with `url`, and instead of `token` or `token_env`"
+                ));
+            }
+            if let Some(oauth) = &config.oauth {
+                oauth
+                    .oauth()
+                    .map_err(|why| format!("MCP server `{name}`: {why}"))?;
+            }
             if config.command.as_ref().is_some_and(Vec::is_empty) {
                 return Err(format!("MCP server `{name}`: `command` names no program"));
             }
@@ -708,6 +834,14 @@ impl McpModule {
                 let mut process = tokio::process::Command::new(&command[0]);
                 process.args(&command[1..]);
                 Self::spawn(registry, name, process).await
+            }
+            (None, Some(url)) if config.oauth.is_some() => {
+                let oauth = (config.oauth.as_ref())
+                    .map(McpOAuthConfig::oauth)
+                    .transpose()
+                    .map_err(|why| failed(name, why))?
+                    .ok_or_else(|| failed(name, "no oauth table".into()))?;
+                Self::connect_oauth(registry, name, url, oauth).await
             }
             (None, Some(url)) => {
                 let token = config.token.clone().or_else(|| {
@@ -736,4 +870,54 @@ fn answer_bound(limits: &ContentLimits) -> usize {
     (limits.max_result_bytes.div_ceil(3))
         .saturating_mul(4)
         .saturating_add(MCP_ANSWER_ROOM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::McpServerConfig;
+
+    #[test]
+    fn an_oauth_table_goes_with_a_url_and_names_its_grant() {
+        let read = |text: &str| McpServerConfig::from_toml(text);
+        let servers = read(
+            "[mcp.a]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"\nscopes = [\"tools\"]",
+        )
+        .unwrap();
+        let oauth = servers["a"].oauth.as_ref().unwrap().oauth().unwrap();
+        assert!(format!("{oauth:?}").contains("client_credentials (client_secret) as gw"));
+        assert!(
+            !format!("{oauth:?}").contains("\"s\""),
+            "the secret is not shown"
+        );
+        let code = read(
+            "[mcp.a]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp.a.oauth]\ngrant = \"authorization_code\"",
+        )
+        .unwrap();
+        let oauth = code["a"].oauth.as_ref().unwrap().oauth().unwrap();
+        assert!(
+            format!("{oauth:?}")
+                .contains("authorization_code back to http://127.0.0.1:8914/callback")
+        );
+        for (wrong, says) in [
+            (
+                "[mcp.a]\ncommand = [\"x\"]\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"",
+                "goes with `url`",
+            ),
+            (
+                "[mcp.a]\nurl = \"http://x/mcp\"\ntoken = \"t\"\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"",
+                "instead of `token`",
+            ),
+            (
+                "[mcp.a]\nurl = \"http://x/mcp\"\n[mcp.a.oauth]\nclient_id = \"gw\"",
+                "client_secret_env",
+            ),
+            (
+                "[mcp.a]\nurl = \"http://x/mcp\"\n[mcp.a.oauth]\ngrant = \"password\"",
+                "not one toolreg asks for",
+            ),
+        ] {
+            let error = read(wrong).unwrap_err();
+            assert!(error.contains(says), "{error}");
+        }
+    }
 }

@@ -62,6 +62,10 @@ struct Authority {
     published: Mutex<Vec<Jwk>>,
     /// How many times its keys were fetched.
     fetched: AtomicUsize,
+    /// The protected server's URI, the audience of the tokens it introspects.
+    resource: Mutex<String>,
+    /// How many times a token was asked about at its introspection endpoint.
+    introspected: AtomicUsize,
     /// Codes issued: (PKCE challenge, scope, resource).
     codes: Mutex<HashMap<String, (String, String, String)>>,
 }
@@ -203,6 +207,34 @@ async fn token(
     .into_response()
 }
 
+/// RFC 7662: `opaque-carl` is carl's active token for the resource it is asked about by the
+/// resource server `rs` (with its secret); any other token is inactive.
+async fn introspect(
+    State(authority): State<Shared>,
+    headers: axum::http::HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
+    authority.introspected.fetch_add(1, Ordering::SeqCst);
+    let basic = base64::engine::general_purpose::STANDARD.encode("rs:rs-secret");
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Basic {basic}"))
+    {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_client"})),
+        )
+            .into_response();
+    }
+    match form.get("token").map(String::as_str) {
+        Some("opaque-carl") => Json(json!({
+            "active": true, "sub": "carl", "scope": "tools", "iss": authority.issuer,
+            "aud": authority.resource.lock().unwrap().clone(),
+            "exp": now() + 3600,
+        }))
+        .into_response(),
+        _ => Json(json!({"active": false})).into_response(),
+    }
+}
+
 /// The authorization server, and the protected MCP server of three tools (one a guest may
 /// use, one a user, one an admin) whose `[oauth]` table maps the `research` group to admin.
 async fn protected(extra: &str) -> (Shared, String) {
@@ -214,6 +246,8 @@ async fn protected(extra: &str) -> (Shared, String) {
         rotated: EncodingKey::from_ec_pem(&fixture("rotated.pem")).unwrap(),
         published: Mutex::new(Vec::new()),
         fetched: AtomicUsize::new(0),
+        introspected: AtomicUsize::new(0),
+        resource: Mutex::new(String::new()),
         codes: Mutex::new(HashMap::new()),
     });
     authority.publish(&authority.signing, "signing");
@@ -223,6 +257,7 @@ async fn protected(extra: &str) -> (Shared, String) {
         .route("/register", post(register))
         .route("/authorize", get(authorize))
         .route("/token", post(token))
+        .route("/introspect", post(introspect))
         .with_state(Arc::clone(&authority));
     tokio::spawn(async move { axum::serve(listener, router).await });
 
@@ -248,6 +283,8 @@ async fn protected(extra: &str) -> (Shared, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
+    *authority.resource.lock().unwrap() = url.clone();
+    let extra = extra.replace("ISSUER", &issuer);
     let callers = Callers::from_toml(&format!(
         r#"
         [oauth]
@@ -513,4 +550,28 @@ async fn a_module_mounts_the_protected_server_with_client_credentials() {
     .await;
     let error = wrong.err().unwrap().to_string();
     assert!(error.contains("client credentials"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opaque_token_is_asked_about_at_the_introspection_endpoint_and_the_answer_kept() {
+    let (authority, url) = protected(
+        "[oauth.introspection]\nendpoint = \"ISSUER/introspect\"\nclient_id = \"rs\"\nclient_secret = \"rs-secret\"",
+    )
+    .await;
+    let (status, _, body, _) = list_with(&url, "opaque-carl").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("user_tool") && !body.contains("admin_tool"),
+        "{body}"
+    );
+    let (status, _, _, _) = list_with(&url, "opaque-carl").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        authority.introspected.load(Ordering::SeqCst),
+        1,
+        "the answer was kept"
+    );
+    let (status, challenge, body, _) = list_with(&url, "opaque-mallory").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(challenge.contains("not active"), "{challenge}");
 }
