@@ -44,6 +44,11 @@ pub(super) struct ServeArgs {
     /// Listen on an address other than loopback.
     #[arg(long)]
     public: bool,
+    /// Be an OAuth 2.1 resource server too, as the `[oauth]` table of FILE says (the
+    /// authorization server, its keys or introspection endpoint, the rules from tokens to
+    /// scopes): a bearer token that is not the module's secret is an access token.
+    #[arg(long, value_name = "FILE")]
+    oauth: Option<std::path::PathBuf>,
     #[command(flatten)]
     connections: ConnectionArgs,
     #[command(flatten)]
@@ -211,13 +216,28 @@ pub(super) fn serve(
     err: &mut dyn Write,
 ) -> i32 {
     let token = std::env::var(MODULE_TOKEN_ENV).unwrap_or_default();
-    let server = Server::new(Arc::clone(registry))
+    let mut server = Server::new(Arc::clone(registry))
         .name(args.module)
         .scope(scope)
         .token(token)
         .beyond_loopback(args.public)
         .connection_limits(args.connections.limits())
         .tasks(tasks);
+    if let Some(path) = &args.oauth {
+        let read = std::fs::read_to_string(path)
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))
+            .and_then(|text| tool_registry_http::oauth::ResourceServer::from_toml(&text))
+            .and_then(|found| {
+                found.ok_or_else(|| format!("{} has no [oauth] table", path.display()))
+            });
+        match read {
+            Ok(oauth) => server = server.oauth(oauth),
+            Err(error) => {
+                let _ = writeln!(err, "error: --oauth: {error}");
+                return EXIT_USAGE;
+            }
+        }
+    }
     let outcome = block_on(err, async {
         let listener = server.bind(args.http.as_str()).await?;
         let addr = listener.local_addr()?;

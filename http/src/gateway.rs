@@ -345,8 +345,8 @@ impl Gateway {
             .client
             .get(module.endpoint("manifest"))
             .timeout(self.0.discovery_timeout);
-        if let Some(secret) = module.secret() {
-            request = request.bearer_auth(secret);
+        if let Some(token) = module.bearer(&self.0.client).await? {
+            request = request.bearer_auth(token);
         }
         let response = request
             .send()

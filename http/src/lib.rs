@@ -8,7 +8,8 @@
 //! | `wire.rs` | what travels: [`Manifest`], [`ExecuteRequest`], [`Health`] |
 //! | `auth.rs` | the shared secret, compared in constant time |
 //! | `oauth.rs` | [`oauth::ResourceServer`]: a server as an OAuth 2.1 resource server (protected resource metadata, the `401` challenge, access tokens checked as JWTs against the authorization server's keys or by introspection, mapped to a [`Scope`](tool_registry_core::Scope)) |
-//! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are, from code or TOML |
+//! | `grant.rs` | [`ClientCredentials`]: a gateway's access tokens for a module that is a resource server (client credentials, the authorization server found from the module's metadata), kept until shortly before they expire (imports `oauth.rs`) |
+//! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are (with a shared secret or client credentials), from code or TOML |
 //! | `cache.rs` | [`ManifestCache`], [`FileManifestCache`], [`MemoryManifestCache`] |
 //! | `gateway.rs` | [`Gateway`]: discovery, the cache, refreshes, registering `module.tool` |
 //! | `error.rs` | [`ModuleError`]: a module unreachable, or an HTTP error status, as a call's `ToolError::Remote` and back |
@@ -104,6 +105,7 @@ pub mod auth;
 mod cache;
 mod error;
 mod gateway;
+mod grant;
 pub mod listen;
 mod map;
 pub mod oauth;
@@ -120,6 +122,7 @@ pub use gateway::{
     DEFAULT_CACHE_FILE, Gateway, GatewayBuilder, GatewayError, MAX_MANIFEST_BYTES,
     MAX_MODULE_TOOLS, ModuleStatus, Source,
 };
+pub use grant::ClientCredentials;
 pub use listen::ConnectionLimits;
 pub use map::{
     DISCOVERY_TIMEOUT, MODULE_TIMEOUT, Module, ModuleMap, ModuleMapError, SLOW_MODULE_TIMEOUT,

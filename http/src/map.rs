@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::grant::{ClientCredentials, Tokens};
+
 /// How long a call to a module may take: 30 s.
 pub const MODULE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a call to a module configured `slow` may take: 120 s.
@@ -24,6 +26,12 @@ pub const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 /// [modules.deployer]
 /// url = "http://127.0.0.1:8002"
 /// slow = true             # calls may take 120 s instead of 30 s
+///
+/// [modules.hosted]
+/// url = "http://127.0.0.1:8003"
+/// [modules.hosted.oauth]  # an OAuth resource server: client credentials (see ClientCredentials)
+/// client_id = "gateway"
+/// client_secret_env = "HOSTED_SECRET"
 /// ```
 ///
 /// ```
@@ -58,6 +66,12 @@ pub struct Module {
     /// `timeout = "45s"`: durations as people write them, as a spec's.
     #[serde(default, with = "humantime_serde::option")]
     timeout: Option<Duration>,
+    /// The client the gateway is at the module's authorization server.
+    #[serde(default)]
+    oauth: Option<ClientCredentials>,
+    /// Its access tokens, shared by the module's clones.
+    #[serde(skip)]
+    tokens: Tokens,
 }
 
 impl std::fmt::Debug for Module {
@@ -68,6 +82,7 @@ impl std::fmt::Debug for Module {
             .field("token_env", &self.token_env)
             .field("slow", &self.slow)
             .field("timeout", &self.timeout)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }
@@ -84,7 +99,16 @@ impl Module {
             token_env: None,
             slow: false,
             timeout: None,
+            oauth: None,
+            tokens: Tokens::default(),
         }
+    }
+
+    /// A module that is an OAuth resource server: the gateway asks its authorization server
+    /// for tokens for it with these client credentials, instead of sending a shared secret.
+    pub fn oauth(mut self, credentials: ClientCredentials) -> Self {
+        self.oauth = Some(credentials);
+        self
     }
 
     /// The module's shared secret, sent as `Authorization: Bearer <secret>`: the module then
@@ -138,6 +162,32 @@ impl Module {
             .filter(|secret| !secret.is_empty())
     }
 
+    /// What its requests carry as `Authorization: Bearer`: an access token where it has an
+    /// `oauth` table, else its secret; an error says why no token could be had.
+    pub(super) async fn bearer(&self, client: &reqwest::Client) -> Result<Option<String>, String> {
+        match &self.oauth {
+            Some(credentials) => self
+                .tokens
+                .token(client, &self.url, credentials)
+                .await
+                .map(Some),
+            None => Ok(self.secret()),
+        }
+    }
+
+    /// What its requests carry without waiting: its secret, or the access token held now.
+    pub(super) fn bearer_held(&self) -> Option<String> {
+        match &self.oauth {
+            Some(_) => self.tokens.held(),
+            None => self.secret(),
+        }
+    }
+
+    /// The module refused the access token it was sent: the next request asks for another.
+    pub(super) fn refused_token(&self) {
+        self.tokens.drop_token();
+    }
+
     /// The address of one of its endpoints (`manifest`, `execute`, `health`).
     pub(super) fn endpoint(&self, path: &str) -> String {
         format!("{}/{path}", self.url.trim_end_matches('/'))
@@ -159,7 +209,7 @@ pub enum ModuleMapError {
     },
     /// The text is not a module map.
     #[error(
-        "the module map is not valid: {0}; write one `[modules.NAME]` table per module with `url = \"http://host:port\"`, and optionally `token`, `token_env`, `slow = true` or `timeout = \"45s\"`"
+        "the module map is not valid: {0}; write one `[modules.NAME]` table per module with `url = \"http://host:port\"`, and optionally `token`, `token_env`, an `[modules.NAME.oauth]` table (`client_id`, `client_secret_env`, `scopes`), `slow = true` or `timeout = \"45s\"`"
     )]
     Toml(String),
     /// A module's name or address is unusable.

@@ -761,7 +761,8 @@ fn quoted(text: &str) -> String {
         .collect()
 }
 
-fn form_encode(text: &str) -> String {
+/// `application/x-www-form-urlencoded`'s escaping (RFC 6749 Appendix B).
+pub(super) fn form_encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {

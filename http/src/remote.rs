@@ -102,8 +102,10 @@ impl Remote {
             // The registry's own timer (the tool's timeout is the module's) answers first; this
             // one only keeps a lost connection from holding the call.
             .timeout(timeout + Duration::from_secs(1));
-        if let Some(secret) = self.module.secret() {
-            request = request.bearer_auth(secret);
+        match self.module.bearer(&self.client).await {
+            Ok(Some(token)) => request = request.bearer_auth(token),
+            Ok(None) => {}
+            Err(why) => return Attempt::Done(Err(self.unreachable(why))),
         }
         if let Some(traceparent) = traceparent {
             request = request.header(TRACEPARENT, traceparent);
@@ -119,6 +121,9 @@ impl Remote {
             Err(error) => return Attempt::Retry(self.unreachable(describe(&error))),
         };
         let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            self.module.refused_token();
+        }
         // Blocks are counted as the answer arrives: one of more blocks than the gateway reads
         // is refused once the first block past the bound comes, and the rest is never read.
         let mut blocks = wire::CountBlocks::new(wire::CountBlocks::RESULT, self.limits.max_blocks);
@@ -223,8 +228,10 @@ impl Remote {
             .post(self.module.endpoint(path))
             .json(&task_body(id, who))
             .timeout(self.module.call_timeout().min(Duration::from_secs(30)));
-        if let Some(secret) = self.module.secret() {
-            request = request.bearer_auth(secret);
+        if let Some(token) =
+            (self.module.bearer(&self.client).await).map_err(|why| self.unreachable(why))?
+        {
+            request = request.bearer_auth(token);
         }
         let response = request
             .send()
@@ -331,8 +338,8 @@ impl Drop for CancelOnDrop<'_> {
             .post(self.remote.module.endpoint("tasks/cancel"))
             .json(&task_body(&id, self.who))
             .timeout(Duration::from_secs(10));
-        if let Some(secret) = self.remote.module.secret() {
-            request = request.bearer_auth(secret);
+        if let Some(token) = self.remote.module.bearer_held() {
+            request = request.bearer_auth(token);
         }
         let tool = self.remote.local_name.clone();
         runtime.spawn(async move {

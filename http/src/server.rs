@@ -61,6 +61,7 @@ pub struct Server {
     version: Option<String>,
     served: Scope,
     token: Option<super::auth::Secret>,
+    oauth: Option<Arc<super::oauth::ResourceServer>>,
     max_body: usize,
     beyond_loopback: bool,
     page: bool,
@@ -81,6 +82,7 @@ impl Server {
             version: None,
             served: Scope::trusted(),
             token: None,
+            oauth: None,
             max_body: MAX_BODY_BYTES,
             beyond_loopback: false,
             page: true,
@@ -124,6 +126,18 @@ impl Server {
         self
     }
 
+    /// Makes the module an OAuth 2.1 resource server too ([`super::oauth`]): a bearer token that
+    /// is not the shared secret is an access token `server` checks. An accepted token whose
+    /// scope reaches [`Permission::Owner`] (a gateway's client, by the operator's rules) is
+    /// believed about the user it calls for, at a level no higher than its own; any other runs
+    /// as its own scope. A token not accepted, and a request without one unless the `[oauth]`
+    /// table allows guests, is `401` with the challenge that names the protected resource
+    /// metadata, served at its well-known path.
+    pub fn oauth(mut self, server: super::oauth::ResourceServer) -> Self {
+        self.oauth = Some(Arc::new(server));
+        self
+    }
+
     /// The most bytes of a request body read; a longer body is refused with `413` and
     /// `arguments_too_large` before it is parsed. Default [`MAX_BODY_BYTES`].
     pub fn max_body_bytes(mut self, limit: usize) -> Self {
@@ -164,6 +178,20 @@ impl Server {
             .route("/health", get(health));
         if page {
             router = router.route("/", get(catalog_page));
+        }
+        if let Some(oauth) = &self.oauth {
+            let document = axum::Json(oauth.metadata());
+            let bare = "/.well-known/oauth-protected-resource";
+            let path = oauth.metadata_path();
+            let paths = if path == bare {
+                vec![bare.to_owned()]
+            } else {
+                vec![path, bare.to_owned()]
+            };
+            for at in paths {
+                let document = document.clone();
+                router = router.route(&at, get(move || async move { document }));
+            }
         }
         router
             .layer(DefaultBodyLimit::max(max_body))
@@ -222,36 +250,60 @@ impl Server {
         super::listen::serve(listener, self.router(), limits, shutdown).await
     }
 
-    /// The caller's scope: the user and level the request names when it carries the secret,
-    /// else a guest.
-    fn caller(&self, headers: &HeaderMap, user: Option<&str>, level: Option<Permission>) -> Caller {
+    /// The caller's scope: the user and level the request names when it carries the secret (or
+    /// an access token of a gateway's client), the scope of an accepted access token, else a
+    /// guest; or the `401` of a resource server that wants a token it did not get.
+    async fn caller(
+        &self,
+        headers: &HeaderMap,
+        user: Option<&str>,
+        level: Option<Permission>,
+    ) -> Result<Caller, Response> {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.strip_prefix("Bearer "));
-        let trusted = match (&self.token, given) {
-            (Some(secret), Some(given)) => {
-                let ok = secret.matches(given);
-                if !ok {
-                    tracing::warn!(target: "tool_registry::http", module = %self.name, "a request carried a wrong token; it runs as a guest");
-                }
-                ok
-            }
-            _ => false,
+        let guest = Caller {
+            scope: Scope::network_guest(),
+            trusted: false,
         };
-        if !trusted {
-            return Caller {
-                scope: Scope::network_guest(),
+        let named = |cap: Permission| {
+            let mut scope =
+                Scope::trusted().with_level(level.unwrap_or(Permission::Guest).min(cap));
+            if let Some(user) = user {
+                scope = scope.with_user(user);
+            }
+            Caller {
+                scope,
+                trusted: true,
+            }
+        };
+        if let (Some(secret), Some(given)) = (&self.token, given)
+            && secret.matches(given)
+        {
+            return Ok(named(Permission::Owner));
+        }
+        let Some(oauth) = &self.oauth else {
+            if given.is_some() {
+                tracing::warn!(target: "tool_registry::http", module = %self.name, "a request carried a wrong token; it runs as a guest");
+            }
+            return Ok(guest);
+        };
+        let Some(given) = given else {
+            if oauth.allows_guests() {
+                return Ok(guest);
+            }
+            return Err(challenged(oauth, None));
+        };
+        match oauth.verify(given).await {
+            Ok(verified) if verified.scope.level() >= Permission::Owner => {
+                Ok(named(verified.scope.level()))
+            }
+            Ok(verified) => Ok(Caller {
+                scope: verified.scope,
                 trusted: false,
-            };
-        }
-        let mut scope = Scope::trusted().with_level(level.unwrap_or(Permission::Guest));
-        if let Some(user) = user {
-            scope = scope.with_user(user);
-        }
-        Caller {
-            scope,
-            trusted: true,
+            }),
+            Err(refusal) => Err(challenged(oauth, Some(&refusal))),
         }
     }
 
@@ -276,7 +328,10 @@ struct Caller {
 /// `GET /manifest`: every tool the caller may see, named `module.tool`.
 async fn manifest(State(server): State<Arc<Server>>, headers: HeaderMap) -> Response {
     // A trusted gateway lists everything it may route and scopes its own callers.
-    let caller = server.caller(&headers, None, Some(Permission::Owner));
+    let caller = match server.caller(&headers, None, Some(Permission::Owner)).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let scope = if caller.trusted {
         Scope::trusted()
     } else {
@@ -338,7 +393,13 @@ async fn execute(
             );
         }
     };
-    let caller = server.caller(&headers, request.user_id.as_deref(), request.level);
+    let caller = match server
+        .caller(&headers, request.user_id.as_deref(), request.level)
+        .await
+    {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let name = server.local_name(&request.tool_name);
     if !server.serves(name, &caller.scope) {
         let error = ToolError::UnknownTool {
@@ -472,7 +533,13 @@ async fn on_task(server: &Server, headers: &HeaderMap, body: &[u8], cancel: bool
             );
         }
     };
-    let caller = server.caller(headers, request.user_id.as_deref(), request.level);
+    let caller = match server
+        .caller(headers, request.user_id.as_deref(), request.level)
+        .await
+    {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let owner = owner_of(&caller.scope);
     let task = if cancel {
         server.tasks.cancel(&owner, &request.task_id).await
@@ -504,6 +571,10 @@ async fn health(State(server): State<Arc<Server>>) -> Response {
 
 /// `GET /`: the catalog of what a guest may see, as a page.
 async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
+    // A module that wants a token shows guests nothing.
+    if let Some(oauth) = server.oauth.as_ref().filter(|oauth| !oauth.allows_guests()) {
+        return challenged(oauth, None);
+    }
     let guest = Scope::guest();
     let page = server.registry.catalog(&guest).html();
     (
@@ -514,6 +585,30 @@ async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
         Html(page),
     )
         .into_response()
+}
+
+/// A resource server's refusal: `401` (or `403`) with its challenge.
+fn challenged(
+    oauth: &super::oauth::ResourceServer,
+    refusal: Option<&super::oauth::Refusal>,
+) -> Response {
+    let status = refusal
+        .and_then(|refusal| StatusCode::from_u16(refusal.status).ok())
+        .unwrap_or(StatusCode::UNAUTHORIZED);
+    let message = refusal.map_or(
+        "this module needs an access token; its protected resource metadata names the authorization server",
+        |refusal| refusal.description.as_str(),
+    );
+    let mut response = json(
+        status,
+        &serde_json::json!({"error": {"code": "unauthorized", "message": message}}),
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&oauth.challenge(refusal)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// A request refused before it reached a tool: its body is the typed error.

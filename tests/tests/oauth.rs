@@ -1,4 +1,5 @@
-//! The MCP server as an OAuth 2.1 resource server, and `McpModule` as an OAuth client, against an
+//! The MCP server and the HTTP module server as OAuth 2.1 resource servers, and `McpModule` and
+//! the module gateway as OAuth clients, against an
 //! authorization server this test starts on loopback: it publishes its keys as a JWKS, registers
 //! clients, approves at once (its redirect names the code), checks PKCE, and signs ES256 access
 //! tokens for the resource a client names. Its keys (`fixtures/oauth/*.pem`) were made for these
@@ -11,6 +12,9 @@
 //!   the reason in `error_description` and nothing of the tool list; an unknown key id prompts
 //!   one fetch of the keys, rate-limited, and a rotated key is taken once it is published.
 //! - `McpModule::connect_oauth` with client credentials mounts the protected server.
+//! - A module server with an `[oauth]` table refuses a gateway without a token, and serves one
+//!   whose client credentials got it a token: as the gateway's own user, or, where the rules
+//!   make the gateway's client an owner, as the user each call names.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -152,8 +156,24 @@ async fn authorize(
 
 async fn token(
     State(authority): State<Shared>,
-    Form(form): Form<HashMap<String, String>>,
+    headers: axum::http::HeaderMap,
+    Form(mut form): Form<HashMap<String, String>>,
 ) -> Response {
+    // client_secret_basic: the client's id and secret from the header, as the form would carry them.
+    let basic = (headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok()))
+    .and_then(|value| value.strip_prefix("Basic "))
+    .and_then(|encoded| {
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+    })
+    .and_then(|decoded| String::from_utf8(decoded).ok());
+    if let Some((id, secret)) = basic.as_deref().and_then(|pair| pair.split_once(':')) {
+        form.insert("client_id".into(), id.to_owned());
+        form.insert("client_secret".into(), secret.to_owned());
+    }
     let refuse = |why: &str| {
         (
             StatusCode::BAD_REQUEST,
@@ -233,6 +253,31 @@ async fn introspect(
         .into_response(),
         _ => Json(json!({"active": false})).into_response(),
     }
+}
+
+/// The three tools of the protected servers: one a guest may use, one a user, one an admin;
+/// each answers whom it ran for.
+fn three_tools() -> Arc<Registry> {
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    for (name, level) in [
+        ("open_tool", Permission::Guest),
+        ("user_tool", Permission::User),
+        ("admin_tool", Permission::Admin),
+    ] {
+        let spec = ToolSpec::builder(name)
+            .description("A tool of the test.")
+            .permission(level)
+            .build()
+            .unwrap();
+        let handler = ToolHandler::new(move |_: Value, ctx: Ctx| async move {
+            Ok::<_, String>(format!(
+                "{name} for {}",
+                ctx.scope().user_id().unwrap_or("?")
+            ))
+        });
+        registry.register(spec, handler).unwrap();
+    }
+    registry
 }
 
 /// The authorization server, and the protected MCP server of three tools (one a guest may
@@ -574,4 +619,108 @@ async fn an_opaque_token_is_asked_about_at_the_introspection_endpoint_and_the_an
     let (status, challenge, body, _) = list_with(&url, "opaque-mallory").await;
     assert_eq!(status, 401, "{body}");
     assert!(challenge.contains("not active"), "{challenge}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_reaches_a_protected_module_with_client_credentials() {
+    use tool_registry::http::oauth::ResourceServer;
+    use tool_registry::http::{
+        ClientCredentials, Gateway, MemoryManifestCache, Module, ModuleMap, Server,
+    };
+    // The authorization server of `protected`; its MCP server is not used here.
+    let (authority, _) = protected("").await;
+    let issuer = authority.issuer.clone();
+    let module = |owner_rule: &'static str| {
+        let issuer = issuer.clone();
+        async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+            let oauth = ResourceServer::from_toml(&format!(
+                "[oauth]\nresource = \"{url}\"\nauthorization_servers = [\"{issuer}\"]\njwks_uri = \"{issuer}/jwks\"\nrequired_scopes = [\"tools\"]\n{owner_rule}"
+            ))
+            .unwrap()
+            .unwrap();
+            let server = Server::new(three_tools()).name("kb").oauth(oauth);
+            tokio::spawn(server.serve_on(listener, std::future::pending()));
+            url
+        }
+    };
+
+    // Without a token: 401 with the challenge, and nothing of the manifest.
+    let plain = module("").await;
+    let answer = reqwest::get(format!("{plain}/manifest")).await.unwrap();
+    assert_eq!(answer.status(), 401);
+    let challenge = answer.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+    assert!(!answer.text().await.unwrap().contains("open_tool"));
+    let metadata: Value = reqwest::get(format!("{plain}/.well-known/oauth-protected-resource"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["resource"], json!(plain));
+
+    let ctx = Ctx::for_scope(Scope::user("alice").with_level(Permission::Admin));
+    let credentials = ClientCredentials::new("gateway", "gateway-secret").scopes(["tools"]);
+    // The gateway's client is a user there: calls run as `gateway`, who sees no admin tool.
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let map = ModuleMap::new().with("kb", Module::new(plain.clone()).oauth(credentials.clone()));
+    let gateway = Gateway::builder(registry.clone(), map)
+        .cache(MemoryManifestCache::new())
+        .build()
+        .unwrap();
+    let statuses = gateway.start().await;
+    assert!(
+        statuses.iter().all(|status| status.error.is_none()),
+        "{statuses:?}"
+    );
+    let result = registry.call("kb.user_tool", "{}", &ctx).await.unwrap();
+    assert!(
+        result.content.to_string().contains("user_tool for gateway"),
+        "{}",
+        result.content
+    );
+    let refused = registry
+        .call("kb.admin_tool", "{}", &ctx)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("admin_tool"), "{refused}");
+
+    // Where the rules make the gateway's client an owner, each call runs as the user it names.
+    let trusting =
+        module("[[oauth.role]]\nclaim = \"sub\"\nvalue = \"gateway\"\nlevel = \"owner\"").await;
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let map = ModuleMap::new().with("kb", Module::new(trusting).oauth(credentials));
+    let gateway = Gateway::builder(registry.clone(), map)
+        .cache(MemoryManifestCache::new())
+        .build()
+        .unwrap();
+    let statuses = gateway.start().await;
+    assert!(
+        statuses.iter().all(|status| status.error.is_none()),
+        "{statuses:?}"
+    );
+    let result = registry.call("kb.admin_tool", "{}", &ctx).await.unwrap();
+    assert!(
+        result.content.to_string().contains("admin_tool for alice"),
+        "{}",
+        result.content
+    );
+
+    // Wrong credentials: the module cannot be reached, and the reason says why.
+    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let wrong = ClientCredentials::new("gateway", "not-the-secret");
+    let map = ModuleMap::new().with("kb", Module::new(plain).oauth(wrong));
+    let statuses = Gateway::builder(registry, map)
+        .cache(MemoryManifestCache::new())
+        .build()
+        .unwrap()
+        .start()
+        .await;
+    let error = statuses[0].error.clone().unwrap_or_default();
+    assert!(error.contains("refused the client credentials"), "{error}");
 }
