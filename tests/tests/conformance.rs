@@ -338,13 +338,7 @@ fn client_script(name: &str) -> PathBuf {
 
 #[test]
 fn the_python_sdk_gets_two_typed_answers_through_and_reads_resources_and_prompts_in_both_eras() {
-    let python = venv::python(&venv::Venv {
-        var: "TOOLREG_MCP_PYTHON",
-        dir: "py-mcp",
-        imports: "mcp",
-        install: "mcp==2.3.0",
-        what: "the MCP Python SDK is",
-    });
+    let python = venv::python(&venv::MCP_SDK);
     let mut command = Command::new(python);
     command.arg(client_script("python_sdk.py"));
     let mut checks = Vec::new();

@@ -306,25 +306,7 @@ async fn protected(extra: &str) -> (Shared, String) {
         .with_state(Arc::clone(&authority));
     tokio::spawn(async move { axum::serve(listener, router).await });
 
-    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
-    for (name, level) in [
-        ("open_tool", Permission::Guest),
-        ("user_tool", Permission::User),
-        ("admin_tool", Permission::Admin),
-    ] {
-        let spec = ToolSpec::builder(name)
-            .description("A tool of the test.")
-            .permission(level)
-            .build()
-            .unwrap();
-        let handler = ToolHandler::new(move |_: Value, ctx: Ctx| async move {
-            Ok::<_, String>(format!(
-                "{name} for {}",
-                ctx.scope().user_id().unwrap_or("?")
-            ))
-        });
-        registry.register(spec, handler).unwrap();
-    }
+    let registry = three_tools();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -361,13 +343,7 @@ async fn protected(extra: &str) -> (Shared, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdks_oauth_client_gets_a_token_and_the_tools_its_claims_map_to() {
-    let python = venv::python(&venv::Venv {
-        var: "TOOLREG_MCP_PYTHON",
-        dir: "py-mcp",
-        imports: "mcp",
-        install: "mcp==2.3.0",
-        what: "the MCP Python SDK is",
-    });
+    let python = venv::python(&venv::MCP_SDK);
     let (authority, url) = protected("").await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_oauth.py");
     let output = tokio::task::spawn_blocking(move || {
@@ -664,20 +640,22 @@ async fn a_gateway_reaches_a_protected_module_with_client_credentials() {
         .unwrap();
     assert_eq!(metadata["resource"], json!(plain));
 
+    // A gateway of the module at `url` with `credentials`: its registry, and what `start` said.
+    let gateway = |url: String, credentials: ClientCredentials| async move {
+        let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
+        let map = ModuleMap::new().with("kb", Module::new(url).oauth(credentials));
+        let gateway = Gateway::builder(registry.clone(), map)
+            .cache(MemoryManifestCache::new())
+            .build()
+            .unwrap();
+        let statuses = gateway.start().await;
+        (registry, statuses)
+    };
     let ctx = Ctx::for_scope(Scope::user("alice").with_level(Permission::Admin));
     let credentials = ClientCredentials::new("gateway", "gateway-secret").scopes(["tools"]);
     // The gateway's client is a user there: calls run as `gateway`, who sees no admin tool.
-    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
-    let map = ModuleMap::new().with("kb", Module::new(plain.clone()).oauth(credentials.clone()));
-    let gateway = Gateway::builder(registry.clone(), map)
-        .cache(MemoryManifestCache::new())
-        .build()
-        .unwrap();
-    let statuses = gateway.start().await;
-    assert!(
-        statuses.iter().all(|status| status.error.is_none()),
-        "{statuses:?}"
-    );
+    let (registry, statuses) = gateway(plain.clone(), credentials.clone()).await;
+    assert!(statuses[0].error.is_none(), "{statuses:?}");
     let result = registry.call("kb.user_tool", "{}", &ctx).await.unwrap();
     assert!(
         result.content.to_string().contains("user_tool for gateway"),
@@ -693,17 +671,8 @@ async fn a_gateway_reaches_a_protected_module_with_client_credentials() {
     // Where the rules make the gateway's client an owner, each call runs as the user it names.
     let trusting =
         module("[[oauth.role]]\nclaim = \"sub\"\nvalue = \"gateway\"\nlevel = \"owner\"").await;
-    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
-    let map = ModuleMap::new().with("kb", Module::new(trusting).oauth(credentials));
-    let gateway = Gateway::builder(registry.clone(), map)
-        .cache(MemoryManifestCache::new())
-        .build()
-        .unwrap();
-    let statuses = gateway.start().await;
-    assert!(
-        statuses.iter().all(|status| status.error.is_none()),
-        "{statuses:?}"
-    );
+    let (registry, statuses) = gateway(trusting, credentials).await;
+    assert!(statuses[0].error.is_none(), "{statuses:?}");
     let result = registry.call("kb.admin_tool", "{}", &ctx).await.unwrap();
     assert!(
         result.content.to_string().contains("admin_tool for alice"),
@@ -712,15 +681,8 @@ async fn a_gateway_reaches_a_protected_module_with_client_credentials() {
     );
 
     // Wrong credentials: the module cannot be reached, and the reason says why.
-    let registry = Arc::new(Registry::builder().without_linked().build().unwrap());
     let wrong = ClientCredentials::new("gateway", "not-the-secret");
-    let map = ModuleMap::new().with("kb", Module::new(plain).oauth(wrong));
-    let statuses = Gateway::builder(registry, map)
-        .cache(MemoryManifestCache::new())
-        .build()
-        .unwrap()
-        .start()
-        .await;
+    let (_, statuses) = gateway(plain, wrong).await;
     let error = statuses[0].error.clone().unwrap_or_default();
     assert!(error.contains("refused the client credentials"), "{error}");
 }

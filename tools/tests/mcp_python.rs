@@ -27,13 +27,7 @@ mod venv;
 /// The virtualenv's Python: `$TOOLREG_MCP_PYTHON`, else `target/py-mcp/bin/python` at the
 /// workspace's root.
 fn python() -> PathBuf {
-    venv::python(&venv::Venv {
-        var: "TOOLREG_MCP_PYTHON",
-        dir: "py-mcp",
-        imports: "mcp",
-        install: "mcp==2.3.0",
-        what: "the MCP Python SDK is",
-    })
+    venv::python(&venv::MCP_SDK)
 }
 
 /// The virtualenv with FastMCP's client and its tasks extension: `$TOOLREG_TASKS_PYTHON`,

@@ -18,6 +18,19 @@ pub struct Venv {
     pub what: &'static str,
 }
 
+/// The official MCP Python SDK's virtualenv (`target/py-mcp`, or `$TOOLREG_MCP_PYTHON`).
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses what it needs"
+)]
+pub const MCP_SDK: Venv = Venv {
+    var: "TOOLREG_MCP_PYTHON",
+    dir: "py-mcp",
+    imports: "mcp",
+    install: "mcp==2.3.0",
+    what: "the MCP Python SDK is",
+};
+
 /// `$var` when set, else the virtualenv's Python at the workspace's root, once it imports what
 /// it must; fails naming the commands that make it when it does not.
 pub fn python(venv: &Venv) -> PathBuf {
