@@ -13,6 +13,7 @@
 //! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
 //! | `tasks.rs` | [`RedisTaskStore`]: tasks under `task:{id}` until their TTL, each caller's indexed by a digest, bounds counted in the insert script |
 //! | `manifests.rs` | `RedisManifestCache`: `module_manifest:{name}` with its TTL (with feature `http`) |
+//! | `credentials.rs` | `RedisCredentials`: an MCP module's OAuth registration and tokens under `oauth_credentials:{name}`, one refresh at a time across the fleet (with feature `mcp`) |
 //! | `lib.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
 //!
@@ -43,6 +44,8 @@
 
 mod approvals;
 mod connection;
+#[cfg(feature = "mcp")]
+mod credentials;
 mod limits;
 #[cfg(feature = "http")]
 mod manifests;
@@ -54,6 +57,8 @@ use std::time::Duration;
 
 pub use approvals::RedisApprovals;
 pub use connection::{DEFAULT_PREFIX, DEFAULT_TIMEOUT, FleetError, PASSWORD_ENV};
+#[cfg(feature = "mcp")]
+pub use credentials::{REFRESH_LOCK, RedisCredentials};
 pub use limits::RedisRateLimits;
 #[cfg(feature = "http")]
 pub use manifests::RedisManifestCache;
@@ -128,6 +133,14 @@ impl Fleet {
     /// The rate-limit store of this fleet.
     pub fn rate_limits(&self) -> RedisRateLimits {
         RedisRateLimits::new(self.redis.clone())
+    }
+
+    /// The store of the OAuth registration and tokens of the MCP module `name`, for
+    /// `tool_registry::mcp::oauth::OAuth::store`: every instance uses the tokens any of them
+    /// got, and one refreshes at a time (feature `mcp`).
+    #[cfg(feature = "mcp")]
+    pub fn credentials(&self, name: &str) -> RedisCredentials {
+        RedisCredentials::new(self.redis.clone(), name)
     }
 
     /// The approval store of this fleet.

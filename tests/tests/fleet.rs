@@ -754,3 +754,51 @@ async fn a_task_outlives_a_redis_outage_within_its_lease_and_runs_once() {
     assert!(tasks.list(&other).await.unwrap().is_empty());
     assert_eq!(tasks.list(&owner).await.unwrap().len(), 1);
 }
+
+/// An MCP module's OAuth tokens in the fleet: what one instance saved, another loads; one
+/// instance refreshes at a time, the next waiting until the first gives the refresh back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_tokens_are_shared_by_the_fleet_and_refreshed_by_one_instance_at_a_time() {
+    use rmcp::transport::auth::{CredentialStore, StoredCredentials};
+    use tool_registry::redis::REFRESH_LOCK;
+
+    let redis = Redis::start();
+    let one = Fleet::new(&redis.url())
+        .unwrap()
+        .prefix("oauth")
+        .credentials("hosted");
+    let two = Fleet::new(&redis.url())
+        .unwrap()
+        .prefix("oauth")
+        .credentials("hosted");
+    assert!(two.load().await.unwrap().is_none());
+    let saved = StoredCredentials::new("gateway".into(), None, vec!["tools".into()], Some(1));
+    one.save(saved).await.unwrap();
+    let loaded = two.load().await.unwrap().unwrap();
+    assert_eq!(
+        (loaded.client_id.as_str(), loaded.granted_scopes.as_slice()),
+        ("gateway", &["tools".to_owned()][..])
+    );
+
+    let held = one.acquire_refresh_guard().await.unwrap();
+    let waiting = tokio::spawn(async move {
+        two.acquire_refresh_guard()
+            .await
+            .map(|guard| guard.is_some())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the second instance waits while the first refreshes"
+    );
+    drop(held);
+    let second = tokio::time::timeout(Duration::from_secs(2), waiting).await;
+    assert!(
+        matches!(second, Ok(Ok(Ok(true)))),
+        "it refreshes once the first is done"
+    );
+    assert!(REFRESH_LOCK >= Duration::from_secs(10));
+
+    one.clear().await.unwrap();
+    assert!(one.load().await.unwrap().is_none());
+}
