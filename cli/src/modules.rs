@@ -157,7 +157,13 @@ pub(super) fn attach(
     }
     Ok(Attached {
         #[cfg(feature = "mcp")]
-        _mcp: mount_mcp(path, registry, err)?,
+        _mcp: mount_mcp(
+            path,
+            registry,
+            #[cfg(feature = "redis")]
+            fleet,
+            err,
+        )?,
         gateway: Some(gateway),
     })
 }
@@ -173,11 +179,13 @@ pub(super) struct Attached {
 }
 
 /// Mounts the `[mcp.NAME]` servers of the module map; one that cannot be mounted is left out
-/// with a warning.
+/// with a warning. In a fleet, a protected server's tokens are the fleet's (one refresh at a
+/// time across it) unless its `oauth` table names a `token_file`.
 #[cfg(feature = "mcp")]
 fn mount_mcp(
     path: &std::path::Path,
     registry: &Arc<Registry>,
+    #[cfg(feature = "redis")] fleet: Option<&tool_registry_redis::Fleet>,
     err: &mut dyn Write,
 ) -> Result<Vec<tool_registry_mcp::McpModule>, i32> {
     let text = std::fs::read_to_string(path).map_err(|error| {
@@ -194,6 +202,28 @@ fn mount_mcp(
     })?;
     let mut mounted = Vec::new();
     for (name, config) in &servers {
+        #[cfg(feature = "redis")]
+        if let (Some(fleet), Some(table), Some(url)) = (fleet, config.oauth(), config.url())
+            && table.token_file().is_none()
+        {
+            let oauth = match table.oauth() {
+                Ok(oauth) => oauth.store(fleet.credentials(name)),
+                Err(why) => {
+                    let _ = writeln!(err, "warning: MCP server `{}` left out: {why}", shown(name));
+                    continue;
+                }
+            };
+            let mount =
+                tool_registry_mcp::McpModule::connect_oauth(Arc::clone(registry), name, url, oauth);
+            match block_on(err, mount) {
+                Some(Ok(module)) => mounted.push(module),
+                Some(Err(error)) => {
+                    let _ = writeln!(err, "warning: {error}; its tools are left out");
+                }
+                None => return Err(EXIT_TOOL_ERROR),
+            }
+            continue;
+        }
         let mount = tool_registry_mcp::McpModule::mount_config(Arc::clone(registry), name, config);
         match block_on(err, mount) {
             Some(Ok(module)) => mounted.push(module),

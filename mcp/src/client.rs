@@ -722,6 +722,11 @@ pub struct McpOAuthConfig {
 }
 
 impl McpOAuthConfig {
+    /// Where its tokens are kept, when it names a file.
+    pub fn token_file(&self) -> Option<&std::path::Path> {
+        self.token_file.as_deref()
+    }
+
     /// The [`OAuth`] this table describes; an error names what is missing.
     pub fn oauth(&self) -> Result<OAuth, String> {
         let secret = self.client_secret.clone().or_else(|| {
@@ -790,6 +795,16 @@ struct McpTables {
 }
 
 impl McpServerConfig {
+    /// Its URL, for a server over streamable HTTP.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// Its `oauth` table, for a protected server.
+    pub fn oauth(&self) -> Option<&McpOAuthConfig> {
+        self.oauth.as_ref()
+    }
+
     /// The `[mcp.NAME]` tables of a module map's TOML text (other tables are left to their
     /// readers).
     pub fn from_toml(text: &str) -> Result<std::collections::BTreeMap<String, Self>, String> {
