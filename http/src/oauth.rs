@@ -186,7 +186,9 @@ impl RoleRule {
                 (Some(Value::Array(held)), Some(wanted)) => {
                     held.iter().any(|item| item.as_str() == Some(wanted))
                 }
-                (Some(other), Some(wanted)) => other.to_string() == *wanted,
+                (Some(Value::Bool(held)), Some(wanted)) => held.to_string() == *wanted,
+                (Some(Value::Number(held)), Some(wanted)) => held.to_string() == *wanted,
+                (Some(_), Some(_)) => false,
             },
         };
         scope && claim

@@ -566,10 +566,10 @@ impl Authorizer {
                 format!("cannot discover the server's authorization server: {error}")
             })?;
         manager.set_metadata(resolution.metadata);
-        let named = challenge
+        let named: Vec<String> = challenge
             .and_then(challenge_scope)
             .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
-            .unwrap_or_else(Vec::new);
+            .unwrap_or_default();
         let scopes = if held.is_empty() && named.is_empty() {
             self.oauth.scopes.clone()
         } else {

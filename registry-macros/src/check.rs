@@ -9,8 +9,7 @@ use crate::ctxt::Ctxt;
 use crate::targets;
 use tool_registry_rules::check_name;
 
-/// The most characters a tool name may have (OpenAI's and Anthropic's limit).
-
+/// A tool's name and where it was written, as the checks resolved it.
 pub(crate) struct Resolved {
     pub(crate) name: String,
     pub(crate) name_span: Span,

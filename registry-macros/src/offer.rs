@@ -265,7 +265,7 @@ fn try_expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::Result<T
     for (argument, _) in &attr.complete {
         if !named
             .iter()
-            .any(|(ident, .., key)| *ident == argument || *key == argument.to_string())
+            .any(|(ident, .., key)| *ident == argument || argument == *key)
         {
             return Err(syn::Error::new(
                 argument.span(),
