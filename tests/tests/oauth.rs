@@ -686,3 +686,83 @@ async fn a_gateway_reaches_a_protected_module_with_client_credentials() {
     let error = statuses[0].error.clone().unwrap_or_default();
     assert!(error.contains("refused the client credentials"), "{error}");
 }
+
+/// A browser that is a person: it opens the authorization URL and follows every redirect, which
+/// ends at `LoopbackBrowser`'s listener; the listener hears the code.
+struct Person(tool_registry::mcp::oauth::LoopbackBrowser);
+
+impl tool_registry::mcp::oauth::Browser for Person {
+    fn visit(&self, url: String) -> futures::future::BoxFuture<'static, Result<String, String>> {
+        let listening = self.0.visit(url.clone());
+        Box::pin(async move {
+            let person = tokio::spawn(async move {
+                // The listener binds before it prints; a moment for it.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                reqwest::get(url)
+                    .await
+                    .map(|answer| answer.status().as_u16())
+            });
+            let back = listening.await;
+            assert_eq!(
+                person.await.unwrap().unwrap(),
+                200,
+                "the person saw the listener's page"
+            );
+            back
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_authorizes_a_module_through_the_loopback_redirect() {
+    let (_authority, url) = protected("").await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let tokens = tempfile::tempdir().unwrap();
+    let file = tokens.path().join("remote.json");
+    let oauth = OAuth::authorization_code(
+        redirect,
+        Person(tool_registry::mcp::oauth::LoopbackBrowser::new()),
+    )
+    .store(tool_registry::mcp::oauth::TokenFile::new(&file));
+    let gateway = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let module = McpModule::connect_oauth(gateway.clone(), "remote", &url, oauth)
+        .await
+        .unwrap();
+    // `ann`, in the research group: an admin there.
+    assert_eq!(
+        module.tools(),
+        ["remote.admin_tool", "remote.open_tool", "remote.user_tool"]
+    );
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        kept.contains("access_token"),
+        "the token file holds the token"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    drop(module);
+
+    // Another run with the same file: the tokens kept are used, no one is sent to authorize.
+    struct Nobody;
+    impl tool_registry::mcp::oauth::Browser for Nobody {
+        fn visit(&self, _: String) -> futures::future::BoxFuture<'static, Result<String, String>> {
+            Box::pin(async { Err("no one is there to authorize".to_owned()) })
+        }
+    }
+    let again = OAuth::authorization_code("http://127.0.0.1:9/callback", Nobody)
+        .store(tool_registry::mcp::oauth::TokenFile::new(&file));
+    let gateway = Arc::new(Registry::builder().without_linked().build().unwrap());
+    let module = McpModule::connect_oauth(gateway, "remote", &url, again)
+        .await
+        .unwrap();
+    assert_eq!(module.tools().len(), 3);
+}
