@@ -727,16 +727,36 @@ impl McpOAuthConfig {
         self.token_file.as_deref()
     }
 
-    /// The [`OAuth`] this table describes; an error names what is missing.
+    /// What the table must hold whatever the environment: a grant toolreg asks for, and for
+    /// client credentials a client id with a secret or a key named.
+    fn check(&self) -> Result<(), String> {
+        match self.grant.as_deref().unwrap_or("client_credentials") {
+            "client_credentials" => {
+                let proof = self.client_secret.is_some()
+                    || self.client_secret_env.is_some()
+                    || self.private_key_file.is_some();
+                if self.client_id.is_none() || !proof {
+                    return Err("client credentials need `client_id`, and `client_secret_env` or `private_key_file`".into());
+                }
+                Ok(())
+            }
+            "authorization_code" => Ok(()),
+            other => Err(format!(
+                "grant `{other}` is not one toolreg asks for; use \"client_credentials\" or \"authorization_code\""
+            )),
+        }
+    }
+
+    /// The [`OAuth`] this table describes; an error names what is missing (a secret's variable
+    /// unset, a key file that cannot be read).
     pub fn oauth(&self) -> Result<OAuth, String> {
         let secret = self.client_secret.clone().or_else(|| {
             (self.client_secret_env.as_deref()).and_then(|var| std::env::var(var).ok())
         });
+        self.check()?;
         let oauth = match self.grant.as_deref().unwrap_or("client_credentials") {
             "client_credentials" => {
-                let id = self.client_id.clone().ok_or(
-                    "client credentials need `client_id`, and `client_secret_env` or `private_key_file`",
-                )?;
+                let id = self.client_id.clone().unwrap_or_default();
                 match (&self.private_key_file, secret) {
                     (Some(file), _) => {
                         let pem = std::fs::read(file).map_err(|error| {
@@ -750,7 +770,10 @@ impl McpOAuthConfig {
                     }
                     (None, Some(secret)) => OAuth::client_credentials(id, secret),
                     (None, None) => {
-                        return Err("client credentials need `client_secret_env` (set) or `private_key_file`".into());
+                        return Err(format!(
+                            "the client secret's variable `{}` is unset",
+                            self.client_secret_env.as_deref().unwrap_or_default()
+                        ));
                     }
                 }
             }

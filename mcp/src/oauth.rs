@@ -27,7 +27,7 @@
 //! # }
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -39,6 +39,7 @@ use rmcp::transport::auth::{
     JwtSigningAlgorithm, StoredCredentials,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tool_registry_core::store::JsonFile;
 
 use super::http_client::BoundedHttpClient;
 
@@ -370,88 +371,64 @@ async fn wait_for_redirect(
 }
 
 /// A client's registration and tokens in a JSON file that only its owner may read or write
-/// (mode `0600` on Unix), replaced whole on each save (written beside it, then renamed), so
-/// that a reader never sees half of one.
+/// (mode `0600` on Unix when it creates it), kept as the registry's shared files are
+/// ([`JsonFile`]): replaced whole on each save under a lock, so that a reader never sees half
+/// of one and processes that save at once lose nothing; a path that is not a regular file (a
+/// FIFO, a device) is refused, never waited on. Several processes may share one file; each then
+/// refreshes on its own (a fleet's Redis store refreshes once for all).
 #[derive(Clone, Debug)]
 pub struct TokenFile {
-    path: PathBuf,
+    file: JsonFile,
 }
 
 impl TokenFile {
-    /// The file at `path` (created on the first save).
+    /// The file at `path` (created, with its folders, on the first save).
     pub fn new(path: impl AsRef<Path>) -> Self {
         Self {
-            path: path.as_ref().to_owned(),
+            file: JsonFile::new(path.as_ref(), "OAuth token file").private(),
         }
     }
-}
 
-fn store_error(path: &Path, what: &str, error: impl std::fmt::Display) -> AuthError {
-    AuthError::InternalError(format!(
-        "cannot {what} the token file {}: {error}",
-        path.display()
-    ))
+    /// Runs `work` on the file on a blocking thread.
+    async fn on_file<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&JsonFile) -> Result<T, tool_registry_core::store::StoreError>
+        + Send
+        + 'static,
+    ) -> Result<T, AuthError> {
+        let file = self.file.clone();
+        tokio::task::spawn_blocking(move || work(&file))
+            .await
+            .map_err(|error| AuthError::InternalError(error.to_string()))?
+            .map_err(|error| AuthError::InternalError(error.to_string()))
+    }
 }
 
 #[async_trait::async_trait]
 impl CredentialStore for TokenFile {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match tokio::fs::read(&self.path).await {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|error| store_error(&self.path, "read", error)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(store_error(&self.path, "read", error)),
-        }
+        self.on_file(|file| file.read::<Option<StoredCredentials>>())
+            .await
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let bytes = serde_json::to_vec(&credentials)
-            .map_err(|error| store_error(&self.path, "write", error))?;
-        let path = self.path.clone();
-        tokio::task::spawn_blocking(move || write_private(&path, &bytes))
-            .await
-            .map_err(|error| store_error(&self.path, "write", error))?
-            .map_err(|error| store_error(&self.path, "write", error))
+        self.on_file(move |file| {
+            file.update(|kept: &mut Option<StoredCredentials>| {
+                *kept = Some(credentials);
+                Ok(())
+            })
+        })
+        .await
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        match tokio::fs::remove_file(&self.path).await {
-            Ok(()) => Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(store_error(&self.path, "remove", error)),
-        }
-    }
-}
-
-/// Writes `bytes` to a new owner-only file beside `path` and renames it over `path`.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut suffix = [0u8; 8];
-    getrandom::fill(&mut suffix).map_err(|error| std::io::Error::other(error.to_string()))?;
-    let name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "tokens".to_owned());
-    let temporary = dir.join(format!(".{name}.{:016x}", u64::from_le_bytes(suffix)));
-    let written = options.open(&temporary).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&temporary, path)) {
-        Ok(()) => Ok(()),
-        Err(error) => {
-            let _ = std::fs::remove_file(&temporary);
-            Err(error)
-        }
+        self.on_file(|file| {
+            file.update(|kept: &mut Option<StoredCredentials>| {
+                *kept = None;
+                Ok(())
+            })
+        })
+        .await
     }
 }
 
@@ -757,6 +734,7 @@ mod tests {
     #[tokio::test]
     async fn a_token_file_is_owner_only_and_replaced_whole() {
         let dir = std::env::temp_dir().join(format!("toolreg-tokens-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let file = TokenFile::new(dir.join("remote.json"));
         assert!(file.load().await.unwrap().is_none());
@@ -780,11 +758,24 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
-            1,
-            "no temporary file is left"
-        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| !name.ends_with(".lock"))
+            .collect();
+        assert_eq!(left, ["remote.json"], "no temporary file is left");
+        // A FIFO in its place is refused at once, never waited on.
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo.json");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap();
+            assert!(made.success());
+            let refused = TokenFile::new(&fifo).load().await.unwrap_err();
+            assert!(refused.to_string().contains("fifo"), "{refused}");
+        }
         file.clear().await.unwrap();
         assert!(file.load().await.unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();

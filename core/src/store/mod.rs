@@ -163,7 +163,7 @@ impl JsonFile {
 
     /// The file, when this store creates it, gets mode 0600 (owner only) instead of the usual
     /// 0666 less the umask; an existing file keeps its mode.
-    pub(crate) fn private(mut self) -> Self {
+    pub fn private(mut self) -> Self {
         self.private = true;
         self
     }
