@@ -141,7 +141,7 @@ impl Tokens {
 
 /// A JSON document at `url`, bounded.
 async fn document(client: &reqwest::Client, url: &str) -> Result<Value, String> {
-    let mut answer = client
+    let answer = client
         .get(url)
         .send()
         .await
@@ -149,14 +149,21 @@ async fn document(client: &reqwest::Client, url: &str) -> Result<Value, String> 
     if !answer.status().is_success() {
         return Err(format!("{url} answered {}", answer.status()));
     }
+    bounded(answer).await.map_err(|why| format!("{url}: {why}"))
+}
+
+/// An answer's body as JSON, read within [`MAX_ANSWER_BYTES`].
+async fn bounded(mut answer: reqwest::Response) -> Result<Value, String> {
     let mut body = Vec::new();
     while let Some(chunk) = answer.chunk().await.map_err(|error| error.to_string())? {
         if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(format!("{url} answered more than {MAX_ANSWER_BYTES} bytes"));
+            return Err(format!(
+                "the answer is longer than {MAX_ANSWER_BYTES} bytes"
+            ));
         }
         body.extend_from_slice(&chunk);
     }
-    serde_json::from_slice(&body).map_err(|error| format!("{url} is not JSON: {error}"))
+    serde_json::from_slice(&body).map_err(|error| format!("the answer is not JSON: {error}"))
 }
 
 /// The well-known URL of `name` for `base` with its path inserted (RFC 8414 §3, RFC 9728 §3).
@@ -235,8 +242,7 @@ async fn fetch(
         .await
         .map_err(|error| format!("{endpoint}: {error}"))?;
     let status = answer.status();
-    let text = answer.text().await.unwrap_or_default();
-    let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let answer = bounded(answer).await.unwrap_or(Value::Null);
     if !status.is_success() {
         let error = answer["error"].as_str().unwrap_or("refused");
         return Err(format!(

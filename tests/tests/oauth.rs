@@ -766,3 +766,60 @@ async fn a_person_authorizes_a_module_through_the_loopback_redirect() {
         .unwrap();
     assert_eq!(module.tools().len(), 3);
 }
+
+/// A POST of `body` to `url` with `token` and, if any, the session `session`: the status and
+/// the session id the answer names.
+async fn post_in_session(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let answer = request.send().await.unwrap();
+    let id = answer
+        .headers()
+        .get("mcp-session-id")
+        .map(|value| value.to_str().unwrap().to_owned());
+    (answer.status().as_u16(), id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_its_users_and_another_users_token_is_answered_as_for_an_unknown_one() {
+    let (authority, url) = protected("").await;
+    let token = |sub: &str| {
+        authority.sign(
+            &authority.signing,
+            "signing",
+            &authority.claims(sub, "tools", &url),
+        )
+    };
+    let (bob, carl) = (token("bob"), token("carl"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, session) = post_in_session(&url, &bob, None, initialize).await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session was opened");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = post_in_session(&url, &bob, Some(&session), initialized).await;
+    assert_eq!(status, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, _) = post_in_session(&url, &carl, Some(&session), list.clone()).await;
+    assert_eq!(
+        status, 404,
+        "another user's token does not reach the session"
+    );
+    let (status, _) = post_in_session(&url, &bob, Some(&session), list).await;
+    assert_eq!(status, 200, "its own user's does");
+}
