@@ -11,7 +11,10 @@
 //!   keyed with the public key, an unknown key id, 50 KB, another resource's) are each `401` with
 //!   the reason in `error_description` and nothing of the tool list; an unknown key id prompts
 //!   one fetch of the keys, rate-limited, and a rotated key is taken once it is published.
-//! - `McpModule::connect_oauth` with client credentials mounts the protected server.
+//! - `McpModule::connect_oauth` with client credentials mounts the protected server; with an
+//!   authorization code, a person sent through `LoopbackBrowser`'s redirect authorizes it, the
+//!   token is refreshed once it runs out, and the token file serves the next run.
+//! - A session is its user's: another user's token is answered as for an unknown session.
 //! - A module server with an `[oauth]` table refuses a gateway without a token, and serves one
 //!   whose client credentials got it a token: as the gateway's own user, or, where the rules
 //!   make the gateway's client an owner, as the user each call names.
@@ -68,6 +71,10 @@ struct Authority {
     fetched: AtomicUsize,
     /// The protected server's URI, the audience of the tokens it introspects.
     resource: Mutex<String>,
+    /// The seconds an access token lasts (`expires_in`).
+    lifetime: std::sync::atomic::AtomicU64,
+    /// How many times a refresh token was used.
+    refreshed: AtomicUsize,
     /// How many times a token was asked about at its introspection endpoint.
     introspected: AtomicUsize,
     /// Codes issued: (PKCE challenge, scope, resource).
@@ -200,6 +207,13 @@ async fn token(
             }
             ("ann".to_owned(), scope, resource)
         }
+        Some("refresh_token")
+            if form.get("refresh_token").map(String::as_str) == Some("refresh-ann") =>
+        {
+            authority.refreshed.fetch_add(1, Ordering::SeqCst);
+            let resource = form.get("resource").cloned().unwrap_or_default();
+            ("ann".to_owned(), "tools".to_owned(), resource)
+        }
         Some("client_credentials") => {
             if form.get("client_id").map(String::as_str) != Some("gateway")
                 || form.get("client_secret").map(String::as_str) != Some("gateway-secret")
@@ -221,10 +235,12 @@ async fn token(
     };
     let claims = authority.claims(&sub, &scope, &resource);
     let access = authority.sign(&authority.signing, "signing", &claims);
-    Json(
-        json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
-    )
-    .into_response()
+    let lifetime = authority.lifetime.load(Ordering::SeqCst);
+    let mut answer = json!({"access_token": access, "token_type": "Bearer", "expires_in": lifetime, "scope": scope});
+    if sub == "ann" {
+        answer["refresh_token"] = json!("refresh-ann");
+    }
+    Json(answer).into_response()
 }
 
 /// RFC 7662: `opaque-carl` is carl's active token for the resource it is asked about by the
@@ -292,6 +308,8 @@ async fn protected(extra: &str) -> (Shared, String) {
         published: Mutex::new(Vec::new()),
         fetched: AtomicUsize::new(0),
         introspected: AtomicUsize::new(0),
+        lifetime: std::sync::atomic::AtomicU64::new(3600),
+        refreshed: AtomicUsize::new(0),
         resource: Mutex::new(String::new()),
         codes: Mutex::new(HashMap::new()),
     });
@@ -715,7 +733,9 @@ impl tool_registry::mcp::oauth::Browser for Person {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_authorizes_a_module_through_the_loopback_redirect() {
-    let (_authority, url) = protected("").await;
+    let (authority, url) = protected("").await;
+    // Tokens of 2 s: the module refreshes before its next call once one has run out.
+    authority.lifetime.store(2, Ordering::SeqCst);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -749,6 +769,20 @@ async fn a_person_authorizes_a_module_through_the_loopback_redirect() {
         let mode = std::fs::metadata(&file).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let ctx = Ctx::for_scope(Scope::trusted());
+    let result = gateway.call("remote.admin_tool", "{}", &ctx).await.unwrap();
+    assert!(
+        result.content.to_string().contains("admin_tool for ann"),
+        "{}",
+        result.content
+    );
+    assert_eq!(
+        authority.refreshed.load(Ordering::SeqCst),
+        1,
+        "the token was refreshed once"
+    );
+    authority.lifetime.store(3600, Ordering::SeqCst);
     drop(module);
 
     // Another run with the same file: the tokens kept are used, no one is sent to authorize.
