@@ -47,6 +47,7 @@ pub(super) struct ServeArgs {
     /// Be an OAuth 2.1 resource server too, as the `[oauth]` table of FILE says (the
     /// authorization server, its keys or introspection endpoint, the rules from tokens to
     /// scopes): a bearer token that is not the module's secret is an access token.
+    #[cfg(feature = "oauth")]
     #[arg(long, value_name = "FILE")]
     oauth: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -201,8 +202,10 @@ fn mount_mcp(
         EXIT_USAGE
     })?;
     let mut mounted = Vec::new();
+    #[cfg(all(feature = "redis", not(feature = "oauth")))]
+    let _ = fleet;
     for (name, config) in &servers {
-        #[cfg(feature = "redis")]
+        #[cfg(all(feature = "redis", feature = "oauth"))]
         if let (Some(fleet), Some(table), Some(url)) = (fleet, config.oauth(), config.url())
             && table.token_file().is_none()
         {
@@ -246,6 +249,7 @@ pub(super) fn serve(
     err: &mut dyn Write,
 ) -> i32 {
     let token = std::env::var(MODULE_TOKEN_ENV).unwrap_or_default();
+    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
     let mut server = Server::new(Arc::clone(registry))
         .name(args.module)
         .scope(scope)
@@ -253,6 +257,7 @@ pub(super) fn serve(
         .beyond_loopback(args.public)
         .connection_limits(args.connections.limits())
         .tasks(tasks);
+    #[cfg(feature = "oauth")]
     if let Some(path) = &args.oauth {
         let read = std::fs::read_to_string(path)
             .map_err(|error| format!("cannot read {}: {error}", path.display()))

@@ -14,8 +14,6 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::oauth::form_encode as encode;
-
 /// How long before its expiry a token is replaced.
 const EARLY: Duration = Duration::from_secs(30);
 
@@ -224,14 +222,17 @@ async fn fetch(
     }
     let mut request = client.post(endpoint);
     if methods.contains(&"client_secret_basic") {
-        request = request.basic_auth(encode(&credentials.client_id), Some(encode(&secret)));
+        request = request.basic_auth(
+            form_encode(&credentials.client_id),
+            Some(form_encode(&secret)),
+        );
     } else {
         form.push(("client_id", credentials.client_id.clone()));
         form.push(("client_secret", secret));
     }
     let body = form
         .iter()
-        .map(|(key, value)| format!("{key}={}", encode(value)))
+        .map(|(key, value)| format!("{key}={}", form_encode(value)))
         .collect::<Vec<_>>()
         .join("&");
     let answer = request
@@ -260,6 +261,18 @@ async fn fetch(
     Ok((token, lifetime))
 }
 
+/// `application/x-www-form-urlencoded`'s escaping (RFC 6749 Appendix B).
+pub(super) fn form_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +287,6 @@ mod tests {
             well_known("http://127.0.0.1:8", "oauth-protected-resource").unwrap(),
             "http://127.0.0.1:8/.well-known/oauth-protected-resource"
         );
-        assert_eq!(encode("a b:c/é"), "a%20b%3Ac%2F%C3%A9");
+        assert_eq!(form_encode("a b:c/é"), "a%20b%3Ac%2F%C3%A9");
     }
 }

@@ -42,6 +42,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tool_registry_core::{Permission, Scope};
 
+use super::grant::form_encode;
+
 /// The longest access token read; a longer one is refused before it is parsed.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
@@ -759,18 +761,6 @@ fn quoted(text: &str) -> String {
         .flat_map(|c| match c {
             '"' | '\\' => vec!['\\', c],
             c => vec![c],
-        })
-        .collect()
-}
-
-/// `application/x-www-form-urlencoded`'s escaping (RFC 6749 Appendix B).
-pub(super) fn form_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            b => format!("%{b:02X}"),
         })
         .collect()
 }

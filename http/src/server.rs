@@ -61,6 +61,7 @@ pub struct Server {
     version: Option<String>,
     served: Scope,
     token: Option<super::auth::Secret>,
+    #[cfg(feature = "oauth")]
     oauth: Option<Arc<super::oauth::ResourceServer>>,
     max_body: usize,
     beyond_loopback: bool,
@@ -82,6 +83,7 @@ impl Server {
             version: None,
             served: Scope::trusted(),
             token: None,
+            #[cfg(feature = "oauth")]
             oauth: None,
             max_body: MAX_BODY_BYTES,
             beyond_loopback: false,
@@ -126,13 +128,14 @@ impl Server {
         self
     }
 
-    /// Makes the module an OAuth 2.1 resource server too ([`super::oauth`]): a bearer token that
+    /// Makes the module an OAuth 2.1 resource server too ([`super::oauth`], feature `oauth`): a bearer token that
     /// is not the shared secret is an access token `server` checks. An accepted token whose
     /// scope reaches [`Permission::Owner`] (a gateway's client, by the operator's rules) is
     /// believed about the user it calls for, at a level no higher than its own; any other runs
     /// as its own scope. A token not accepted, and a request without one unless the `[oauth]`
     /// table allows guests, is `401` with the challenge that names the protected resource
     /// metadata, served at its well-known path.
+    #[cfg(feature = "oauth")]
     pub fn oauth(mut self, server: super::oauth::ResourceServer) -> Self {
         self.oauth = Some(Arc::new(server));
         self
@@ -179,6 +182,7 @@ impl Server {
         if page {
             router = router.route("/", get(catalog_page));
         }
+        #[cfg(feature = "oauth")]
         if let Some(oauth) = &self.oauth {
             let document = axum::Json(oauth.metadata());
             let bare = "/.well-known/oauth-protected-resource";
@@ -283,18 +287,29 @@ impl Server {
         {
             return Ok(named(Permission::Owner));
         }
-        let Some(oauth) = &self.oauth else {
-            if given.is_some() {
-                tracing::warn!(target: "tool_registry::http", module = %self.name, "a request carried a wrong token; it runs as a guest");
-            }
-            return Ok(guest);
-        };
-        let Some(given) = given else {
-            if oauth.allows_guests() {
-                return Ok(guest);
-            }
-            return Err(challenged(oauth, None));
-        };
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return match given {
+                Some(given) => self.verified(oauth, given, named).await,
+                None if oauth.allows_guests() => Ok(guest),
+                None => Err(challenged(oauth, None)),
+            };
+        }
+        if given.is_some() {
+            tracing::warn!(target: "tool_registry::http", module = %self.name, "a request carried a wrong token; it runs as a guest");
+        }
+        Ok(guest)
+    }
+
+    /// The caller of an access token the resource server checks: believed about the user it
+    /// names when its rules make it an owner, else its own scope; or the refusal.
+    #[cfg(feature = "oauth")]
+    async fn verified(
+        &self,
+        oauth: &super::oauth::ResourceServer,
+        given: &str,
+        named: impl Fn(Permission) -> Caller,
+    ) -> Result<Caller, Response> {
         match oauth.verify(given).await {
             Ok(verified) if verified.scope.level() >= Permission::Owner => {
                 Ok(named(verified.scope.level()))
@@ -572,6 +587,7 @@ async fn health(State(server): State<Arc<Server>>) -> Response {
 /// `GET /`: the catalog of what a guest may see, as a page.
 async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
     // A module that wants a token shows guests nothing.
+    #[cfg(feature = "oauth")]
     if let Some(oauth) = server.oauth.as_ref().filter(|oauth| !oauth.allows_guests()) {
         return challenged(oauth, None);
     }
@@ -588,6 +604,7 @@ async fn catalog_page(State(server): State<Arc<Server>>) -> Response {
 }
 
 /// A resource server's refusal: `401` (or `403`) with its challenge.
+#[cfg(feature = "oauth")]
 fn challenged(
     oauth: &super::oauth::ResourceServer,
     refusal: Option<&super::oauth::Refusal>,

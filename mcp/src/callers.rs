@@ -1,7 +1,8 @@
 //! Who each request over streamable HTTP is: bearer tokens to scopes ([`Callers`]), OAuth
-//! access tokens checked by a [`ResourceServer`], a guest without a token.
+//! access tokens checked by a resource server (feature `oauth`), a guest without a token.
 
 use std::path::Path;
+#[cfg(feature = "oauth")]
 use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
@@ -10,6 +11,7 @@ use serde::Deserialize;
 use tool_registry_core::Permission;
 use tool_registry_core::Scope;
 use tool_registry_http::auth::Secret;
+#[cfg(feature = "oauth")]
 use tool_registry_http::oauth::{Refusal, ResourceServer};
 
 use super::sessions::Owner;
@@ -27,14 +29,15 @@ use super::sessions::Owner;
 /// modules = ["kb", "files"]       # optional
 /// ```
 ///
-/// With an `[oauth]` table (or [`Callers::with_oauth`]) the server is also an OAuth 2.1 resource
-/// server, as MCP specifies it ([`tool_registry_http::oauth`]): a token not in the list is an
+/// With an `[oauth]` table (or `Callers::with_oauth`; feature `oauth`) the server is also an
+/// OAuth 2.1 resource server, as MCP specifies it (`tool_registry::http::oauth`): a token not in the list is an
 /// access token, checked and mapped to a scope; a request without a token is refused `401`
 /// with the challenge that leads a client to the authorization server (unless the table sets
 /// `allow_guests`); the protected resource metadata is served at its well-known path.
 #[derive(Clone, Default)]
 pub struct Callers {
     entries: Vec<(Secret, Scope)>,
+    #[cfg(feature = "oauth")]
     oauth: Option<Arc<ResourceServer>>,
 }
 
@@ -44,6 +47,7 @@ pub(super) enum Refused {
     /// Its header is not a bearer token, or its token is not in the list.
     Plain(&'static str),
     /// The resource server's refusal (no token, or a token it does not accept).
+    #[cfg(feature = "oauth")]
     OAuth(Refusal),
 }
 
@@ -52,9 +56,9 @@ pub(super) enum Refused {
 struct CallersFile {
     #[serde(default)]
     caller: Vec<CallerEntry>,
-    /// Read by [`ResourceServer::from_toml`].
+    /// Read by `ResourceServer::from_toml` (feature `oauth`), refused without it.
     #[serde(default)]
-    #[allow(dead_code)]
+    #[cfg_attr(feature = "oauth", allow(dead_code))]
     oauth: Option<toml::Value>,
 }
 
@@ -82,12 +86,14 @@ impl Callers {
 
     /// Makes the server an OAuth resource server too: tokens not in the list are access tokens
     /// `server` checks.
+    #[cfg(feature = "oauth")]
     pub fn with_oauth(mut self, server: ResourceServer) -> Self {
         self.oauth = Some(Arc::new(server));
         self
     }
 
     /// Its resource server, if it is one.
+    #[cfg(feature = "oauth")]
     pub fn oauth(&self) -> Option<&Arc<ResourceServer>> {
         self.oauth.as_ref()
     }
@@ -134,8 +140,13 @@ impl Callers {
             }
             callers = callers.with(&token, scope);
         }
+        #[cfg(feature = "oauth")]
         if let Some(server) = ResourceServer::from_toml(text)? {
             callers = callers.with_oauth(server);
+        }
+        #[cfg(not(feature = "oauth"))]
+        if file.oauth.is_some() {
+            return Err("the callers file has an [oauth] table, which needs the feature `oauth` of tool-registry (on in toolreg)".into());
         }
         Ok(callers)
     }
@@ -167,14 +178,19 @@ impl Callers {
         headers: &axum::http::HeaderMap,
     ) -> Result<(Owner, Scope), Refused> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return match &self.oauth {
-                Some(server) if !server.allows_guests() => Err(Refused::OAuth(Refusal {
+            #[cfg(feature = "oauth")]
+            if self
+                .oauth
+                .as_ref()
+                .is_some_and(|server| !server.allows_guests())
+            {
+                return Err(Refused::OAuth(Refusal {
                     status: 401,
                     error: None,
                     description: "this server needs an access token; its protected resource metadata names the authorization server".into(),
-                })),
-                _ => Ok((Owner::Guest, Scope::network_guest())),
-            };
+                }));
+            }
+            return Ok((Owner::Guest, Scope::network_guest()));
         };
         let token = value
             .to_str()
@@ -190,69 +206,55 @@ impl Callers {
         if let Some((at, scope)) = self.scope_of(token) {
             return Ok((Owner::Token(at), scope));
         }
-        match &self.oauth {
-            Some(server) => server
+        #[cfg(feature = "oauth")]
+        if let Some(server) = &self.oauth {
+            return server
                 .verify(token)
                 .await
                 .map(|verified| (Owner::Subject(verified.owner), verified.scope))
-                .map_err(Refused::OAuth),
-            None => Err(Refused::Plain(
-                "unknown token; send a token from the server's callers file, or none to call as a guest",
-            )),
+                .map_err(Refused::OAuth);
         }
+        Err(Refused::Plain(
+            "unknown token; send a token from the server's callers file, or none to call as a guest",
+        ))
     }
 
     /// The answer to a refused request: `401` (or `403 insufficient_scope`) with the challenge
     /// of the resource server, or `Bearer` alone, and the reason in the body.
     pub(super) fn refusal(&self, refused: Refused) -> Response {
-        let (status, challenge, body) = match (&self.oauth, refused) {
-            (Some(server), Refused::OAuth(refusal)) => {
-                let challenge = server.challenge(Some(&refusal));
-                let status =
-                    StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
-                let body = serde_json::json!({
-                    "error": refusal.error.unwrap_or("invalid_request"),
-                    "error_description": refusal.description,
-                });
-                (status, challenge, body.to_string())
-            }
-            (Some(server), Refused::Plain(why)) => {
-                let refusal = Refusal {
+        #[cfg(feature = "oauth")]
+        if let Some(server) = &self.oauth {
+            let refusal = match refused {
+                Refused::OAuth(refusal) => refusal,
+                Refused::Plain(why) => Refusal {
                     status: 401,
                     error: Some("invalid_token"),
                     description: why.to_owned(),
-                };
-                let body = serde_json::json!({"error": "invalid_token", "error_description": why});
-                (
-                    StatusCode::UNAUTHORIZED,
-                    server.challenge(Some(&refusal)),
-                    body.to_string(),
-                )
+                },
+            };
+            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            let body = serde_json::json!({
+                "error": refusal.error.unwrap_or("invalid_request"),
+                "error_description": refusal.description,
+            });
+            let challenge = server.challenge(Some(&refusal));
+            let mut response = (status, axum::Json(body)).into_response();
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
             }
-            (None, Refused::Plain(why)) => (
-                StatusCode::UNAUTHORIZED,
-                "Bearer".to_owned(),
-                why.to_owned(),
-            ),
-            (None, Refused::OAuth(refusal)) => (
-                StatusCode::UNAUTHORIZED,
-                "Bearer".to_owned(),
-                refusal.description,
-            ),
+            return response;
+        }
+        let why = match refused {
+            Refused::Plain(why) => why.to_owned(),
+            #[cfg(feature = "oauth")]
+            Refused::OAuth(refusal) => refusal.description,
         };
-        let json = self.oauth.is_some();
-        let mut response = (status, body).into_response();
-        if json {
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-        }
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, value);
-        }
+        let mut response = (StatusCode::UNAUTHORIZED, why).into_response();
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         response
     }
 }

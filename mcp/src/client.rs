@@ -19,7 +19,6 @@ use tokio::sync::mpsc;
 
 use super::answer::{Mounted, answer};
 use super::http_client::BoundedHttpClient;
-use super::oauth::{Authorizer, OAuth};
 use super::peek::refused_answer;
 use super::stdio::StdioTransport;
 use tool_registry_core::ToolError;
@@ -53,8 +52,8 @@ struct Inner {
     /// Its server's resources, templates and prompts, as registered here.
     offered: Mutex<Offered>,
     /// What asks for a new token when the server refuses the one it has (a server reached
-    /// with [`McpModule::connect_oauth`]).
-    authorizer: Option<Arc<Authorizer>>,
+    /// with `McpModule::connect_oauth`).
+    authorizer: Option<Arc<dyn Reauthorize>>,
 }
 
 /// Why an MCP server cannot be mounted.
@@ -67,9 +66,21 @@ pub struct McpModuleError {
     pub reason: String,
 }
 
+/// What asks for a new token when a mounted server refuses the one it has (`oauth.rs`'s
+/// authorizer): after the server's challenge, and told when a call succeeded.
+pub(super) trait Reauthorize: Send + Sync {
+    /// Asks for a new token after `challenge` (the refusal's `WWW-Authenticate`); why not.
+    fn after<'a>(
+        &'a self,
+        challenge: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>>;
+    /// A call succeeded.
+    fn succeeded(&self);
+}
+
 /// The client side's handler: it hears `list_changed` and asks for the list again.
 #[derive(Clone)]
-struct Follower {
+pub(super) struct Follower {
     changed: mpsc::UnboundedSender<()>,
 }
 
@@ -165,52 +176,11 @@ impl McpModule {
         Self::mount(registry, name, opened, None).await
     }
 
-    /// Connects to the MCP server at `url` (streamable HTTP) as an OAuth client, as the MCP
-    /// specification has it ([`OAuth`]), and mounts its tools as `name.tool`: the server's
-    /// `401` leads to its authorization server and a token for it; a `403
-    /// insufficient_scope` on a call asks for the scopes it names and sends the call again
-    /// once; an expired token is refreshed. Answers are bounded as with
-    /// [`McpModule::connect`].
-    pub async fn connect_oauth(
-        registry: impl Into<Shared>,
-        name: &str,
-        url: &str,
-        oauth: OAuth,
-    ) -> Result<Self, McpModuleError> {
-        let registry = registry.into();
-        let (config, client) = http_parts(&registry, name, url)?;
-        let authorizer = Arc::new(
-            Authorizer::new(url, oauth, client)
-                .await
-                .map_err(|reason| failed(name, reason))?,
-        );
-        let mut authorized = false;
-        let opened = loop {
-            let transport =
-                StreamableHttpClientTransport::with_client(authorizer.client(), config.clone());
-            match open(transport).await {
-                Ok(opened) => break opened,
-                Err(error) => match error.auth_challenge() {
-                    Some(challenge) if !authorized => {
-                        let challenge = challenge.to_owned();
-                        authorizer
-                            .authorize(Some(&challenge))
-                            .await
-                            .map_err(|reason| failed(name, reason))?;
-                        authorized = true;
-                    }
-                    _ => return Err(failed(name, error.to_string())),
-                },
-            }
-        };
-        Self::mount(registry, name, opened, Some(authorizer)).await
-    }
-
-    async fn mount(
+    pub(super) async fn mount(
         registry: Shared,
         name: &str,
         (session, changed, mut changes): Opened,
-        authorizer: Option<Arc<Authorizer>>,
+        authorizer: Option<Arc<dyn Reauthorize>>,
     ) -> Result<Self, McpModuleError> {
         // Without a session, changes are heard on a subscription of their own.
         let modern = session
@@ -313,7 +283,7 @@ async fn refresh(
     {
         let challenge = challenge.to_owned();
         authorizer
-            .authorize_after(&challenge)
+            .after(&challenge)
             .await
             .map_err(|reason| failed(&inner.name, reason))?;
         listed = peer.list_all_tools().await;
@@ -411,7 +381,7 @@ fn spec_of(tool: &Tool, local: &str) -> Option<(ToolSpec, bool)> {
 /// after the module's authorizer, if any, got a new one.
 fn handler(
     peer: rmcp::Peer<RoleClient>,
-    authorizer: Option<Arc<Authorizer>>,
+    authorizer: Option<Arc<dyn Reauthorize>>,
     mounted: Mounted,
 ) -> ToolHandler {
     ToolHandler::from_results(move |arguments, ctx| {
@@ -430,7 +400,7 @@ fn handler(
                 && let Some(challenge) = error.auth_challenge()
             {
                 let challenge = challenge.to_owned();
-                if let Err(reason) = authorizer.authorize_after(&challenge).await {
+                if let Err(reason) = authorizer.after(&challenge).await {
                     return Err(ModuleError::Unreachable {
                         tool: local,
                         module: mounted.module,
@@ -589,7 +559,7 @@ async fn call_following_tasks(
 }
 
 /// A session just opened, with the sender and receiver of its changes.
-type Opened = (
+pub(super) type Opened = (
     RunningService<RoleClient, Follower>,
     mpsc::UnboundedSender<()>,
     mpsc::UnboundedReceiver<()>,
@@ -597,7 +567,9 @@ type Opened = (
 
 /// Opens a session on `transport`: the 2026-07-28 revision when the server speaks it (its
 /// tasks extension, above all), the `initialize` handshake otherwise.
-async fn open<T, E, A>(transport: T) -> Result<Opened, rmcp::service::ClientInitializeError>
+pub(super) async fn open<T, E, A>(
+    transport: T,
+) -> Result<Opened, rmcp::service::ClientInitializeError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -618,7 +590,7 @@ where
 /// The transport's configuration and HTTP client for the server at `url`: each answer (a JSON
 /// body, or one SSE event) bounded by what the registry's [`ContentLimits`] let a result hold
 /// in base64 and [`MCP_ANSWER_ROOM`] more, or rmcp's own 16 MiB where that is smaller.
-fn http_parts(
+pub(super) fn http_parts(
     registry: &Shared,
     name: &str,
     url: &str,
@@ -637,261 +609,10 @@ fn http_parts(
     Ok((config, client))
 }
 
-fn failed(module: &str, reason: String) -> McpModuleError {
+pub(super) fn failed(module: &str, reason: String) -> McpModuleError {
     McpModuleError {
         module: module.to_owned(),
         reason,
-    }
-}
-
-/// How to reach one MCP server of a module map: `[mcp.NAME]` with `command = ["prog", "arg"]`
-/// (a stdio server) or `url = "http://host:port/mcp"` (streamable HTTP), and for a URL
-/// optionally `token` or `token_env`, or an `[mcp.NAME.oauth]` table ([`McpOAuthConfig`]).
-///
-/// ```toml
-/// [mcp.files]
-/// command = ["toolreg", "--modules", "file_manager", "mcp"]
-///
-/// [mcp.remote]
-/// url = "http://127.0.0.1:8002/mcp"
-/// token_env = "REMOTE_MCP_TOKEN"
-///
-/// [mcp.hosted]
-/// url = "https://mcp.example.com/mcp"
-/// [mcp.hosted.oauth]
-/// grant = "client_credentials"
-/// client_id = "gateway"
-/// client_secret_env = "HOSTED_SECRET"
-/// token_file = ".toolreg/hosted.tokens.json"
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpServerConfig {
-    #[serde(default)]
-    command: Option<Vec<String>>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    token: Option<String>,
-    #[serde(default)]
-    token_env: Option<String>,
-    #[serde(default)]
-    oauth: Option<McpOAuthConfig>,
-}
-
-/// How `toolreg` authorizes against a protected MCP server ([`OAuth`]): `[mcp.NAME.oauth]`.
-///
-/// ```toml
-/// [mcp.hosted.oauth]
-/// grant = "authorization_code"       # or "client_credentials" (the default)
-/// client_id = "…"                    # pre-registered; else a metadata document or registration
-/// client_secret_env = "HOSTED_SECRET"
-/// private_key_file = "gateway.pem"   # client credentials by private_key_jwt, with `algorithm`
-/// algorithm = "ES256"
-/// metadata_document = "https://gateway.example.com/client.json"
-/// redirect_uri = "http://127.0.0.1:8914/callback"
-/// open_browser = true
-/// scopes = ["tools"]
-/// token_file = ".toolreg/hosted.tokens.json"   # owner-only; in memory without it
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpOAuthConfig {
-    #[serde(default)]
-    grant: Option<String>,
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    client_secret: Option<String>,
-    #[serde(default)]
-    client_secret_env: Option<String>,
-    #[serde(default)]
-    private_key_file: Option<std::path::PathBuf>,
-    #[serde(default)]
-    algorithm: Option<String>,
-    #[serde(default)]
-    metadata_document: Option<String>,
-    #[serde(default)]
-    redirect_uri: Option<String>,
-    #[serde(default)]
-    open_browser: bool,
-    #[serde(default)]
-    scopes: Vec<String>,
-    #[serde(default)]
-    token_file: Option<std::path::PathBuf>,
-}
-
-impl McpOAuthConfig {
-    /// Where its tokens are kept, when it names a file.
-    pub fn token_file(&self) -> Option<&std::path::Path> {
-        self.token_file.as_deref()
-    }
-
-    /// What the table must hold whatever the environment: a grant toolreg asks for, and for
-    /// client credentials a client id with a secret or a key named.
-    fn check(&self) -> Result<(), String> {
-        match self.grant.as_deref().unwrap_or("client_credentials") {
-            "client_credentials" => {
-                let proof = self.client_secret.is_some()
-                    || self.client_secret_env.is_some()
-                    || self.private_key_file.is_some();
-                if self.client_id.is_none() || !proof {
-                    return Err("client credentials need `client_id`, and `client_secret_env` or `private_key_file`".into());
-                }
-                Ok(())
-            }
-            "authorization_code" => Ok(()),
-            other => Err(format!(
-                "grant `{other}` is not one toolreg asks for; use \"client_credentials\" or \"authorization_code\""
-            )),
-        }
-    }
-
-    /// The [`OAuth`] this table describes; an error names what is missing (a secret's variable
-    /// unset, a key file that cannot be read).
-    pub fn oauth(&self) -> Result<OAuth, String> {
-        let secret = self.client_secret.clone().or_else(|| {
-            (self.client_secret_env.as_deref()).and_then(|var| std::env::var(var).ok())
-        });
-        self.check()?;
-        let oauth = match self.grant.as_deref().unwrap_or("client_credentials") {
-            "client_credentials" => {
-                let id = self.client_id.clone().unwrap_or_default();
-                match (&self.private_key_file, secret) {
-                    (Some(file), _) => {
-                        let pem = std::fs::read(file).map_err(|error| {
-                            format!("cannot read the private key {}: {error}", file.display())
-                        })?;
-                        OAuth::private_key_jwt(
-                            id,
-                            pem,
-                            self.algorithm.as_deref().unwrap_or("ES256"),
-                        )?
-                    }
-                    (None, Some(secret)) => OAuth::client_credentials(id, secret),
-                    (None, None) => {
-                        return Err(format!(
-                            "the client secret's variable `{}` is unset",
-                            self.client_secret_env.as_deref().unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-            "authorization_code" => {
-                let redirect = (self.redirect_uri.clone())
-                    .unwrap_or_else(|| "http://127.0.0.1:8914/callback".into());
-                let browser = if self.open_browser {
-                    super::oauth::LoopbackBrowser::new().opening()
-                } else {
-                    super::oauth::LoopbackBrowser::new()
-                };
-                let mut oauth = OAuth::authorization_code(redirect, browser);
-                if let Some(id) = &self.client_id {
-                    oauth = oauth.client_id(id.clone());
-                }
-                if let Some(secret) = secret {
-                    oauth = oauth.client_secret(secret);
-                }
-                if let Some(url) = &self.metadata_document {
-                    oauth = oauth.metadata_document(url.clone());
-                }
-                oauth
-            }
-            other => {
-                return Err(format!(
-                    "grant `{other}` is not one toolreg asks for; use \"client_credentials\" or \"authorization_code\""
-                ));
-            }
-        };
-        let mut oauth = oauth.scopes(self.scopes.clone());
-        if let Some(file) = &self.token_file {
-            oauth = oauth.store(super::oauth::TokenFile::new(file));
-        }
-        Ok(oauth)
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct McpTables {
-    #[serde(default)]
-    mcp: std::collections::BTreeMap<String, McpServerConfig>,
-}
-
-impl McpServerConfig {
-    /// Its URL, for a server over streamable HTTP.
-    pub fn url(&self) -> Option<&str> {
-        self.url.as_deref()
-    }
-
-    /// Its `oauth` table, for a protected server.
-    pub fn oauth(&self) -> Option<&McpOAuthConfig> {
-        self.oauth.as_ref()
-    }
-
-    /// The `[mcp.NAME]` tables of a module map's TOML text (other tables are left to their
-    /// readers).
-    pub fn from_toml(text: &str) -> Result<std::collections::BTreeMap<String, Self>, String> {
-        let tables: McpTables = toml::from_str(text).map_err(|error| {
-            format!("the MCP servers of the module map are not valid: {error}; write `[mcp.NAME]` with `command = [\"prog\", \"arg\"]` or `url = \"http://host:port/mcp\"`")
-        })?;
-        for (name, config) in &tables.mcp {
-            if config.command.is_some() == config.url.is_some() {
-                return Err(format!(
-                    "MCP server `{name}`: give exactly one of `command` and `url`"
-                ));
-            }
-            if config.oauth.is_some()
-                && (config.url.is_none() || config.token.is_some() || config.token_env.is_some())
-            {
-                return Err(format!(
-                    "MCP server `{name}`: an `oauth` table goes with `url`, and instead of `token` or `token_env`"
-                ));
-            }
-            if let Some(oauth) = &config.oauth {
-                oauth
-                    .oauth()
-                    .map_err(|why| format!("MCP server `{name}`: {why}"))?;
-            }
-            if config.command.as_ref().is_some_and(Vec::is_empty) {
-                return Err(format!("MCP server `{name}`: `command` names no program"));
-            }
-        }
-        Ok(tables.mcp)
-    }
-}
-
-impl McpModule {
-    /// Mounts the server `config` describes as the module `name`.
-    pub async fn mount_config(
-        registry: impl Into<Shared>,
-        name: &str,
-        config: &McpServerConfig,
-    ) -> Result<Self, McpModuleError> {
-        match (&config.command, &config.url) {
-            (Some(command), _) => {
-                let mut process = tokio::process::Command::new(&command[0]);
-                process.args(&command[1..]);
-                Self::spawn(registry, name, process).await
-            }
-            (None, Some(url)) if config.oauth.is_some() => {
-                let oauth = (config.oauth.as_ref())
-                    .map(McpOAuthConfig::oauth)
-                    .transpose()
-                    .map_err(|why| failed(name, why))?
-                    .ok_or_else(|| failed(name, "no oauth table".into()))?;
-                Self::connect_oauth(registry, name, url, oauth).await
-            }
-            (None, Some(url)) => {
-                let token = config.token.clone().or_else(|| {
-                    config
-                        .token_env
-                        .as_deref()
-                        .and_then(|var| std::env::var(var).ok())
-                });
-                Self::connect(registry, name, url, token.as_deref()).await
-            }
-            (None, None) => Err(failed(name, "give `command` or `url`".to_owned())),
-        }
     }
 }
 
@@ -908,54 +629,4 @@ fn answer_bound(limits: &ContentLimits) -> usize {
     (limits.max_result_bytes.div_ceil(3))
         .saturating_mul(4)
         .saturating_add(MCP_ANSWER_ROOM)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::McpServerConfig;
-
-    #[test]
-    fn an_oauth_table_goes_with_a_url_and_names_its_grant() {
-        let read = |text: &str| McpServerConfig::from_toml(text);
-        let servers = read(
-            "[mcp.a]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"\nscopes = [\"tools\"]",
-        )
-        .unwrap();
-        let oauth = servers["a"].oauth.as_ref().unwrap().oauth().unwrap();
-        assert!(format!("{oauth:?}").contains("client_credentials (client_secret) as gw"));
-        assert!(
-            !format!("{oauth:?}").contains("\"s\""),
-            "the secret is not shown"
-        );
-        let code = read(
-            "[mcp.a]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp.a.oauth]\ngrant = \"authorization_code\"",
-        )
-        .unwrap();
-        let oauth = code["a"].oauth.as_ref().unwrap().oauth().unwrap();
-        assert!(
-            format!("{oauth:?}")
-                .contains("authorization_code back to http://127.0.0.1:8914/callback")
-        );
-        for (wrong, says) in [
-            (
-                "[mcp.a]\ncommand = [\"x\"]\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"",
-                "goes with `url`",
-            ),
-            (
-                "[mcp.a]\nurl = \"http://x/mcp\"\ntoken = \"t\"\n[mcp.a.oauth]\nclient_id = \"gw\"\nclient_secret = \"s\"",
-                "instead of `token`",
-            ),
-            (
-                "[mcp.a]\nurl = \"http://x/mcp\"\n[mcp.a.oauth]\nclient_id = \"gw\"",
-                "client_secret_env",
-            ),
-            (
-                "[mcp.a]\nurl = \"http://x/mcp\"\n[mcp.a.oauth]\ngrant = \"password\"",
-                "not one toolreg asks for",
-            ),
-        ] {
-            let error = read(wrong).unwrap_err();
-            assert!(error.contains(says), "{error}");
-        }
-    }
 }

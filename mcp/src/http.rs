@@ -86,6 +86,7 @@ fn http_router(
     );
     // The protected resource metadata of a resource server, read without a token (RFC 9728):
     // at the path the resource's own path names, and at the bare well-known path.
+    #[cfg(feature = "oauth")]
     let metadata = callers
         .oauth()
         .map(|server| (server.metadata_path(), server.metadata()));
@@ -105,9 +106,11 @@ fn http_router(
             layers::tasks_2025,
         ))
         .layer(middleware::from_fn(layers::name_the_task));
+    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
     let mut router = Router::new()
         .nest_service("/mcp", ArcService(Arc::new(service)))
         .layer(stack);
+    #[cfg(feature = "oauth")]
     if let Some((path, document)) = metadata {
         let document = axum::Json(document);
         let bare = "/.well-known/oauth-protected-resource";

@@ -172,7 +172,7 @@ fn too_many(sessions: &Sessions, full: Full, owner: Owner, id: Value) -> Respons
                 limits.guests
             ),
         ),
-        (Full::Caller, Owner::Token(_) | Owner::Subject(_)) => (
+        (Full::Caller, _) => (
             StatusCode::TOO_MANY_REQUESTS,
             format!(
                 "this token has as many MCP sessions open as it may ({}); end one with DELETE /mcp and its Mcp-Session-Id, or wait until one is {expiry} s idle",

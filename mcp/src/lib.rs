@@ -13,7 +13,6 @@
 //! | `stdio.rs` | standard input and output: lines read with a bound ([`MAX_LINE_BYTES`]), a JSON-RPC error for every line that cannot be served (too long, not JSON, too deep, a batch, not a message), one writer for every line; the JSON-RPC error answer the HTTP side writes too; the same bounded reading of a mounted server's output, where an answer too long, of more blocks than the registry reads (counted as the line arrives, before rmcp builds them) or that does not read is an error for its request (`Side`) (imports `line.rs`, `peek.rs`) |
 //! | `sse.rs` | an SSE answer of a server mounted over streamable HTTP cut into events within a bound in bytes, an event of more blocks than the registry reads replaced by the error for its request; room for a large buffer that is given back once freed (imports `peek.rs`) |
 //! | `http_client.rs` | the HTTP under rmcp's client of a server mounted over streamable HTTP: each JSON answer read as bytes within rmcp's bound, each SSE event (a POST's or a `GET` stream's) cut out within its own, and their `result.content` counted by `peek.rs`'s scan before rmcp builds a block; an answer over the bound on blocks (or, in JSON, on bytes) is the error for its request, marked as on stdio; the rest of a request as rmcp's `reqwest` client does it (imports `peek.rs`, `sse.rs`) |
-//! | `oauth.rs` | [`oauth`]: the client side of MCP's authorization (OAuth 2.1): an [`oauth::OAuth`] grant (client credentials by secret or `private_key_jwt`, an authorization code with PKCE through a [`oauth::Browser`]), the [`oauth::TokenFile`] a module's tokens are kept in, and the authorizer that asks for a token after a `401` or a `403 insufficient_scope` (imports `http_client.rs`) |
 //! | `relay.rs` | a mounted server's questions (`input_required`, 2026-07-28) put to the caller of its tool: [`Ctx::ask`](tool_registry_core::Ctx::ask), [`Ctx::sample`](tool_registry_core::Ctx::sample), [`Ctx::roots`](tool_registry_core::Ctx::roots) (imports none of the others) |
 //! | `resume.rs` | streams a call released (`Ctx::release_stream`, SEP-1699): read on by the server, their events held for the client's reconnect with `Last-Event-ID` in the same session only (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
@@ -26,11 +25,13 @@
 //! | `watch.rs` | following the registry for one caller: which changes concern it, told to a session of the `initialize` era and to a `subscriptions/listen` stream (imports `offers.rs`) |
 //! | `server.rs` | [`McpServer`]: rmcp's server handler, answering from the registry for one caller's [`Scope`](tool_registry_core::Scope), the one the HTTP bearer check found or its own; [`serve_stdio`] |
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
-//! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file; with an `[oauth]` table, access tokens checked by a [`ResourceServer`](tool_registry_http::oauth::ResourceServer) and the challenge that leads a client to its authorization server |
+//! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file; with an `[oauth]` table, access tokens checked by a `ResourceServer` (feature `oauth`) and the challenge that leads a client to its authorization server |
 //! | `layers.rs` | the layers in front of rmcp's HTTP service, one job each: who the request is (`authenticate`), the bounds on sessions, a body longer than rmcp reads (and the question its answer was for), the 2025-11-25 revision's tasks, a task's name from the body; one body read within rmcp's bound |
 //! | `http.rs` | streamable HTTP at `/mcp`: the layers stacked in front of rmcp's service, [`router`], [`serve_http`] (loopback only, browser origins of its own address only); a resource server's protected resource metadata at its well-known paths |
 //! | `mounted.rs` | a mounted server's resources, templates and prompts registered under its module's prefix, read and got through it (imports none of the others) |
-//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL, protected or not) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates (its resources and prompts through `mounted.rs`), its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs` (authorized through `oauth.rs` where it is protected); its questions put to the tool's caller through `relay.rs` |
+//! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL, protected or not) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates (its resources and prompts through `mounted.rs`), its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs`, a new token asked for through the `Reauthorize` that `oauth.rs` gives it; its questions put to the tool's caller through `relay.rs` |
+//! | `oauth.rs` | `oauth` (feature `oauth`): the client side of MCP's authorization (OAuth 2.1): an `OAuth` grant (client credentials by secret or `private_key_jwt`, an authorization code with PKCE through a `Browser`), the `TokenFile` a module's tokens are kept in, the authorizer that asks for a token after a `401` or a `403 insufficient_scope`, and `McpModule::connect_oauth` (imports `http_client.rs`, `client.rs`) |
+//! | `config.rs` | [`McpServerConfig`]: a module map's `[mcp.NAME]` tables (a command, or a URL with a token or an `oauth` table), read from TOML and mounted (imports `client.rs`, `oauth.rs`) |
 //! | `bench.rs` | the steps of an answer alone, for the MCP benchmark (feature `bench-internals`, not API) |
 //!
 //! ```no_run
@@ -137,6 +138,7 @@
 mod answer;
 mod callers;
 mod client;
+mod config;
 mod confirm;
 mod http;
 mod http_client;
@@ -144,6 +146,7 @@ mod layers;
 mod line;
 mod link;
 mod mounted;
+#[cfg(feature = "oauth")]
 pub mod oauth;
 mod offers;
 mod pages;
@@ -160,9 +163,10 @@ mod tasks_2025;
 mod watch;
 
 pub use callers::Callers;
-pub use client::{
-    MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError, McpOAuthConfig, McpServerConfig,
-};
+pub use client::{MCP_ANSWER_ROOM, MCP_MODULE_TIMEOUT, McpModule, McpModuleError};
+#[cfg(feature = "oauth")]
+pub use config::McpOAuthConfig;
+pub use config::McpServerConfig;
 pub use confirm::{APPROVAL_TOKEN_META, CONFIRM_INPUT, MAX_QUESTION_BYTES};
 pub use http::{router, serve_http};
 pub use layers::TOO_MANY_SESSIONS;

@@ -41,6 +41,10 @@ use rmcp::transport::auth::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_registry_core::store::JsonFile;
 
+use rmcp::transport::StreamableHttpClientTransport;
+use tool_registry_core::registry::Shared;
+
+use super::client::{McpModule, McpModuleError, Reauthorize, failed, http_parts, open};
 use super::http_client::BoundedHttpClient;
 
 /// How long [`LoopbackBrowser`] waits for the authorization server to send the person back.
@@ -433,10 +437,10 @@ impl CredentialStore for TokenFile {
 }
 
 /// rmcp's stores are owned; ours is shared by every manager one module makes.
-struct Shared(Arc<dyn CredentialStore>);
+struct SharedStore(Arc<dyn CredentialStore>);
 
 #[async_trait::async_trait]
-impl CredentialStore for Shared {
+impl CredentialStore for SharedStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         self.0.load().await
     }
@@ -480,14 +484,14 @@ impl Authorizer {
         http: BoundedHttpClient,
     ) -> Result<Self, String> {
         let mut manager = manager_for(url).await?;
-        manager.set_credential_store(Shared(Arc::clone(&oauth.store)));
+        manager.set_credential_store(SharedStore(Arc::clone(&oauth.store)));
         let stored = oauth.store.load().await.ok().flatten();
         if stored.is_some_and(|stored| stored.token_response.is_some()) {
             // Tokens of an earlier run: used until the server refuses them.
             if let Err(error) = manager.initialize_from_store().await {
                 tracing::info!(target: "tool_registry::mcp", %url, %error, "the stored tokens cannot be used; authorizing anew");
                 manager = manager_for(url).await?;
-                manager.set_credential_store(Shared(Arc::clone(&oauth.store)));
+                manager.set_credential_store(SharedStore(Arc::clone(&oauth.store)));
             }
         }
         Ok(Self {
@@ -535,7 +539,7 @@ impl Authorizer {
             .get_current_scopes()
             .await;
         let mut manager = manager_for(&self.url).await?;
-        manager.set_credential_store(Shared(Arc::clone(&self.oauth.store)));
+        manager.set_credential_store(SharedStore(Arc::clone(&self.oauth.store)));
         let resolution = manager
             .resolve_metadata_from_challenge(challenge)
             .await
@@ -632,6 +636,59 @@ impl Authorizer {
         *self.client.auth_manager.lock().await = manager;
         tracing::info!(target: "tool_registry::mcp", url = %self.url, "authorized");
         Ok(())
+    }
+}
+
+impl McpModule {
+    /// Connects to the MCP server at `url` (streamable HTTP) as an OAuth client, as the MCP
+    /// specification has it ([`OAuth`]), and mounts its tools as `name.tool`: the server's
+    /// `401` leads to its authorization server and a token for it; a `403
+    /// insufficient_scope` on a call asks for the scopes it names and sends the call again
+    /// once; an expired token is refreshed. Answers are bounded as with
+    /// [`McpModule::connect`].
+    pub async fn connect_oauth(
+        registry: impl Into<Shared>,
+        name: &str,
+        url: &str,
+        oauth: OAuth,
+    ) -> Result<Self, McpModuleError> {
+        let registry = registry.into();
+        let (config, client) = http_parts(&registry, name, url)?;
+        let authorizer = Arc::new(
+            Authorizer::new(url, oauth, client)
+                .await
+                .map_err(|reason| failed(name, reason))?,
+        );
+        let mut authorized = false;
+        let opened = loop {
+            let transport =
+                StreamableHttpClientTransport::with_client(authorizer.client(), config.clone());
+            match open(transport).await {
+                Ok(opened) => break opened,
+                Err(error) => match error.auth_challenge() {
+                    Some(challenge) if !authorized => {
+                        let challenge = challenge.to_owned();
+                        authorizer
+                            .authorize(Some(&challenge))
+                            .await
+                            .map_err(|reason| failed(name, reason))?;
+                        authorized = true;
+                    }
+                    _ => return Err(failed(name, error.to_string())),
+                },
+            }
+        };
+        Self::mount(registry, name, opened, Some(authorizer)).await
+    }
+}
+
+impl Reauthorize for Authorizer {
+    fn after<'a>(&'a self, challenge: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(self.authorize_after(challenge))
+    }
+
+    fn succeeded(&self) {
+        Authorizer::succeeded(self);
     }
 }
 

@@ -104,6 +104,7 @@ pub(super) enum Owner {
     /// The token at this place in the callers file.
     Token(usize),
     /// The user of accepted OAuth access tokens (a number for their issuer and subject).
+    #[cfg(feature = "oauth")]
     Subject(u64),
 }
 
@@ -219,7 +220,9 @@ impl Sessions {
     fn full(&self, book: &Book, owner: Owner) -> Option<Full> {
         let share = match owner {
             Owner::Guest => self.limits.guests,
-            Owner::Token(_) | Owner::Subject(_) => self.limits.per_caller,
+            Owner::Token(_) => self.limits.per_caller,
+            #[cfg(feature = "oauth")]
+            Owner::Subject(_) => self.limits.per_caller,
         };
         if book.owners.len() >= self.limits.max_sessions {
             Some(Full::Server)

@@ -1,7 +1,7 @@
 //! [`RedisCredentials`]: an OAuth client's registration and tokens (rmcp's
 //! [`CredentialStore`]) shared by a fleet, under `oauth_credentials:{name}`, with one refresh at
 //! a time across the fleet (`oauth_refresh:{name}`, a lock that expires by itself), so that a
-//! refresh token the authorization server rotates is spent once. With feature `mcp`.
+//! refresh token the authorization server rotates is spent once. With feature `oauth`.
 
 use std::sync::LazyLock;
 use std::time::Duration;

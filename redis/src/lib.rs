@@ -13,7 +13,7 @@
 //! | `results.rs` | [`RedisResultCache`]: results of `cache` tools under `result:{key}` with their TTL |
 //! | `tasks.rs` | [`RedisTaskStore`]: tasks under `task:{id}` until their TTL, each caller's indexed by a digest, bounds counted in the insert script |
 //! | `manifests.rs` | `RedisManifestCache`: `module_manifest:{name}` with its TTL (with feature `http`) |
-//! | `credentials.rs` | `RedisCredentials`: an MCP module's OAuth registration and tokens under `oauth_credentials:{name}`, one refresh at a time across the fleet (with feature `mcp`) |
+//! | `credentials.rs` | `RedisCredentials`: an MCP module's OAuth registration and tokens under `oauth_credentials:{name}`, one refresh at a time across the fleet (with feature `oauth`) |
 //! | `lib.rs` | [`Fleet`]: one connection, its settings, and the stores on it; [`FleetBuilder`] |
 //! | `switches.rs` | switches stored in Redis and published; [`Fleet::join`] follows them |
 //!
@@ -44,7 +44,7 @@
 
 mod approvals;
 mod connection;
-#[cfg(feature = "mcp")]
+#[cfg(feature = "oauth")]
 mod credentials;
 mod limits;
 #[cfg(feature = "http")]
@@ -57,7 +57,7 @@ use std::time::Duration;
 
 pub use approvals::RedisApprovals;
 pub use connection::{DEFAULT_PREFIX, DEFAULT_TIMEOUT, FleetError, PASSWORD_ENV};
-#[cfg(feature = "mcp")]
+#[cfg(feature = "oauth")]
 pub use credentials::{REFRESH_LOCK, RedisCredentials};
 pub use limits::RedisRateLimits;
 #[cfg(feature = "http")]
@@ -137,8 +137,8 @@ impl Fleet {
 
     /// The store of the OAuth registration and tokens of the MCP module `name`, for
     /// `tool_registry::mcp::oauth::OAuth::store`: every instance uses the tokens any of them
-    /// got, and one refreshes at a time (feature `mcp`).
-    #[cfg(feature = "mcp")]
+    /// got, and one refreshes at a time (feature `oauth`).
+    #[cfg(feature = "oauth")]
     pub fn credentials(&self, name: &str) -> RedisCredentials {
         RedisCredentials::new(self.redis.clone(), name)
     }

@@ -585,6 +585,10 @@ fn text_resource(uri: &str, name: &str, text: &'static str) -> tool_registry::of
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "the 2025-11-25 revision's subscriptions, which rmcp marks legacy, are what this checks"
+)]
 async fn offers_follow_the_scope_a_hidden_one_is_unknown_and_hostile_variables_are_refused() {
     use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, SubscribeRequestParams};
     use tool_registry::offer::{PromptMessage, PromptSpec, ResourceSpec};
