@@ -151,17 +151,24 @@ async fn document(client: &reqwest::Client, url: &str) -> Result<Value, String> 
 }
 
 /// An answer's body as JSON, read within [`MAX_ANSWER_BYTES`].
-async fn bounded(mut answer: reqwest::Response) -> Result<Value, String> {
+async fn bounded(answer: reqwest::Response) -> Result<Value, String> {
+    let body = read_within(answer, MAX_ANSWER_BYTES).await?;
+    serde_json::from_slice(&body).map_err(|error| format!("the answer is not JSON: {error}"))
+}
+
+/// An answer's body, at most `max` bytes of it: longer is an error, and the rest is not read.
+pub(super) async fn read_within(
+    mut answer: reqwest::Response,
+    max: usize,
+) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
     while let Some(chunk) = answer.chunk().await.map_err(|error| error.to_string())? {
-        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(format!(
-                "the answer is longer than {MAX_ANSWER_BYTES} bytes"
-            ));
+        if body.len() + chunk.len() > max {
+            return Err(format!("the answer is longer than {max} bytes"));
         }
         body.extend_from_slice(&chunk);
     }
-    serde_json::from_slice(&body).map_err(|error| format!("the answer is not JSON: {error}"))
+    Ok(body)
 }
 
 /// The well-known URL of `name` for `base` with its path inserted (RFC 8414 §3, RFC 9728 §3).

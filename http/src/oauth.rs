@@ -42,7 +42,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tool_registry_core::{Permission, Scope};
 
-use super::grant::form_encode;
+use super::grant::{form_encode, read_within};
 
 /// The longest access token read; a longer one is refused before it is parsed.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
@@ -546,7 +546,7 @@ impl ResourceServer {
 
     /// A bounded answer's body.
     async fn fetch(&self, request: reqwest::RequestBuilder) -> Result<Vec<u8>, String> {
-        let mut answer = request.send().await.map_err(|error| {
+        let answer = request.send().await.map_err(|error| {
             tracing::warn!(target: "tool_registry::oauth", %error, "the authorization server cannot be reached");
             error.to_string()
         })?;
@@ -554,16 +554,7 @@ impl ResourceServer {
             tracing::warn!(target: "tool_registry::oauth", status = %answer.status(), "the authorization server refused");
             return Err(answer.status().to_string());
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = answer.chunk().await.map_err(|error| error.to_string())? {
-            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-                return Err(format!(
-                    "the answer is longer than {MAX_ANSWER_BYTES} bytes"
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+        read_within(answer, MAX_ANSWER_BYTES).await
     }
 
     /// A token asked about at the introspection endpoint, its answer kept a while.
