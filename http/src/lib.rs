@@ -8,7 +8,7 @@
 //! | `wire.rs` | what travels: [`Manifest`], [`ExecuteRequest`], [`Health`] |
 //! | `auth.rs` | the shared secret, compared in constant time |
 //! | `grant.rs` | [`ClientCredentials`]: a gateway's access tokens for a module that is a resource server (client credentials, the authorization server found from the module's metadata), kept until shortly before they expire |
-//! | `oauth.rs` | `oauth::ResourceServer` (feature `oauth`): a server as an OAuth 2.1 resource server (protected resource metadata, the `401` challenge, access tokens checked as JWTs against the authorization server's keys or by introspection, mapped to a [`Scope`](tool_registry_core::Scope)) |
+//! | `oauth/` | `oauth::ResourceServer` (feature `oauth`; its files listed in `oauth/mod.rs`): a server as an OAuth 2.1 resource server (protected resource metadata, the `401` challenge, access tokens checked as JWTs against the authorization server's keys or by introspection, mapped to a [`Scope`](tool_registry_core::Scope)) |
 //! | `map.rs` | [`ModuleMap`], [`Module`]: where the modules are (with a shared secret or client credentials), from code or TOML |
 //! | `cache.rs` | [`ManifestCache`], [`FileManifestCache`], [`MemoryManifestCache`] |
 //! | `gateway.rs` | [`Gateway`]: discovery, the cache, refreshes, registering `module.tool` |

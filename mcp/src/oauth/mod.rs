@@ -26,29 +26,35 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `browser.rs` | [`Browser`], [`LoopbackBrowser`]: the person sent to authorize, and back |
+//! | `tokens.rs` | [`TokenFile`], and the store every authorization manager of one module shares |
+//! | `mod.rs` | [`OAuth`]: the grant, the client, the scopes, the store; the authorizer that asks for a token after a challenge; `McpModule::connect_oauth` |
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
+    AuthClient, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
     AuthorizationSession, ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore,
-    JwtSigningAlgorithm, StoredCredentials,
+    JwtSigningAlgorithm,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tool_registry_core::store::JsonFile;
 
 use rmcp::transport::StreamableHttpClientTransport;
 use tool_registry_core::registry::Shared;
 
-use super::client::{McpModule, McpModuleError, Reauthorize, failed, http_parts, open};
-use super::http_client::BoundedHttpClient;
+mod browser;
+mod tokens;
 
-/// How long [`LoopbackBrowser`] waits for the authorization server to send the person back.
-pub const AUTHORIZATION_WAIT: Duration = Duration::from_secs(300);
+pub use browser::{AUTHORIZATION_WAIT, Browser, LoopbackBrowser};
+use tokens::SharedStore;
+pub use tokens::TokenFile;
+
+use crate::client::{McpModule, McpModuleError, Reauthorize, failed, http_parts, open};
+use crate::http_client::BoundedHttpClient;
 
 /// How an MCP server over HTTP is authorized: which grant, which client, which scopes, and
 /// where its tokens are kept. Tokens and secrets are never logged, and `Debug` leaves them out.
@@ -232,234 +238,6 @@ impl OAuth {
     pub fn max_step_ups(mut self, times: u32) -> Self {
         self.max_step_ups = times;
         self
-    }
-}
-
-/// Sends a person (or an agent acting for one) to an authorization URL and gives back the URL
-/// the authorization server redirected to: the code, the state and, where the server sends
-/// it, the issuer (RFC 9207), which are checked before the code is exchanged.
-pub trait Browser: Send + Sync + 'static {
-    /// Visits `url`; the redirect URL it ended on, or why there is none.
-    fn visit(&self, url: String) -> BoxFuture<'static, Result<String, String>>;
-}
-
-/// The command line's browser: prints the authorization URL (and opens it with `xdg-open` or
-/// `open` where asked), then listens on the redirect URI's loopback port for the person to be
-/// sent back, at most [`AUTHORIZATION_WAIT`]. The redirect URI must be `http://127.0.0.1:PORT/…`
-/// or `http://localhost:PORT/…`.
-#[derive(Clone, Debug, Default)]
-pub struct LoopbackBrowser {
-    open: bool,
-}
-
-impl LoopbackBrowser {
-    /// Prints the URL only.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Also opens the URL in the desktop's browser.
-    pub fn opening(mut self) -> Self {
-        self.open = true;
-        self
-    }
-}
-
-impl Browser for LoopbackBrowser {
-    fn visit(&self, url: String) -> BoxFuture<'static, Result<String, String>> {
-        let open = self.open;
-        Box::pin(async move {
-            let redirect = redirect_of(&url)?;
-            let (port, path) = loopback_target(&redirect)?;
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-                .await
-                .map_err(|error| {
-                    format!("cannot listen on 127.0.0.1:{port} for the redirect: {error}")
-                })?;
-            eprintln!("To authorize, open this URL in a browser:\n\n  {url}\n");
-            if open {
-                let opener = if cfg!(target_os = "macos") {
-                    "open"
-                } else {
-                    "xdg-open"
-                };
-                let _ = std::process::Command::new(opener)
-                    .arg(&url)
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .spawn();
-            }
-            tokio::time::timeout(AUTHORIZATION_WAIT, wait_for_redirect(listener, &path))
-                .await
-                .map_err(|_| {
-                    format!(
-                        "no one came back to {redirect} within {} s",
-                        AUTHORIZATION_WAIT.as_secs()
-                    )
-                })?
-                .map(|query| format!("http://127.0.0.1:{port}{path}?{query}"))
-        })
-    }
-}
-
-/// The `redirect_uri` of an authorization URL.
-fn redirect_of(url: &str) -> Result<String, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|error| format!("{url}: {error}"))?;
-    parsed
-        .query_pairs()
-        .find(|(key, _)| key == "redirect_uri")
-        .map(|(_, value)| value.into_owned())
-        .ok_or_else(|| "the authorization URL names no redirect_uri".to_owned())
-}
-
-/// The port and path of a loopback redirect URI.
-fn loopback_target(redirect: &str) -> Result<(u16, String), String> {
-    let parsed = reqwest::Url::parse(redirect).map_err(|error| format!("{redirect}: {error}"))?;
-    let loopback = matches!(parsed.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
-    match (parsed.scheme(), loopback, parsed.port()) {
-        ("http", true, Some(port)) => Ok((port, parsed.path().to_owned())),
-        _ => Err(format!(
-            "the redirect URI {redirect} is not a loopback address with a port; use http://127.0.0.1:PORT/callback"
-        )),
-    }
-}
-
-/// Answers requests on `listener` until one comes to `path` with a query; that query.
-async fn wait_for_redirect(
-    listener: tokio::net::TcpListener,
-    path: &str,
-) -> Result<String, String> {
-    loop {
-        let (mut stream, _) = listener
-            .accept()
-            .await
-            .map_err(|error| format!("the redirect listener failed: {error}"))?;
-        let mut head = vec![0u8; 8192];
-        let mut read = 0;
-        while read < head.len() && !head[..read].windows(4).any(|w| w == b"\r\n\r\n") {
-            match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut head[read..]))
-                .await
-            {
-                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
-                Ok(Ok(n)) => read += n,
-            }
-        }
-        let head = String::from_utf8_lossy(&head[..read]);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|line| line.strip_prefix("GET "))
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or_default();
-        let (at, query) = target.split_once('?').unwrap_or((target, ""));
-        let ours = at == path && !query.is_empty();
-        let page = if ours {
-            "Authorized. You may close this window."
-        } else {
-            "Not found."
-        };
-        let status = if ours { "200 OK" } else { "404 Not Found" };
-        let _ = stream
-            .write_all(
-                format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
-                    page.len()
-                )
-                .as_bytes(),
-            )
-            .await;
-        if ours {
-            return Ok(query.to_owned());
-        }
-    }
-}
-
-/// A client's registration and tokens in a JSON file that only its owner may read or write
-/// (mode `0600` on Unix when it creates it), kept as the registry's shared files are
-/// ([`JsonFile`]): replaced whole on each save under a lock, so that a reader never sees half
-/// of one and processes that save at once lose nothing; a path that is not a regular file (a
-/// FIFO, a device) is refused, never waited on. Several processes may share one file; each then
-/// refreshes on its own (a fleet's Redis store refreshes once for all).
-#[derive(Clone, Debug)]
-pub struct TokenFile {
-    file: JsonFile,
-}
-
-impl TokenFile {
-    /// The file at `path` (created, with its folders, on the first save).
-    pub fn new(path: impl AsRef<Path>) -> Self {
-        Self {
-            file: JsonFile::new(path.as_ref(), "OAuth token file").private(),
-        }
-    }
-
-    /// Runs `work` on the file on a blocking thread.
-    async fn on_file<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&JsonFile) -> Result<T, tool_registry_core::store::StoreError>
-        + Send
-        + 'static,
-    ) -> Result<T, AuthError> {
-        let file = self.file.clone();
-        tokio::task::spawn_blocking(move || work(&file))
-            .await
-            .map_err(|error| AuthError::InternalError(error.to_string()))?
-            .map_err(|error| AuthError::InternalError(error.to_string()))
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for TokenFile {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.on_file(|file| file.read::<Option<StoredCredentials>>())
-            .await
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.on_file(move |file| {
-            file.update(|kept: &mut Option<StoredCredentials>| {
-                *kept = Some(credentials);
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.on_file(|file| {
-            file.update(|kept: &mut Option<StoredCredentials>| {
-                *kept = None;
-                Ok(())
-            })
-        })
-        .await
-    }
-}
-
-/// rmcp's stores are owned; ours is shared by every manager one module makes.
-struct SharedStore(Arc<dyn CredentialStore>);
-
-#[async_trait::async_trait]
-impl CredentialStore for SharedStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.0.load().await
-    }
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.0.save(credentials).await
-    }
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.0.clear().await
-    }
-    async fn on_refresh_token_rejected(
-        &self,
-        credentials: &StoredCredentials,
-    ) -> Result<(), AuthError> {
-        self.0.on_refresh_token_rejected(credentials).await
-    }
-    async fn acquire_refresh_guard(
-        &self,
-    ) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
-        self.0.acquire_refresh_guard().await
     }
 }
 
@@ -742,99 +520,5 @@ mod tests {
             challenge_scope(r#"Bearer error="insufficient_scope", scope="a b""#).as_deref(),
             Some("a b")
         );
-    }
-
-    #[test]
-    fn the_loopback_redirect_must_be_a_loopback_address_with_a_port() {
-        assert_eq!(
-            loopback_target("http://127.0.0.1:8914/callback").unwrap(),
-            (8914, "/callback".to_owned())
-        );
-        for refused in [
-            "https://127.0.0.1:8914/callback",
-            "http://example.com:8914/callback",
-            "http://127.0.0.1/callback",
-        ] {
-            assert!(loopback_target(refused).is_err(), "{refused}");
-        }
-        let url =
-            "https://as.example/authorize?client_id=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb";
-        assert_eq!(redirect_of(url).unwrap(), "http://127.0.0.1:9/cb");
-    }
-
-    #[tokio::test]
-    async fn the_loopback_browser_returns_the_query_of_the_redirect() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(async move { wait_for_redirect(listener, "/cb").await });
-        let send = |target: &'static str| async move {
-            let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .unwrap();
-            stream
-                .write_all(format!("GET {target} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
-                .await
-                .unwrap();
-            let mut answer = String::new();
-            stream.read_to_string(&mut answer).await.unwrap();
-            answer
-        };
-        assert!(send("/favicon.ico").await.starts_with("HTTP/1.1 404"));
-        assert!(
-            send("/cb?code=abc&state=xyz")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-        assert_eq!(waiting.await.unwrap().unwrap(), "code=abc&state=xyz");
-    }
-
-    #[tokio::test]
-    async fn a_token_file_is_owner_only_and_replaced_whole() {
-        let dir = std::env::temp_dir().join(format!("toolreg-tokens-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = TokenFile::new(dir.join("remote.json"));
-        assert!(file.load().await.unwrap().is_none());
-        let stored = StoredCredentials::new("client-1".into(), None, vec!["read".into()], Some(7));
-        file.save(stored.clone()).await.unwrap();
-        file.save(StoredCredentials::new(
-            "client-2".into(),
-            None,
-            vec![],
-            None,
-        ))
-        .await
-        .unwrap();
-        assert_eq!(file.load().await.unwrap().unwrap().client_id, "client-2");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.join("remote.json"))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        let left: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| !name.ends_with(".lock"))
-            .collect();
-        assert_eq!(left, ["remote.json"], "no temporary file is left");
-        // A FIFO in its place is refused at once, never waited on.
-        #[cfg(unix)]
-        {
-            let fifo = dir.join("fifo.json");
-            let made = std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap();
-            assert!(made.success());
-            let refused = TokenFile::new(&fifo).load().await.unwrap_err();
-            assert!(refused.to_string().contains("fifo"), "{refused}");
-        }
-        file.clear().await.unwrap();
-        assert!(file.load().await.unwrap().is_none());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

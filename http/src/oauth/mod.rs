@@ -30,172 +30,38 @@
 //! nothing the server holds. A token longer than [`MAX_TOKEN_BYTES`] is refused before it is
 //! read. Only asymmetric signatures are taken (`RS*`, `PS*`, `ES*`, `EdDSA`): `alg: none` and an
 //! HMAC token signed with a public key are refused as an unknown algorithm.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `config.rs` | [`OAuthConfig`], [`IntrospectionConfig`], [`RoleRule`]: the `[oauth]` table |
+//! | `keys.rs` | the authorization server's signing keys (JWKS): fetched, kept [`KEYS_TTL`], fetched again on a rotation at most once per [`KEYS_REFETCH_EVERY`] |
+//! | `introspect.rs` | token introspection (RFC 7662): an active token's claims kept [`INTROSPECTION_TTL`] (imports `keys.rs`) |
+//! | `mod.rs` | [`ResourceServer`]: its metadata and challenges, a token checked as a JWT or by introspection, its claims mapped to a scope |
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use jsonwebtoken::jwk::JwkSet;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tool_registry_core::{Permission, Scope};
 
-use super::grant::{form_encode, read_within};
+mod config;
+mod introspect;
+mod keys;
+
+pub use config::{IntrospectionConfig, OAuthConfig, RoleRule};
+use introspect::Introspector;
+use keys::KeyCache;
 
 /// The longest access token read; a longer one is refused before it is parsed.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
-/// How long fetched keys are used before they are fetched again.
-pub const KEYS_TTL: Duration = Duration::from_secs(600);
-
-/// The least time between two fetches of the keys prompted by a token signed with a key not
-/// among them: one fetch for a rotation, never one per hostile token.
-pub const KEYS_REFETCH_EVERY: Duration = Duration::from_secs(30);
-
-/// How long an introspection's answer about an active token is kept (never past the token's
-/// expiry).
-pub const INTROSPECTION_TTL: Duration = Duration::from_secs(60);
-
-/// The most introspection answers kept at once.
-const MAX_INTROSPECTED: usize = 10_000;
-
-/// The most bytes read of a JWKS or an introspection answer.
-const MAX_ANSWER_BYTES: usize = 256 * 1024;
+pub use introspect::INTROSPECTION_TTL;
+pub use keys::{KEYS_REFETCH_EVERY, KEYS_TTL};
 
 /// How long a fetch of the keys or an introspection may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The `[oauth]` table: what an operator writes to make a server a resource server.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OAuthConfig {
-    /// This server's canonical URI (`https://mcp.example.com/mcp`): the audience a token must
-    /// name, and the `resource` of its metadata.
-    pub resource: String,
-    /// The authorization servers' issuer URIs, as its metadata lists them. The first is the
-    /// issuer a token must name unless [`issuer`](Self::issuer) says otherwise.
-    pub authorization_servers: Vec<String>,
-    /// The issuer a token must name, when it is not the first authorization server.
-    #[serde(default)]
-    pub issuer: Option<String>,
-    /// Where the authorization server publishes its keys; tokens are JWTs checked against them.
-    #[serde(default)]
-    pub jwks_uri: Option<String>,
-    /// The authorization server's introspection endpoint (RFC 7662), for tokens that are not
-    /// JWTs or that must be asked about each time.
-    #[serde(default)]
-    pub introspection: Option<IntrospectionConfig>,
-    /// The audiences a token may name besides [`resource`](Self::resource).
-    #[serde(default)]
-    pub audiences: Vec<String>,
-    /// The signature algorithms taken (`RS256` and `ES256` unless set; only asymmetric ones).
-    #[serde(default)]
-    pub algorithms: Vec<String>,
-    /// The scopes its metadata lists, and the challenge names.
-    #[serde(default)]
-    pub scopes_supported: Vec<String>,
-    /// The scopes every token must grant; without them, `403 insufficient_scope`.
-    #[serde(default)]
-    pub required_scopes: Vec<String>,
-    /// The claim that names the user (`sub` unless set).
-    #[serde(default)]
-    pub user_claim: Option<String>,
-    /// The seconds a clock may be off when expiry and start are checked (60 unless set).
-    #[serde(default)]
-    pub leeway_seconds: Option<u64>,
-    /// The permission level of a token no [`role`](Self::role) matches (`user` unless set).
-    #[serde(default)]
-    pub default_level: Option<Permission>,
-    /// The least seconds between two fetches of the keys prompted by a token signed with a key
-    /// not among them ([`KEYS_REFETCH_EVERY`] unless set).
-    #[serde(default)]
-    pub keys_refetch_seconds: Option<u64>,
-    /// Whether a request without a token is served as a guest rather than refused `401`.
-    #[serde(default)]
-    pub allow_guests: bool,
-    /// The server's name in its metadata.
-    #[serde(default)]
-    pub resource_name: Option<String>,
-    /// The rules that turn what a token grants into a scope; the first that holds decides.
-    #[serde(default)]
-    pub role: Vec<RoleRule>,
-}
-
-/// How to ask the authorization server about a token (RFC 7662).
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IntrospectionConfig {
-    /// The introspection endpoint.
-    pub endpoint: String,
-    /// This server's client id at the authorization server.
-    pub client_id: String,
-    /// Its secret, written here …
-    #[serde(default)]
-    pub client_secret: Option<String>,
-    /// … or read from this environment variable.
-    #[serde(default)]
-    pub client_secret_env: Option<String>,
-}
-
-impl std::fmt::Debug for IntrospectionConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IntrospectionConfig")
-            .field("endpoint", &self.endpoint)
-            .field("client_id", &self.client_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// One rule of the mapping from a token to a scope: it holds when the token grants `scope` (if
-/// named) and its claim `claim` is `value` or an array holding it (if named).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RoleRule {
-    /// A scope the token must grant.
-    #[serde(default)]
-    pub scope: Option<String>,
-    /// A claim the token must carry …
-    #[serde(default)]
-    pub claim: Option<String>,
-    /// … with this value (or holding it, for an array).
-    #[serde(default)]
-    pub value: Option<String>,
-    /// The permission level it gives.
-    #[serde(default)]
-    pub level: Option<Permission>,
-    /// The allow-list it names.
-    #[serde(default)]
-    pub allow_list: Option<String>,
-    /// The modules it confines the caller to.
-    #[serde(default)]
-    pub modules: Option<Vec<String>>,
-}
-
-impl RoleRule {
-    fn holds(&self, scopes: &[String], claims: &Map<String, Value>) -> bool {
-        let scope = self
-            .scope
-            .as_ref()
-            .is_none_or(|wanted| scopes.iter().any(|scope| scope == wanted));
-        let claim = match (&self.claim, &self.value) {
-            (None, _) => true,
-            (Some(name), wanted) => match (claims.get(name), wanted) {
-                (None, _) => false,
-                (Some(_), None) => true,
-                (Some(Value::String(held)), Some(wanted)) => held == wanted,
-                (Some(Value::Array(held)), Some(wanted)) => {
-                    held.iter().any(|item| item.as_str() == Some(wanted))
-                }
-                (Some(Value::Bool(held)), Some(wanted)) => held.to_string() == *wanted,
-                (Some(Value::Number(held)), Some(wanted)) => held.to_string() == *wanted,
-                (Some(_), Some(_)) => false,
-            },
-        };
-        scope && claim
-    }
-}
 
 /// A token accepted: whom it speaks for and what it may do.
 #[derive(Clone, Debug)]
@@ -231,12 +97,6 @@ impl Refusal {
     }
 }
 
-/// The keys of the authorization server, as last fetched.
-struct Keys {
-    set: JwkSet,
-    fetched: Instant,
-}
-
 /// A server's part as a resource server: the checks of [`OAuthConfig`], the keys it fetched, the
 /// answers of introspection it keeps.
 pub struct ResourceServer {
@@ -244,12 +104,8 @@ pub struct ResourceServer {
     issuer: String,
     audiences: Vec<String>,
     algorithms: Vec<Algorithm>,
-    introspection_secret: Option<String>,
-    http: reqwest::Client,
-    keys: tokio::sync::Mutex<Option<Keys>>,
-    /// When the keys were last fetched for an unknown key id.
-    refetched: Mutex<Option<Instant>>,
-    introspected: Mutex<HashMap<[u8; 32], (Verified, Instant)>>,
+    keys: Option<KeyCache>,
+    introspector: Option<Introspector>,
 }
 
 impl std::fmt::Debug for ResourceServer {
@@ -312,39 +168,40 @@ impl ResourceServer {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let introspection_secret = match &config.introspection {
-            None => None,
-            Some(table) => Some(
-                table
-                    .client_secret
-                    .clone()
-                    .or_else(|| {
-                        table
-                            .client_secret_env
-                            .as_deref()
-                            .and_then(|var| std::env::var(var).ok())
-                    })
-                    .filter(|secret| !secret.is_empty())
-                    .ok_or("[oauth.introspection] has no client secret (or its `client_secret_env` is unset)")?,
-            ),
-        };
-        let mut audiences = vec![config.resource.clone()];
-        audiences.extend(config.audiences.iter().cloned());
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| format!("no HTTP client can be built: {error}"))?;
+        let introspector = match &config.introspection {
+            None => None,
+            Some(table) => {
+                let secret = (table.client_secret.clone())
+                    .or_else(|| {
+                        (table.client_secret_env.as_deref()).and_then(|var| std::env::var(var).ok())
+                    })
+                    .filter(|secret| !secret.is_empty())
+                    .ok_or("[oauth.introspection] has no client secret (or its `client_secret_env` is unset)")?;
+                Some(Introspector::new(
+                    table.endpoint.clone(),
+                    table.client_id.clone(),
+                    secret,
+                    http.clone(),
+                ))
+            }
+        };
+        let refetch_every =
+            (config.keys_refetch_seconds).map_or(KEYS_REFETCH_EVERY, Duration::from_secs);
+        let keys = (config.jwks_uri.clone()).map(|uri| KeyCache::new(uri, http, refetch_every));
+        let mut audiences = vec![config.resource.clone()];
+        audiences.extend(config.audiences.iter().cloned());
         Ok(Self {
             config,
             issuer,
             audiences,
             algorithms,
-            introspection_secret,
-            http,
-            keys: tokio::sync::Mutex::new(None),
-            refetched: Mutex::new(None),
-            introspected: Mutex::new(HashMap::new()),
+            keys,
+            introspector,
         })
     }
 
@@ -439,9 +296,9 @@ impl ResourceServer {
                 "the token is longer than {MAX_TOKEN_BYTES} bytes; send the access token the authorization server issued"
             )));
         }
-        let claims = if self.config.jwks_uri.is_some() && looks_like_jwt(token) {
+        let claims = if self.keys.is_some() && looks_like_jwt(token) {
             self.checked_jwt(token).await?
-        } else if self.config.introspection.is_some() {
+        } else if self.introspector.is_some() {
             return self.introspected(token).await;
         } else {
             return Err(Refusal::invalid(
@@ -461,7 +318,18 @@ impl ResourceServer {
                 header.alg
             )));
         }
-        let key = self.key(header.kid.as_deref(), header.alg).await?;
+        let keys = self
+            .keys
+            .as_ref()
+            .ok_or_else(|| Refusal::invalid("the token cannot be checked"))?;
+        let key = keys
+            .key(header.kid.as_deref(), header.alg)
+            .await
+            .ok_or_else(|| {
+                Refusal::invalid(
+                    "the token is signed with a key the authorization server does not publish",
+                )
+            })?;
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&self.audiences);
@@ -489,127 +357,22 @@ impl ResourceServer {
         }
     }
 
-    /// The key that signed a token: by its id among the keys fetched, which are fetched again
-    /// when they are older than [`KEYS_TTL`], or once per [`KEYS_REFETCH_EVERY`] when the id
-    /// is not among them (a rotation).
-    async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refusal> {
-        let mut keys = self.keys.lock().await;
-        let stale = keys
-            .as_ref()
-            .is_none_or(|keys| keys.fetched.elapsed() > KEYS_TTL);
-        if stale && let Ok(set) = self.fetch_keys().await {
-            *keys = Some(Keys {
-                set,
-                fetched: Instant::now(),
-            });
-        }
-        if let Some(found) = keys.as_ref().and_then(|keys| pick(&keys.set, kid, alg)) {
-            return Ok(found);
-        }
-        let may_refetch = {
-            let mut refetched = self.refetched.lock().unwrap_or_else(|p| p.into_inner());
-            let every =
-                (self.config.keys_refetch_seconds).map_or(KEYS_REFETCH_EVERY, Duration::from_secs);
-            let may = refetched.is_none_or(|at| at.elapsed() >= every);
-            if may {
-                *refetched = Some(Instant::now());
-            }
-            may
-        };
-        if may_refetch
-            && !stale
-            && let Ok(set) = self.fetch_keys().await
-        {
-            *keys = Some(Keys {
-                set,
-                fetched: Instant::now(),
-            });
-        }
-        keys.as_ref()
-            .and_then(|keys| pick(&keys.set, kid, alg))
-            .ok_or_else(|| {
-                Refusal::invalid(
-                    "the token is signed with a key the authorization server does not publish",
-                )
-            })
-    }
-
-    async fn fetch_keys(&self) -> Result<JwkSet, String> {
-        let uri = self.config.jwks_uri.as_deref().unwrap_or_default();
-        let body = self.fetch(self.http.get(uri)).await?;
-        let set: JwkSet = serde_json::from_slice(&body).map_err(|error| {
-            tracing::warn!(target: "tool_registry::oauth", %uri, %error, "the authorization server's keys do not read");
-            error.to_string()
-        })?;
-        Ok(set)
-    }
-
-    /// A bounded answer's body.
-    async fn fetch(&self, request: reqwest::RequestBuilder) -> Result<Vec<u8>, String> {
-        let answer = request.send().await.map_err(|error| {
-            tracing::warn!(target: "tool_registry::oauth", %error, "the authorization server cannot be reached");
-            error.to_string()
-        })?;
-        if !answer.status().is_success() {
-            tracing::warn!(target: "tool_registry::oauth", status = %answer.status(), "the authorization server refused");
-            return Err(answer.status().to_string());
-        }
-        read_within(answer, MAX_ANSWER_BYTES).await
-    }
-
-    /// A token asked about at the introspection endpoint, its answer kept a while.
+    /// A token asked about at the introspection endpoint (its answer kept a while), and what
+    /// the answer says checked as a JWT's claims are: expiry, start, issuer, audience.
     async fn introspected(&self, token: &str) -> Result<Verified, Refusal> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((verified, until)) = self
-            .introspected
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&digest)
-            && Instant::now() < *until
-        {
-            return Ok(verified.clone());
-        }
-        let Some(table) = &self.config.introspection else {
-            return Err(Refusal::invalid("the token cannot be checked"));
-        };
-        let body = format!("token={}&token_type_hint=access_token", form_encode(token));
-        let request = self
-            .http
-            .post(&table.endpoint)
-            .basic_auth(&table.client_id, self.introspection_secret.as_deref())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("accept", "application/json")
-            .body(body);
-        let answer = self
-            .fetch(request)
-            .await
-            .map_err(|_| Refusal::invalid("the token cannot be checked now; try again"))?;
-        let claims: Map<String, Value> = serde_json::from_slice(&answer)
-            .map_err(|_| Refusal::invalid("the token cannot be checked now; try again"))?;
-        if claims.get("active") != Some(&Value::Bool(true)) {
-            return Err(Refusal::invalid("the token is not active"));
-        }
+        let introspector = (self.introspector.as_ref())
+            .ok_or_else(|| Refusal::invalid("the token cannot be checked"))?;
+        let claims = introspector.claims(token).await.map_err(Refusal::invalid)?;
         let now = now_seconds();
         let leeway = self.config.leeway_seconds.unwrap_or(60);
-        if claims
-            .get("exp")
-            .and_then(Value::as_u64)
-            .is_some_and(|exp| exp + leeway < now)
-        {
+        let number = |name: &str| claims.get(name).and_then(Value::as_u64);
+        if number("exp").is_some_and(|exp| exp + leeway < now) {
             return Err(Refusal::invalid("the token has expired; get a new one"));
         }
-        if claims
-            .get("nbf")
-            .and_then(Value::as_u64)
-            .is_some_and(|nbf| nbf > now + leeway)
-        {
+        if number("nbf").is_some_and(|nbf| nbf > now + leeway) {
             return Err(Refusal::invalid("the token is not valid yet"));
         }
-        if claims
-            .get("iss")
-            .and_then(Value::as_str)
-            .is_some_and(|iss| iss != self.issuer)
-        {
+        if (claims.get("iss").and_then(Value::as_str)).is_some_and(|iss| iss != self.issuer) {
             return Err(Refusal::invalid(
                 "the token was issued by an authorization server this server does not trust",
             ));
@@ -621,24 +384,7 @@ impl ResourceServer {
                 "the token was issued for another resource; ask for a token for this server (RFC 8707 `resource`)",
             ));
         }
-        let verified = self.accepted(claims.clone())?;
-        let until = Instant::now()
-            + claims
-                .get("exp")
-                .and_then(Value::as_u64)
-                .map(|exp| Duration::from_secs(exp.saturating_sub(now)))
-                .unwrap_or(INTROSPECTION_TTL)
-                .min(INTROSPECTION_TTL);
-        let mut kept = self.introspected.lock().unwrap_or_else(|p| p.into_inner());
-        if kept.len() >= MAX_INTROSPECTED {
-            let now = Instant::now();
-            kept.retain(|_, (_, until)| *until > now);
-            if kept.len() >= MAX_INTROSPECTED {
-                kept.clear();
-            }
-        }
-        kept.insert(digest, (verified.clone(), until));
-        Ok(verified)
+        self.accepted(claims)
     }
 
     /// The caller of accepted claims: its subject, its scopes, the registry scope the rules give,
@@ -690,22 +436,6 @@ impl ResourceServer {
             owner,
         })
     }
-}
-
-/// The key of `set` with id `kid` for `alg` (the only key, when the token names none).
-fn pick(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
-    let jwk = match kid {
-        Some(kid) => set.find(kid)?,
-        None if set.keys.len() == 1 => &set.keys[0],
-        None => return None,
-    };
-    // A key that names its algorithm is used for that one only.
-    if let Some(named) = jwk.common.key_algorithm
-        && format!("{named:?}") != format!("{alg:?}")
-    {
-        return None;
-    }
-    DecodingKey::from_jwk(jwk).ok()
 }
 
 /// The scopes a token grants: `scope` (space-separated) or `scp` (a list, or a string).
