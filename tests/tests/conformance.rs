@@ -235,8 +235,14 @@ fn checks_under(dir: &std::path::Path, prefix: &str, into: &mut Vec<(String, ser
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let file = path.join("checks.json");
         if file.is_file() {
-            // `tools_call-2026-11-28T05-58-40-128Z`: the scenario, then the time.
-            let scenario = name.rsplitn(2, "-20").last().unwrap_or(&name).to_owned();
+            // `tools_call-2026-11-28T05-58-40-128Z`: the scenario, then `-` and the time's 24
+            // characters (which may themselves hold `-20`).
+            let scenario = name
+                .len()
+                .checked_sub(25)
+                .filter(|_| name.ends_with('Z'))
+                .map_or(name.as_str(), |cut| &name[..cut])
+                .to_owned();
             let list: Vec<serde_json::Value> =
                 serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
             into.extend(
