@@ -31,6 +31,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`], [`EXIT_PIPE_CLOSED`]), the streams that note a closed standard output, JSON as every command prints it, text made safe for a terminal |
+//! | `logs.rs` | the logs on standard error: [`LogFormat`], `RUST_LOG` ([`DEFAULT_LOG_FILTER`] unless set), what a server says when it starts and stops |
 //! | `blocks.rs` | a result's blocks as `call` prints them: binary ones by kind, MIME type and size, or saved with `--save DIR` in new files |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |
@@ -61,6 +62,7 @@ mod blocks;
 mod commands;
 #[cfg(feature = "redis")]
 mod fleet;
+mod logs;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "http")]
@@ -80,6 +82,7 @@ use runtime::{RuntimeGuard, block_on};
 
 #[cfg(feature = "redis")]
 pub use fleet::REDIS_ENV;
+pub use logs::{DEFAULT_LOG_FILTER, LogFormat, log_to_stderr};
 pub use output::{EXIT_OK, EXIT_PIPE_CLOSED, EXIT_TOOL_ERROR, EXIT_USAGE};
 pub use switches::SWITCHES_ENV;
 
@@ -109,6 +112,10 @@ struct Cli {
     #[cfg(feature = "http")]
     #[command(flatten)]
     modules: modules::ModuleArgs,
+    /// How log lines are written on standard error (their filter: `RUST_LOG`; warnings,
+    /// errors and servers' starts and stops unless set).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Pretty)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -286,6 +293,7 @@ pub fn main() -> ! {
 /// Runs the command line over the registry `builder` makes (add application state, allow-lists
 /// and policies there) and exits with its code.
 pub fn main_with(builder: RegistryBuilder) -> ! {
+    logs::log_to_stderr();
     let code = run(
         std::env::args_os(),
         builder,
@@ -321,6 +329,7 @@ where
         Ok(cli) => cli,
         Err(error) => return usage(&error, out, err),
     };
+    logs::install(cli.log_format);
     let _runtime = RuntimeGuard;
     if cli.command.serves() {
         runtime::serve_on_every_core();

@@ -51,6 +51,7 @@ pub(super) fn mcp(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    let listed = std::sync::Arc::clone(registry);
     let registry = std::sync::Arc::clone(registry);
     let server = |scope| {
         tool_registry_mcp::McpServer::new(registry, scope)
@@ -78,13 +79,18 @@ pub(super) fn mcp(
                 },
                 None => tool_registry_mcp::Callers::new(),
             };
-            block_on(
+            let mut address = String::new();
+            let served = block_on(
                 err,
                 server(Scope::guest()).serve_http(callers, addr.as_str(), |bound| {
-                    let _ = writeln!(out, "listening on http://{bound}/mcp");
+                    address = format!("http://{bound}/mcp");
+                    super::logs::started("tools over MCP", &address, &listed, &Scope::guest());
+                    let _ = writeln!(out, "listening on {address}");
                     let _ = out.flush();
                 }),
-            )
+            );
+            super::logs::stopped("tools over MCP", &address);
+            served
         }
     };
     match outcome {

@@ -250,6 +250,7 @@ pub(super) fn serve(
 ) -> i32 {
     let token = std::env::var(MODULE_TOKEN_ENV).unwrap_or_default();
     #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+    let served = scope.clone();
     let mut server = Server::new(Arc::clone(registry))
         .name(args.module)
         .scope(scope)
@@ -276,9 +277,13 @@ pub(super) fn serve(
     let outcome = block_on(err, async {
         let listener = server.bind(args.http.as_str()).await?;
         let addr = listener.local_addr()?;
-        let _ = writeln!(out, "listening on http://{addr}");
+        let address = format!("http://{addr}");
+        super::logs::started("tools over HTTP", &address, registry, &served);
+        let _ = writeln!(out, "listening on {address}");
         let _ = out.flush();
-        server.serve_on(listener, shutdown_signal()).await
+        let served = server.serve_on(listener, shutdown_signal()).await;
+        super::logs::stopped("tools over HTTP", &address);
+        served
     });
     match outcome {
         Some(Ok(())) => EXIT_OK,

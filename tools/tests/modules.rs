@@ -355,3 +355,86 @@ fn hooks_act_alike_on_serve_and_through_the_gateway() {
         "the gateway's own file tools were not used"
     );
 }
+
+/// `toolreg ARGS` serving until it is sent SIGTERM, with `RUST_LOG` set to `filter` (or unset):
+/// what it wrote on standard error.
+fn served_logs(root: &Path, filter: Option<&str>, args: &[&str]) -> String {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let mut command = toolreg_command(root, args);
+    command.env_remove("RUST_LOG");
+    if let Some(filter) = filter {
+        command.env("RUST_LOG", filter);
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolreg serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    // Serving (so that its stop signal is heard): a request answered.
+    assert!(get(&addr, "/health").contains("200"));
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    child.wait().unwrap();
+    logs
+}
+
+use std::process::Command;
+
+#[test]
+fn a_server_logs_its_start_its_tools_and_its_stop_as_text_or_json_lines() {
+    let dir = workspace();
+    // By default: warnings, errors, the start and the stop; no line per tool.
+    let logs = served_logs(dir.path(), None, &["serve", "--http", "127.0.0.1:0"]);
+    assert!(logs.contains("serving tools over HTTP"), "{logs}");
+    assert!(logs.contains("stopped serving tools over HTTP"), "{logs}");
+    assert!(!logs.contains("Loaded tool"), "{logs}");
+    // With RUST_LOG=info, as JSON lines: every line reads, and each tool is named with where it
+    // comes from.
+    let logs = served_logs(
+        dir.path(),
+        Some("info"),
+        &["--log-format", "json", "serve", "--http", "127.0.0.1:0"],
+    );
+    let lines: Vec<Value> = logs
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let research = lines
+        .iter()
+        .find(|line| {
+            line["fields"]["message"] == "Loaded tool" && line["fields"]["tool"] == "research"
+        })
+        .unwrap_or_else(|| panic!("no line for `research`: {logs}"));
+    assert_eq!(research["fields"]["origin"], "compiled");
+    assert_eq!(research["target"], "tool_registry::tools");
+    let start = lines
+        .iter()
+        .find(|line| line["target"] == "tool_registry::serve")
+        .unwrap();
+    assert!(
+        start["fields"]["address"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:")
+    );
+}

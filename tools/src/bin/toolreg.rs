@@ -29,6 +29,7 @@ fn main() {
         .state(config)
         .allow_lists(tool_registry_tools::allow_lists())
         .hook(tool_registry_tools::RedactSecrets);
+    tool_registry::cli::log_to_stderr();
     let code = tool_registry::cli::run(
         args,
         builder,
