@@ -277,18 +277,10 @@ async fn refresh(
     inner: &Arc<Inner>,
     peer: &rmcp::Peer<RoleClient>,
 ) -> Result<usize, McpModuleError> {
-    let mut listed = peer.list_all_tools().await;
-    if let (Err(error), Some(authorizer)) = (&listed, &inner.authorizer)
-        && let Some(challenge) = error.auth_challenge()
-    {
-        let challenge = challenge.to_owned();
-        authorizer
-            .after(&challenge)
-            .await
-            .map_err(|reason| failed(&inner.name, reason))?;
-        listed = peer.list_all_tools().await;
-    }
-    let listed = listed.map_err(|error| failed(&inner.name, error.to_string()))?;
+    let listed = reauthorized(inner.authorizer.as_ref(), || peer.list_all_tools())
+        .await
+        .map_err(|reason| failed(&inner.name, reason))?
+        .map_err(|error| failed(&inner.name, error.to_string()))?;
     let mut registered = BTreeMap::new();
     let previous = inner
         .tools
@@ -395,12 +387,10 @@ fn handler(
                 CallToolRequestParams::new(mounted.remote.clone()).with_arguments(arguments);
             let local = mounted.local.clone();
             let max_blocks = mounted.limits.max_blocks;
-            let mut called = call_following_tasks(&peer, request.clone(), max_blocks, &ctx).await;
-            if let (Err(error), Some(authorizer)) = (&called, &authorizer)
-                && let Some(challenge) = error.auth_challenge()
-            {
-                let challenge = challenge.to_owned();
-                if let Err(reason) = authorizer.after(&challenge).await {
+            let attempt = || call_following_tasks(&peer, request.clone(), max_blocks, &ctx);
+            let called = match reauthorized(authorizer.as_ref(), attempt).await {
+                Ok(called) => called,
+                Err(reason) => {
                     return Err(ModuleError::Unreachable {
                         tool: local,
                         module: mounted.module,
@@ -408,8 +398,7 @@ fn handler(
                     }
                     .into());
                 }
-                called = call_following_tasks(&peer, request, max_blocks, &ctx).await;
-            }
+            };
             if let (Ok(_), Some(authorizer)) = (&called, &authorizer) {
                 authorizer.succeeded();
             }
@@ -555,6 +544,26 @@ async fn call_following_tasks(
             }
             _ => {}
         }
+    }
+}
+
+/// `attempt`, and once more after a new token when the server refused the one sent (its
+/// challenge) and the module has an authorizer; `Err` when no new token could be had.
+async fn reauthorized<T, F>(
+    authorizer: Option<&Arc<dyn Reauthorize>>,
+    attempt: impl Fn() -> F,
+) -> Result<Result<T, ServiceError>, String>
+where
+    F: Future<Output = Result<T, ServiceError>>,
+{
+    let first = attempt().await;
+    match (&first, authorizer) {
+        (Err(error), Some(authorizer)) if error.auth_challenge().is_some() => {
+            let challenge = error.auth_challenge().unwrap_or_default().to_owned();
+            authorizer.after(&challenge).await?;
+            Ok(attempt().await)
+        }
+        _ => Ok(first),
     }
 }
 

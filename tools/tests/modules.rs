@@ -359,7 +359,7 @@ fn hooks_act_alike_on_serve_and_through_the_gateway() {
 /// `toolreg ARGS` serving until it is sent SIGTERM, with `RUST_LOG` set to `filter` (or unset):
 /// what it wrote on standard error.
 fn served_logs(root: &Path, filter: Option<&str>, args: &[&str]) -> String {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::Read;
     use std::process::Stdio;
     let mut command = toolreg_command(root, args);
     command.env_remove("RUST_LOG");
@@ -371,15 +371,7 @@ fn served_logs(root: &Path, filter: Option<&str>, args: &[&str]) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("toolreg serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let addr = serve::address_of(&mut child);
     // Serving (so that its stop signal is heard): a request answered.
     assert!(get(&addr, "/health").contains("200"));
     let stopped = Command::new("kill")

@@ -79,10 +79,7 @@ impl Introspector {
         if claims.get("active") != Some(&Value::Bool(true)) {
             return Err("the token is not active");
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_secs())
-            .unwrap_or(0);
+        let now = now_seconds();
         let lasts = (claims.get("exp").and_then(Value::as_u64))
             .map(|exp| Duration::from_secs(exp.saturating_sub(now)))
             .unwrap_or(INTROSPECTION_TTL)
@@ -98,4 +95,12 @@ impl Introspector {
         kept.insert(digest, (claims.clone(), Instant::now() + lasts));
         Ok(claims)
     }
+}
+
+/// Seconds since the Unix epoch, as tokens count them.
+pub(super) fn now_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs())
+        .unwrap_or(0)
 }

@@ -38,7 +38,7 @@
 //! | `introspect.rs` | token introspection (RFC 7662): an active token's claims kept [`INTROSPECTION_TTL`] (imports `keys.rs`) |
 //! | `mod.rs` | [`ResourceServer`]: its metadata and challenges, a token checked as a JWT or by introspection, its claims mapped to a scope |
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
@@ -51,7 +51,7 @@ mod introspect;
 mod keys;
 
 pub use config::{IntrospectionConfig, OAuthConfig, RoleRule};
-use introspect::Introspector;
+use introspect::{Introspector, now_seconds};
 use keys::KeyCache;
 
 /// The longest access token read; a longer one is refused before it is parsed.
@@ -484,13 +484,6 @@ fn quoted(text: &str) -> String {
             c => vec![c],
         })
         .collect()
-}
-
-fn now_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_secs())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

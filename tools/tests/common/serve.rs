@@ -35,16 +35,20 @@ pub fn serve(root: &Path, args: &[&str]) -> Served {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = command.spawn().expect("toolreg serve starts");
+    let addr = address_of(&mut child);
+    Served { child, addr }
+}
+
+/// The address a started `toolreg … --http` prints first on its piped standard output.
+pub fn address_of(child: &mut Child) -> String {
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line
-        .trim()
+    line.trim()
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("toolreg serve did not start: {line:?}"))
-        .to_owned();
-    Served { child, addr }
+        .to_owned()
 }
 
 /// `POST /execute` of `tool` with `args` over a plain socket and without a token, as a guest
