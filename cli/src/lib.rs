@@ -116,6 +116,8 @@ struct Cli {
     /// errors and servers' starts and stops unless set).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Pretty)]
     log_format: LogFormat,
+    #[command(flatten)]
+    observe: logs::ObserveArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -329,7 +331,21 @@ where
         Ok(cli) => cli,
         Err(error) => return usage(&error, out, err),
     };
-    logs::install(cli.log_format);
+    // Dropped last: the spans of the whole command are sent when it ends.
+    let _telemetry = match logs::install(cli.log_format) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            return EXIT_USAGE;
+        }
+    };
+    let builder = match cli.observe.observe(builder) {
+        Ok(builder) => builder,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            return EXIT_USAGE;
+        }
+    };
     let _runtime = RuntimeGuard;
     if cli.command.serves() {
         runtime::serve_on_every_core();

@@ -1,16 +1,19 @@
-//! The command line's logs: one `tracing` subscriber on standard error, its filter from
-//! `RUST_LOG` (warnings and errors, and one line per server start and stop, unless set), as
-//! text or JSON lines (`--log-format`); and what a server says of itself when it starts.
+//! What an operator of the command line sees: one `tracing` subscriber on standard error, its
+//! filter from `RUST_LOG` (warnings and errors, and one line per server start and stop, unless
+//! set), as text or JSON lines (`--log-format`), exporting spans over OTLP where the `OTEL_*`
+//! variables say (feature `otlp`); the audit trail (`--audit`); the metrics (`--metrics`,
+//! feature `metrics`); and what a server says of itself when it starts.
 
 #[cfg(feature = "http")]
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tool_registry_telemetry::Telemetry;
+
 #[cfg(feature = "http")]
 use tool_registry_core::{Registry, Scope};
 
-/// The filter without `RUST_LOG`: warnings and errors, and the servers' start and stop.
-pub const DEFAULT_LOG_FILTER: &str = "warn,tool_registry::serve=info";
+pub use tool_registry_telemetry::DEFAULT_LOG_FILTER;
 
 /// Whether the next command line installs the subscriber ([`log_to_stderr`]).
 static INSTALL: AtomicBool = AtomicBool::new(false);
@@ -33,22 +36,99 @@ pub fn log_to_stderr() {
     INSTALL.store(true, Ordering::Relaxed);
 }
 
-/// Installs the subscriber, once, if [`log_to_stderr`] asked.
-pub(super) fn install(format: LogFormat) {
+/// Installs the subscriber, once, if [`log_to_stderr`] asked: the telemetry to keep until the
+/// command ends (its last spans are sent then), or why it could not start.
+pub(super) fn install(format: LogFormat) -> Result<Option<Telemetry>, String> {
     if !INSTALL.swap(false, Ordering::Relaxed) {
-        return;
+        return Ok(None);
     }
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(terminal)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Pretty => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
+    let format = match format {
+        LogFormat::Pretty => tool_registry_telemetry::LogFormat::Pretty,
+        LogFormat::Json => tool_registry_telemetry::LogFormat::Json,
     };
+    match Telemetry::init(format) {
+        Ok(telemetry) => Ok(Some(telemetry)),
+        // Someone else's subscriber (an application's own, installed before `run`): theirs.
+        Err(tool_registry_telemetry::TelemetryError::AlreadyInstalled) => Ok(None),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// What `--audit` and `--metrics` ask for.
+#[derive(clap::Args)]
+pub(super) struct ObserveArgs {
+    /// Append every call's audit record, one JSON line each, to FILE (created readable by its
+    /// owner only; several processes may share it), or write them on standard output (`-`).
+    #[arg(long, global = true, value_name = "FILE|-")]
+    audit: Option<std::path::PathBuf>,
+    /// Serve `GET /metrics` in Prometheus's text format on ADDR (`127.0.0.1:9464`; port 0 for
+    /// any free one, printed at start) while `serve` or `mcp --http` runs.
+    #[cfg(feature = "metrics")]
+    #[arg(long, global = true, value_name = "ADDR")]
+    metrics: Option<String>,
+}
+
+/// The metrics of this run, and the address they are served on, until a server takes them.
+#[cfg(feature = "metrics")]
+static METRICS: std::sync::Mutex<
+    Option<(tool_registry_telemetry::Metrics, std::net::TcpListener)>,
+> = std::sync::Mutex::new(None);
+
+impl ObserveArgs {
+    /// `builder` with the audit trail and the metrics' sink; an error names the flag.
+    pub(super) fn observe(
+        &self,
+        builder: tool_registry_core::RegistryBuilder,
+    ) -> Result<tool_registry_core::RegistryBuilder, String> {
+        let mut builder = builder;
+        if let Some(destination) = &self.audit {
+            let trail = tool_registry_telemetry::audit_trail(destination).map_err(|error| {
+                format!("--audit: cannot open {}: {error}", destination.display())
+            })?;
+            builder = builder.also_audit(trail);
+        }
+        #[cfg(feature = "metrics")]
+        if let Some(address) = &self.metrics {
+            let listener = std::net::TcpListener::bind(address.as_str())
+                .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+                .map_err(|error| format!("--metrics: cannot listen on {address}: {error}"))?;
+            let metrics = tool_registry_telemetry::Metrics::install()
+                .map_err(|error| format!("--metrics: {error}"))?;
+            builder = builder.also_audit(metrics.sink());
+            *METRICS.lock().unwrap_or_else(|e| e.into_inner()) = Some((metrics, listener));
+        }
+        Ok(builder)
+    }
+}
+
+/// Serves the metrics `--metrics` asked for, on the server's runtime, for as long as it runs;
+/// the address is said on `out` (`metrics on http://ADDR/metrics`, the line after `listening
+/// on`) and in the log.
+#[cfg(feature = "http")]
+pub(super) fn serve_metrics(out: &mut dyn std::io::Write) {
+    #[cfg(feature = "metrics")]
+    {
+        let Some((metrics, listener)) = METRICS.lock().unwrap_or_else(|e| e.into_inner()).take()
+        else {
+            return;
+        };
+        let address = listener
+            .local_addr()
+            .map(|addr| format!("http://{addr}/metrics"))
+            .unwrap_or_default();
+        match tokio::net::TcpListener::from_std(listener) {
+            Ok(listener) => {
+                tracing::info!(target: "tool_registry::serve", %address, "serving metrics");
+                let _ = writeln!(out, "metrics on {address}");
+                tokio::spawn(metrics.serve(listener));
+            }
+            Err(error) => {
+                tracing::error!(target: "tool_registry::serve", %error, "cannot serve the metrics");
+            }
+        }
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = out;
 }
 
 #[cfg(feature = "http")]

@@ -86,6 +86,7 @@ pub(super) fn mcp(
                     address = format!("http://{bound}/mcp");
                     super::logs::started("tools over MCP", &address, &listed, &Scope::guest());
                     let _ = writeln!(out, "listening on {address}");
+                    super::logs::serve_metrics(out);
                     let _ = out.flush();
                 }),
             );

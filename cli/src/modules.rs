@@ -148,12 +148,21 @@ pub(super) fn attach(
     })?;
     let statuses = block_on(err, gateway.start()).ok_or(EXIT_TOOL_ERROR)?;
     for status in statuses {
-        if let Some(error) = &status.error {
-            let _ = writeln!(
-                err,
-                "warning: module `{}` left out: {error}",
-                shown(&status.name)
-            );
+        match &status.error {
+            Some(error) => {
+                let _ = writeln!(
+                    err,
+                    "warning: module `{}` left out: {error}",
+                    shown(&status.name)
+                );
+            }
+            None => tracing::info!(
+                target: "tool_registry::modules",
+                module = %shown(&status.name),
+                url = %status.url,
+                tools = status.tools,
+                "connected to module"
+            ),
         }
     }
     Ok(Attached {
@@ -219,7 +228,7 @@ fn mount_mcp(
             let mount =
                 tool_registry_mcp::McpModule::connect_oauth(Arc::clone(registry), name, url, oauth);
             match block_on(err, mount) {
-                Some(Ok(module)) => mounted.push(module),
+                Some(Ok(module)) => mounted.push(connected(name, module)),
                 Some(Err(error)) => {
                     let _ = writeln!(err, "warning: {error}; its tools are left out");
                 }
@@ -229,7 +238,7 @@ fn mount_mcp(
         }
         let mount = tool_registry_mcp::McpModule::mount_config(Arc::clone(registry), name, config);
         match block_on(err, mount) {
-            Some(Ok(module)) => mounted.push(module),
+            Some(Ok(module)) => mounted.push(connected(name, module)),
             Some(Err(error)) => {
                 let _ = writeln!(err, "warning: {error}; its tools are left out");
             }
@@ -237,6 +246,13 @@ fn mount_mcp(
         }
     }
     Ok(mounted)
+}
+
+/// A mounted MCP server, said in the log.
+#[cfg(feature = "mcp")]
+fn connected(name: &str, module: tool_registry_mcp::McpModule) -> tool_registry_mcp::McpModule {
+    tracing::info!(target: "tool_registry::modules", server = %shown(name), tools = module.tools().len(), "mounted MCP server");
+    module
 }
 
 /// `serve --http ADDR`: the tools `scope` allows, until Ctrl-C or SIGTERM.
@@ -249,8 +265,8 @@ pub(super) fn serve(
     err: &mut dyn Write,
 ) -> i32 {
     let token = std::env::var(MODULE_TOKEN_ENV).unwrap_or_default();
-    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
     let served = scope.clone();
+    #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
     let mut server = Server::new(Arc::clone(registry))
         .name(args.module)
         .scope(scope)
@@ -280,6 +296,7 @@ pub(super) fn serve(
         let address = format!("http://{addr}");
         super::logs::started("tools over HTTP", &address, registry, &served);
         let _ = writeln!(out, "listening on {address}");
+        super::logs::serve_metrics(out);
         let _ = out.flush();
         let served = server.serve_on(listener, shutdown_signal()).await;
         super::logs::stopped("tools over HTTP", &address);

@@ -559,11 +559,12 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
 }
 
 /// The source folders of the workspace's library crates.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "core/src",
     "http/src",
     "mcp/src",
     "redis/src",
+    "telemetry/src",
     "cli/src",
     "registry/src",
     "registry-macros/src",
@@ -573,7 +574,7 @@ const CRATES: [&str; 10] = [
 ];
 
 /// The front ends, each a crate on the core's public API.
-const FRONT_ENDS: [&str; 4] = ["http/src", "mcp/src", "redis/src", "cli/src"];
+const FRONT_ENDS: [&str; 5] = ["http/src", "mcp/src", "redis/src", "telemetry/src", "cli/src"];
 
 impl Crate {
     /// What of the hidden API (`#[doc(hidden)]`, `__private`, a `__name`) `path`, written in

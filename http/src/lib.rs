@@ -130,7 +130,7 @@ pub use map::{
 };
 pub use remote::MAX_RESULT_BYTES;
 pub use server::{DEFAULT_MODULE_NAME, MAX_BODY_BYTES, Server, shutdown_signal};
-pub use trace::TRACEPARENT;
+pub use trace::{TRACEPARENT, continue_traceparent, current_traceparent};
 pub use wire::{ExecuteRequest, Health, Manifest, RemoteTask, TaskAnswer, TaskRequest};
 
 use tool_registry_core::registry::Shared;

@@ -472,6 +472,8 @@ pub async fn serve(
         };
         while tasks.try_join_next().is_some() {}
         if !open.make_room(limits.max_connections) {
+            tracing::warn!(target: "tool_registry::http", %peer, max = limits.max_connections, "a connection was refused: the server is at its connection limit");
+            tool_registry_telemetry::report::refused("http", "too_many_connections");
             tasks.spawn(refuse(stream));
             continue;
         }
@@ -502,6 +504,22 @@ pub async fn serve(
     Ok(())
 }
 
+/// A connection, counted in the open connections' gauge while it lasts.
+struct Counted;
+
+impl Counted {
+    fn open() -> Self {
+        tool_registry_telemetry::report::connection_opened();
+        Self
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        tool_registry_telemetry::report::connection_closed();
+    }
+}
+
 /// The answer to a client that finds every connection busy.
 async fn refuse(mut stream: TcpStream) {
     const BODY: &str = "the server is at its connection limit; try again shortly";
@@ -526,6 +544,7 @@ async fn connection(
     limits: ConnectionLimits,
     mut stopping: watch::Receiver<bool>,
 ) {
+    let _counted = Counted::open();
     let (conn, open) = (&registered.conn, &registered.open);
     let service = {
         let (conn, open) = (Arc::clone(conn), Arc::clone(open));

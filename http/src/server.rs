@@ -297,6 +297,7 @@ impl Server {
         }
         if given.is_some() {
             tracing::warn!(target: "tool_registry::http", module = %self.name, "a request carried a wrong token; it runs as a guest");
+            tool_registry_telemetry::report::refused("modules", "wrong_token");
         }
         Ok(guest)
     }
@@ -612,6 +613,12 @@ fn challenged(
     let status = refusal
         .and_then(|refusal| StatusCode::from_u16(refusal.status).ok())
         .unwrap_or(StatusCode::UNAUTHORIZED);
+    let reason = match status {
+        StatusCode::FORBIDDEN => "forbidden",
+        _ => "unauthorized",
+    };
+    tracing::warn!(target: "tool_registry::http", status = status.as_u16(), why = refusal.map(|r| r.description.as_str()), "a request was refused: no valid access token");
+    tool_registry_telemetry::report::refused("modules", reason);
     let message = refusal.map_or(
         "this module needs an access token; its protected resource metadata names the authorization server",
         |refusal| refusal.description.as_str(),

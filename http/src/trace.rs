@@ -11,8 +11,9 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// The header of the W3C Trace Context recommendation.
 pub const TRACEPARENT: &str = "traceparent";
 
-/// The `traceparent` value of the current span, when it belongs to a trace.
-pub(super) fn current_traceparent() -> Option<String> {
+/// The `traceparent` value of the current span, when it belongs to a trace (what a client sends
+/// the server it calls: the `traceparent` header, or an MCP request's `_meta.traceparent`).
+pub fn current_traceparent() -> Option<String> {
     let span = tracing::Span::current();
     if span.is_none() {
         return None;
@@ -59,11 +60,18 @@ pub(super) fn parse_traceparent(value: &str) -> Option<SpanContext> {
 
 /// Makes `span` continue the trace the request's `traceparent` names, if any.
 pub(super) fn continue_trace(span: &tracing::Span, headers: &HeaderMap) {
-    let Some(parent) = headers
+    if let Some(value) = headers
         .get(TRACEPARENT)
         .and_then(|value| value.to_str().ok())
-        .and_then(parse_traceparent)
-    else {
+    {
+        continue_traceparent(span, value);
+    }
+}
+
+/// Makes `span` continue the trace a `traceparent` value names (the header of a request, an MCP
+/// request's `_meta.traceparent`); a value that is not well formed is ignored.
+pub fn continue_traceparent(span: &tracing::Span, traceparent: &str) {
+    let Some(parent) = parse_traceparent(traceparent) else {
         return;
     };
     let context = opentelemetry::Context::new().with_remote_span_context(parent);

@@ -233,6 +233,7 @@ impl Callers {
                 },
             };
             let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::UNAUTHORIZED);
+            refused_log(status, &refusal.description);
             let body = serde_json::json!({
                 "error": refusal.error.unwrap_or("invalid_request"),
                 "error_description": refusal.description,
@@ -251,10 +252,21 @@ impl Callers {
             #[cfg(feature = "oauth")]
             Refused::OAuth(refusal) => refusal.description,
         };
+        refused_log(StatusCode::UNAUTHORIZED, &why);
         let mut response = (StatusCode::UNAUTHORIZED, why).into_response();
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         response
     }
+}
+
+/// A request refused for its credentials: a warning (never the credential), and the count.
+fn refused_log(status: StatusCode, why: &str) {
+    tracing::warn!(target: "tool_registry::mcp", status = status.as_u16(), why, "a request was refused: its credentials do not admit it");
+    let reason = match status {
+        StatusCode::FORBIDDEN => "forbidden",
+        _ => "unauthorized",
+    };
+    tool_registry_telemetry::report::refused("mcp", reason);
 }

@@ -383,8 +383,14 @@ fn handler(
                 Value::Object(map) => map,
                 _ => serde_json::Map::new(),
             };
-            let request =
+            let mut request =
                 CallToolRequestParams::new(mounted.remote.clone()).with_arguments(arguments);
+            // The call's span goes on in the server, when it belongs to an exported trace.
+            if let Some(traceparent) = tool_registry_http::current_traceparent() {
+                let mut meta = rmcp::model::RequestMetaObject::default();
+                meta.set_traceparent(traceparent);
+                request.meta = Some(meta);
+            }
             let local = mounted.local.clone();
             let max_blocks = mounted.limits.max_blocks;
             let attempt = || call_following_tasks(&peer, request.clone(), max_blocks, &ctx);

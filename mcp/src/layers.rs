@@ -180,6 +180,12 @@ fn too_many(sessions: &Sessions, full: Full, owner: Owner, id: Value) -> Respons
             ),
         ),
     };
+    let bound = match full {
+        Full::Server => "too_many_sessions",
+        Full::Caller => "too_many_sessions_for_caller",
+    };
+    tracing::warn!(target: "tool_registry::mcp", bound, "a session was refused: {message}");
+    tool_registry_telemetry::report::refused("mcp", bound);
     let body = error_answer(id, ErrorCode(TOO_MANY_SESSIONS), &message);
     (status, axum::Json(body)).into_response()
 }

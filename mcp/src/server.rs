@@ -450,6 +450,19 @@ impl ServerHandler for McpServer {
                 None => std::future::pending().await,
             }
         };
+        // The request's span, continuing the trace its `_meta.traceparent` names: the call's
+        // `execute_tool` span is its child.
+        let span = tracing::info_span!(
+            target: "tool_registry::mcp",
+            "mcp_request",
+            otel.name = format!("tools/call {name}"),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+        );
+        if let Some(traceparent) = context.meta.get_traceparent() {
+            tool_registry_http::continue_traceparent(&span, traceparent);
+        }
+        let run = tracing::Instrument::instrument(run, span);
         let result = tokio::select! {
             biased;
             result = run => result,

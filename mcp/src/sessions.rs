@@ -289,6 +289,7 @@ impl SessionManager for Sessions {
         match self.inner.create_session().await {
             Ok((id, transport)) => {
                 self.book().owners.insert(id.clone(), owner);
+                tool_registry_telemetry::report::session_opened("mcp");
                 Ok((id, transport))
             }
             Err(error) => {
@@ -320,6 +321,7 @@ impl SessionManager for Sessions {
         let mut book = self.book();
         if let Some(owner) = book.owners.remove(id) {
             release(&mut book, owner);
+            tool_registry_telemetry::report::session_closed("mcp");
         }
         Ok(result?)
     }

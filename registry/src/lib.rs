@@ -29,6 +29,13 @@ pub use tool_registry_http as http;
 #[doc(inline)]
 pub use tool_registry_mcp as mcp;
 
+/// What an operator sees: logs, the audit trail, OTLP traces, Prometheus metrics
+/// (`tool-registry-telemetry`).
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+#[doc(inline)]
+pub use tool_registry_telemetry as telemetry;
+
 /// A fleet on Redis: the stores every instance shares (`tool-registry-redis`).
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

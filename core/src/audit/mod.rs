@@ -3,7 +3,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives), [`Acted`] (a hook that acted on the call) |
+//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives, the audit trail's schema), [`Acted`] (a hook that acted on the call), [`approval_id`] |
 //! | `sink.rs` | [`AuditSink`], [`TracingAuditSink`] (the default), [`JsonLinesAuditSink`] |
 //! | `clock.rs` | the counter (TSC) for durations and timestamps; the wall clock for expiries |
 
@@ -12,5 +12,6 @@ mod record;
 mod sink;
 
 pub(crate) use clock::{Tick, wall_now};
-pub use record::{Acted, Audit, AuditExtra, AuditRecord};
+pub(crate) use record::refusing_gate;
+pub use record::{Acted, Audit, AuditExtra, AuditRecord, approval_id};
 pub use sink::{AuditSink, JsonLinesAuditSink, TracingAuditSink};

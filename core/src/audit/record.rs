@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::meta::{Annotations, Risk};
+use crate::meta::{Annotations, Permission, Risk};
 
 /// What the registry records about one call. The registry fills `tool`, `duration_ms`, `ts`,
 /// `user` and `outcome`; a tool adds its own entries to `extra` (see
@@ -37,6 +37,10 @@ pub struct Audit {
     /// The tool's risk level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
+    /// For a tool with a result cache: `hit` when a kept result answered the call (or an
+    /// identical call's run was shared), `miss` when the tool ran. Absent for other tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Cow<'static, str>>,
     /// The tool's own entries.
     #[serde(flatten)]
     pub extra: AuditExtra,
@@ -51,6 +55,7 @@ impl Audit {
             && self.user.is_none()
             && self.outcome.is_none()
             && self.risk.is_none()
+            && self.cache.is_none()
             && self.extra.is_empty()
     }
 }
@@ -154,13 +159,30 @@ impl Acted {
 
 /// One record per call, sent to the registry's [`AuditSink`](super::AuditSink). It borrows from the call, so
 /// recording costs no allocation; [`AuditRecord::into_owned`] keeps one.
+///
+/// Serialized (as [`JsonLinesAuditSink`](super::JsonLinesAuditSink) writes it), it is the audit
+/// trail's schema, version 1: `tool`, `ts`, `duration_ms` and `outcome` are always there; every
+/// other key is left out when it has no value. A key is never renamed or given another type;
+/// new keys may be added.
+///
+/// ```json
+/// {"tool":"research","version":"1.2.0","user":"alice","level":"user","ts":"2026-11-28T10:00:00.000Z",
+///  "duration_ms":0.412,"outcome":"ok","risk":"low","annotations":{"read_only":true,...},
+///  "cache":"hit","hooks":[{"hook":"cache","action":"hit"}]}
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditRecord<'a> {
     /// The tool, or the name asked for when no tool answered.
     pub tool: Cow<'a, str>,
-    /// The user, if known.
+    /// The tool's version, when it declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<Cow<'a, str>>,
+    /// The user, if known. Never a credential: the name the caller's scope gives.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<Cow<'a, str>>,
+    /// The caller's permission level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<Permission>,
     /// The chat, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<i64>,
@@ -171,6 +193,10 @@ pub struct AuditRecord<'a> {
     pub duration_ms: f64,
     /// `ok`, `failed`, `denied_by_gate` or a [`ToolError`](crate::ToolError) code.
     pub outcome: Cow<'a, str>,
+    /// The stage that refused the call, when one did: `scope` (an unknown or hidden tool),
+    /// `validate`, `hook:NAME`, `rate_limit`, `eval_gate`, `confirmation`, `batch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Cow<'a, str>>,
     /// The tool's risk level (absent for unknown tools).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
@@ -180,6 +206,13 @@ pub struct AuditRecord<'a> {
     /// `"annotations": {"read_only": true, "destructive": false, ...}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// For a tool with a result cache: `hit` or `miss`; absent for other tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<&'static str>,
+    /// The id of the approval the call waited for or ran under ([`approval_id`]): never the
+    /// token itself, which would approve the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Cow<'a, str>>,
     /// Each hook that acted on the call (the built-ins `confirm_if`, `cache` and
     /// `max_result_bytes` among them), and how, in the order they acted; left out when none
     /// did.
@@ -190,18 +223,56 @@ pub struct AuditRecord<'a> {
 impl AuditRecord<'_> {
     /// The record with owned strings, to keep after the call.
     pub fn into_owned(self) -> AuditRecord<'static> {
+        let owned = |text: Cow<'_, str>| Cow::Owned(text.into_owned());
         AuditRecord {
-            tool: Cow::Owned(self.tool.into_owned()),
-            user: self.user.map(|user| Cow::Owned(user.into_owned())),
+            tool: owned(self.tool),
+            version: self.version.map(owned),
+            user: self.user.map(owned),
+            level: self.level,
             chat_id: self.chat_id,
             ts: self.ts,
             duration_ms: self.duration_ms,
-            outcome: Cow::Owned(self.outcome.into_owned()),
+            outcome: owned(self.outcome),
+            gate: self.gate.map(owned),
             risk: self.risk,
             annotations: self.annotations,
+            cache: self.cache,
+            approval: self.approval.map(owned),
             hooks: Cow::Owned(self.hooks.into_owned()),
         }
     }
+}
+
+/// The stage that refused a call, from its outcome and the hooks that acted (see
+/// [`AuditRecord::gate`]); `None` for a call no stage refused.
+pub(crate) fn refusing_gate(outcome: &str, hooks: &[Acted]) -> Option<Cow<'static, str>> {
+    let gate = match outcome {
+        "unknown_tool" => "scope",
+        "invalid_arguments" | "arguments_too_large" | "arguments_too_deep" => "validate",
+        "rate_limited" => "rate_limit",
+        "denied_by_gate" | "gate_unavailable" => "eval_gate",
+        "needs_approval" | "approval_refused" | "approval_altered" | "denied" => "confirmation",
+        "too_many_calls" => "batch",
+        "refused" => {
+            return Some(match hooks.iter().find(|acted| acted.action == "refused") {
+                Some(acted) => Cow::Owned(format!("hook:{}", acted.hook)),
+                None => Cow::Borrowed("hook"),
+            });
+        }
+        _ => return None,
+    };
+    Some(Cow::Borrowed(gate))
+}
+
+/// The id an audit record gives an approval token: the first 16 hex digits of its SHA-256.
+/// It names the approval in the trail, and approves nothing: the token cannot be had from it.
+pub fn approval_id(token: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(token.as_bytes());
+    digest[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 mod rfc3339_required {

@@ -41,6 +41,7 @@ pub(crate) fn run_as<'a, A: Answer, H: Host>(
             ctx,
             confirmation,
             token: None,
+            approved: None,
         },
     }
 }
@@ -133,6 +134,15 @@ impl<'a, A: Answer, H: Host> CallFuture<'a, A, H> {
         self
     }
 
+    /// The same call, run under the approval of `token`, already taken back: its audit names
+    /// the approval.
+    pub(crate) fn approved_by(mut self, token: &'a str) -> Self {
+        if let State::Start { approved, .. } = &mut self.state {
+            *approved = Some(token);
+        }
+        self
+    }
+
     /// The same call, made with the approval token of an earlier call of it.
     pub(crate) fn approved(mut self, approval: &'a str) -> Self {
         if let State::Start { token, .. } = &mut self.state {
@@ -152,6 +162,8 @@ enum State<'a, H> {
         confirmation: Confirmation,
         /// The approval token the call comes back with, taken back before the call starts.
         token: Option<&'a str>,
+        /// The approval token the call was taken back with, for its audit.
+        approved: Option<&'a str>,
     },
     /// The approval token being taken back: the arguments come back with it when it is this
     /// call's.
@@ -161,6 +173,7 @@ enum State<'a, H> {
         ctx: &'a Ctx,
         started: Tick,
         registry: &'a H,
+        token: &'a str,
     },
     /// Stage 8, handler, of a tool with nothing to wait for before it.
     Direct {
@@ -196,6 +209,8 @@ struct Finish<'a, H> {
     started: Tick,
     limit: Duration,
     ctx: &'a Ctx,
+    /// The approval token the call runs under, if any.
+    approval: Option<&'a str>,
 }
 
 impl<H: Host> Finish<'_, H> {
@@ -216,6 +231,7 @@ impl<H: Host> Finish<'_, H> {
             span,
             checked,
             acted,
+            self.approval,
         );
         A::answer(outcome, |audit| {
             let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
@@ -235,6 +251,7 @@ impl<'a, H: Host> State<'a, H> {
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
         confirmation: Confirmation,
+        approval: Option<&'a str>,
         span: &mut CallSpan,
         state: &mut Self,
     ) -> Result<(), A::Output> {
@@ -272,6 +289,7 @@ impl<'a, H: Host> State<'a, H> {
             started,
             limit,
             ctx,
+            approval,
         };
         // The arguments are measured before anything reads them, approvals included.
         let mut args = args;
@@ -439,6 +457,7 @@ impl<'a, H: Host> State<'a, H> {
             ctx,
             started: Tick::now(),
             registry,
+            token,
         }
     }
 }
@@ -484,6 +503,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                         name,
                         ctx,
                         started,
+                        token,
                         ..
                     } = std::mem::replace(state, State::Done)
                     else {
@@ -497,6 +517,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                             ctx,
                             confirmation: Confirmation::Given,
                             token: None,
+                            approved: Some(token),
                         },
                         Err(error) => return Poll::Ready(refuse::<A>(name, ctx, started, error)),
                     };
@@ -508,6 +529,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                         args,
                         ctx,
                         confirmation,
+                        approved,
                         ..
                     } = std::mem::replace(state, State::Done)
                     else {
@@ -519,6 +541,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                         args,
                         ctx,
                         confirmation,
+                        approved,
                         &mut this.span,
                         state,
                     ) {

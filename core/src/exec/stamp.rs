@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use super::{CallSpan, Policy};
-use crate::audit::{Acted, Audit, AuditRecord, Tick};
+use crate::audit::{Acted, Audit, AuditRecord, Tick, approval_id, refusing_gate};
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::{Risk, Tool};
 
@@ -30,6 +30,7 @@ impl Policy {
         span: &CallSpan,
         checked: bool,
         mut acted: Vec<Acted>,
+        approval: Option<&str>,
     ) -> Stamp {
         if !checked {
             check_output(tool, &self.content_limits, outcome);
@@ -53,19 +54,33 @@ impl Policy {
             tracing::warn!(target: "tool_registry", tool = tool.name(), duration_ms = stamp.duration_ms, "the tool ran past its timeout without waiting, where the timeout cannot stop it; mark it `#[tool(blocking)]`");
         }
         let failed = outcome.as_ref().map_or(true, |result| !result.success);
-        // Every field borrows: the record has nothing to drop, and is not asked to.
-        let record = std::mem::ManuallyDrop::new(AuditRecord {
+        let (gate, approval) = match failed {
+            true => refused_by(&code, &acted, outcome.as_ref().err(), approval),
+            false => (None, approval.map(|token| Cow::Owned(approval_id(token)))),
+        };
+        // A call a stage refused asked the cache nothing, or was not answered by it.
+        let cache = tool
+            .cache()
+            .filter(|_| gate.is_none())
+            .map(|_| cache_answer(&acted));
+        let record = AuditRecord {
             tool: Cow::Borrowed(tool.name()),
+            version: tool.version().map(Cow::Borrowed),
             user: ctx.user().map(Cow::Borrowed),
+            level: Some(ctx.scope().level()),
             chat_id: ctx.chat_id(),
             ts: stamp.ts,
             duration_ms: stamp.duration_ms,
             outcome: Cow::Borrowed(&code),
+            gate,
             risk: Some(tool.risk()),
             annotations: Some(tool.effective_annotations()),
+            cache,
+            approval,
             hooks: Cow::Borrowed(&acted),
-        });
+        };
         self.audit(&record, failed, span);
+        drop(record);
         if let Ok(result) = outcome {
             stamp.put(
                 &mut result.audit,
@@ -74,6 +89,7 @@ impl Policy {
                 code,
                 Some(tool.risk()),
             );
+            result.audit.cache = cache.map(Cow::Borrowed);
         }
         stamp
     }
@@ -109,15 +125,21 @@ impl Policy {
     ) -> Stamp {
         let risk = def.map(Tool::risk);
         let stamp = Stamp::now(started);
+        let gate = refusing_gate(&outcome, &[]);
         let record = AuditRecord {
             tool: Cow::Borrowed(tool),
+            version: def.and_then(Tool::version).map(Cow::Borrowed),
             user: ctx.user().map(Cow::Borrowed),
+            level: Some(ctx.scope().level()),
             chat_id: ctx.chat_id(),
             ts: stamp.ts,
             duration_ms: stamp.duration_ms,
             outcome,
+            gate,
             risk,
             annotations: def.map(Tool::effective_annotations),
+            cache: None,
+            approval: None,
             hooks: Cow::Borrowed(&[]),
         };
         self.audit(&record, true, span);
@@ -130,6 +152,38 @@ impl Policy {
         self.audit.record(record);
         span.close(&record.outcome, failed);
     }
+}
+
+/// Whether a cache tool's call was answered by the cache (`hit`, a kept result or an identical
+/// call's run) or ran its tool (`miss`).
+#[inline]
+fn cache_answer(acted: &[Acted]) -> &'static str {
+    match acted
+        .iter()
+        .any(|acted| acted.action == "hit" && &*acted.hook == "cache")
+    {
+        true => "hit",
+        false => "miss",
+    }
+}
+
+/// What the audit says of a failed call: the stage that refused it, and the approval it
+/// waits for (a new token) or ran under.
+#[cold]
+fn refused_by<'a>(
+    code: &str,
+    acted: &[Acted],
+    error: Option<&ToolError>,
+    approval: Option<&str>,
+) -> (Option<Cow<'a, str>>, Option<Cow<'a, str>>) {
+    let asked = match error {
+        Some(ToolError::NeedsApproval { token, .. }) => Some(token.as_str()),
+        _ => approval,
+    };
+    (
+        refusing_gate(code, acted),
+        asked.map(|token| Cow::Owned(approval_id(token))),
+    )
 }
 
 /// Stage 10, result cap: a result over `max` bytes of text shortened to fit.

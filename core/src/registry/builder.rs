@@ -309,6 +309,17 @@ impl RegistryBuilder {
         self
     }
 
+    /// Another place audit records go, after the ones set so far (the `tracing` event by
+    /// default): an audit trail, a metrics sink.
+    pub fn also_audit(mut self, sink: impl AuditSink + 'static) -> Self {
+        let before: Arc<dyn AuditSink> = match self.audit.take() {
+            Some(before) => before,
+            None => Arc::new(crate::audit::TracingAuditSink),
+        };
+        self.audit = Some(Arc::new((before, sink)));
+        self
+    }
+
     /// Whether every invocation logs the tool's annotations as a `tracing` event (on by
     /// default; target `tool_registry::annotations`).
     pub fn log_annotations(mut self, on: bool) -> Self {

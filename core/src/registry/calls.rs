@@ -72,6 +72,7 @@ impl Registry {
             ctx,
             Confirmation::Given,
         )
+        .approved_by(token)
         .await
     }
 

@@ -346,13 +346,18 @@ impl Registry {
         let now = Tick::now();
         let record = AuditRecord {
             tool: Cow::Owned(format!("{kind}{}", cut(what, 256))),
+            version: None,
             user: ctx.user().map(Cow::Borrowed),
+            level: Some(ctx.scope().level()),
             chat_id: ctx.chat_id(),
             ts: now.wall_time(),
             duration_ms: (now.millis_since(started) * 1000.0).round() / 1000.0,
             outcome: Cow::Borrowed(error.map_or("ok", OfferError::code)),
+            gate: None,
             risk: None,
             annotations: None,
+            cache: None,
+            approval: None,
             hooks: Cow::Borrowed(&[]),
         };
         self.policy.audit.record(&record);

@@ -189,6 +189,7 @@ impl Tasks {
                 tracing::info!(tool, %error, "a slow call did not become a task; it answers within its request");
                 return Ok(Started::Ended(joined_result(running.handle().await)));
             }
+            entered(record.status);
         }
         let running = running.release();
         let driver = Driver {
@@ -288,6 +289,7 @@ impl Tasks {
     ) -> Result<TaskRecord, TaskError> {
         for _ in 0..SWAP_ATTEMPTS {
             let mut task = self.load(owner, id).await?;
+            let before = task.status;
             if task.abandoned(now_ms()) {
                 let _ = task.fail(ABANDONED.to_owned());
             } else {
@@ -295,11 +297,20 @@ impl Tasks {
             }
             task.version += 1;
             if self.inner.store.swap(&task).await? {
+                if task.status != before {
+                    entered(task.status);
+                }
                 return Ok(task);
             }
         }
         Err(TaskError::Busy)
     }
+}
+
+/// A task entered `status`: the counter `tool_registry_tasks_total{state}` of the `metrics`
+/// facade (nothing but an atomic load where no recorder is installed).
+fn entered(status: super::TaskStatus) {
+    metrics::counter!("tool_registry_tasks_total", "state" => status.as_str()).increment(1);
 }
 
 /// Why a task whose instance stopped failed.
@@ -587,11 +598,16 @@ impl Driver {
                 let Some(mut task) = self.inner.store.load(&self.id).await? else {
                     return Ok(Some(false));
                 };
+                let before = task.status;
                 if change(&mut task).is_err() {
                     return Ok(Some(false));
                 }
                 task.version += 1;
-                Ok::<_, TaskError>(self.inner.store.swap(&task).await?.then_some(true))
+                let swapped = self.inner.store.swap(&task).await?;
+                if swapped && task.status != before {
+                    entered(task.status);
+                }
+                Ok::<_, TaskError>(swapped.then_some(true))
             }
             .await;
             match outcome {

@@ -31,6 +31,20 @@ pub const MCP_SDK: Venv = Venv {
     what: "the MCP Python SDK is",
 };
 
+/// Python's Prometheus client, whose parser reads `/metrics` (`target/py-prometheus`, or
+/// `$TOOLREG_PROMETHEUS_PYTHON`).
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses what it needs"
+)]
+pub const PROMETHEUS: Venv = Venv {
+    var: "TOOLREG_PROMETHEUS_PYTHON",
+    dir: "py-prometheus",
+    imports: "prometheus_client",
+    install: "prometheus_client==0.21.1",
+    what: "Python's prometheus_client is",
+};
+
 /// `$var` when set, else the virtualenv's Python at the workspace's root, once it imports what
 /// it must; fails naming the commands that make it when it does not.
 pub fn python(venv: &Venv) -> PathBuf {
