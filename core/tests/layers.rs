@@ -574,7 +574,13 @@ const CRATES: [&str; 11] = [
 ];
 
 /// The front ends, each a crate on the core's public API.
-const FRONT_ENDS: [&str; 5] = ["http/src", "mcp/src", "redis/src", "telemetry/src", "cli/src"];
+const FRONT_ENDS: [&str; 5] = [
+    "http/src",
+    "mcp/src",
+    "redis/src",
+    "telemetry/src",
+    "cli/src",
+];
 
 impl Crate {
     /// What of the hidden API (`#[doc(hidden)]`, `__private`, a `__name`) `path`, written in

@@ -3,6 +3,8 @@
 //! - `echo`: a bare axum server that answers a POST with its body (the floor of any HTTP server);
 //! - `module`: `module serve --http` (the `toolreg serve` command line, `tool_registry::cli`,
 //!   over this crate's tools), `POST /execute` of `util.echo`;
+//! - `module-audit`: the same with `--audit FILE`, every call's audit record appended to a
+//!   file;
 //! - `mcp-2025`: `module mcp --http`, `tools/call` of `util.echo` in a session of the 2025-11-25
 //!   revision (`initialize` first, one session per client);
 //! - `mcp-2026`: the same server, `tools/call` as the stateless 2026-07-28 revision writes it
@@ -105,6 +107,7 @@ fn main() {
 enum Target {
     Echo,
     Module,
+    ModuleAudit,
     Mcp2025,
     Mcp2026,
     Rmcp2025,
@@ -112,9 +115,10 @@ enum Target {
 }
 
 impl Target {
-    const ALL: [Self; 6] = [
+    const ALL: [Self; 7] = [
         Self::Echo,
         Self::Module,
+        Self::ModuleAudit,
         Self::Mcp2025,
         Self::Mcp2026,
         Self::Rmcp2025,
@@ -133,6 +137,7 @@ impl Target {
         match self {
             Self::Echo => "echo",
             Self::Module => "module",
+            Self::ModuleAudit => "module-audit",
             Self::Mcp2025 => "mcp-2025",
             Self::Mcp2026 => "mcp-2026",
             Self::Rmcp2025 => "rmcp-2025",
@@ -168,6 +173,14 @@ impl Server {
                 c.args(["serve", "--http", "127.0.0.1:0"]);
                 c
             }
+            Target::ModuleAudit => {
+                let mut c = Command::new(module);
+                let trail = audit_trail();
+                let _ = std::fs::remove_file(&trail);
+                c.arg("--audit").arg(trail);
+                c.args(["serve", "--http", "127.0.0.1:0"]);
+                c
+            }
             Target::Mcp2025 | Target::Mcp2026 => {
                 let mut c = Command::new(module);
                 c.args(["mcp", "--http", "127.0.0.1:0"]);
@@ -198,7 +211,7 @@ impl Server {
             .to_owned();
         let url = match target {
             Target::Echo => format!("{base}/echo"),
-            Target::Module => format!("{base}/execute"),
+            Target::Module | Target::ModuleAudit => format!("{base}/execute"),
             Target::Rmcp2025 | Target::Rmcp2026 => format!("{base}/mcp"),
             // `mcp --http` prints its endpoint.
             Target::Mcp2025 | Target::Mcp2026 => base,
@@ -241,7 +254,13 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(audit_trail());
     }
+}
+
+/// The audit trail of `module-audit`: a file of this run's own, removed with the server.
+fn audit_trail() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("load-audit-{}.jsonl", std::process::id()))
 }
 
 /// What one run measured.
@@ -305,7 +324,7 @@ impl Client {
             .build()
             .map_err(|e| e.to_string())?;
         let body = match target {
-            Target::Echo | Target::Module => {
+            Target::Echo | Target::Module | Target::ModuleAudit => {
                 format!(r#"{{"tool_name":"util.echo","arguments":{{"text":"{TEXT}"}}}}"#)
             }
             Target::Mcp2025 => call_body("util.echo", ""),

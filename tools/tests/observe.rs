@@ -781,3 +781,82 @@ fn spans_are_exported_over_grpc_too() {
         Some("function")
     );
 }
+
+/// `POST url` of `body` as JSON over a plain socket, with `Authorization: Bearer token` when
+/// given: the answer's head (lower case) and body.
+fn post(url: &str, token: Option<&str>, body: &Value) -> (String, String) {
+    let rest = url.trim_start_matches("http://");
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let body = body.to_string();
+    let auth = token.map_or_else(String::new, |token| {
+        format!("Authorization: Bearer {token}\r\n")
+    });
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (head.to_lowercase(), body.to_owned())
+}
+
+#[test]
+fn an_mcp_server_counts_its_sessions_and_the_tokens_it_refused() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("callers.toml"),
+        format!("[[caller]]\ntoken = \"{MODULE_TOKEN}\"\nuser = \"ann\"\nlevel = \"admin\"\n"),
+    )
+    .unwrap();
+    let log = dir.path().join("mcp.log");
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--metrics",
+            "127.0.0.1:0",
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--callers",
+            "callers.toml",
+        ],
+        &[],
+        &log,
+    );
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    });
+    let (head, _) = post(&server.addr, Some(MODULE_TOKEN), &initialize);
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("mcp-session-id:"), "{head}");
+    let (head, _) = post(&server.addr, Some(WRONG_TOKEN), &initialize);
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    let (_, text) = get(server.metrics.as_deref().unwrap());
+    assert_no_secret("/metrics", &text, &[MODULE_TOKEN, WRONG_TOKEN]);
+    let samples = parsed_by_prometheus_client(&text);
+    assert_eq!(
+        sample(
+            &samples,
+            "tool_registry_sessions_open",
+            &json!({"server": "mcp"})
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &samples,
+            "tool_registry_refused_requests_total",
+            &json!({"server": "mcp", "reason": "unauthorized"})
+        ),
+        Some(1.0)
+    );
+    drop(server);
+    let logs = std::fs::read_to_string(&log).unwrap();
+    assert!(logs.contains("a request was refused"), "{logs}");
+    assert_no_secret("the log", &logs, &[MODULE_TOKEN, WRONG_TOKEN]);
+}
