@@ -397,8 +397,13 @@ async fn confirm_if_asks_for_some_arguments_and_not_for_others() {
     };
     let record = records.last();
     assert_eq!(record.outcome, "needs_approval");
+    assert_eq!(record.gate.as_deref(), Some("confirmation"));
     assert_eq!(&*record.hooks[0].hook, "confirm_if");
     assert_eq!(record.hooks[0].action, "asked_approval");
+    // The trail names the approval by an id the token cannot be had from.
+    let id = tool_registry::audit::approval_id(&token);
+    assert_eq!(record.approval.as_deref(), Some(id.as_str()));
+    assert!(!id.contains(&token) && !token.contains(&id));
     // Bound to those exact arguments.
     let swapped = registry
         .call("delete_file", r#"{"path": "notes/other.md"}"#, &ctx)
@@ -415,6 +420,10 @@ async fn confirm_if_asks_for_some_arguments_and_not_for_others() {
         .await
         .unwrap();
     assert_eq!(done.content, json!("deleted notes/plan.md"));
+    // The call that ran under it names the same approval.
+    let record = records.last();
+    assert_eq!((record.outcome.as_ref(), record.gate), ("ok", None));
+    assert_eq!(record.approval.as_deref(), Some(id.as_str()));
 }
 
 #[tokio::test]

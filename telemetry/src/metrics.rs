@@ -105,7 +105,8 @@ impl AuditSink for MetricsSink {
             }
         }
         if let Some(result) = record.cache {
-            metrics::counter!(names::CACHE, "tool" => tool, "result" => result).increment(1);
+            metrics::counter!(names::CACHE, "tool" => tool, "result" => result.as_str())
+                .increment(1);
         }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
-//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives, the audit trail's schema), [`Acted`] (a hook that acted on the call), [`approval_id`] |
+//! | `record.rs` | [`Audit`] (on every result), [`AuditExtra`] (a tool's own entries), [`AuditRecord`] (what a sink receives, the audit trail's schema), [`Acted`] (a hook that acted on the call), [`CacheAnswer`], [`approval_id`] |
 //! | `sink.rs` | [`AuditSink`], [`TracingAuditSink`] (the default), [`JsonLinesAuditSink`] |
 //! | `clock.rs` | the counter (TSC) for durations and timestamps; the wall clock for expiries |
 
@@ -13,5 +13,5 @@ mod sink;
 
 pub(crate) use clock::{Tick, wall_now};
 pub(crate) use record::refusing_gate;
-pub use record::{Acted, Audit, AuditExtra, AuditRecord, approval_id};
+pub use record::{Acted, Audit, AuditExtra, AuditRecord, CacheAnswer, approval_id};
 pub use sink::{AuditSink, JsonLinesAuditSink, TracingAuditSink};

@@ -40,7 +40,7 @@ pub struct Audit {
     /// For a tool with a result cache: `hit` when a kept result answered the call (or an
     /// identical call's run was shared), `miss` when the tool ran. Absent for other tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<Cow<'static, str>>,
+    pub cache: Option<CacheAnswer>,
     /// The tool's own entries.
     #[serde(flatten)]
     pub extra: AuditExtra,
@@ -57,6 +57,27 @@ impl Audit {
             && self.risk.is_none()
             && self.cache.is_none()
             && self.extra.is_empty()
+    }
+}
+
+/// Whether a tool's result cache answered a call: what [`Audit::cache`] and
+/// [`AuditRecord::cache`] say, written `"hit"` or `"miss"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheAnswer {
+    /// A kept result answered the call, or an identical call's run was shared.
+    Hit,
+    /// The tool ran.
+    Miss,
+}
+
+impl CacheAnswer {
+    /// `hit` or `miss`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Hit => "hit",
+            Self::Miss => "miss",
+        }
     }
 }
 
@@ -208,7 +229,7 @@ pub struct AuditRecord<'a> {
     pub annotations: Option<Annotations>,
     /// For a tool with a result cache: `hit` or `miss`; absent for other tools.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache: Option<&'static str>,
+    pub cache: Option<CacheAnswer>,
     /// The id of the approval the call waited for or ran under ([`approval_id`]): never the
     /// token itself, which would approve the call.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,7 @@ impl AuditSink for TracingAuditSink {
             duration_ms = r.duration_ms,
             outcome = %r.outcome,
             gate = r.gate.as_deref(),
-            cache = r.cache,
+            cache = r.cache.map(super::CacheAnswer::as_str),
             approval = r.approval.as_deref(),
             risk = r.risk.map(Risk::as_str),
             read_only = r.annotations.and_then(|a| a.read_only),
@@ -83,7 +83,8 @@ impl<A: AuditSink, B: AuditSink> AuditSink for (A, B) {
 /// several processes may append to one file at once and every line stays whole.
 ///
 /// ```no_run
-/// use tool_registry::{JsonLinesAuditSink, Registry, TracingAuditSink};
+/// use tool_registry::Registry;
+/// use tool_registry::audit::{JsonLinesAuditSink, TracingAuditSink};
 ///
 /// let trail = JsonLinesAuditSink::open("audit.jsonl")?;
 /// let registry = Registry::builder().audit_sink((TracingAuditSink, trail)).build()?;

@@ -71,11 +71,12 @@ pub fn parse_args<T: DeserializeOwned>(args: ToolArgs<'_>) -> Result<T, ToolErro
 pub(crate) fn args_text(args: ToolArgs<'_>) -> Result<Cow<'_, str>, ToolError> {
     match args {
         ToolArgs::Text(text) => {
-            let trimmed = text.trim_start();
-            if trimmed.is_empty() || trimmed.trim_end() == "null" {
-                Ok(Cow::Borrowed("{}"))
-            } else if trimmed.starts_with('{') {
+            // JSON's whitespace is ASCII: read as bytes, an object's text is known by its first.
+            let trimmed = text.trim_ascii_start();
+            if trimmed.starts_with('{') {
                 Ok(Cow::Borrowed(text))
+            } else if trimmed.is_empty() || trimmed.trim_ascii_end() == "null" {
+                Ok(Cow::Borrowed("{}"))
             } else {
                 Err(not_an_object())
             }

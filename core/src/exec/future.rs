@@ -29,7 +29,7 @@ pub(crate) fn run_as<'a, A: Answer, H: Host>(
     name: &'a str,
     args: ToolArgs<'a>,
     ctx: &'a Ctx,
-    confirmation: Confirmation,
+    confirmation: Confirmation<'a>,
 ) -> CallFuture<'a, A, H> {
     CallFuture {
         answer: std::marker::PhantomData,
@@ -41,7 +41,6 @@ pub(crate) fn run_as<'a, A: Answer, H: Host>(
             ctx,
             confirmation,
             token: None,
-            approved: None,
         },
     }
 }
@@ -134,15 +133,6 @@ impl<'a, A: Answer, H: Host> CallFuture<'a, A, H> {
         self
     }
 
-    /// The same call, run under the approval of `token`, already taken back: its audit names
-    /// the approval.
-    pub(crate) fn approved_by(mut self, token: &'a str) -> Self {
-        if let State::Start { approved, .. } = &mut self.state {
-            *approved = Some(token);
-        }
-        self
-    }
-
     /// The same call, made with the approval token of an earlier call of it.
     pub(crate) fn approved(mut self, approval: &'a str) -> Self {
         if let State::Start { token, .. } = &mut self.state {
@@ -159,11 +149,9 @@ enum State<'a, H> {
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
-        confirmation: Confirmation,
+        confirmation: Confirmation<'a>,
         /// The approval token the call comes back with, taken back before the call starts.
         token: Option<&'a str>,
-        /// The approval token the call was taken back with, for its audit.
-        approved: Option<&'a str>,
     },
     /// The approval token being taken back: the arguments come back with it when it is this
     /// call's.
@@ -209,8 +197,6 @@ struct Finish<'a, H> {
     started: Tick,
     limit: Duration,
     ctx: &'a Ctx,
-    /// The approval token the call runs under, if any.
-    approval: Option<&'a str>,
 }
 
 impl<H: Host> Finish<'_, H> {
@@ -221,6 +207,7 @@ impl<H: Host> Finish<'_, H> {
         span: &CallSpan,
         checked: bool,
         acted: Vec<Acted>,
+        approval: Option<String>,
     ) -> A::Output {
         let stamp = self.registry.policy().finish(
             &self.tool,
@@ -231,7 +218,7 @@ impl<H: Host> Finish<'_, H> {
             span,
             checked,
             acted,
-            self.approval,
+            approval,
         );
         A::answer(outcome, |audit| {
             let code = audit.outcome.take().unwrap_or(Cow::Borrowed("failed"));
@@ -250,8 +237,7 @@ impl<'a, H: Host> State<'a, H> {
         name: &'a str,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
-        confirmation: Confirmation,
-        approval: Option<&'a str>,
+        confirmation: Confirmation<'a>,
         span: &mut CallSpan,
         state: &mut Self,
     ) -> Result<(), A::Output> {
@@ -289,12 +275,11 @@ impl<'a, H: Host> State<'a, H> {
             started,
             limit,
             ctx,
-            approval,
         };
         // The arguments are measured before anything reads them, approvals included.
         let mut args = args;
         if let Err(error) = admit_args(&mut args, max_bytes) {
-            return Err(audit.finish::<A>(Err(error), span, false, Vec::new()));
+            return Err(audit.finish::<A>(Err(error), span, false, Vec::new(), None));
         }
         if !direct {
             let tool = audit.tool.clone();
@@ -339,7 +324,7 @@ impl<'a, H: Host> State<'a, H> {
                 };
                 Ok(())
             }
-            Err(error) => Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
+            Err(error) => Err(audit.finish::<A>(Err(error), span, false, Vec::new(), None)),
         }
     }
 
@@ -352,7 +337,7 @@ impl<'a, H: Host> State<'a, H> {
         registry: &'a H,
         args: ToolArgs<'a>,
         ctx: &'a Ctx,
-        confirmation: Confirmation,
+        confirmation: Confirmation<'a>,
         started: Tick,
         limit: Duration,
         mask: u64,
@@ -371,7 +356,7 @@ impl<'a, H: Host> State<'a, H> {
         let mut call = HookCall::new(audit.tool.clone(), ctx, written);
         let mut handler = match validate_by(registry, &audit.tool, args, ctx, started, limit) {
             Ok(handler) => handler,
-            Err(error) => return Err(audit.finish::<A>(Err(error), span, false, Vec::new())),
+            Err(error) => return Err(audit.finish::<A>(Err(error), span, false, Vec::new(), None)),
         };
         let mut acted = Vec::new();
         let tool = &audit.tool;
@@ -412,7 +397,7 @@ impl<'a, H: Host> State<'a, H> {
                 };
                 Ok(())
             }
-            Err(error) => Err(audit.finish::<A>(Err(error), span, false, acted)),
+            Err(error) => Err(audit.finish::<A>(Err(error), span, false, acted, None)),
         }
     }
 }
@@ -515,9 +500,8 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                             name,
                             args,
                             ctx,
-                            confirmation: Confirmation::Given,
+                            confirmation: Confirmation::Approved(token),
                             token: None,
-                            approved: Some(token),
                         },
                         Err(error) => return Poll::Ready(refuse::<A>(name, ctx, started, error)),
                     };
@@ -529,7 +513,6 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                         args,
                         ctx,
                         confirmation,
-                        approved,
                         ..
                     } = std::mem::replace(state, State::Done)
                     else {
@@ -541,7 +524,6 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
                         args,
                         ctx,
                         confirmation,
-                        approved,
                         &mut this.span,
                         state,
                     ) {
@@ -558,7 +540,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
         }
         // What runs from here on (the stages that wait, the handler, the audit) sees the
         // call's span as the current one, on every poll.
-        let (mut checked, mut acted) = (false, Vec::new());
+        let (mut checked, mut acted, mut approval) = (false, Vec::new(), None);
         let _in = this.span.enter();
         let mut outcome = match state {
             State::Direct { guarded, .. } | State::Hooked { guarded, .. } => {
@@ -566,7 +548,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
             }
             State::Staged { stages, .. } => {
                 let done = std::task::ready!(stages.as_mut().poll(cx));
-                (checked, acted) = (true, done.acted);
+                (checked, acted, approval) = (true, done.acted, done.approval);
                 done.outcome
             }
             State::Start { .. } | State::Approving { .. } | State::Done => {
@@ -599,7 +581,7 @@ impl<A: Answer, H: Host> Future for CallFuture<'_, A, H> {
             State::Direct { audit, .. }
             | State::Staged { audit, .. }
             | State::Hooked { audit, .. } => {
-                Poll::Ready(audit.finish::<A>(outcome, &span, checked, acted))
+                Poll::Ready(audit.finish::<A>(outcome, &span, checked, acted, approval))
             }
             State::Start { .. } | State::Approving { .. } | State::Done => unreachable!(),
         }

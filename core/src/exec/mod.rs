@@ -132,11 +132,13 @@ pub(crate) use staged::validate;
 pub(crate) use stamp::Stamp;
 pub(crate) use stamp::tool_name;
 
-/// Whether the confirmation stage already happened for this call.
+/// Whether the confirmation stage already happened for this call: not yet, given by the
+/// application, or by a person's approval of the token (which the call's audit names).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Confirmation {
+pub(crate) enum Confirmation<'a> {
     Required,
     Given,
+    Approved(&'a str),
 }
 
 /// What a call asks of the registry that runs it, when it starts: the pipeline takes these as

@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use super::{Confirmation, Host};
-use crate::audit::Tick;
+use crate::audit::{Tick, approval_id};
 use crate::call::{Ctx, ToolArgs, ToolError, ToolResult, with_timeout};
 use crate::call::{Guarded, Handler, panicked};
 use crate::def::{CachePolicy, Tool};
@@ -27,6 +27,8 @@ const SLOW_TEXT: usize = 4096;
 pub(super) struct Staged {
     pub(super) outcome: Result<ToolResult, ToolError>,
     pub(super) acted: Vec<Acted>,
+    /// The id of the approval the call ran under ([`approval_id`]), for its audit.
+    pub(super) approval: Option<String>,
 }
 
 /// The names the built-in stages act under in the audit record.
@@ -54,10 +56,14 @@ pub(super) async fn staged<'a, H: Host>(
     hooks: Hooks<'a>,
     begin: Begin<'a>,
     ctx: &'a Ctx,
-    confirmation: Confirmation,
+    confirmation: Confirmation<'a>,
     started: Tick,
     limit: Duration,
 ) -> Staged {
+    let approval = match confirmation {
+        Confirmation::Approved(token) => Some(approval_id(token)),
+        _ => None,
+    };
     let entry = tool.entry();
     let hooked = hooks.any();
     let confirmable =
@@ -233,13 +239,18 @@ pub(super) async fn staged<'a, H: Host>(
                 {
                     outcome = Err(error);
                 }
-                return Staged { outcome, acted };
+                return Staged {
+                    outcome,
+                    acted,
+                    approval,
+                };
             }
         };
         host.policy().gates.release(permit.take()).await;
         return Staged {
             outcome: end,
             acted,
+            approval,
         };
     }
     unreachable!("validation always precedes the handler stage, which ends the call")
@@ -269,7 +280,11 @@ pub(super) async fn after_rest<'a>(
         Ok(()) => Ok(result),
         Err(error) => Err(error),
     };
-    Staged { outcome, acted }
+    Staged {
+        outcome,
+        acted,
+        approval: None,
+    }
 }
 
 /// A cache that could not be read or written: no cache for this call, never a wrong answer.

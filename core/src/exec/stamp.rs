@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use super::{CallSpan, Policy};
-use crate::audit::{Acted, Audit, AuditRecord, Tick, approval_id, refusing_gate};
+use crate::audit::{Acted, Audit, AuditRecord, CacheAnswer, Tick, approval_id, refusing_gate};
 use crate::call::{Ctx, ToolError, ToolResult};
 use crate::def::{Risk, Tool};
 
@@ -30,7 +30,7 @@ impl Policy {
         span: &CallSpan,
         checked: bool,
         mut acted: Vec<Acted>,
-        approval: Option<&str>,
+        approval: Option<String>,
     ) -> Stamp {
         if !checked {
             check_output(tool, &self.content_limits, outcome);
@@ -56,14 +56,16 @@ impl Policy {
         let failed = outcome.as_ref().map_or(true, |result| !result.success);
         let (gate, approval) = match failed {
             true => refused_by(&code, &acted, outcome.as_ref().err(), approval),
-            false => (None, approval.map(|token| Cow::Owned(approval_id(token)))),
+            false => (None, approval.map(Cow::Owned)),
         };
-        // A call a stage refused asked the cache nothing, or was not answered by it.
-        let cache = tool
-            .cache()
-            .filter(|_| gate.is_none())
-            .map(|_| cache_answer(&acted));
-        let record = AuditRecord {
+        // A call a stage refused asked the cache nothing, or was not answered by it; a tool
+        // with a cache takes the staged path, which checked its result (`checked`).
+        let cache = match checked && gate.is_none() && tool.cache().is_some() {
+            true => Some(cache_answer(&acted)),
+            false => None,
+        };
+        // Every field but the two texts of a failed call borrows: nothing else to drop.
+        let record = std::mem::ManuallyDrop::new(AuditRecord {
             tool: Cow::Borrowed(tool.name()),
             version: tool.version().map(Cow::Borrowed),
             user: ctx.user().map(Cow::Borrowed),
@@ -78,9 +80,14 @@ impl Policy {
             cache,
             approval,
             hooks: Cow::Borrowed(&acted),
-        };
+        });
         self.audit(&record, failed, span);
-        drop(record);
+        if failed {
+            let record = std::mem::ManuallyDrop::into_inner(record);
+            drop((record.gate, record.approval));
+        } else if record.approval.is_some() {
+            drop(std::mem::ManuallyDrop::into_inner(record).approval);
+        }
         if let Ok(result) = outcome {
             stamp.put(
                 &mut result.audit,
@@ -89,7 +96,7 @@ impl Policy {
                 code,
                 Some(tool.risk()),
             );
-            result.audit.cache = cache.map(Cow::Borrowed);
+            result.audit.cache = cache;
         }
         stamp
     }
@@ -157,13 +164,13 @@ impl Policy {
 /// Whether a cache tool's call was answered by the cache (`hit`, a kept result or an identical
 /// call's run) or ran its tool (`miss`).
 #[inline]
-fn cache_answer(acted: &[Acted]) -> &'static str {
+fn cache_answer(acted: &[Acted]) -> CacheAnswer {
     match acted
         .iter()
         .any(|acted| acted.action == "hit" && &*acted.hook == "cache")
     {
-        true => "hit",
-        false => "miss",
+        true => CacheAnswer::Hit,
+        false => CacheAnswer::Miss,
     }
 }
 
@@ -174,16 +181,13 @@ fn refused_by<'a>(
     code: &str,
     acted: &[Acted],
     error: Option<&ToolError>,
-    approval: Option<&str>,
+    approval: Option<String>,
 ) -> (Option<Cow<'a, str>>, Option<Cow<'a, str>>) {
-    let asked = match error {
-        Some(ToolError::NeedsApproval { token, .. }) => Some(token.as_str()),
+    let approval = match error {
+        Some(ToolError::NeedsApproval { token, .. }) => Some(approval_id(token)),
         _ => approval,
     };
-    (
-        refusing_gate(code, acted),
-        asked.map(|token| Cow::Owned(approval_id(token))),
-    )
+    (refusing_gate(code, acted), approval.map(Cow::Owned))
 }
 
 /// Stage 10, result cap: a result over `max` bytes of text shortened to fit.

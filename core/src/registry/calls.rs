@@ -70,9 +70,8 @@ impl Registry {
             &pending.tool,
             ToolArgs::Value(args),
             ctx,
-            Confirmation::Given,
+            Confirmation::Approved(token),
         )
-        .approved_by(token)
         .await
     }
 
