@@ -31,7 +31,7 @@
 //! | file | what |
 //! | --- | --- |
 //! | `output.rs` | the exit codes ([`EXIT_OK`], [`EXIT_TOOL_ERROR`], [`EXIT_USAGE`], [`EXIT_PIPE_CLOSED`]), the streams that note a closed standard output, JSON as every command prints it, text made safe for a terminal |
-//! | `logs.rs` | the logs on standard error: [`LogFormat`], `RUST_LOG` ([`DEFAULT_LOG_FILTER`] unless set), what a server says when it starts and stops |
+//! | `logs.rs` | what an operator sees: the logs on standard error ([`LogFormat`], `RUST_LOG`, [`DEFAULT_LOG_FILTER`] unless set, spans over OTLP with feature `otlp`), `--audit`, `--metrics` (feature `metrics`), what a server says when it starts and stops |
 //! | `blocks.rs` | a result's blocks as `call` prints them: binary ones by kind, MIME type and size, or saved with `--save DIR` in new files |
 //! | `runtime.rs` | the async runtime: one current-thread runtime per run, ended without waiting for a timed-out blocking tool |
 //! | `switches.rs` | the switch file: `--switches`, `disable` and `enable` in it, a running server following it |

@@ -54,6 +54,7 @@ impl Telemetry {
         #[cfg(feature = "otlp")]
         {
             let traces = crate::otlp::Traces::from_env()?;
+            crate::trail::EXPORTING.store(traces.is_some(), std::sync::atomic::Ordering::Relaxed);
             let mut layers = vec![lines];
             layers.extend(traces.as_ref().map(crate::otlp::Traces::layer));
             tracing_subscriber::registry()

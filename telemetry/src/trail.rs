@@ -22,11 +22,20 @@ pub fn audit_trail(
     Ok(sink.with_field("trace_id", current_trace_id))
 }
 
+/// Whether this process exports its spans ([`Telemetry::init`](crate::Telemetry) found an OTLP
+/// endpoint): without it no span has a trace id, and none is looked for.
+#[cfg(feature = "otlp")]
+pub(crate) static EXPORTING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// The id of the trace the current span belongs to, in 32 hex digits: with the `otlp` feature,
 /// when spans are exported ([`Telemetry`](crate::Telemetry)); `None` otherwise.
 pub fn current_trace_id() -> Option<String> {
     #[cfg(feature = "otlp")]
     {
+        if !EXPORTING.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
         use opentelemetry::trace::TraceContextExt as _;
         use tracing_opentelemetry::OpenTelemetrySpanExt as _;
         let span = tracing::Span::current();

@@ -389,66 +389,60 @@ fn metrics_count_the_calls_as_pythons_prometheus_parser_reads_them() {
     assert!(status.contains("200"), "{status}");
     assert_no_secret("/metrics", &text, &[MODULE_TOKEN, WRONG_TOKEN, ARGUMENT]);
     let samples = parsed_by_prometheus_client(&text);
-    let value = |name: &str, labels: Value| sample(&samples, name, &labels);
-    assert_eq!(
-        value(
+    // Each counter as the calls above make it: three answered (one from the cache), one
+    // refused by validation, one with a refused token.
+    let expected = [
+        (
             "tool_registry_tool_calls_total",
-            json!({"tool": "research", "outcome": "ok"})
+            json!({"tool": "research", "outcome": "ok"}),
+            3.0,
         ),
-        Some(3.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_tool_calls_total",
-            json!({"tool": "research", "outcome": "invalid_arguments"})
+            json!({"tool": "research", "outcome": "invalid_arguments"}),
+            1.0,
         ),
-        Some(1.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_tool_call_duration_seconds_count",
-            json!({"tool": "research"})
+            json!({"tool": "research"}),
+            4.0,
         ),
-        Some(4.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_tool_call_duration_seconds_bucket",
-            json!({"tool": "research", "le": "+Inf"})
+            json!({"tool": "research", "le": "+Inf"}),
+            4.0,
         ),
-        Some(4.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_gate_refusals_total",
-            json!({"gate": "validate"})
+            json!({"gate": "validate"}),
+            1.0,
         ),
-        Some(1.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_cache_requests_total",
-            json!({"tool": "research", "result": "hit"})
+            json!({"tool": "research", "result": "hit"}),
+            1.0,
         ),
-        Some(1.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_cache_requests_total",
-            json!({"tool": "research", "result": "miss"})
+            json!({"tool": "research", "result": "miss"}),
+            2.0,
         ),
-        Some(2.0)
-    );
-    assert_eq!(
-        value(
+        (
             "tool_registry_refused_requests_total",
-            json!({"server": "modules", "reason": "wrong_token"})
+            json!({"server": "modules", "reason": "wrong_token"}),
+            1.0,
         ),
-        Some(1.0)
-    );
-    // The scrape's own connection is the one open now.
+    ];
+    for (name, labels, value) in expected {
+        assert_eq!(
+            sample(&samples, name, &labels),
+            Some(value),
+            "{name} {labels}"
+        );
+    }
+    // The calls' connections have closed; the scrape's is the metrics server's, not counted.
     assert_eq!(
-        value("tool_registry_connections_open", json!({})),
+        sample(&samples, "tool_registry_connections_open", &json!({})),
         Some(0.0)
     );
 }
