@@ -854,3 +854,29 @@ fn an_mcp_server_counts_its_sessions_and_the_tokens_it_refused() {
     assert!(logs.contains("a request was refused"), "{logs}");
     assert_no_secret("the log", &logs, &[MODULE_TOKEN, WRONG_TOKEN]);
 }
+
+#[test]
+fn a_name_no_tool_has_reaches_the_log_escaped_and_cut() {
+    let dir = workspace();
+    let name = format!("evil\nforged line {}\u{1b}[31m", "x".repeat(300));
+    let called = toolreg_command(dir.path(), &["call", &name, "{}"])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    assert_eq!(called.status.code(), Some(1));
+    let logs = String::from_utf8_lossy(&called.stderr);
+    let line = logs
+        .lines()
+        .find(|line| line.contains("outcome=unknown_tool"))
+        .unwrap_or_else(|| panic!("no line for the call: {logs}"));
+    assert!(line.contains(r"evil\nforged line"), "{line}");
+    assert!(
+        !logs.lines().any(|line| line.starts_with("forged")),
+        "{logs}"
+    );
+    assert!(
+        !logs.contains('\u{1b}'),
+        "a terminal escape reached the log"
+    );
+    assert!(!line.contains(&"x".repeat(100)), "cut: {line}");
+}

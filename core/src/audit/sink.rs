@@ -19,7 +19,7 @@ impl AuditSink for TracingAuditSink {
     fn record(&self, r: &AuditRecord<'_>) {
         tracing::info!(
             target: "tool_registry::audit",
-            tool = %r.tool,
+            tool = %super::Shown::name(&r.tool),
             version = r.version.as_deref(),
             user = r.user.as_deref(),
             level = r.level.map(|level| level.as_str()),

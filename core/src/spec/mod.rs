@@ -52,4 +52,4 @@ pub use depth::MAX_SCHEMA_DEPTH;
 pub use handler::ToolHandler;
 pub use registration::{Origin, RegisterError, RegistryChange, RegistrySnapshot, SnapshotEntry};
 pub use tool_spec::SpecError;
-pub(crate) use tool_spec::{Fields, MAX_NAME_LEN, ToolSpec};
+pub(crate) use tool_spec::{Fields, ToolSpec};

@@ -13,7 +13,7 @@ use crate::meta::{Annotations, Permission};
 use super::depth::{self, MAX_SCHEMA_DEPTH};
 
 // The rules `#[tool]` applies to a name at compile time, the same here.
-pub(crate) use tool_registry_rules::{MAX_NAME_LEN, check_name};
+pub(crate) use tool_registry_rules::check_name;
 
 /// What a tool registered at run time is: its name and version, what the model reads, the
 /// schemas of its input and output, its labels, and the policy keys a `#[tool]` can declare.
