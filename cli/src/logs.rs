@@ -66,6 +66,11 @@ pub(super) struct ObserveArgs {
     #[cfg(feature = "metrics")]
     #[arg(long, global = true, value_name = "ADDR")]
     metrics: Option<String>,
+    /// Let `--metrics` listen beyond loopback. The metrics ask for no credentials: whoever
+    /// reaches the address reads the names of the tools called and how often.
+    #[cfg(feature = "metrics")]
+    #[arg(long, global = true)]
+    metrics_public: bool,
 }
 
 /// The metrics of this run, and the address they are served on, until a server takes them.
@@ -92,6 +97,14 @@ impl ObserveArgs {
             let listener = std::net::TcpListener::bind(address.as_str())
                 .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
                 .map_err(|error| format!("--metrics: cannot listen on {address}: {error}"))?;
+            let local = listener
+                .local_addr()
+                .is_ok_and(|addr| addr.ip().is_loopback());
+            if !local && !self.metrics_public {
+                return Err(format!(
+                    "--metrics: {address} is beyond loopback, and the metrics ask for no credentials; listen on 127.0.0.1, or add --metrics-public"
+                ));
+            }
             let metrics = tool_registry_telemetry::Metrics::install()
                 .map_err(|error| format!("--metrics: {error}"))?;
             builder = builder.also_audit(metrics.sink());

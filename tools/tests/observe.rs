@@ -880,3 +880,17 @@ fn a_name_no_tool_has_reaches_the_log_escaped_and_cut() {
     );
     assert!(!line.contains(&"x".repeat(100)), "cut: {line}");
 }
+
+#[test]
+fn metrics_beyond_loopback_need_their_own_flag() {
+    let dir = workspace();
+    let refused = toolreg_command(
+        dir.path(),
+        &["--metrics", "0.0.0.0:0", "serve", "--http", "127.0.0.1:0"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("--metrics-public"), "{said}");
+}
