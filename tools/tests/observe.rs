@@ -440,11 +440,25 @@ fn metrics_count_the_calls_as_pythons_prometheus_parser_reads_them() {
             "{name} {labels}"
         );
     }
-    // The calls' connections have closed; the scrape's is the metrics server's, not counted.
-    assert_eq!(
-        sample(&samples, "tool_registry_connections_open", &json!({})),
-        Some(0.0)
-    );
+    // The calls' connections were counted, and are let go once the server sees them close
+    // (the scrape's own is the metrics server's, not counted).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, text) = get(server.metrics.as_deref().unwrap());
+        let open = sample(
+            &parsed_by_prometheus_client(&text),
+            "tool_registry_connections_open",
+            &json!({}),
+        );
+        if open == Some(0.0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "connections still open: {open:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Spans an OTLP receiver was sent: `(service.name, span)`, as the official definitions decode
