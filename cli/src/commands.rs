@@ -80,6 +80,12 @@ pub(super) fn strict_tools(
     exit_code(err, written)
 }
 
+/// `text` on one line: its lines joined by a space, as a description wrapped in a doc comment
+/// reads.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// `toolreg call NAME ARGS`: one call as the model would make it, in `ctx` (the caller's scope,
 /// and the user's message when given).
 pub(super) fn call(
@@ -91,8 +97,34 @@ pub(super) fn call(
     args: &str,
     save: Option<&std::path::Path>,
 ) -> i32 {
+    // Arguments that are not JSON at all are the command line's typing error, not the tool's.
+    if !args.trim().is_empty()
+        && let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(args)
+    {
+        let _ = writeln!(
+            err,
+            "error: the arguments are not JSON ({error}); write one JSON object, in single quotes in a shell: '{{\"query\": \"rate limits\"}}'"
+        );
+        return EXIT_USAGE;
+    }
     let outcome = block_on(err, registry.call(name, args, ctx).for_model());
-    finish(out, err, outcome.map(Ok), save)
+    let waits = outcome
+        .as_ref()
+        .and_then(tool_registry_core::task::approval_token)
+        .is_some();
+    let code = finish(out, err, outcome.map(Ok), save);
+    // What to type next, said where a person reads it; the token itself stays in the answer
+    // (standard error is where the logs go, and a token approves the call).
+    if waits {
+        let user = ctx
+            .user()
+            .map_or_else(String::new, |user| format!("--user {} ", shown(user)));
+        let _ = writeln!(
+            err,
+            "the call waits for a person: `toolreg {user}approve TOKEN` runs it, `toolreg {user}deny TOKEN REASON` refuses it; TOKEN is the answer's `content.error.token`"
+        );
+    }
+    code
 }
 
 /// `toolreg deny TOKEN REASON`: refuses a call waiting for approval.
@@ -160,7 +192,7 @@ pub(super) fn list(
             out,
             "{:width$}  {}",
             shown(tool.name()),
-            shown(tool.short_description())
+            shown(&one_line(tool.short_description()))
         )?;
         if verbose {
             match tool.source() {

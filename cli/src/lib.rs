@@ -537,6 +537,16 @@ fn switch(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    // A selector that covers no tool here is a typing error more often than a switch for
+    // tools elsewhere: nothing is written.
+    if args.covered(edges.registry) == 0 {
+        let _ = writeln!(
+            err,
+            "error: no tool matches {}; `toolreg list` shows the tools (a tag or category: `toolreg catalog`)",
+            args.shown()
+        );
+        return EXIT_TOOL_ERROR;
+    }
     #[cfg(feature = "redis")]
     if let Some(fleet) = edges.fleet {
         return fleet::switch(fleet, args, off, edges.registry, out, err);

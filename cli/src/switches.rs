@@ -104,6 +104,30 @@ impl SwitchFileArgs {
 }
 
 impl SwitchArgs {
+    /// How many tools of `registry`, on or off, the selector covers.
+    pub(super) fn covered(&self, registry: &Registry) -> usize {
+        let selector = self.selector(registry);
+        let tools = registry.tools(tool_registry_core::Listing::every());
+        tools
+            .iter()
+            .filter(|tool| match &selector {
+                Selector::Name(name) => tool.name() == name,
+                Selector::Tag(tag) => tool.tags().any(|t| t == tag),
+                Selector::Category(category) => tool.category() == Some(category.as_str()),
+            })
+            .count()
+    }
+
+    /// What the selector names, as a person would write it: `nope`, `--tag write`.
+    pub(super) fn shown(&self) -> String {
+        match (&self.name, &self.tag, &self.category) {
+            (Some(name), ..) => format!("`{}`", shown(name)),
+            (None, Some(tag), _) => format!("`--tag {}`", shown(tag)),
+            (None, None, Some(category)) => format!("`--category {}`", shown(category)),
+            (None, None, None) => String::new(),
+        }
+    }
+
     /// The selector the flags name; an alias is kept as the tool's own name, as the registry
     /// does.
     pub(super) fn selector(&self, registry: &Registry) -> Selector {

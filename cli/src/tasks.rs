@@ -82,7 +82,7 @@ pub(super) fn tasks(
     let Some(store) = store else {
         let _ = writeln!(
             err,
-            "error: tasks live in the memory of the server that runs them; give --redis URL (or $TOOLREG_REDIS) to read a fleet's"
+            "error: tasks live in the memory of the server that runs them; give --redis URL (or $TOOLREG_REDIS) to read a fleet's tasks."
         );
         return EXIT_USAGE;
     };
@@ -91,6 +91,9 @@ pub(super) fn tasks(
     let outcome = block_on(err, async {
         match &command {
             TasksCommand::List => tasks.list(&owner).await.map(|list| {
+                if list.is_empty() {
+                    let _ = writeln!(out, "no tasks");
+                }
                 for task in list {
                     let when =
                         std::time::UNIX_EPOCH + std::time::Duration::from_millis(task.updated_ms);

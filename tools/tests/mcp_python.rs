@@ -178,7 +178,11 @@ fn two_instances_on_one_redis_answer_for_each_others_tasks() {
         );
         assert!(String::from_utf8_lossy(&theirs.stderr).contains("task not found"));
         let listed = toolreg(&[who, &["tasks", "list"]].concat());
-        assert!(listed.stdout.is_empty(), "{listed:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&listed.stdout).trim(),
+            "no tasks",
+            "{listed:?}"
+        );
     }
     let ended = toolreg(&["--user", "ann", "--level", "admin", "tasks", "cancel", id]);
     assert!(

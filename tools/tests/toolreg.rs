@@ -848,6 +848,26 @@ fn disable_and_enable_hold_for_every_later_command_through_the_switch_file() {
     toolreg(dir.path(), &["enable", "file_manager.read"]);
     assert_eq!(names(&[]), all);
 
+    // A selector that covers no tool says so, fails, and writes nothing.
+    let before = std::fs::read(dir.path().join(".toolreg-switches.json")).unwrap();
+    for args in [
+        &["disable", "nope"][..],
+        &["enable", "--tag", "nope"],
+        &["disable", "--category", "nope"],
+    ] {
+        let unknown = toolreg(dir.path(), args);
+        assert_eq!(unknown.status.code(), Some(1), "{args:?}: {unknown:?}");
+        let said = String::from_utf8_lossy(&unknown.stderr);
+        assert!(
+            said.contains("no tool matches") && said.contains("nope"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join(".toolreg-switches.json")).unwrap(),
+        before
+    );
+
     // One selector, exactly.
     let none = toolreg(dir.path(), &["disable"]);
     assert_eq!(none.status.code(), Some(2), "{none:?}");
@@ -1197,5 +1217,57 @@ fn the_audit_record_names_each_hook_that_acted() {
     assert!(
         from > hooks::LIST_LIMIT && to <= hooks::LIST_LIMIT,
         "{detail}"
+    );
+}
+
+#[test]
+fn the_command_line_says_what_to_do_next_where_a_person_reads_it() {
+    let dir = workspace();
+    // Arguments that are not JSON are a usage error, said on standard error.
+    let typo = toolreg(dir.path(), &["call", "research", "{query: 'x'}"]);
+    assert_eq!(typo.status.code(), Some(2), "{typo:?}");
+    assert!(typo.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("not JSON"));
+    // A call that waits for approval names the commands that answer it; its token stays in
+    // the answer, never on standard error, where the logs go.
+    std::fs::create_dir_all(dir.path().join("sandbox")).unwrap();
+    std::fs::write(dir.path().join("sandbox/a.txt"), "x").unwrap();
+    let held = toolreg(
+        dir.path(),
+        &[
+            "--user",
+            "alice",
+            "call",
+            "file_manager.delete_file",
+            r#"{"path": "a.txt"}"#,
+        ],
+    );
+    assert_eq!(held.status.code(), Some(1));
+    let token = stdout_json(&held)["content"]["error"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let said = String::from_utf8_lossy(&held.stderr);
+    assert!(
+        said.contains("`toolreg --user alice approve TOKEN`"),
+        "{said}"
+    );
+    assert!(!said.contains(&token), "{said}");
+    // One line per tool, a description wrapped in its doc comment included.
+    let listed = toolreg(dir.path(), &["list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let chart = text
+        .lines()
+        .find(|line| line.starts_with("chart.export"))
+        .unwrap();
+    assert!(chart.ends_with("`chart.draw` draws from them."), "{chart}");
+    assert!(!text.contains("\\n"), "{text}");
+    // Tasks without a fleet: a whole sentence that names the flag.
+    let tasks = toolreg(dir.path(), &["tasks", "list"]);
+    assert_eq!(tasks.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&tasks.stderr)
+            .trim_end()
+            .ends_with("to read a fleet's tasks.")
     );
 }
