@@ -159,7 +159,8 @@ impl McpServer {
 
     /// Runs this server on standard input and output until the client closes the stream. A
     /// line over [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES), or one that is not a JSON-RPC
-    /// message, gets a JSON-RPC error and the next line is served.
+    /// message, gets a JSON-RPC error and the next line is served. A client that closes its end
+    /// before `initialize` ends the server with `Ok`, as one that closes it later does.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
         self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
             .await
@@ -172,14 +173,19 @@ impl McpServer {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let running = self
+        let running = match self
             .serve(super::stdio::StdioTransport::<R>::new(
                 input,
                 output,
                 super::MAX_LINE_BYTES,
             ))
             .await
-            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        {
+            Ok(running) => running,
+            // A client that went away before `initialize` ended nothing that had begun.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(error) => return Err(std::io::Error::other(error.to_string())),
+        };
         running
             .waiting()
             .await

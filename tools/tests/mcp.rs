@@ -872,3 +872,18 @@ async fn follows_and_cancels(registry: &tool_registry::Registry, root: &Path, fl
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+#[test]
+fn a_client_that_leaves_before_initialize_ends_the_stdio_server_cleanly() {
+    let dir = workspace();
+    let left = common::toolreg_command(dir.path(), &["mcp"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(left.status.code(), Some(0), "{left:?}");
+    assert!(
+        left.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&left.stderr)
+    );
+}

@@ -151,6 +151,31 @@ fn usage_errors_exit_2() {
         Some(2)
     );
     assert_eq!(toolreg(dir.path(), &["--kb"]).status.code(), Some(2));
+    // A knowledge base named that is not there: an error naming it, not an empty search.
+    let missing = toolreg(
+        dir.path(),
+        &[
+            "--kb",
+            "no-such-folder",
+            "call",
+            "research",
+            r#"{"query": "x"}"#,
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no-such-folder is not a folder"));
+    // `--help` names the flags the reference binary reads itself.
+    let help = toolreg(dir.path(), &["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--kb <DIR>",
+        "--inbox <DIR>",
+        "--sandbox <DIR>",
+        "--schedule <FILE>",
+    ] {
+        assert!(text.contains(flag), "{flag}: {text}");
+    }
 }
 
 #[test]

@@ -17,6 +17,15 @@ use std::path::PathBuf;
 use tool_registry::Registry;
 use tool_registry_tools::Config;
 
+/// What `--help` says of the flags this binary reads before the shared command line does.
+const PATHS_HELP: &str = "\
+The reference tools' files (each flag before or after the command):
+      --kb <DIR>          The knowledge base `research` searches [default: $TOOLREG_KB or ./kb]
+      --inbox <DIR>       Where `claim` drafts go [default: $TOOLREG_INBOX or KB/inbox]
+      --sandbox <DIR>     The file manager's folder [default: $TOOLREG_SANDBOX or ./sandbox]
+      --schedule <FILE>   The scheduler's jobs [default: $TOOLREG_SCHEDULE or ./scheduler.json]
+";
+
 fn main() {
     let (config, args) = match take_paths(Config::from_env(), std::env::args_os()) {
         Ok(split) => split,
@@ -25,6 +34,11 @@ fn main() {
             std::process::exit(tool_registry::cli::EXIT_USAGE);
         }
     };
+    let help = args
+        .iter()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+        || args.get(1).is_some_and(|arg| arg == "help");
     let builder = Registry::builder()
         .state(config)
         .allow_lists(tool_registry_tools::allow_lists())
@@ -36,6 +50,9 @@ fn main() {
         &mut std::io::stdout(),
         &mut std::io::stderr(),
     );
+    if help && code == tool_registry::cli::EXIT_OK {
+        println!("\n{PATHS_HELP}");
+    }
     std::process::exit(code);
 }
 
@@ -50,6 +67,8 @@ fn take_paths(
     let inbox_follows_kb =
         std::env::var_os(tool_registry_tools::config::ENV_INBOX).is_none_or(|v| v.is_empty());
     let mut inbox_given = false;
+    let mut kb_given =
+        std::env::var_os(tool_registry_tools::config::ENV_KB).is_some_and(|v| !v.is_empty());
     while let Some(arg) = args.next() {
         let text = arg.to_string_lossy().into_owned();
         let (flag, inline) = match text.split_once('=') {
@@ -59,7 +78,10 @@ fn take_paths(
             _ => (text.clone(), None),
         };
         let slot = match flag.as_str() {
-            "--kb" => &mut config.kb_dir,
+            "--kb" => {
+                kb_given = true;
+                &mut config.kb_dir
+            }
             "--inbox" => {
                 inbox_given = true;
                 &mut config.inbox_dir
@@ -79,6 +101,13 @@ fn take_paths(
             ),
         };
         *slot = value;
+    }
+    // A knowledge base named that is not there is a mistake to say, not an empty search.
+    if kb_given && !config.kb_dir.is_dir() {
+        return Err(format!(
+            "the knowledge base {} is not a folder (from --kb or $TOOLREG_KB); name a folder of Markdown notes",
+            config.kb_dir.display()
+        ));
     }
     if inbox_follows_kb && !inbox_given {
         config.inbox_dir = config.kb_dir.join("inbox");
