@@ -493,6 +493,32 @@ mod tests {
     }
 
     #[test]
+    fn the_documentation_table_names_every_tool_key() {
+        let readme = include_str!("../../../registry/README.md");
+        let start = readme
+            .find("## Attribute keys")
+            .expect("the table's heading");
+        let table: String = readme[start..]
+            .lines()
+            .skip(1)
+            .skip_while(|line| !line.starts_with('|'))
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| line.split('|').nth(1).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let missing: Vec<&str> = TOOL_KEYS
+            .iter()
+            .copied()
+            .filter(|key| {
+                !table
+                    .split(['`', ',', ' ', '(', '='])
+                    .any(|word| word == *key)
+            })
+            .collect();
+        assert!(missing.is_empty(), "keys the table leaves out: {missing:?}");
+    }
+
+    #[test]
     fn every_arg_key_has_a_slot_that_catches_a_repeat() {
         for key in ARG_KEYS {
             let errors = arg_errors(&format!("{key} = x, {key} = x"));
