@@ -751,3 +751,137 @@ async fn arguments_written_under_the_strict_schema_make_the_same_call() {
         .unwrap();
     assert_eq!(strict_call.content, plain_call.content);
 }
+
+/// A definition's declarations: Gemini's one tool holds them all.
+fn declarations(provider: Provider, tools: &Value) -> Vec<Value> {
+    match provider {
+        Provider::Gemini => tools[0]["functionDeclarations"].as_array().unwrap().clone(),
+        _ => tools.as_array().unwrap().clone(),
+    }
+}
+
+#[test]
+fn every_providers_definitions_read_back_into_specs_that_write_them_again() {
+    let registry = registry();
+    for provider in [
+        Provider::OpenAi,
+        Provider::Responses,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Mcp,
+    ] {
+        let written = registry.provider_tools(provider, Listing::every());
+        let fresh = Registry::builder().without_linked().build().unwrap();
+        for definition in declarations(provider, &written) {
+            let imported = ToolSpec::from_provider(&definition)
+                .unwrap_or_else(|e| panic!("{provider:?}: {e}: {definition}"));
+            assert_eq!(imported.provider, provider, "{definition}");
+            if provider == Provider::Responses {
+                assert_eq!(imported.kept["strict"], false, "kept, not lost");
+            }
+            fresh
+                .register(
+                    imported.spec,
+                    ToolHandler::new(|_args: Value, _ctx: Ctx| async move {
+                        Ok::<_, String>(Value::Null)
+                    }),
+                )
+                .unwrap();
+        }
+        let again = fresh.provider_tools(provider, Listing::every());
+        assert_eq!(
+            declarations(provider, &again),
+            declarations(provider, &written),
+            "{provider:?}"
+        );
+    }
+}
+
+#[test]
+fn a_foreign_definition_is_read_with_its_normalisation_and_its_extra_keys_reported() {
+    // Gemini as its SDK writes it: upper-case types, `nullable`.
+    let gemini = json!({
+        "name": "find_flights",
+        "description": "Find flights.",
+        "parameters": {
+            "type": "OBJECT",
+            "properties": {
+                "from": {"type": "STRING"},
+                "stops": {"type": "INTEGER", "nullable": true},
+                "legs": {"type": "ARRAY", "items": {"type": "STRING"}}
+            },
+            "required": ["from"]
+        }
+    });
+    let imported = ToolSpec::from_provider(&gemini).unwrap();
+    assert_eq!(imported.provider, Provider::Gemini);
+    assert_eq!(
+        imported.spec.input_schema(),
+        &json!({
+            "type": "object",
+            "properties": {
+                "from": {"type": "string"},
+                "stops": {"type": ["integer", "null"]},
+                "legs": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["from"]
+        })
+    );
+    // MCP: the hints become annotations, a title and `_meta` are reported as kept.
+    let mcp = json!({
+        "name": "notes.delete",
+        "title": "Delete a note",
+        "description": "Delete a note.",
+        "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+        "annotations": {"destructiveHint": true, "title": "Delete"},
+        "execution": {"taskSupport": "optional"},
+        "_meta": {"vendor/x": 1}
+    });
+    let imported = ToolSpec::from_provider(&mcp).unwrap();
+    assert_eq!(imported.spec.tool_name(), "notes.delete");
+    assert_eq!(imported.spec.annotations().destructive, Some(true));
+    assert_eq!(
+        imported.spec.annotations().read_only,
+        Some(false),
+        "MCP's default, written out"
+    );
+    assert_eq!(
+        imported.spec.task_support(),
+        tool_registry::def::TaskSupport::Optional
+    );
+    assert_eq!(imported.kept["title"], "Delete a note");
+    assert_eq!(imported.kept["annotations.title"], "Delete");
+    assert_eq!(imported.kept["_meta"], json!({"vendor/x": 1}));
+    // Anthropic's `defer_loading` is the spec's; `cache_control` is kept.
+    let anthropic = json!({
+        "name": "search_docs",
+        "description": "Search the docs.",
+        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+        "defer_loading": true,
+        "cache_control": {"type": "ephemeral"}
+    });
+    let imported = ToolSpec::from_provider(&anthropic).unwrap();
+    assert!(imported.spec.defer_loading());
+    assert_eq!(imported.kept["cache_control"], json!({"type": "ephemeral"}));
+    // What no shape has is an error naming it; so is a schema the registry cannot use, as for
+    // any spec.
+    let unknown = ToolSpec::from_provider(&json!({
+        "type": "function",
+        "function": {"name": "a", "parameters": {"type": "object"}, "strictt": true}
+    }))
+    .unwrap_err();
+    assert!(
+        unknown.to_string().contains("`function.strictt` is no key"),
+        "{unknown}"
+    );
+    let bad_schema = ToolSpec::from_provider(&json!({
+        "name": "a", "input_schema": {"type": "object", "properties": {"x": {"type": 5}}}
+    }))
+    .unwrap_err();
+    assert!(
+        matches!(bad_schema, tool_registry::spec::SpecError::Schema { .. }),
+        "{bad_schema}"
+    );
+    let none = ToolSpec::from_provider(&json!({"name": "a"})).unwrap_err();
+    assert!(none.to_string().contains("no provider's shape"), "{none}");
+}

@@ -6,6 +6,7 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
+//! | `import.rs` | the reverse: a definition in any provider's shape read into a [`ToolSpec`](crate::ToolSpec) ([`Imported`]) |
 //! | `lists.rs` | a request's tool list, built once per set of tools and kept (`Registry::provider_tools` picks the tools) |
 //! | `mode.rs` | the forms of a list: a [`Provider`]'s plain one, or [`Strict`] ([`ListFormat`]) |
 //! | `describe.rs` | what strict mode and Gemini cannot say as keywords, said in the description |
@@ -20,6 +21,7 @@
 mod definitions;
 mod describe;
 pub(crate) mod gemini;
+mod import;
 mod lists;
 pub mod mcp;
 mod mode;
@@ -34,6 +36,7 @@ mod targets;
 
 pub use definitions::openai_function;
 pub(crate) use definitions::parameters;
+pub use import::Imported;
 pub use lists::ProviderTools;
 pub(crate) use lists::{Extra, ListCache, list};
 pub use mode::{ListFormat, Strict};

@@ -192,6 +192,14 @@ pub enum SpecError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A definition read from a provider's shape is not one
+    /// ([`ToolSpec::from_provider`](crate::ToolSpec::from_provider)): not an object, a key the
+    /// shape does not have, a value of the wrong type.
+    #[error("{problem}")]
+    Shape {
+        /// What is wrong, and what the shape has.
+        problem: String,
+    },
     /// A policy key does not fit the tool (`cache` on a tool that is neither `read_only` nor
     /// `idempotent`, a zero limit).
     #[error("tool `{tool}`: {problem}")]
