@@ -470,3 +470,40 @@ async fn a_tool_without_a_client_logs_into_tracing_inside_its_call() {
         "each message is one event inside the call's span: {span:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_request_turns_the_annotation_log_off_or_on_for_its_own_calls() {
+    let registry = registry();
+    let logged = |user: &str| {
+        call_of(user)
+            .1
+            .events
+            .contains(&"tool_registry::annotations")
+    };
+    let plain = Ctx::new().with_user("annotations-default");
+    registry
+        .call("span.echo", json!({"text": "a"}), &plain)
+        .await
+        .unwrap();
+    assert!(
+        logged("annotations-default"),
+        "the registry logs them by default"
+    );
+    let quiet = Ctx::new()
+        .with_user("annotations-off")
+        .with_annotation_log(false);
+    registry
+        .call("span.echo", json!({"text": "a"}), &quiet)
+        .await
+        .unwrap();
+    assert!(!logged("annotations-off"), "this request said no");
+    let quiet_registry = Registry::builder().log_annotations(false).build().unwrap();
+    let asked = Ctx::new()
+        .with_user("annotations-on")
+        .with_annotation_log(true);
+    quiet_registry
+        .call("span.echo", json!({"text": "a"}), &asked)
+        .await
+        .unwrap();
+    assert!(logged("annotations-on"), "this request asked for them");
+}

@@ -62,6 +62,9 @@ pub struct Ctx {
     call_id: Option<String>,
     progress: Option<ProgressHook>,
     client: Option<super::client::Link>,
+    /// Whether this request's calls log their tools' annotations; `None`: as the registry
+    /// says ([`RegistryBuilder::log_annotations`](crate::RegistryBuilder::log_annotations)).
+    log_annotations: Option<bool>,
 }
 
 impl Ctx {
@@ -133,6 +136,19 @@ impl Ctx {
     pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
         self.call_id = Some(id.into());
         self
+    }
+    /// Whether the calls made with this context log their tool's annotations (a `tracing`
+    /// event, target `tool_registry::annotations`), whatever the registry's own setting
+    /// ([`RegistryBuilder::log_annotations`](crate::RegistryBuilder::log_annotations)): on
+    /// for one request being looked into, off for a noisy one.
+    pub fn with_annotation_log(mut self, on: bool) -> Self {
+        self.log_annotations = Some(on);
+        self
+    }
+    /// This context's own say on logging annotations, if it has one
+    /// ([`with_annotation_log`](Self::with_annotation_log)).
+    pub fn annotation_log(&self) -> Option<bool> {
+        self.log_annotations
     }
     /// Adds one request metadata entry.
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {

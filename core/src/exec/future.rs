@@ -262,7 +262,10 @@ impl<'a, H: Host> State<'a, H> {
         *span = CallSpan::tool(&tool, ctx);
         let span = &*span;
         let _in = span.enter();
-        if registry.policy().log_annotations {
+        if ctx
+            .annotation_log()
+            .unwrap_or(registry.policy().log_annotations)
+        {
             log_annotations(&tool);
         }
         // The direct path: no waiting stage applies to the tool but hooks, which it runs in

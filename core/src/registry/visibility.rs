@@ -127,6 +127,34 @@ impl Registry {
         (distance <= close).then(|| suggestion.to_owned())
     }
 
+    /// The names of the tools of any of `categories` that `listing` holds, in name order: a
+    /// request's tools chosen by what they are for (`["search", "files"]`) rather than by
+    /// name.
+    ///
+    /// ```
+    /// use tool_registry::{Registry, Scope, tool};
+    ///
+    /// /// Find notes.
+    /// #[tool(category = "search")]
+    /// fn find_notes(query: String) -> String { query }
+    ///
+    /// let registry = Registry::global();
+    /// let names = registry.resolve_categories(&["search"], &Scope::trusted());
+    /// assert!(names.contains(&"find_notes".to_owned()));
+    /// assert!(registry.resolve_categories(&["nothing"], &Scope::trusted()).is_empty());
+    /// ```
+    pub fn resolve_categories<'a>(
+        &self,
+        categories: &[&str],
+        listing: impl Into<Listing<'a>>,
+    ) -> Vec<String> {
+        self.tools(listing)
+            .iter()
+            .filter(|tool| tool.category().is_some_and(|c| categories.contains(&c)))
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    }
+
     /// The allow-lists registered on this registry.
     pub fn allow_lists(&self) -> &AllowLists {
         &self.policy.allow_lists
