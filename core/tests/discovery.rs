@@ -513,3 +513,51 @@ fn models_call_the_meta_tools_by_name() {
     assert!(plain.get("search_tools", Listing::every()).is_none());
     assert!(parse::any(text, &plain.scoped(&scope)).calls.is_empty());
 }
+
+#[tokio::test]
+async fn a_request_turns_the_search_flow_off_or_on_for_itself() {
+    // The registry's way is the meta-tools; a request says no.
+    let registry = build(Discovery::MetaTools, false);
+    let quiet = Scope::user("u").with_tool_search(false);
+    let listed = names(
+        &registry.provider_tools(Provider::OpenAi, &quiet),
+        Provider::OpenAi,
+    );
+    assert_eq!(listed, ["files__read"], "only the listed tools");
+    let refused = registry
+        .call(
+            "search_tools",
+            json!({"query": "weather"}),
+            &Ctx::for_scope(quiet),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "unknown_tool");
+    // The registry's way is off; a request says yes.
+    let off = build(Discovery::Off, false);
+    let searching = Scope::user("u").with_tool_search(true);
+    let listed = names(
+        &off.provider_tools(Provider::OpenAi, &searching),
+        Provider::OpenAi,
+    );
+    assert!(listed.contains(&"search_tools".to_owned()), "{listed:?}");
+    let found = off
+        .call(
+            "search_tools",
+            json!({"query": "weather"}),
+            &Ctx::for_scope(searching),
+        )
+        .await
+        .unwrap();
+    assert!(
+        found.content.to_string().contains("weather.forecast"),
+        "{}",
+        found.content
+    );
+    // Others on the same registry keep its way.
+    let plain = names(
+        &off.provider_tools(Provider::OpenAi, &Scope::user("u")),
+        Provider::OpenAi,
+    );
+    assert_eq!(plain, ["files__read"]);
+}

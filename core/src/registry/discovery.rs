@@ -13,21 +13,51 @@ impl Registry {
     /// The meta-tool `name` names, when this snapshot answers it: discovery is on, some tool is
     /// deferred, and no tool of the registry takes the name.
     pub(crate) fn meta_tool(&self, snapshot: &Snapshot, name: &str) -> Option<&'static Tool> {
-        if self.policy.discovery == Discovery::Off || !snapshot.deferred {
+        self.meta_tool_as(snapshot, name, self.policy.discovery)
+    }
+
+    /// [`meta_tool`](Self::meta_tool) for `scope`, whose own say on the search flow wins.
+    pub(crate) fn meta_tool_for(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        scope: &Scope,
+    ) -> Option<&'static Tool> {
+        self.meta_tool_as(snapshot, name, self.discovery_for(scope))
+    }
+
+    fn meta_tool_as(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        discovery: Discovery,
+    ) -> Option<&'static Tool> {
+        if discovery == Discovery::Off || !snapshot.deferred {
             return None;
         }
         let tool = meta_tools().iter().find(|tool| tool.name() == name)?;
         snapshot.get(name).is_none().then_some(tool)
     }
 
+    /// How `scope` finds deferred tools: the registry's way, unless the scope said otherwise
+    /// ([`Scope::with_tool_search`]).
+    pub(crate) fn discovery_for(&self, scope: &Scope) -> Discovery {
+        match (scope.tool_search, self.policy.discovery) {
+            (Some(false), _) => Discovery::Off,
+            (Some(true), Discovery::Off) => Discovery::MetaTools,
+            (_, discovery) => discovery,
+        }
+    }
+
     /// What the list of `scope`'s tools for `provider` adds for deferred tools.
     pub(crate) fn extra(&self, snapshot: &Snapshot, provider: Provider, scope: &Scope) -> Extra {
-        if self.policy.discovery == Discovery::Off || !snapshot.deferred || scope.include_deferred {
+        let discovery = self.discovery_for(scope);
+        if discovery == Discovery::Off || !snapshot.deferred || scope.include_deferred {
             return Extra::Nothing;
         }
         let any_deferred = (snapshot.tools.iter().enumerate())
             .any(|(i, tool)| tool.defer_loading() && self.visible(snapshot, i, scope));
-        match (any_deferred, self.policy.discovery, provider) {
+        match (any_deferred, discovery, provider) {
             (false, _, _) => Extra::Nothing,
             (true, Discovery::Native, Provider::Anthropic | Provider::Responses) => Extra::Native,
             (true, _, _) => Extra::MetaTools,
@@ -39,9 +69,12 @@ impl Registry {
         &'s self,
         snapshot: &'s Snapshot,
     ) -> impl Iterator<Item = &'static Tool> + 's {
-        meta_tools()
-            .iter()
-            .filter(|tool| self.meta_tool(snapshot, tool.name()).is_some())
+        // The list asks for them once `extra` said so, for the scope: the way is not asked
+        // again, only whether a tool of the registry took the name.
+        meta_tools().iter().filter(|tool| {
+            self.meta_tool_as(snapshot, tool.name(), Discovery::MetaTools)
+                .is_some()
+        })
     }
 
     /// Validation of a meta-tool's call: its arguments read, its answer not yet started.

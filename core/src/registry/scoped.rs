@@ -74,7 +74,9 @@ impl Registry {
 impl Scoped<'_> {
     fn find(&self, name: &str) -> Option<&Tool> {
         let Some((i, tool)) = self.snapshot.get(name) else {
-            return self.registry.meta_tool(&self.snapshot, name);
+            return self
+                .registry
+                .meta_tool_for(&self.snapshot, name, self.scope);
         };
         self.registry
             .visible(&self.snapshot, i, self.scope)

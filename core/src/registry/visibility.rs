@@ -21,7 +21,7 @@ impl Registry {
                 Some((tool.clone(), slot.timeout, slot.hooks))
             }
             Some(_) => None,
-            None if let Some(meta) = self.meta_tool(&snapshot, name) => {
+            None if let Some(meta) = self.meta_tool_for(&snapshot, name, scope) => {
                 Some((meta.clone(), snapshot.longest_timeout, 0))
             }
             None => {

@@ -36,6 +36,9 @@ pub struct Scope {
     pub(crate) local: bool,
     pub(crate) flags: BTreeSet<String>,
     pub(crate) include_deferred: bool,
+    /// Whether this caller's tool lists end with the search flow's meta-tools (and may call
+    /// them) where deferred tools are left out; `None`: as the registry's `discovery` says.
+    pub(crate) tool_search: Option<bool>,
     /// What a call without a user counts under for rate limits; `None` is [`ANONYMOUS`].
     pub(crate) anonymous_key: Option<Arc<str>>,
 }
@@ -72,6 +75,7 @@ impl Scope {
             local: false,
             flags: BTreeSet::new(),
             include_deferred: true,
+            tool_search: None,
             anonymous_key: None,
         }
     }
@@ -82,6 +86,7 @@ impl Scope {
         Self {
             level: Permission::Guest,
             include_deferred: false,
+            tool_search: None,
             ..Self::trusted()
         }
     }
@@ -92,6 +97,7 @@ impl Scope {
             user: Some(Arc::from(id.into())),
             level: Permission::User,
             include_deferred: false,
+            tool_search: None,
             ..Self::trusted()
         }
     }
@@ -152,6 +158,21 @@ impl Scope {
     pub fn include_deferred(mut self, include: bool) -> Self {
         self.include_deferred = include;
         self
+    }
+
+    /// Whether this caller's tool lists end with the search flow's meta-tools
+    /// (`search_tools`, `describe_tool`, `execute_tool`), and whether it may call them,
+    /// whatever the registry's [`discovery`](crate::RegistryBuilder::discovery) says: off for a
+    /// request that must see only its listed tools, on for one that should search. Where the
+    /// registry is on the provider's own tool search, `true` keeps that.
+    pub fn with_tool_search(mut self, on: bool) -> Self {
+        self.tool_search = Some(on);
+        self
+    }
+
+    /// This caller's own say on the search flow ([`with_tool_search`](Self::with_tool_search)).
+    pub fn tool_search(&self) -> Option<bool> {
+        self.tool_search
     }
 
     /// Counts this caller's calls, when it names no user, under `key` for rate limits instead
