@@ -1296,3 +1296,21 @@ fn the_command_line_says_what_to_do_next_where_a_person_reads_it() {
             .ends_with("to read a fleet's tasks.")
     );
 }
+
+#[test]
+fn the_readmes_parse_example_is_what_toolreg_parse_prints() {
+    let readme = include_str!("../../registry/README.md");
+    let start = readme
+        .find("$ echo '<tool_call>")
+        .expect("the README's parse example");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").unwrap()];
+    let (command, shown) = block.split_once('\n').unwrap();
+    let input = command
+        .strip_prefix("$ echo '")
+        .and_then(|rest| rest.strip_suffix("' | toolreg parse"))
+        .expect("echo '...' | toolreg parse");
+    let dir = workspace();
+    let output = toolreg_stdin(dir.path(), &["parse"], format!("{input}\n").as_bytes());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), shown);
+}
