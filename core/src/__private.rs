@@ -12,7 +12,8 @@ pub use crate::call::into_result::IntoToolResult;
 pub use crate::call::shim::output::{self, assert_output};
 pub use crate::call::shim::probe::{self, schema_for};
 pub use crate::call::shim::{
-    CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
+    Bounded, CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
+    check_range,
 };
 pub use crate::def::tool_def::ToolParts;
 pub use crate::def::{
@@ -40,6 +41,10 @@ pub struct ArgSchema {
     pub description: &'static str,
     /// `#[arg(max_len)]`.
     pub max_len: Option<u64>,
+    /// `#[arg(min)]`, as JSON.
+    pub minimum: Option<fn() -> serde_json::Value>,
+    /// `#[arg(max)]`, as JSON.
+    pub maximum: Option<fn() -> serde_json::Value>,
     /// `#[arg(default)]`, as JSON.
     pub default: Option<fn() -> Option<serde_json::Value>>,
 }
@@ -66,6 +71,11 @@ pub fn args_schema(args: &[ArgSchema]) -> schemars::Schema {
         if let Some(max) = arg.max_len {
             insert_for_type(&mut field, "string", "maxLength", max);
             insert_for_type(&mut field, "array", "maxItems", max);
+        }
+        for (key, bound) in [("minimum", arg.minimum), ("maximum", arg.maximum)] {
+            if let Some(bound) = bound {
+                field.insert(key.into(), bound());
+            }
         }
         if let Some(value) = arg.default.and_then(|default| default()) {
             field.insert("default".into(), value);

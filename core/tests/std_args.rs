@@ -46,7 +46,7 @@ async fn wrapped(
 #[tool]
 async fn described(
     #[arg(desc = "What to look for", max_len = 40)] query: String,
-    #[arg(desc = "How many", default = 5)] limit: u32,
+    #[arg(desc = "How many", default = 5, min = 1, max = 50)] limit: u32,
     #[arg(rename = "type")] kind: Option<String>,
     ids: Vec<u8>,
     #[arg(default = "plain".to_owned())] style: String,
@@ -115,6 +115,7 @@ struct Described {
     #[schemars(description = "How many")]
     #[serde(default = "five")]
     #[schemars(default = "five")]
+    #[schemars(range(min = 1, max = 50))]
     limit: u32,
     #[serde(rename = "type")]
     kind: Option<String>,
@@ -192,6 +193,25 @@ async fn standard_arguments_are_read_with_their_defaults_and_names() {
         .unwrap_err();
     assert_eq!(refused.code(), "invalid_arguments");
     assert!(refused.to_string().contains("kind"), "{refused}");
+    // `min` and `max` hold before the tool runs, as the schema says.
+    for (limit, says) in [
+        (0, "less than the least allowed, 1"),
+        (51, "more than the most allowed, 50"),
+    ] {
+        let out = registry
+            .call(
+                "described",
+                serde_json::json!({"query": "rust", "ids": [], "limit": limit}),
+                &ctx,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&out, tool_registry::ToolError::InvalidArguments { path, .. } if path == "limit"),
+            "{out}"
+        );
+        assert!(out.to_string().contains(says), "{out}");
+    }
     let nothing = registry.call("nothing", "{}", &ctx).await.unwrap();
     assert_eq!(nothing.content, serde_json::json!("nothing"));
 }

@@ -144,6 +144,13 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
             }
             None => quote!(::core::option::Option::None),
         };
+        let bound = |bound: &Option<Box<syn::Expr>>| match bound {
+            Some(value) => quote!(::core::option::Option::Some(
+                || #p::serde_json::Value::from(#value)
+            )),
+            None => quote!(::core::option::Option::None),
+        };
+        let (minimum, maximum) = (bound(&arg.attr.min), bound(&arg.attr.max));
         schemas.push(quote! {
             #p::ArgSchema {
                 name: #name,
@@ -151,6 +158,8 @@ fn std_model_args(func: &ToolFn, p: &TokenStream) -> ModelArgs {
                 is_option: #is_option,
                 description: #description,
                 max_len: #max_len,
+                minimum: #minimum,
+                maximum: #maximum,
                 default: #default_json,
             }
         });
@@ -226,6 +235,15 @@ fn field_attrs(attr: &ArgAttr) -> Vec<TokenStream> {
     if let Some(max) = &attr.max_len {
         let max = max.value;
         field_attrs.push(quote!(#[schemars(length(max = #max))]));
+    }
+    let bounds = match (&attr.min, &attr.max) {
+        (Some(min), Some(max)) => Some(quote!(min = #min, max = #max)),
+        (Some(min), None) => Some(quote!(min = #min)),
+        (None, Some(max)) => Some(quote!(max = #max)),
+        (None, None) => None,
+    };
+    if let Some(bounds) = bounds {
+        field_attrs.push(quote!(#[schemars(range(#bounds))]));
     }
     field_attrs
 }

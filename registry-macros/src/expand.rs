@@ -206,6 +206,20 @@ fn call_inputs(func: &ToolFn, p: &TokenStream, blocking: bool) -> CallInputs {
                         #p::check_max_len::<#ty>(&#local, #max, #path)?;
                     ));
                 }
+                if arg.attr.min.is_some() || arg.attr.max.is_some() {
+                    let (path, ty) = (arg.json_name(), &arg.ty);
+                    let (first, _) = end_spans(ty);
+                    // The bounds are typed by the argument: spanned at it, so that an argument
+                    // that is no number is one error there.
+                    let bound = |bound: &Option<Box<syn::Expr>>| match bound {
+                        Some(value) => quote_spanned!(first=> ::core::option::Option::Some(#value)),
+                        None => quote_spanned!(first=> ::core::option::Option::None),
+                    };
+                    let (min, max) = (bound(&arg.attr.min), bound(&arg.attr.max));
+                    length_checks.push(quote_spanned!(first=>
+                        #p::check_range::<#ty>(&#local, #min, #max, #path)?;
+                    ));
+                }
                 args.push(quote!(#local));
             }
             Input::Struct { .. } => args.push(quote!(__tool_registry_args)),

@@ -317,17 +317,22 @@ impl ToolSlots {
     }
 }
 
-/// `#[arg(desc = "...", default = expr, rename = "...", max_len = N)]` on a parameter.
+/// `#[arg(desc = "...", default = expr, rename = "...", max_len = N, min = N, max = N)]` on a
+/// parameter.
 #[derive(Default)]
 pub(crate) struct ArgAttr {
     pub(crate) desc: Option<LitStr>,
     pub(crate) default: Option<Box<Expr>>,
     pub(crate) rename: Option<LitStr>,
     pub(crate) max_len: Option<Sp<usize>>,
+    /// The least value the schema states (`minimum`).
+    pub(crate) min: Option<Box<Expr>>,
+    /// The greatest value the schema states (`maximum`).
+    pub(crate) max: Option<Box<Expr>>,
 }
 
 /// Every key `#[arg(...)]` accepts, for the unknown-key message.
-const ARG_KEYS: &[&str] = &["desc", "default", "rename", "max_len"];
+const ARG_KEYS: &[&str] = &["desc", "default", "rename", "max_len", "min", "max"];
 
 impl ArgAttr {
     pub(crate) fn parse(cx: &mut Ctxt, attr: &syn::Attribute) -> Self {
@@ -362,6 +367,8 @@ struct ArgSlots {
     default: Attr<Box<Expr>>,
     rename: Attr<LitStr>,
     max_len: Attr<Sp<usize>>,
+    min: Attr<Box<Expr>>,
+    max: Attr<Box<Expr>>,
 }
 
 impl ArgSlots {
@@ -380,6 +387,13 @@ impl ArgSlots {
                 let wanted = "`max_len` must be a whole number of characters, at least 1, e.g. `max_len = 200`";
                 self.max_len.read(cx, key, positive(wanted))
             }
+            // #[arg(min = 1, max = 50)]: the bounds the schema states
+            "min" => self.min.read(cx, key, |_, key| {
+                Ok(Some(Box::new(key.meta.value()?.parse()?)))
+            }),
+            "max" => self.max.read(cx, key, |_, key| {
+                Ok(Some(Box::new(key.meta.value()?.parse()?)))
+            }),
             _ => key.unknown(cx, ARG_KEYS),
         }
     }
@@ -390,6 +404,8 @@ impl ArgSlots {
             default: self.default.get(),
             rename: self.rename.get(),
             max_len: self.max_len.get(),
+            min: self.min.get(),
+            max: self.max.get(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! | `mod.rs` | the shim's types: [`CallFn`], [`CallResult`], [`CallEnv`] (context and state) |
 //! | `probe.rs` | the checks on argument types, one error per type that misses a derive |
 //! | `max_len.rs` | `#[arg(max_len = N)]` |
+//! | `range.rs` | `#[arg(min = N, max = N)]` |
 //! | `blocking.rs` | `#[tool(blocking)]` handlers on Tokio's blocking pool |
 //! | `output.rs` | what a tool function returns, turned into a [`ToolResult`] |
 
@@ -21,9 +22,11 @@ mod max_len;
 pub mod output;
 #[doc(hidden)]
 pub mod probe;
+mod range;
 
 pub use blocking::{blocking, blocking_async};
 pub use max_len::{MaxLen, check_max_len};
+pub use range::{Bounded, check_range};
 
 /// A boxed, `Send` future.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
