@@ -43,7 +43,7 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 )]
 pub async fn research(
     #[arg(desc = "What to look for: words or a phrase", max_len = 1000)] query: String,
-    #[arg(desc = "How many notes to return", default = 5, min = 1, max = 50)] limit: u32,
+    #[arg(desc = "How many notes to return, 1 to 50", default = 5, min = 1, max = 50)] limit: u32,
     config: State<Config>,
 ) -> Result<ToolResult, ToolError> {
     if limit == 0 || limit > MAX_RESULTS {
