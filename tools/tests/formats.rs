@@ -885,3 +885,79 @@ fn a_foreign_definition_is_read_with_its_normalisation_and_its_extra_keys_report
     let none = ToolSpec::from_provider(&json!({"name": "a"})).unwrap_err();
     assert!(none.to_string().contains("no provider's shape"), "{none}");
 }
+
+/// The `o200k_base.tiktoken` file, written back from the vocabulary `tiktoken-rs` carries: each
+/// token's bytes in base64 and its rank, a line each (tiktoken checks the file's SHA-256, so a
+/// copy that differs in a byte is refused).
+fn o200k_base_file() -> String {
+    use base64::Engine as _;
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let mut file = String::new();
+    for rank in 0..199_998u32 {
+        let bytes = bpe.decode_bytes(&[rank]).unwrap();
+        file.push_str(&base64::engine::general_purpose::STANDARD.encode(bytes));
+        file.push_str(&format!(" {rank}\n"));
+    }
+    file
+}
+
+/// The number of `o200k_base` tokens Python's `tiktoken` gives each of `texts`, reading the
+/// vocabulary offline from the copy `tiktoken-rs` carries.
+fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
+    let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/py-tiktoken/bin/python");
+    assert!(
+        python.exists(),
+        "Python's tiktoken is missing: run scripts/test, which installs it"
+    );
+    let cache = tempfile::tempdir().unwrap();
+    // tiktoken keeps a downloaded vocabulary under the SHA-1 of its address.
+    let name = "fb374d419588a4632f3f557e76b4b70aebbca790";
+    std::fs::write(cache.path().join(name), o200k_base_file()).unwrap();
+    const COUNT: &str = "import sys, json, tiktoken\n\
+        e = tiktoken.get_encoding('o200k_base')\n\
+        print(json.dumps([len(e.encode_ordinary(t)) for t in json.load(sys.stdin)]))\n";
+    let mut child = std::process::Command::new(python)
+        .args(["-c", COUNT])
+        .env("TIKTOKEN_CACHE_DIR", cache.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(texts).unwrap().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn openai_token_counts_are_tiktokens_for_the_same_rendered_text() {
+    use tool_registry::format::tokens;
+    let registry = registry();
+    for provider in [Provider::OpenAi, Provider::Responses] {
+        let list = registry.provider_tools(provider, Listing::every());
+        let text = tokens::rendered(provider, &list).unwrap();
+        assert!(
+            text.starts_with("# Tools\n\n## functions\n\nnamespace functions {"),
+            "{text}"
+        );
+        let count = registry.token_count(provider, Listing::every());
+        assert!(count.exact);
+        assert_eq!(count.tools.len(), list.as_array().unwrap().len());
+        assert_eq!(tiktoken_counts(&[text]), [count.total], "{provider:?}");
+    }
+    // The estimates say so.
+    let anthropic = registry.token_count(Provider::Anthropic, Listing::every());
+    assert!(!anthropic.exact && anthropic.method.contains("estimate"));
+}

@@ -6,6 +6,7 @@
 //! | `provider.rs` | the providers, the names each accepts, and the wire names written for them |
 //! | `gemini.rs` | Gemini's `parameters`: the OpenAPI subset of an argument schema |
 //! | `definitions.rs` | one tool's definition in each provider's shape |
+//! | `tokens.rs` | what a tool list costs in prompt tokens, per provider (feature `tokens`) |
 //! | `import.rs` | the reverse: a definition in any provider's shape read into a [`ToolSpec`](crate::ToolSpec) ([`Imported`]) |
 //! | `lists.rs` | a request's tool list, built once per set of tools and kept (`Registry::provider_tools` picks the tools) |
 //! | `mode.rs` | the forms of a list: a [`Provider`]'s plain one, or [`Strict`] ([`ListFormat`]) |
@@ -33,6 +34,8 @@ mod results;
 mod schema_budget;
 pub(crate) mod strict;
 mod targets;
+#[cfg(feature = "tokens")]
+pub mod tokens;
 
 pub use definitions::openai_function;
 pub(crate) use definitions::parameters;

@@ -232,3 +232,29 @@ impl Registry {
         }
     }
 }
+
+#[cfg(feature = "tokens")]
+impl Registry {
+    /// What the tool list `listing` gives `provider` costs in prompt tokens, each tool and the
+    /// whole list (see [`format::tokens`](crate::format::tokens)).
+    ///
+    /// ```
+    /// use tool_registry::format::Provider;
+    /// use tool_registry::{Registry, Scope, tool};
+    ///
+    /// /// Add two numbers.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let cost = Registry::global().token_count(Provider::OpenAi, &Scope::trusted());
+    /// assert!(cost.exact && cost.total > 0);
+    /// assert!(cost.tools.iter().any(|(name, tokens)| name == "add" && *tokens > 0));
+    /// ```
+    pub fn token_count<'a>(
+        &self,
+        provider: Provider,
+        listing: impl Into<crate::Listing<'a>>,
+    ) -> crate::format::tokens::TokenCount {
+        crate::format::tokens::count(provider, &self.provider_tools(provider, listing))
+    }
+}
