@@ -255,3 +255,43 @@ pub(super) fn finish(
         EXIT_TOOL_ERROR
     }
 }
+
+/// `toolreg tokens`: what the caller's tool list costs `format`'s models, a tool a line, then
+/// the whole list and how it was counted; exit 1 past `budget`.
+#[cfg(feature = "tokens")]
+pub(super) fn tokens(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    registry: &Registry,
+    scope: &Scope,
+    format: ProviderFormat,
+    budget: Option<usize>,
+) -> i32 {
+    let count = registry.token_count(Provider::from(format), scope);
+    let width = count
+        .tools
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, tokens) in &count.tools {
+        let _ = writeln!(out, "{:width$}  {tokens:>6}", shown(name));
+    }
+    let kind = if count.exact { "exact" } else { "estimate" };
+    let _ = writeln!(
+        out,
+        "{:width$}  {:>6}  ({kind}: {})",
+        "total", count.total, count.method
+    );
+    match budget {
+        Some(budget) if count.total > budget => {
+            let _ = writeln!(
+                err,
+                "error: the tool list costs {} tokens, past the budget of {budget}",
+                count.total
+            );
+            EXIT_TOOL_ERROR
+        }
+        _ => EXIT_OK,
+    }
+}

@@ -226,6 +226,17 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// What the caller's tool list costs in prompt tokens for a provider, each tool and the
+    /// whole list; exits 1 past `--budget` (feature `tokens`).
+    #[cfg(feature = "tokens")]
+    Tokens {
+        /// The provider format.
+        #[arg(long, value_enum, default_value_t = ProviderFormat::Openai)]
+        provider: ProviderFormat,
+        /// The most tokens the whole list may cost.
+        #[arg(long)]
+        budget: Option<usize>,
+    },
     /// Call a tool and print its result as JSON.
     Call {
         /// The tool's name or alias.
@@ -486,6 +497,10 @@ fn command_on(
             format,
             strict: true,
         } => return strict_tools(out, err, registry, &scope, format),
+        #[cfg(feature = "tokens")]
+        Command::Tokens { provider, budget } => {
+            return commands::tokens(out, err, registry, &scope, provider, budget);
+        }
         Command::Call {
             name,
             args,

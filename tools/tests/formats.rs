@@ -959,5 +959,34 @@ fn openai_token_counts_are_tiktokens_for_the_same_rendered_text() {
     }
     // The estimates say so.
     let anthropic = registry.token_count(Provider::Anthropic, Listing::every());
-    assert!(!anthropic.exact && anthropic.method.contains("estimate"));
+    assert!(!anthropic.exact && anthropic.method.contains("no tokenizer"));
+
+    // `toolreg tokens` on the reference tools: the same total as tiktoken, and a budget that
+    // fails past it.
+    let reference = Registry::builder().build().unwrap();
+    let list = reference.provider_tools(Provider::OpenAi, &Scope::trusted());
+    let expected = tiktoken_counts(&[tokens::rendered(Provider::OpenAi, &list).unwrap()])[0];
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_toolreg"))
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let printed = run(&["tokens", "--provider", "openai"]);
+    assert!(printed.status.success(), "{printed:?}");
+    let text = String::from_utf8_lossy(&printed.stdout);
+    let total: usize = text
+        .lines()
+        .find_map(|line| line.strip_prefix("total"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(total, expected, "{text}");
+    let within = run(&["tokens", "--budget", &expected.to_string()]);
+    assert_eq!(within.status.code(), Some(0));
+    let past = run(&["tokens", "--budget", &(expected - 1).to_string()]);
+    assert_eq!(past.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&past.stderr).contains("past the budget"));
 }

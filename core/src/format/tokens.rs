@@ -81,7 +81,7 @@ pub fn count(provider: Provider, definitions: &Value) -> TokenCount {
             TokenCount {
                 provider: provider.as_str(),
                 exact: false,
-                method: "an estimate: o200k_base over the definitions' compact JSON (the provider publishes no tokenizer; check with its counting endpoint)",
+                method: "o200k_base over the definitions' compact JSON; the provider publishes no tokenizer: check with its counting endpoint",
                 total: o200k_tokens(&definitions.to_string()),
                 tools,
             }
