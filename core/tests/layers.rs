@@ -559,12 +559,13 @@ fn the_top_level_modules_depend_one_way_as_the_architecture_draws_them() {
 }
 
 /// The source folders of the workspace's library crates.
-const CRATES: [&str; 11] = [
+const CRATES: [&str; 12] = [
     "core/src",
     "http/src",
     "mcp/src",
     "redis/src",
     "telemetry/src",
+    "testing/src",
     "cli/src",
     "registry/src",
     "registry-macros/src",
@@ -574,11 +575,12 @@ const CRATES: [&str; 11] = [
 ];
 
 /// The front ends, each a crate on the core's public API.
-const FRONT_ENDS: [&str; 5] = [
+const FRONT_ENDS: [&str; 6] = [
     "http/src",
     "mcp/src",
     "redis/src",
     "telemetry/src",
+    "testing/src",
     "cli/src",
 ];
 

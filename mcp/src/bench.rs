@@ -35,5 +35,5 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    server.serve_lines(input, output).await
+    server.serve_io(input, output).await
 }

@@ -162,13 +162,14 @@ impl McpServer {
     /// message, gets a JSON-RPC error and the next line is served. A client that closes its end
     /// before `initialize` ends the server with `Ok`, as one that closes it later does.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
-            .await
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
-    /// Runs this server on `input` and `output` as on standard input and output: standard
-    /// input and output, or for the benchmarks any pipe.
-    pub(crate) async fn serve_lines<R, W>(self, input: R, output: W) -> std::io::Result<()>
+    /// Runs this server on `input` and `output` as [`serve_stdio`](Self::serve_stdio) does on
+    /// standard input and output (one JSON-RPC message per line, the same bounds), until the
+    /// client closes `input`: a pipe to a child process, a socket, or an in-process pipe
+    /// (`tokio::io::duplex`) to a client in the same process, as the test kit's does.
+    pub async fn serve_io<R, W>(self, input: R, output: W) -> std::io::Result<()>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,

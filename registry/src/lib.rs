@@ -36,6 +36,13 @@ pub use tool_registry_mcp as mcp;
 #[doc(inline)]
 pub use tool_registry_telemetry as telemetry;
 
+/// A test kit for a registry's tools: every tool called with arguments from its schema, a
+/// scripted model, an in-process MCP client (`tool-registry-testing`).
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+#[doc(inline)]
+pub use tool_registry_testing as testing;
+
 /// A fleet on Redis: the stores every instance shares (`tool-registry-redis`).
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

@@ -92,8 +92,12 @@ impl<A: AuditSink, B: AuditSink> AuditSink for (A, B) {
 /// ```
 pub struct JsonLinesAuditSink {
     out: std::sync::Mutex<Box<dyn std::io::Write + Send>>,
-    field: Option<(&'static str, fn() -> Option<String>)>,
+    field: Option<ExtraField>,
 }
+
+/// A field [`JsonLinesAuditSink::with_field`] adds to every line: its key, and what gives its
+/// value.
+type ExtraField = (&'static str, fn() -> Option<String>);
 
 impl JsonLinesAuditSink {
     /// Opens (or creates, owner-only) `path` for appending.
