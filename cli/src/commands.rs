@@ -283,6 +283,13 @@ pub(super) fn tokens(
         "{:width$}  {:>6}  ({kind}: {})",
         "total", count.total, count.method
     );
+    if let Some(chat) = count.chat_completions {
+        let _ = writeln!(
+            out,
+            "{:width$}  {chat:>6}  (the OpenAI cookbook's count for a Chat Completions request to the gpt-4o family)",
+            "chat completions"
+        );
+    }
     match budget {
         Some(budget) if count.total > budget => {
             let _ = writeln!(

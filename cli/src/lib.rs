@@ -204,7 +204,8 @@ enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
-    /// Print the documentation of every tool.
+    /// Print the documentation of every tool (with feature `tokens`, what each tool and the
+    /// whole list cost in prompt tokens).
     Catalog {
         /// `md` (Markdown), `json`, or `html` (one self-contained page to open in a browser:
         /// search, filters, a card per tool).
@@ -476,15 +477,16 @@ fn command_on(
     let registry: &Registry = edges.registry;
     let written = match command {
         Command::List { format, verbose } => list(out, registry, &scope, format, verbose),
-        Command::Catalog {
-            format: CatalogFormat::Md,
-        } => out.write_all(registry.catalog(&scope).markdown().as_bytes()),
-        Command::Catalog {
-            format: CatalogFormat::Json,
-        } => print_json(out, &registry.catalog(&scope).json()),
-        Command::Catalog {
-            format: CatalogFormat::Html,
-        } => out.write_all(registry.catalog(&scope).html().as_bytes()),
+        Command::Catalog { format } => {
+            let catalog = registry.catalog(&scope);
+            #[cfg(feature = "tokens")]
+            let catalog = catalog.with_token_counts();
+            match format {
+                CatalogFormat::Md => out.write_all(catalog.markdown().as_bytes()),
+                CatalogFormat::Json => print_json(out, &catalog.json()),
+                CatalogFormat::Html => out.write_all(catalog.html().as_bytes()),
+            }
+        }
         Command::Schema { name } => return schema(out, err, registry, &scope, &name),
         Command::Tools {
             format,

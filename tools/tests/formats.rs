@@ -904,6 +904,69 @@ fn o200k_base_file() -> String {
 /// The number of `o200k_base` tokens Python's `tiktoken` gives each of `texts`, reading the
 /// vocabulary offline from the copy `tiktoken-rs` carries.
 fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
+    const COUNT: &str = "import sys, json, tiktoken\n\
+        e = tiktoken.get_encoding('o200k_base')\n\
+        print(json.dumps([len(e.encode_ordinary(t)) for t in json.load(sys.stdin)]))\n";
+    let answer = tiktoken_run(COUNT, &serde_json::to_string(texts).unwrap());
+    serde_json::from_str(&answer).unwrap()
+}
+
+/// `1,234`, as the catalog writes a count.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What the OpenAI cookbook's `num_tokens_for_tools` (section 7 of "How to count tokens with
+/// tiktoken", the gpt-4o constants) counts for an OpenAI Chat Completions `tools` list, the
+/// messages left out; a property without a `type` or `description` counts them as empty.
+fn cookbook_count(tools: &Value) -> usize {
+    const COOKBOOK: &str = "import sys, json, tiktoken\n\
+        encoding = tiktoken.get_encoding('o200k_base')\n\
+        functions = json.load(sys.stdin)\n\
+        func_init, prop_init, prop_key, enum_init, enum_item, func_end = 7, 3, 3, -3, 3, 12\n\
+        n = 0\n\
+        for f in functions:\n\
+        \x20   n += func_init\n\
+        \x20   function = f['function']\n\
+        \x20   f_desc = function.get('description', '')\n\
+        \x20   if f_desc.endswith('.'):\n\
+        \x20       f_desc = f_desc[:-1]\n\
+        \x20   n += len(encoding.encode(function['name'] + ':' + f_desc))\n\
+        \x20   properties = function.get('parameters', {}).get('properties', {})\n\
+        \x20   if len(properties) > 0:\n\
+        \x20       n += prop_init\n\
+        \x20       for key in list(properties.keys()):\n\
+        \x20           n += prop_key\n\
+        \x20           p_type = properties[key].get('type', '')\n\
+        \x20           p_desc = properties[key].get('description', '')\n\
+        \x20           if 'enum' in properties[key].keys():\n\
+        \x20               n += enum_init\n\
+        \x20               for item in properties[key]['enum']:\n\
+        \x20                   n += enum_item\n\
+        \x20                   n += len(encoding.encode(str(item)))\n\
+        \x20           if p_desc.endswith('.'):\n\
+        \x20               p_desc = p_desc[:-1]\n\
+        \x20           n += len(encoding.encode(f'{key}:{p_type}:{p_desc}'))\n\
+        if len(functions) > 0:\n\
+        \x20   n += func_end\n\
+        print(n)\n";
+    tiktoken_run(COOKBOOK, &tools.to_string())
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Runs `script` in the virtualenv with Python's `tiktoken`, `input` on its standard input, the
+/// `o200k_base` vocabulary read offline from the copy `tiktoken-rs` carries: its output.
+fn tiktoken_run(script: &str, input: &str) -> String {
     let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../target/py-tiktoken/bin/python");
     assert!(
@@ -914,11 +977,8 @@ fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
     // tiktoken keeps a downloaded vocabulary under the SHA-1 of its address.
     let name = "fb374d419588a4632f3f557e76b4b70aebbca790";
     std::fs::write(cache.path().join(name), o200k_base_file()).unwrap();
-    const COUNT: &str = "import sys, json, tiktoken\n\
-        e = tiktoken.get_encoding('o200k_base')\n\
-        print(json.dumps([len(e.encode_ordinary(t)) for t in json.load(sys.stdin)]))\n";
     let mut child = std::process::Command::new(python)
-        .args(["-c", COUNT])
+        .args(["-c", script])
         .env("TIKTOKEN_CACHE_DIR", cache.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -930,7 +990,7 @@ fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
         .stdin
         .take()
         .unwrap()
-        .write_all(serde_json::to_string(texts).unwrap().as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(
@@ -938,7 +998,7 @@ fn tiktoken_counts(texts: &[String]) -> Vec<usize> {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).unwrap()
+    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]
@@ -957,6 +1017,37 @@ fn openai_token_counts_are_tiktokens_for_the_same_rendered_text() {
         assert_eq!(count.tools.len(), list.as_array().unwrap().len());
         assert_eq!(tiktoken_counts(&[text]), [count.total], "{provider:?}");
     }
+    // The cookbook's Chat Completions count, as its own function gives it: this crate's tools,
+    // and a list with an enum, a list of types and a property without a description.
+    let list = registry.provider_tools(Provider::OpenAi, Listing::every());
+    let count = registry.token_count(Provider::OpenAi, Listing::every());
+    assert_eq!(count.chat_completions, Some(cookbook_count(&list)));
+    let odd = json!([{"type": "function", "function": {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location.",
+        "parameters": {"type": "object", "properties": {
+            "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            "unit": {"type": "string", "description": "The unit.", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": ["integer", "null"]},
+            "level": {"enum": [1, 2, true]}
+        }, "required": ["location"]}}}]);
+    let counted = tokens::count(Provider::OpenAi, &odd).chat_completions;
+    assert_eq!(counted, Some(cookbook_count(&odd)));
+    // The cookbook's own example: its weather tool and two messages are 101 prompt tokens for
+    // gpt-4o, counted by the API; the messages are its `num_tokens_from_messages` (3 per
+    // message, its role and content, 3 for the reply's start).
+    let weather = json!([{"type": "function", "function": {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {"type": "object", "properties": {
+            "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            "unit": {"type": "string", "description": "The unit of temperature to return", "enum": ["celsius", "fahrenheit"]}
+        }, "required": ["location"]}}}]);
+    assert_eq!(
+        tokens::count(Provider::OpenAi, &weather).chat_completions,
+        Some(cookbook_count(&weather))
+    );
+
     // The estimates say so.
     let anthropic = registry.token_count(Provider::Anthropic, Listing::every());
     assert!(!anthropic.exact && anthropic.method.contains("no tokenizer"));
@@ -984,6 +1075,24 @@ fn openai_token_counts_are_tiktokens_for_the_same_rendered_text() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(total, expected, "{text}");
+    let chat = text
+        .lines()
+        .find_map(|line| line.strip_prefix("chat completions"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(chat, cookbook_count(&list), "{text}");
+    // The catalog shows the same counts, each tool's and the list's.
+    let catalog = run(&["catalog", "--format", "json"]);
+    let catalog: Value = serde_json::from_slice(&catalog.stdout).unwrap();
+    assert_eq!(catalog["tokens"][0]["provider"], "openai");
+    assert_eq!(catalog["tokens"][0]["total"], expected);
+    let markdown = String::from_utf8(run(&["catalog"]).stdout).unwrap();
+    assert!(
+        markdown.contains(&format!("{} for OpenAI", grouped(expected))),
+        "{markdown}"
+    );
+    assert!(markdown.contains("- **Prompt tokens:** "), "{markdown}");
     let within = run(&["tokens", "--budget", &expected.to_string()]);
     assert_eq!(within.status.code(), Some(0));
     let past = run(&["tokens", "--budget", &(expected - 1).to_string()]);

@@ -73,6 +73,11 @@ pub struct ToolDoc {
     /// empty for a value only (see [`Tool::returns`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub returns: Vec<crate::media::BlockKind>,
+    /// What the tool's definition costs in prompt tokens, per provider: empty unless the
+    /// catalog counts them ([`Catalog::with_token_counts`](super::Catalog::with_token_counts),
+    /// feature `tokens`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<super::TokenShare>,
 }
 
 impl ToolDoc {
@@ -152,6 +157,7 @@ pub(super) fn tool_doc(def: &Tool) -> ToolDoc {
         input_schema: schema,
         output_schema: def.output_schema().cloned(),
         returns: def.returns().to_vec(),
+        tokens: Vec::new(),
     }
 }
 

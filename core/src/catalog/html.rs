@@ -44,12 +44,14 @@ impl Catalog<'_> {
         let mut offers = String::new();
         // Writing into a `String` cannot fail.
         let _ = self.offers_html(&mut offers);
-        let _ = page(&mut out, &tools, &offers);
+        let costs =
+            (!self.costs.lists.is_empty()).then(|| super::costs::list_text(&self.costs.lists));
+        let _ = page(&mut out, &tools, &offers, costs.as_deref());
         out
     }
 }
 
-fn page(out: &mut String, tools: &[ToolDoc], offers: &str) -> fmt::Result {
+fn page(out: &mut String, tools: &[ToolDoc], offers: &str, costs: Option<&str>) -> fmt::Result {
     let count = plural(tools.len(), "tool");
     write!(
         out,
@@ -59,8 +61,12 @@ fn page(out: &mut String, tools: &[ToolDoc], offers: &str) -> fmt::Result {
          <title>Tools</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n\
          <div class=\"page\">\n<aside class=\"side\">\n<header class=\"masthead\">\n\
          <h1>Tools</h1>\n<p class=\"lede\">What each tool does, what it takes, and what \
-         guards it.</p>\n</header>\n"
+         guards it.</p>\n"
     )?;
+    if let Some(costs) = costs {
+        writeln!(out, "<p class=\"lede tokens\">{}</p>", Esc(costs))?;
+    }
+    out.push_str("</header>\n");
     controls(out, tools, &count)?;
     toc(out, tools)?;
     out.push_str("</aside>\n<main id=\"tools\">\n");
@@ -220,6 +226,13 @@ fn card(out: &mut String, tool: &ToolDoc) -> fmt::Result {
         "<p class=\"returns\"><strong>Returns:</strong> {}.</p>",
         Esc(&tool.returns_text())
     )?;
+    if !tool.tokens.is_empty() {
+        writeln!(
+            out,
+            "<p class=\"tokens\"><strong>Prompt tokens:</strong> {}.</p>",
+            Esc(&super::costs::tool_text(&tool.tokens))
+        )?;
+    }
     if let Some(output) = &tool.output_schema {
         schema(out, "Output schema", output)?;
     }

@@ -22,6 +22,9 @@ impl Catalog<'_> {
             tools.len(),
             if tools.len() == 1 { "" } else { "s" }
         );
+        if !self.costs.lists.is_empty() {
+            let _ = writeln!(out, "{}\n", super::costs::list_text(&self.costs.lists));
+        }
         let _ = writeln!(out, "| Tool | Description |\n| --- | --- |");
         for tool in &tools {
             let _ = writeln!(
@@ -65,6 +68,13 @@ fn write_tool(out: &mut String, tool: &ToolDoc) {
         (None, None) => {}
     }
     let _ = writeln!(out, "- **Returns:** {}", tool.returns_text());
+    if !tool.tokens.is_empty() {
+        let _ = writeln!(
+            out,
+            "- **Prompt tokens:** {}",
+            super::costs::tool_text(&tool.tokens)
+        );
+    }
     if let Some(schema) = &tool.output_schema {
         let _ = writeln!(out, "- **Output schema:** `{schema}`");
     }

@@ -1,7 +1,8 @@
 //! Documentation of every tool in a registry, as Markdown, JSON or an HTML page: `mod.rs`
 //! picks the tools (all, or what one scope may see), `doc.rs` reads each into a [`ToolDoc`],
 //! `markdown.rs` writes the Markdown, `html.rs` the page (with its inline `page.css` and
-//! `page.js`), `offers.rs` the resources, templates and prompts (Markdown, JSON and a section of the page).
+//! `page.js`), `offers.rs` the resources, templates and prompts (Markdown, JSON and a section of the page),
+//! `costs.rs` what each tool and the whole list cost in prompt tokens, when counted.
 //!
 //! ```
 //! # use tool_registry::{Listing, Registry};
@@ -22,11 +23,13 @@ use serde_json::Value;
 
 use crate::def::Tool;
 
+mod costs;
 mod doc;
 mod html;
 mod markdown;
 mod offers;
 
+pub use costs::{ListCost, TokenShare};
 pub use doc::{ArgDoc, ToolDoc};
 
 /// The documentation of a registry's tools. Get one with [`Registry::catalog`](crate::Registry::catalog), for
@@ -36,6 +39,8 @@ pub struct Catalog<'r> {
     tools: Vec<Tool>,
     /// The resources, templates and prompts documented.
     offered: Offered,
+    /// What the tools cost in prompt tokens: empty unless counted.
+    costs: costs::Costs,
     registry: PhantomData<&'r ()>,
 }
 
@@ -53,6 +58,7 @@ impl Catalog<'_> {
         Self {
             tools,
             offered: Offered::default(),
+            costs: costs::Costs::default(),
             registry: PhantomData,
         }
     }
@@ -76,14 +82,51 @@ impl Catalog<'_> {
 impl Catalog<'_> {
     /// Every tool's documentation, sorted by name.
     pub fn tools(&self) -> Vec<ToolDoc> {
-        self.tools.iter().map(doc::tool_doc).collect()
+        let mut docs: Vec<ToolDoc> = self.tools.iter().map(doc::tool_doc).collect();
+        for (doc, shares) in docs.iter_mut().zip(&self.costs.tools) {
+            doc.tokens.clone_from(shares);
+        }
+        docs
     }
 
     /// The catalog as JSON: `{"tools": [...]}`, and `resources`, `resource_templates` and
-    /// `prompts` when the registry offers any.
+    /// `prompts` when the registry offers any; with token counts, each tool's `tokens` and the
+    /// whole list's (`"tokens": [{"provider", "total", "exact", "method"}, ...]`).
     pub fn json(&self) -> Value {
         let mut json = serde_json::json!({ "tools": self.tools() });
+        if !self.costs.lists.is_empty() {
+            json["tokens"] = serde_json::json!(self.costs.lists);
+        }
         self.offers_json(&mut json);
         json
+    }
+
+    /// What the whole list costs in prompt tokens, per provider: empty unless counted
+    /// ([`with_token_counts`](Self::with_token_counts)).
+    pub fn token_costs(&self) -> &[ListCost] {
+        &self.costs.lists
+    }
+
+    /// This catalog with what each tool and the whole list cost in prompt tokens for OpenAI
+    /// (exact: the Harmony rendering counted in `o200k_base`), Anthropic and Gemini (estimates,
+    /// marked so), in its JSON, Markdown and page (see
+    /// [`format::tokens`](crate::format::tokens)). Feature `tokens`.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Listing, Registry};
+    /// /// Look up a word in the dictionary.
+    /// #[tool]
+    /// fn define(word: String) -> String { word }
+    ///
+    /// let catalog = Registry::global().catalog(Listing::every()).with_token_counts();
+    /// let openai = &catalog.token_costs()[0];
+    /// assert!(openai.exact && openai.total > 0);
+    /// assert!(catalog.markdown().contains("for OpenAI"));
+    /// assert_eq!(catalog.json()["tools"][0]["tokens"][0]["provider"], "openai");
+    /// ```
+    #[cfg(feature = "tokens")]
+    pub fn with_token_counts(mut self) -> Self {
+        self.costs = costs::Costs::of(&self.tools);
+        self
     }
 }

@@ -94,7 +94,7 @@ fn native_search_tool(provider: Provider) -> Value {
 const _: () = assert!(Provider::ALL.len() == crate::def::PROVIDERS);
 
 /// One tool's definition for `provider`, built on first use and kept in the tool's entry.
-fn cached(tool: &Tool, provider: Provider) -> &Value {
+pub(crate) fn cached(tool: &Tool, provider: Provider) -> &Value {
     tool.entry().formats[provider.index()].get_or_init(|| definition(tool, provider))
 }
 
@@ -115,7 +115,7 @@ fn strict_cached(tool: &Tool, provider: Provider) -> Result<&Value, StrictError>
 }
 
 /// The list as the provider's request takes it.
-fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
+pub(crate) fn wrap(provider: Provider, definitions: Vec<Value>) -> Value {
     match provider {
         Provider::Gemini if definitions.is_empty() => json!([]),
         Provider::Gemini => json!([{ "functionDeclarations": definitions }]),

@@ -34,6 +34,9 @@ pub struct TokenCount {
     pub total: usize,
     /// Each tool's own part, by its name on the wire, in list order.
     pub tools: Vec<(String, usize)>,
+    /// For OpenAI's lists, the count the OpenAI cookbook's `num_tokens_for_tools` gives a Chat
+    /// Completions request to the gpt-4o family ([`chat_completions`]); `None` for the others.
+    pub chat_completions: Option<usize>,
 }
 
 /// The tokens `definitions` (a provider's tool list, as [`Registry::provider_tools`](crate::Registry::provider_tools)
@@ -55,6 +58,7 @@ pub fn count(provider: Provider, definitions: &Value) -> TokenCount {
                 method: "the Harmony `namespace functions` rendering, counted in o200k_base",
                 total: o200k_tokens(&harmony_tools(&functions)),
                 tools,
+                chat_completions: Some(chat_completions(&functions)),
             }
         }
         Provider::Anthropic | Provider::Gemini | Provider::Mcp => {
@@ -84,9 +88,90 @@ pub fn count(provider: Provider, definitions: &Value) -> TokenCount {
                 method: "o200k_base over the definitions' compact JSON; the provider publishes no tokenizer: check with its counting endpoint",
                 total: o200k_tokens(&definitions.to_string()),
                 tools,
+                chat_completions: None,
             }
         }
     }
+}
+
+/// The cookbook's constants for the gpt-4o family: each function's start, the properties'
+/// start, each property, an enum's start, each enum item, and the list's end
+/// (<https://cookbook.openai.com/examples/how_to_count_tokens_with_tiktoken>, section 7).
+const COOKBOOK: (usize, usize, usize, isize, usize, usize) = (7, 3, 3, -3, 3, 12);
+
+/// The tokens a Chat Completions request's `tools` add for the gpt-4o family, as the OpenAI
+/// cookbook counts them (verified there against the API's `prompt_tokens`): per function its
+/// start and `name:description` (one final `.` dropped), per property `name:type:description`
+/// and each enum item, then the list's end. A property without a `type` or `description` counts
+/// them as empty; a list of types is written as Python writes a list (`['string', 'null']`).
+fn chat_completions(functions: &[(String, String, Option<Value>)]) -> usize {
+    let (func_init, prop_init, prop_key, enum_init, enum_item, func_end) = COOKBOOK;
+    if functions.is_empty() {
+        return 0;
+    }
+    let mut total: isize = 0;
+    let add = |total: &mut isize, n: usize| *total += n as isize;
+    for (name, description, parameters) in functions {
+        add(&mut total, func_init);
+        let description = description.strip_suffix('.').unwrap_or(description);
+        add(&mut total, o200k_tokens(&format!("{name}:{description}")));
+        let properties = parameters
+            .as_ref()
+            .and_then(|p| p.get("properties"))
+            .and_then(Value::as_object);
+        let Some(properties) = properties.filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        add(&mut total, prop_init);
+        for (key, property) in properties {
+            add(&mut total, prop_key);
+            if let Some(items) = property.get("enum").and_then(Value::as_array) {
+                total += enum_init;
+                for item in items {
+                    add(&mut total, enum_item + o200k_tokens(&python_str(item)));
+                }
+            }
+            let kind = match property.get("type") {
+                Some(Value::Array(kinds)) => {
+                    let kinds: Vec<String> = kinds
+                        .iter()
+                        .map(|k| format!("'{}'", python_str(k)))
+                        .collect();
+                    format!("[{}]", kinds.join(", "))
+                }
+                Some(kind) => python_str(kind),
+                None => String::new(),
+            };
+            let text = property
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let text = text.strip_suffix('.').unwrap_or(text);
+            add(&mut total, o200k_tokens(&format!("{key}:{kind}:{text}")));
+        }
+    }
+    add(&mut total, func_end);
+    usize::try_from(total).unwrap_or(0)
+}
+
+/// A JSON value as Python's `str` writes the value `json.load` gives.
+fn python_str(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+/// What `tools`, listed in this order, cost `provider`'s models: [`count`] of their list.
+pub(crate) fn of_tools(provider: Provider, tools: &[crate::Tool]) -> TokenCount {
+    let definitions = tools
+        .iter()
+        .map(|tool| super::lists::cached(tool, provider).clone())
+        .collect();
+    count(provider, &super::lists::wrap(provider, definitions))
 }
 
 /// The text OpenAI's models read for an OpenAI list (Chat Completions or Responses): the Harmony
