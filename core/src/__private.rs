@@ -12,8 +12,8 @@ pub use crate::call::into_result::IntoToolResult;
 pub use crate::call::shim::output::{self, assert_output};
 pub use crate::call::shim::probe::{self, schema_for};
 pub use crate::call::shim::{
-    Bounded, CallEnv, CallFn, CallResult, MaxLen, blocking, blocking_async, check_max_len,
-    check_range,
+    Bounded, CallEnv, CallFn, CallResult, ConfirmIfFunction, MaxLen, Signature, blocking,
+    blocking_async, check_max_len, check_range,
 };
 pub use crate::def::tool_def::ToolParts;
 pub use crate::def::{

@@ -29,6 +29,7 @@ pub async fn dispatch<'a>(
         .ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
             suggestion: None,
+            module: None,
         })?;
     let handler = validate(registry, &tool, args.into(), ctx)?;
     match AssertUnwindSafe(handler).catch_unwind().await {
@@ -54,6 +55,7 @@ pub async fn dispatch_stamped<'a>(
         .ok_or_else(|| ToolError::UnknownTool {
             name: name.to_owned(),
             suggestion: None,
+            module: None,
         })?;
     let handler = validate(registry, &tool, args.into(), ctx)?;
     let mut result = match AssertUnwindSafe(handler).catch_unwind().await {

@@ -421,6 +421,7 @@ async fn execute(
         let error = ToolError::UnknownTool {
             name: request.tool_name.into_owned(),
             suggestion: None,
+            module: None,
         };
         return error_response(StatusCode::NOT_FOUND, &error);
     }

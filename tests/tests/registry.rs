@@ -223,15 +223,61 @@ async fn aliases_call_the_tool_and_unknown_names_are_typed_errors() {
         env.call("util.nope", "{}").await,
         Err(ToolError::UnknownTool {
             name: "util.nope".to_owned(),
-            suggestion: None
+            suggestion: None,
+            module: None,
         })
     );
     assert_eq!(
         env.call("util.ad", "{}").await,
         Err(ToolError::UnknownTool {
             name: "util.ad".to_owned(),
-            suggestion: Some("util.add".to_owned())
+            suggestion: Some("util.add".to_owned()),
+            module: None,
         })
+    );
+    // A module no tool belongs to is named as unknown, beside the tool.
+    let nomodule = env.call("nomodule.tool", "{}").await.unwrap_err();
+    assert_eq!(
+        nomodule,
+        ToolError::UnknownTool {
+            name: "nomodule.tool".to_owned(),
+            suggestion: None,
+            module: Some("nomodule".to_owned()),
+        }
+    );
+    assert_eq!(nomodule.code(), "unknown_tool");
+    assert!(
+        nomodule
+            .to_string()
+            .starts_with("unknown tool `nomodule.tool`: no module `nomodule` is available to you;"),
+        "{nomodule}"
+    );
+    // A module whose every tool is hidden from the caller reads as one that does not exist;
+    // a caller who sees one of its tools is told only that the tool is unknown.
+    let guest = Ctx::for_scope(tool_registry::Scope::guest());
+    let hidden = env
+        .registry
+        .call("scheduler.add_job", "{}", &guest)
+        .await
+        .unwrap_err();
+    let absent = env
+        .registry
+        .call("schedulr.add_job", "{}", &guest)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        hidden.to_string().replace("scheduler", "X"),
+        absent.to_string().replace("schedulr", "X")
+    );
+    let user = Ctx::for_scope(tool_registry::Scope::user("u"));
+    let seen = env
+        .registry
+        .call("scheduler.add_job", "{}", &user)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&seen, ToolError::UnknownTool { module: None, .. }),
+        "{seen}"
     );
 }
 

@@ -61,8 +61,9 @@ fn char_floor(text: &str, at: usize) -> usize {
 pub enum ToolError {
     /// No tool has this name (or alias), or none the caller may see.
     #[error(
-        "unknown tool `{}`: {}call one of the tools listed for you",
+        "unknown tool `{}`: {}{}call one of the tools listed for you",
         name.escape_debug(),
+        no_module(module),
         did_you_mean(suggestion)
     )]
     UnknownTool {
@@ -70,6 +71,10 @@ pub enum ToolError {
         name: String,
         /// The closest name the caller may see, when one is close.
         suggestion: Option<String>,
+        /// The module of a `module.tool` name when the caller may see no tool of it (a module
+        /// that does not exist and one the caller may not see read alike): the module is
+        /// unknown, not only the tool.
+        module: Option<String>,
     },
     /// The arguments do not fit the tool's schema.
     #[error(
@@ -265,6 +270,16 @@ pub enum ToolError {
         /// How many calls of the output did not run.
         left_out: usize,
     },
+}
+
+fn no_module(module: &Option<String>) -> String {
+    match module {
+        Some(module) => format!(
+            "no module `{}` is available to you; ",
+            module.escape_debug()
+        ),
+        None => String::new(),
+    }
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {

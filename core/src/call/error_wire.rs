@@ -53,7 +53,7 @@ macro_rules! wire {
 }
 
 wire! {
-    UnknownTool "unknown_tool" { name: "name" or_empty, suggestion: "suggestion" maybe }
+    UnknownTool "unknown_tool" { name: "name" or_empty, suggestion: "suggestion" maybe, module: "module" maybe }
     InvalidArguments "invalid_arguments" { tool: "tool" or_empty, path: "path" or_empty, message: "detail" or_empty }
     Handler "handler_error" { tool: "tool" or_empty, message: "detail" text }
     InvalidOutput "invalid_output" { tool: "tool" or_empty, path: "path" or_empty, message: "detail" or_empty }
@@ -247,9 +247,15 @@ impl ToolError {
         let code = text(fields.get("code").cloned()).unwrap_or_default();
         match Self::read_fields(&code, &fields) {
             Some(mut error) => {
-                if let Self::UnknownTool { name, suggestion } = &mut error {
+                if let Self::UnknownTool {
+                    name,
+                    suggestion,
+                    module,
+                } = &mut error
+                {
                     tool.clone_into(name);
                     *suggestion = None;
+                    *module = None;
                 }
                 if let Some(named) = error.tool_mut() {
                     tool.clone_into(named);

@@ -254,6 +254,7 @@ impl<'a, H: Host> State<'a, H> {
             let error = ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: registry.suggest(name, ctx.scope()),
+                module: registry.unknown_module(name, ctx.scope()),
             };
             return Err(A::answer(Err(error), |audit| {
                 stamp.put(audit, Cow::Owned(name.to_owned()), ctx, code, None);

@@ -152,6 +152,9 @@ pub(crate) trait Host: Sync {
     fn resolve(&self, name: &str, scope: &Scope) -> Option<(Tool, Duration, u64)>;
     /// A name `scope` may see that is close to `name`, for an unknown tool's error.
     fn suggest(&self, name: &str, scope: &Scope) -> Option<String>;
+    /// The module of `name` (`nomodule` of `nomodule.tool`) when `scope` may see no tool of
+    /// it, for an unknown tool's error.
+    fn unknown_module(&self, name: &str, scope: &Scope) -> Option<String>;
     /// What the builder configured: gates, stores, the audit sink, limits.
     fn policy(&self) -> &Policy;
     /// The application's state, handed to every handler.

@@ -302,6 +302,10 @@ impl Host for Registry {
         Registry::suggest(self, name, scope)
     }
 
+    fn unknown_module(&self, name: &str, scope: &Scope) -> Option<String> {
+        Registry::unknown_module(self, name, scope)
+    }
+
     #[inline]
     fn policy(&self) -> &Policy {
         &self.policy

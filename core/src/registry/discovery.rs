@@ -115,6 +115,7 @@ impl Registry {
             None => Err(ToolError::UnknownTool {
                 name: name.to_owned(),
                 suggestion: self.suggest(name, scope),
+                module: self.unknown_module(name, scope),
             }),
         }
     }

@@ -127,6 +127,21 @@ impl Registry {
         (distance <= close).then(|| suggestion.to_owned())
     }
 
+    /// The module of `name` (the part before its first `.`) when `scope` may see no tool of
+    /// that module: a module that does not exist and one the caller may not see read alike.
+    /// `None` for a name without a module, or one of a module the caller sees.
+    pub(crate) fn unknown_module(&self, name: &str, scope: &Scope) -> Option<String> {
+        let (module, _) = name.split_once('.')?;
+        // A name longer than any tool's is answered as any unknown name.
+        if module.is_empty() || name.len() > 128 {
+            return None;
+        }
+        let snapshot = self.current();
+        let seen = (snapshot.tools.iter().enumerate())
+            .any(|(i, tool)| tool.module_key() == module && self.visible(&snapshot, i, scope));
+        (!seen).then(|| module.to_owned())
+    }
+
     /// The names of the tools of any of `categories` that `listing` holds, in name order: a
     /// request's tools chosen by what they are for (`["search", "files"]`) rather than by
     /// name.

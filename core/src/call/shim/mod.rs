@@ -8,6 +8,7 @@
 //! | `probe.rs` | the checks on argument types, one error per type that misses a derive |
 //! | `max_len.rs` | `#[arg(max_len = N)]` |
 //! | `range.rs` | `#[arg(min = N, max = N)]` |
+//! | `confirm_if.rs` | `#[tool(confirm_if = path)]`: the predicate called through a trait that names the signature it must have |
 //! | `blocking.rs` | `#[tool(blocking)]` handlers on Tokio's blocking pool |
 //! | `output.rs` | what a tool function returns, turned into a [`ToolResult`] |
 
@@ -17,6 +18,7 @@ use std::pin::Pin;
 use super::{Ctx, ToolArgs, ToolError, ToolResult, TypeMap};
 
 mod blocking;
+mod confirm_if;
 mod max_len;
 #[doc(hidden)]
 pub mod output;
@@ -25,6 +27,7 @@ pub mod probe;
 mod range;
 
 pub use blocking::{blocking, blocking_async};
+pub use confirm_if::{ConfirmIfFunction, Signature};
 pub use max_len::{MaxLen, check_max_len};
 pub use range::{Bounded, check_range};
 
