@@ -984,7 +984,9 @@ async fn the_module_rule_applies_to_run_time_tools() {
         error,
         ToolError::UnknownTool {
             name: "shop.buy".into(),
-            suggestion: None
+            suggestion: None,
+            // A module outside the caller's list reads as one that does not exist.
+            module: Some("shop".into()),
         }
     );
 }

@@ -17,6 +17,10 @@ const MAX_ITEMS: usize = 3;
 /// The longest string the high edge writes where the schema sets no `maxLength`.
 const LONG_TEXT: usize = 200;
 
+/// The most items or characters a schema's `minItems` or `minLength` may ask for: a schema
+/// that asks for more gets no value (a hostile `minItems` of a billion is not written).
+const MAX_MIN: usize = 65_536;
+
 /// The bound a drawn number keeps to where the schema sets none.
 const OPEN_BOUND: i64 = 1_000_000;
 
@@ -419,7 +423,7 @@ fn number_range(schema: &Value) -> (f64, f64) {
 
 /// The fewest and most items a drawn array holds.
 fn item_range(schema: &Value) -> (usize, usize) {
-    let min = count(schema, "minItems").unwrap_or(0);
+    let min = count(schema, "minItems").unwrap_or(0).min(MAX_MIN);
     let max = count(schema, "maxItems")
         .unwrap_or(MAX_ITEMS)
         .min(min.max(MAX_ITEMS));
@@ -428,7 +432,7 @@ fn item_range(schema: &Value) -> (usize, usize) {
 
 /// The fewest and most characters of a string schema.
 fn length_range(schema: &Value) -> (usize, usize) {
-    let min = count(schema, "minLength").unwrap_or(0);
+    let min = count(schema, "minLength").unwrap_or(0).min(MAX_MIN);
     let max = count(schema, "maxLength").unwrap_or(LONG_TEXT.max(min));
     (min, max.max(min))
 }
@@ -597,6 +601,30 @@ mod tests {
         }
         assert_eq!(cases(&schema, 20, 7).0, first);
         assert_ne!(cases(&schema, 20, 8).0, first);
+    }
+
+    #[test]
+    fn hostile_bounds_and_a_reference_loop_end() {
+        let schema = json!({
+            "type": "object",
+            "$defs": {"Loop": {"$ref": "#/$defs/Loop"}, "Tree": {"type": "object",
+                "properties": {"child": {"$ref": "#/$defs/Tree"}}, "required": ["child"]}},
+            "properties": {
+                "many": {"type": "array", "minItems": 1_000_000_000u64, "items": {"type": "integer"}},
+                "long": {"type": "string", "minLength": 1_000_000_000u64},
+                "loop": {"$ref": "#/$defs/Loop"},
+                "tree": {"$ref": "#/$defs/Tree"}
+            }
+        });
+        let (found, _) = cases(&schema, 5, 3);
+        // Nothing past the bounds was written, and the walk ended.
+        for case in &found {
+            assert!(
+                case.arguments.to_string().len() < 4 * MAX_MIN * 8,
+                "{}",
+                case.label
+            );
+        }
     }
 
     #[test]

@@ -318,6 +318,7 @@ mod tests {
             ToolError::UnknownTool {
                 name: tool(),
                 suggestion: None,
+                module: None,
             },
             ToolError::InvalidArguments {
                 tool: tool(),
@@ -431,9 +432,11 @@ mod tests {
         let unknown = serde_json::to_value(ToolError::UnknownTool {
             name: "serach".into(),
             suggestion: Some("search".into()),
+            module: None,
         })
         .unwrap();
         assert_eq!(unknown["suggestion"], "search");
+        assert!(unknown.get("module").is_none());
         assert_eq!(unknown["name"], "serach");
     }
 
@@ -441,14 +444,15 @@ mod tests {
     fn what_another_process_says_is_read_within_bounds_and_named_for_the_caller() {
         // The caller's name replaces the one written, suggestions included.
         let read = ToolError::from_json(
-            &json!({"code": "unknown_tool", "name": "x.serach", "suggestion": "x.search"}),
+            &json!({"code": "unknown_tool", "name": "x.serach", "suggestion": "x.search", "module": "x"}),
             "kb.serach",
         );
         assert_eq!(
             read,
             ToolError::UnknownTool {
                 name: "kb.serach".into(),
-                suggestion: None
+                suggestion: None,
+                module: None,
             }
         );
         // A code this version does not know, with no module: the message as a handler error.
