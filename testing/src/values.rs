@@ -122,6 +122,10 @@ impl Walk<'_> {
     /// The value at `edge` of `schema`; `every` writes the optional fields of objects too.
     /// `None` when the walk finds nothing the schema could accept (`false`, `not`).
     fn edge(&self, schema: &Value, edge: Edge, every: bool, depth: usize) -> Option<Value> {
+        // A schema that requires itself (`child` of a tree, required) has no finite value.
+        if depth > 2 * MAX_DEPTH {
+            return None;
+        }
         let schema = self.resolve(schema);
         let object = match schema {
             Value::Bool(true) => return Some(Value::Null),

@@ -30,42 +30,17 @@ pub struct ListCost {
     pub method: &'static str,
 }
 
-/// The counts a catalog holds: the list's per provider, and each tool's, in the catalog's order.
+/// The counts a catalog holds: the list's per provider, and each tool's, in the catalog's
+/// order. The registry counts them (it sees the providers' formats; the catalog does not).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Costs {
-    pub(super) lists: Vec<ListCost>,
-    pub(super) tools: Vec<Vec<TokenShare>>,
+pub(crate) struct Costs {
+    pub(crate) lists: Vec<ListCost>,
+    pub(crate) tools: Vec<Vec<TokenShare>>,
 }
 
-impl Costs {
-    /// The costs of `tools` (in the catalog's order) for OpenAI (exact), Anthropic and Gemini
-    /// (estimates).
-    #[cfg(feature = "tokens")]
-    pub(super) fn of(tools: &[crate::Tool]) -> Self {
-        use crate::format::Provider;
-        let mut costs = Costs {
-            lists: Vec::new(),
-            tools: vec![Vec::new(); tools.len()],
-        };
-        for provider in [Provider::OpenAi, Provider::Anthropic, Provider::Gemini] {
-            let count = crate::format::tokens::of_tools(provider, tools);
-            for (shares, (_, tokens)) in costs.tools.iter_mut().zip(&count.tools) {
-                shares.push(TokenShare {
-                    provider: count.provider,
-                    tokens: *tokens,
-                    exact: count.exact,
-                });
-            }
-            costs.lists.push(ListCost {
-                provider: count.provider,
-                total: count.total,
-                exact: count.exact,
-                method: count.method,
-            });
-        }
-        costs
-    }
-}
+/// What counts a catalog's tools, when the registry can (feature `tokens`).
+#[cfg(feature = "tokens")]
+pub(crate) type Counter = fn(&[crate::Tool]) -> Costs;
 
 /// A provider's name as a person writes it.
 fn label(provider: &str) -> &str {

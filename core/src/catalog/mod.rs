@@ -29,6 +29,8 @@ mod html;
 mod markdown;
 mod offers;
 
+#[cfg(feature = "tokens")]
+pub(crate) use costs::Costs;
 pub use costs::{ListCost, TokenShare};
 pub use doc::{ArgDoc, ToolDoc};
 
@@ -41,6 +43,9 @@ pub struct Catalog<'r> {
     offered: Offered,
     /// What the tools cost in prompt tokens: empty unless counted.
     costs: costs::Costs,
+    /// What counts them, given by the registry.
+    #[cfg(feature = "tokens")]
+    counter: Option<costs::Counter>,
     registry: PhantomData<&'r ()>,
 }
 
@@ -59,8 +64,17 @@ impl Catalog<'_> {
             tools,
             offered: Offered::default(),
             costs: costs::Costs::default(),
+            #[cfg(feature = "tokens")]
+            counter: None,
             registry: PhantomData,
         }
+    }
+
+    /// This catalog, whose token counts `counter` makes.
+    #[cfg(feature = "tokens")]
+    pub(crate) fn with_counter(mut self, counter: costs::Counter) -> Self {
+        self.counter = Some(counter);
+        self
     }
 
     /// This catalog with the registry's `resources`, `templates` and `prompts`.
@@ -126,7 +140,9 @@ impl Catalog<'_> {
     /// ```
     #[cfg(feature = "tokens")]
     pub fn with_token_counts(mut self) -> Self {
-        self.costs = costs::Costs::of(&self.tools);
+        if let Some(counter) = self.counter {
+            self.costs = counter(&self.tools);
+        }
         self
     }
 }

@@ -215,6 +215,8 @@ impl Registry {
             .filter(|(i, _)| self.lists(&snapshot, *i, &mut listing))
             .map(|(_, tool)| tool.clone());
         let catalog = Catalog::new(tools.collect());
+        #[cfg(feature = "tokens")]
+        let catalog = catalog.with_counter(token_costs);
         match listing.scope {
             Some(scope) => catalog.with_offers(
                 self.resources(scope),
@@ -231,6 +233,34 @@ impl Registry {
             }
         }
     }
+}
+
+/// What `tools` (in the catalog's order) cost in prompt tokens for OpenAI (exact), Anthropic
+/// and Gemini (estimates): the counts [`Catalog::with_token_counts`] shows.
+#[cfg(feature = "tokens")]
+fn token_costs(tools: &[crate::Tool]) -> crate::catalog::Costs {
+    use crate::catalog::{ListCost, TokenShare};
+    let mut costs = crate::catalog::Costs {
+        lists: Vec::new(),
+        tools: vec![Vec::new(); tools.len()],
+    };
+    for provider in [Provider::OpenAi, Provider::Anthropic, Provider::Gemini] {
+        let count = crate::format::tokens::of_tools(provider, tools);
+        for (shares, (_, tokens)) in costs.tools.iter_mut().zip(&count.tools) {
+            shares.push(TokenShare {
+                provider: count.provider,
+                tokens: *tokens,
+                exact: count.exact,
+            });
+        }
+        costs.lists.push(ListCost {
+            provider: count.provider,
+            total: count.total,
+            exact: count.exact,
+            method: count.method,
+        });
+    }
+    costs
 }
 
 #[cfg(feature = "tokens")]
