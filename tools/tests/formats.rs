@@ -11,6 +11,9 @@ use tool_registry::spec::ToolHandler;
 use tool_registry::{Ctx, Registry, Scope};
 use tool_registry_tools as _;
 
+#[path = "common/venv.rs"]
+mod venv;
+
 /// The reference tools and one run-time tool with an output schema.
 fn registry() -> Registry {
     let registry = Registry::builder().build().expect("the reference tools");
@@ -964,41 +967,19 @@ fn cookbook_count(tools: &Value) -> usize {
         .unwrap()
 }
 
-/// Runs `script` in the virtualenv with Python's `tiktoken`, `input` on its standard input, the
-/// `o200k_base` vocabulary read offline from the copy `tiktoken-rs` carries: its output.
+/// Runs `script` with Python's `tiktoken`, `input` on its standard input, the `o200k_base`
+/// vocabulary read offline from the copy `tiktoken-rs` carries: its output.
 fn tiktoken_run(script: &str, input: &str) -> String {
-    let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/py-tiktoken/bin/python");
-    assert!(
-        python.exists(),
-        "Python's tiktoken is missing: run scripts/test, which installs it"
-    );
     let cache = tempfile::tempdir().unwrap();
     // tiktoken keeps a downloaded vocabulary under the SHA-1 of its address.
     let name = "fb374d419588a4632f3f557e76b4b70aebbca790";
     std::fs::write(cache.path().join(name), o200k_base_file()).unwrap();
-    let mut child = std::process::Command::new(python)
-        .args(["-c", script])
-        .env("TIKTOKEN_CACHE_DIR", cache.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    venv::run(
+        &venv::TIKTOKEN,
+        script,
+        input,
+        &[("TIKTOKEN_CACHE_DIR", cache.path())],
+    )
 }
 
 #[test]

@@ -324,27 +324,8 @@ fn parsed_by_prometheus_client(text: &str) -> Vec<(String, Value, f64)> {
     const PARSE: &str = "import sys, json\n\
         from prometheus_client.parser import text_string_to_metric_families\n\
         print(json.dumps([[s.name, s.labels, s.value] for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples]))\n";
-    let python = venv::python(&venv::PROMETHEUS);
-    let mut child = Command::new(python)
-        .args(["-c", PARSE])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let samples: Vec<(String, Value, f64)> = serde_json::from_slice(&output.stdout).unwrap();
+    let output = venv::run(&venv::PROMETHEUS, PARSE, text, &[]);
+    let samples: Vec<(String, Value, f64)> = serde_json::from_str(&output).unwrap();
     samples
 }
 

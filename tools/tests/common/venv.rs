@@ -45,6 +45,54 @@ pub const PROMETHEUS: Venv = Venv {
     what: "Python's prometheus_client is",
 };
 
+/// Python's `tiktoken`, whose counts the token counts are checked against (`target/py-tiktoken`,
+/// or `$TOOLREG_TIKTOKEN_PYTHON`).
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses what it needs"
+)]
+pub const TIKTOKEN: Venv = Venv {
+    var: "TOOLREG_TIKTOKEN_PYTHON",
+    dir: "py-tiktoken",
+    imports: "tiktoken",
+    install: "tiktoken==0.14.0",
+    what: "Python's tiktoken is",
+};
+
+/// Runs `script` with the virtualenv's Python, `input` on its standard input and `envs` set:
+/// its standard output. Fails with its standard error when it fails.
+#[allow(
+    dead_code,
+    reason = "each test crate that includes this file uses what it needs"
+)]
+pub fn run(venv: &Venv, script: &str, input: &str, envs: &[(&str, &std::path::Path)]) -> String {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut command = Command::new(python(venv));
+    command
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// `$var` when set, else the virtualenv's Python at the workspace's root, once it imports what
 /// it must; fails naming the commands that make it when it does not.
 pub fn python(venv: &Venv) -> PathBuf {
