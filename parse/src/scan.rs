@@ -162,30 +162,6 @@ pub(crate) fn delimited_json<'t>(
     })
 }
 
-/// [`delimited_json`] where a section may spell its calls more than one way: `next_begin` finds the
-/// next call in the text it is given, with where it starts, its begin tag and its end tag (a
-/// call ends at the end tag of its own spelling), and a value `T` handed on with the call.
-pub(crate) fn delimited_by<'t, T>(
-    text: &'t str,
-    next_begin: impl Fn(&'t str) -> Option<(usize, &'static str, &'static str, T)> + 't,
-) -> impl Iterator<Item = (&'t str, usize, bool, T)> + 't {
-    let mut offset = 0;
-    std::iter::from_fn(move || {
-        let (at, begin, end, spelling) = next_begin(&text[offset..])?;
-        let start = offset + at + begin.len();
-        Some(match text[start..].find(end) {
-            Some(len) => {
-                offset = start + len + end.len();
-                (&text[start..start + len], start, true, spelling)
-            }
-            None => {
-                offset = text.len();
-                (&text[start..], start, false, spelling)
-            }
-        })
-    })
-}
-
 /// The most punctuation bytes read as a separator between two values.
 const MAX_JUNK: usize = 2;
 

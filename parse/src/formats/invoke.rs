@@ -51,7 +51,7 @@ use super::elements::Elements;
 use super::json;
 use super::parameters::end_by_names;
 use crate::block::{Env, Family, Item, Outcome, RawCall, Reader, Step, Token};
-use crate::scan::{Finder, Input, delimited_by};
+use crate::scan::{Finder, Input};
 use crate::typing::{Kinds, ToolTypes, typed_json, typed_string, typed_value};
 use crate::vocab::{ErrorKind, Format};
 use tool_registry_json::unique;
@@ -196,18 +196,46 @@ const fn dsml(open: &'static str, close: &'static str) -> Spelling {
 
 /// The calls in a section's `text`, each as its text after the start tag, where that text
 /// begins, whether its end tag came, and the tags it is written with (a call ends at the end
-/// tag of its own spelling).
+/// tag of its own spelling). A start tag closed with `/>` (`<｜DSML｜invoke name="submit"/>`,
+/// DeepSeek V4's call without arguments) is the whole call.
 fn invokes<'t>(
     text: &'t str,
     tags: &'static [Tags],
 ) -> impl Iterator<Item = (&'t str, usize, bool, &'static Tags)> + 't {
     let first = tags[0].invoke.as_bytes()[0];
-    delimited_by(text, move |rest: &'t str| {
-        memchr::memchr_iter(first, rest.as_bytes()).find_map(|at| {
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        let rest = &text[offset..];
+        let (at, t) = memchr::memchr_iter(first, rest.as_bytes()).find_map(|at| {
             let t = tags.iter().find(|t| rest[at..].starts_with(t.invoke))?;
-            Some((at, t.invoke, t.invoke_end, t))
+            Some((at, t))
+        })?;
+        let start = offset + at + t.invoke.len();
+        if let Some(tag) = self_closing(&text[start..]) {
+            offset = start + tag.len();
+            return Some((tag, start, true, t));
+        }
+        Some(match text[start..].find(t.invoke_end) {
+            Some(len) => {
+                offset = start + len + t.invoke_end.len();
+                (&text[start..start + len], start, true, t)
+            }
+            None => {
+                offset = text.len();
+                (&text[start..], start, false, t)
+            }
         })
     })
+}
+
+/// The rest of a start tag closed with `/>` that `text` begins (`name="submit"/>`), looked for
+/// within [`MAX_TAG`] bytes; `None` for a tag closed with `>` alone.
+fn self_closing(text: &str) -> Option<&str> {
+    let window = &text.as_bytes()[..text.len().min(MAX_TAG)];
+    let close = memchr::memchr(b'>', window)?;
+    let (attributes, _) = start_tag(&text[..=close])?;
+    let tag = &text[..=close];
+    (tag.ends_with("/>") && attribute(&attributes, "name").is_some()).then_some(tag)
 }
 
 /// A section of `<invoke>` elements.
@@ -352,14 +380,12 @@ fn arguments(
         let kinds = types.kinds(key);
         let value = match attribute(&attributes, "string") {
             Some("true") => typed_string(raw.to_owned(), kinds),
+            // A value marked as JSON that is not JSON is kept as the model wrote it, as the
+            // engines do (sglang's V3.2 detector, vLLM's DSML parser): the tool's own checks
+            // say what is wrong with it.
             Some(_) => match json::value(raw.trim()) {
                 Ok(value) => typed_json(value, kinds),
-                Err(message) => {
-                    return Err((
-                        ErrorKind::Malformed,
-                        format!("argument `{key}` of `{name}` is not valid JSON: {message}"),
-                    ));
-                }
+                Err(_) => Value::String(raw.trim().to_owned()),
             },
             None => untagged_value(raw, kinds),
         };
@@ -443,7 +469,7 @@ fn start_tag(text: &str) -> Option<(Vec<(&str, &str)>, &str)> {
     let mut rest = text;
     loop {
         rest = rest.trim_start();
-        if let Some(after) = rest.strip_prefix('>') {
+        if let Some(after) = rest.strip_prefix('>').or_else(|| rest.strip_prefix("/>")) {
             return Some((attributes, after));
         }
         let (key, after) = rest.split_once('=')?;
