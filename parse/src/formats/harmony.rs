@@ -9,8 +9,13 @@
 //! ```
 //!
 //! - A header with a recipient, `to=functions.NAME` (after the channel or before
-//!   `<|channel|>`), is a call; its message is the JSON arguments. Other recipients
-//!   (`browser.search`, `python`) are called by their full name.
+//!   `<|channel|>`), is a call; its message is the JSON arguments. Other recipients, the
+//!   built-in tools, are called by their full name as the template names them
+//!   (`browser.search`, `container.exec`, `python`). `python`'s message is the code itself
+//!   (the template: "The recipient will always be `python`"; the code runs as written), so a
+//!   message to it that is not a JSON object is the call `python` with `{"code": TEXT}`, up
+//!   to `<|call|>`. Code has no end of its own, so without `<|call|>` it may be cut off: it is
+//!   reported as cut off and never called (keep the stop token in the output to run it).
 //! - The `analysis` channel is reasoning, up to its `<|end|>`.
 //! - `final`, and `commentary` without a recipient (a preamble the user sees), are content:
 //!   only the header is removed.
@@ -22,7 +27,7 @@
 use memchr::memmem;
 
 use super::json::arguments_item;
-use crate::block::{Env, Family, Item, Outcome, Reader, Step, Thought, Token, close_with};
+use crate::block::{Env, Family, Item, Outcome, RawCall, Reader, Step, Thought, Token, close_with};
 use crate::scan::{Input, SeqEnd, Values};
 use crate::vocab::{ErrorKind, Format};
 
@@ -68,6 +73,10 @@ enum State {
         name: String,
         values: Values,
     },
+    /// The code of a message to `python`, from `body` up to `<|call|>` or the end.
+    Code {
+        body: usize,
+    },
     /// The arguments are read; `<|call|>` may follow whitespace.
     Closing {
         after: usize,
@@ -94,6 +103,14 @@ impl HarmonyBlock {
     pub(crate) fn continued(start: usize) -> Self {
         Self::new(start)
     }
+}
+
+/// The built-in tool whose message is code, not JSON.
+const PYTHON: &str = "python";
+
+/// Whether a message's text begins a JSON object (after whitespace).
+fn starts_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
 }
 
 /// What begins the rest of a role header at the start of an output.
@@ -158,6 +175,34 @@ impl Reader for HarmonyBlock {
                         };
                     }
                 },
+                State::Code { body } => {
+                    let body = *body;
+                    let text = input.bytes_from(body);
+                    let end = match memmem::find(text, CALL.as_bytes()) {
+                        Some(len) => body + len,
+                        // Code has no end of its own: without `<|call|>` it may be cut off,
+                        // and cut-off code never runs.
+                        None if input.eof() => {
+                            return Step::Done(Outcome::cut_off(
+                                self.start..input.end(),
+                                Format::Harmony,
+                                "inside the code for `python` before `<|call|>`",
+                            ));
+                        }
+                        None => return Step::NeedMore,
+                    };
+                    let code = input.str(body..end);
+                    let mut arguments = serde_json::Map::new();
+                    arguments.insert("code".to_owned(), serde_json::Value::from(code));
+                    let call = RawCall {
+                        name: PYTHON.to_owned(),
+                        arguments: serde_json::Value::Object(arguments),
+                        id: None,
+                        typed: true,
+                    };
+                    let item = Item::found(call, Format::Harmony, self.start..end);
+                    return Step::Done(Outcome::new(end + CALL.len(), vec![item]));
+                }
                 State::Closing { after, outcome } => {
                     // The server may have cut the `<|call|>` stop token.
                     return close_with(input, after, CALL, outcome);
@@ -198,6 +243,14 @@ impl HarmonyBlock {
             return Some(self.not_a_message());
         };
         match header.recipient {
+            Some(PYTHON) if !starts_json(input.str(body..input.end())) => {
+                // Code, not JSON; a message not begun yet waits for its first byte.
+                if input.str(body..input.end()).trim_start().is_empty() && !input.eof() {
+                    return Some(Step::NeedMore);
+                }
+                self.state = State::Code { body };
+                None
+            }
             Some(recipient) if !matches!(recipient, "assistant" | "user") => {
                 let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
                 self.state = State::Arguments {
