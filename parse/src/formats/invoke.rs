@@ -44,6 +44,15 @@
 //!   </｜DSML｜ invoke>
 //!   </｜DSML｜ calls>
 //!   ```
+//!
+//!   A server whose detokenizer drops the `｜DSML｜` marker gives the plain tags
+//!   (`<function_calls>`, V4's `<tool_calls>`, `<invoke name="…">`,
+//!   `<parameter name="…" string="…">`), as sglang's V3.2 detector reads them
+//!   (python/sglang/srt/function_call/deepseekv32_detector.py, "Format 3 - Without DSML tags").
+//!   Such a section is a call only when an `<invoke ` tag is the first thing in it; V4's
+//!   `<tool_calls>` is also Hunyuan's token, whose reader hands such a section to this one
+//!   (`sections.rs`). V4 writes a call without arguments as one self-closing tag,
+//!   `<｜DSML｜invoke name="submit"/>` (sglang's `test_self_closing_zero_arg_invoke`).
 
 use serde_json::{Map, Value};
 
@@ -89,8 +98,57 @@ pub(crate) const FAMILY: Family = Family {
         Token::opens(DSML[5].open, Format::Dsml, |at, _| {
             Box::new(InvokeBlock::new(at, &DSML[5]))
         }),
+        Token::opens(PLAIN_V32.open, Format::Dsml, |at, _| {
+            Box::new(InvokeBlock::new(at, &PLAIN_V32))
+        }),
     ],
 };
+
+/// DSML with the marker dropped: V3.2's section.
+const PLAIN_V32: Spelling = plain("<function_calls>", "</function_calls>");
+
+/// DSML with the marker dropped: V4's section, whose token Hunyuan shares.
+const PLAIN_V4: Spelling = plain("<tool_calls>", "</tool_calls>");
+
+const PLAIN_TAGS: [Tags; 1] = [Tags {
+    invoke: "<invoke ",
+    invoke_end: "</invoke>",
+    parameter: "<parameter ",
+    parameter_end: "</parameter>",
+    ns: "",
+}];
+
+const fn plain(open: &'static str, close: &'static str) -> Spelling {
+    Spelling {
+        open,
+        close,
+        tags: &PLAIN_TAGS,
+        format: Format::Dsml,
+    }
+}
+
+/// Whether the section opened at `start` by `open` (a plain DSML token) begins with an
+/// `<invoke ` tag after whitespace: `Some(true)` or `Some(false)` once that is known, `None`
+/// while the input stops before it.
+pub(crate) fn begins_with_invoke(input: &Input<'_>, start: usize, open: &str) -> Option<bool> {
+    let body = input.bytes_from(start + open.len());
+    let first = body.iter().position(|b| !b.is_ascii_whitespace());
+    let Some(first) = first else {
+        return input.eof().then_some(false);
+    };
+    let tag = PLAIN_TAGS[0].invoke.as_bytes();
+    let rest = &body[first..];
+    if rest.len() < tag.len() {
+        // What came so far may still become the tag.
+        return (input.eof() || !tag.starts_with(rest)).then_some(false);
+    }
+    Some(rest.starts_with(tag))
+}
+
+/// The reader of V4's plain `<tool_calls>` section begun at `start`.
+pub(crate) fn plain_v4(start: usize) -> Box<dyn Reader> {
+    Box::new(InvokeBlock::new(start, &PLAIN_V4))
+}
 
 /// One spelling of the markup: the section's tokens and the tags of the calls inside it.
 #[derive(Debug)]
@@ -259,6 +317,18 @@ impl InvokeBlock {
 impl Reader for InvokeBlock {
     fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
         let s = self.spelling;
+        // The plain tags are words of prose too: a section is one only when a call begins it.
+        if s.open == PLAIN_V32.open {
+            match begins_with_invoke(input, self.start, s.open) {
+                None => return Step::NeedMore,
+                Some(false) => {
+                    return Step::NotACall {
+                        resume: self.start + 1,
+                    };
+                }
+                Some(true) => {}
+            }
+        }
         let body = self.start + s.open.len();
         let Some((body_end, end, complete)) = self.end.closing(input, body) else {
             return Step::NeedMore;
@@ -534,9 +604,14 @@ mod tests {
     /// `invokes` looks for a call's start by the first byte of the section's first spelling.
     #[test]
     fn the_call_tags_of_a_section_begin_with_one_byte() {
-        for spelling in [&super::MINIMAX, &super::MINIMAX_M3]
-            .into_iter()
-            .chain(&super::DSML)
+        for spelling in [
+            &super::MINIMAX,
+            &super::MINIMAX_M3,
+            &super::PLAIN_V32,
+            &super::PLAIN_V4,
+        ]
+        .into_iter()
+        .chain(&super::DSML)
         {
             let first = spelling.tags[0].invoke.as_bytes()[0];
             assert!(

@@ -23,7 +23,7 @@ pub(crate) const FAMILY: Family = Family {
     tokens: &[
         Section::InternLm.token(|at, _| Box::new(SectionBlock::new(at, Section::InternLm))),
         Section::CommandR.token(|at, _| Box::new(SectionBlock::new(at, Section::CommandR))),
-        Section::Hunyuan.token(|at, _| Box::new(SectionBlock::new(at, Section::Hunyuan))),
+        Section::Hunyuan.token(|at, _| Box::new(Tagged::Undecided(at))),
         Section::Lfm2.token(|at, _| Box::new(SectionBlock::new(at, Section::Lfm2))),
         Token::thought(Thought {
             open: "<|START_THINKING|>",
@@ -35,6 +35,40 @@ pub(crate) const FAMILY: Family = Family {
         Token::dropped("</answer>", Format::Hunyuan),
     ],
 };
+
+/// Hunyuan's `<tool_calls>`, which DeepSeek V4's DSML shares once a server drops its marker:
+/// a section that begins with `<invoke ` is DSML's (`invoke.rs`), any other Hunyuan's.
+#[derive(Debug)]
+enum Tagged {
+    /// Not known yet: the section's token begins at this offset.
+    Undecided(usize),
+    /// Known: the reader of the section.
+    Read(Box<dyn Reader>),
+}
+
+impl Reader for Tagged {
+    fn step(&mut self, input: &Input<'_>, env: &Env<'_>) -> Step {
+        if let Tagged::Undecided(at) = *self {
+            let open = Section::Hunyuan.open();
+            *self = Tagged::Read(match super::invoke::begins_with_invoke(input, at, open) {
+                None => return Step::NeedMore,
+                Some(true) => super::invoke::plain_v4(at),
+                Some(false) => Box::new(SectionBlock::new(at, Section::Hunyuan)),
+            });
+        }
+        match self {
+            Tagged::Read(reader) => reader.step(input, env),
+            Tagged::Undecided(_) => Step::NeedMore,
+        }
+    }
+
+    fn name_hint(&self, input: &Input<'_>) -> Option<String> {
+        match self {
+            Tagged::Read(reader) => reader.name_hint(input),
+            Tagged::Undecided(_) => None,
+        }
+    }
+}
 
 /// The families of this reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
