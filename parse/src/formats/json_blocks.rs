@@ -509,8 +509,12 @@ fn fence_line(input: &Input<'_>, body: usize, at: usize) -> bool {
 }
 
 /// A fenced code block. Calls count in a ```` ```json ````, ```` ```tool_call ````,
-/// ```` ```tool_code ```` or unlabelled fence that holds nothing but calls of known tools;
-/// any other fence is text, and markers inside it are not calls.
+/// ```` ```tool_code ````, ```` ```function_call ```` or unlabelled fence that holds nothing but
+/// calls of known tools; any other fence is text, and markers inside it are not calls. As
+/// llama.cpp's Hermes 2 Pro parser reads them (common/chat.cpp, `common_chat_parse_hermes_2_pro`,
+/// and its cases in tests/test-chat.cpp), the calls may be wrapped in one of its tags
+/// (```` ```json\n<function_call> {"name": …} </function_call>\n``` ````,
+/// ```` ```xml\n<response>{…}</response>\n``` ````), the tag removed with the fence.
 #[derive(Debug)]
 pub(crate) struct FenceBlock {
     start: usize,
@@ -520,8 +524,53 @@ pub(crate) struct FenceBlock {
 
 #[derive(Debug)]
 enum FenceState {
-    Info { scanned: usize },
-    Values { body: usize, values: Values },
+    Info {
+        scanned: usize,
+    },
+    /// The info line is read: the calls, or a wrapping tag, begin after `body`.
+    Wrapper {
+        body: usize,
+    },
+    Values {
+        body: usize,
+        values: Values,
+        /// Where the calls begin: `body`, or after a wrapping tag.
+        from: usize,
+        /// The wrapping tag's close, looked for after the calls.
+        close: Option<&'static str>,
+    },
+}
+
+/// The tags llama.cpp's Hermes 2 Pro parser lets wrap the calls in a fence, each with its
+/// close.
+const WRAPPERS: [(&str, &str); 8] = [
+    ("<tool_call>", "</tool_call>"),
+    ("<function_call>", "</function_call>"),
+    ("<tool>", "</tool>"),
+    ("<tools>", "</tools>"),
+    ("<response>", "</response>"),
+    ("<json>", "</json>"),
+    ("<xml>", "</xml>"),
+    ("<JSON>", "</JSON>"),
+];
+
+/// The wrapping tag `input` holds at `at` (after whitespace): its close and where the calls
+/// begin; `Err(true)` while the input ends inside what may be one, `Err(false)` when none.
+fn wrapper(input: &Input<'_>, at: usize) -> Result<(&'static str, usize), bool> {
+    let available = input.bytes_from(at);
+    let Some(first) = available.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Err(!input.eof());
+    };
+    let start = at + first;
+    let mut partial = false;
+    for (open, close) in WRAPPERS {
+        match input.prefix(start, open.as_bytes()) {
+            Prefix::Yes => return Ok((close, start + open.len())),
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
+        }
+    }
+    Err(partial)
 }
 
 impl FenceBlock {
@@ -554,23 +603,53 @@ impl Reader for FenceBlock {
                         .to_ascii_lowercase();
                     let callable = matches!(
                         info.as_str(),
-                        "" | "json" | "json5" | "tool_call" | "tool_calls" | "tool_code"
+                        "" | "json"
+                            | "json5"
+                            | "xml"
+                            | "tool_call"
+                            | "tool_calls"
+                            | "tool_code"
+                            | "function_call"
+                            | "function_calls"
                     );
                     if !callable || !self.calls_allowed {
                         return Step::CodeBlock { body };
                     }
+                    self.state = FenceState::Wrapper { body };
+                }
+                FenceState::Wrapper { body } => {
+                    let body = *body;
+                    let (close, from) = match wrapper(input, body) {
+                        Ok((close, from)) => (Some(close), from),
+                        Err(true) => return Step::NeedMore,
+                        Err(false) => (None, body),
+                    };
                     self.state = FenceState::Values {
                         body,
-                        values: Values::new(body, true, true),
+                        values: Values::new(from, true, true),
+                        from,
+                        close,
                     };
                 }
-                FenceState::Values { body, values } => {
-                    let body = *body;
+                FenceState::Values {
+                    body,
+                    values,
+                    from,
+                    close,
+                } => {
+                    let (body, from) = (*body, *from);
                     return match values.scan(input) {
                         SeqEnd::NeedMore => Step::NeedMore,
                         SeqEnd::Ended {
                             complete: false, ..
-                        } => match truncated_known(input, body, env, Format::Json) {
+                        } if close.is_some() => Step::Done(Outcome::cut_off(
+                            self.start..input.end(),
+                            Format::Json,
+                            "inside the call its tag opened in the fence before its JSON is complete",
+                        )),
+                        SeqEnd::Ended {
+                            complete: false, ..
+                        } => match truncated_known(input, from, env, Format::Json) {
                             Some(outcome) => Step::Done(outcome),
                             None => Step::CodeBlock { body },
                         },
@@ -579,6 +658,28 @@ impl Reader for FenceBlock {
                             Step::CodeBlock { body }
                         }
                         SeqEnd::Ended { at, .. } => {
+                            // The wrapping tag's close, after whitespace.
+                            let mut at = at;
+                            if let Some(close) = close {
+                                let gap = input.bytes_from(at);
+                                let ws = gap.iter().take_while(|b| b.is_ascii_whitespace()).count();
+                                match input.prefix(at + ws, close.as_bytes()) {
+                                    Prefix::Yes => {
+                                        let after = at + ws + close.len();
+                                        let more = input.bytes_from(after);
+                                        let pad = more
+                                            .iter()
+                                            .take_while(|b| b.is_ascii_whitespace())
+                                            .count();
+                                        at = after + pad;
+                                    }
+                                    Prefix::Partial => return Step::NeedMore,
+                                    Prefix::No if at + ws == input.end() && !input.eof() => {
+                                        return Step::NeedMore;
+                                    }
+                                    Prefix::No => return Step::CodeBlock { body },
+                                }
+                            }
                             let end = match input.prefix(at, b"```") {
                                 Prefix::Partial => return Step::NeedMore,
                                 Prefix::Yes if fence_line(input, body, at) => at + 3,
