@@ -37,7 +37,10 @@
 //! gpt-oss's `analysis` channel. Tokens that only
 //! wrap the answer (`<|START_RESPONSE|>…<|END_RESPONSE|>`, Hunyuan's `<answer>…</answer>`) are
 //! removed. **Calls written inside a thought are not calls**: a model thinking "maybe I should
-//! call search" has not called it. Set [`Options::calls_in_thinking`] to read them too.
+//! call search" has not called it. Set [`Options::calls_in_thinking`] to read them too. One
+//! exception: a `<think>` thought the output never closes ends at its first `<tool_call>`, and
+//! what follows is read as the answer, since Qwen 3.5 and GLM go from their thought to a call
+//! without writing `</think>` (a stream holds the text after the tag until it knows).
 //!
 //! ```
 //! use tool_registry_parse as parse;

@@ -86,6 +86,10 @@ pub(crate) struct Machine {
     /// token opened it), and its search.
     think_end: Thought,
     think_close: Finder,
+    /// The search of a `<think>` thought for a call tag ([`CALL_IN_THOUGHT`]), and where the
+    /// first one stands: a thought the output never closes ends there.
+    think_call: Finder,
+    think_call_at: Option<usize>,
     fence_close: Finder,
     /// Where the code block being read started.
     fence_from: usize,
@@ -155,6 +159,8 @@ impl Machine {
             undecided: None,
             think_end: Thought::THINK,
             think_close: Finder::new("</think>"),
+            think_call: Finder::new(CALL_IN_THOUGHT),
+            think_call_at: None,
             fence_close: Finder::new("```"),
             fence_from: 0,
             announced: None,
@@ -296,6 +302,13 @@ pub(crate) enum Plain {
 
 /// The thoughts a chat template may open for the model: when the output shows a closing token
 /// of one before any opening token, it started inside it ([`Thinking::Auto`]).
+/// The call tag that ends a `<think>` thought the output never closes: Qwen 3.5 and GLM write
+/// their calls with it and may leave out `</think>` before one (llama.cpp issue #21118, "Qwen3.5
+/// sometimes does not emit closing </think> tag when calling tools"; sglang's GLM-4.5 reasoning
+/// detector: "GLM45 can interrupt reasoning with tool token (<tool_call>) without closing
+/// </think>"). In a thought that does close, a call is part of the reasoning, as ever.
+const CALL_IN_THOUGHT: &str = "<tool_call>";
+
 const TEMPLATE_OPENED: [Thought; 3] = [
     Thought::THINK,
     crate::formats::kimi_k3::THINK,

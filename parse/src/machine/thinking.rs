@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use super::{Machine, Mode, TEMPLATE_OPENED};
+use super::{CALL_IN_THOUGHT, Machine, Mode, TEMPLATE_OPENED};
 use crate::block::Thought;
 use crate::markers::HitCache;
 use crate::scan::{Finder, Input};
@@ -101,7 +101,14 @@ impl Machine {
         self.hits = HitCache::default();
         self.think_end = thought;
         self.think_close = Finder::new(thought.close);
+        self.forget_call_in_thought();
         self.mode = self.text_mode();
+    }
+
+    /// Starts the search of a new thought for a call tag.
+    fn forget_call_in_thought(&mut self) {
+        self.think_call = Finder::new(CALL_IN_THOUGHT);
+        self.think_call_at = None;
     }
 
     /// Starts reading a thought whose text begins at `from`.
@@ -118,6 +125,7 @@ impl Machine {
             self.think_end = thought;
             self.think_close = Finder::new(thought.close);
         }
+        self.forget_call_in_thought();
         self.text_from = from;
         self.pos = self.text_from;
         self.mode = self.text_mode();
@@ -145,6 +153,7 @@ impl Machine {
         if let (Region::Reasoning, Some((_, thought))) = (self.region, close) {
             self.think_end = thought;
             self.think_close = Finder::new(thought.close);
+            self.forget_call_in_thought();
         }
         self.mode = self.text_mode();
         true
@@ -152,6 +161,11 @@ impl Machine {
 
     #[inline(never)]
     pub(super) fn step_think(&mut self, input: &Input<'_>) -> bool {
+        // A call tag in a `<think>` thought: held until the thought closes (the call is part
+        // of the reasoning) or the output ends without closing it (the call ends it).
+        if self.think_end == Thought::THINK && self.think_call_at.is_none() {
+            self.think_call_at = Self::find_unquoted(&mut self.think_call, input, self.pos);
+        }
         if let Some(at) = Self::find_unquoted(&mut self.think_close, input, self.pos) {
             if self.check_hidden_text(input, self.text_from..at) {
                 return true;
@@ -164,13 +178,25 @@ impl Machine {
             if self.check_hidden_text(input, self.text_from..input.end()) {
                 return true;
             }
+            if let Some(at) = self.think_call_at.take() {
+                // The model went from its thought to a call without `</think>`.
+                self.commit(input, at);
+                self.sink.cut(Region::Reasoning, true);
+                self.region = Region::Content;
+                self.text_from = at;
+                self.pos = at;
+                self.line_start_at = at;
+                self.mode = Mode::Text;
+                return true;
+            }
             // A closing token the output ends inside is not reasoning.
             let upto = self.unfinished_token(input, &[self.think_end.close]);
             self.commit(input, upto);
             self.pos = input.end();
             return false;
         }
-        let hold = self.held_suffix(input, &[self.think_end.close]);
+        let hold = self.held_suffix(input, &[self.think_end.close, CALL_IN_THOUGHT]);
+        let hold = self.think_call_at.map_or(hold, |at| hold.min(at));
         self.commit(input, hold);
         self.pos = self.pos.max(hold);
         false
