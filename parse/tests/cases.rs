@@ -1054,6 +1054,33 @@ fn one_megabyte_of_adversarial_input_completes() {
             format!("<｜DSML｜ calls>{}", repeat("<｜DSML｜ invoke name=\"f\">")),
         ),
         ("unclosed think", repeat("<think>")),
+        (
+            "plain dsml then whitespace",
+            format!("<function_calls>{}", " ".repeat(MB)),
+        ),
+        (
+            "hunyuan's token then whitespace",
+            format!("<tool_calls>{}", " ".repeat(MB)),
+        ),
+        (
+            "plain dsml self-closing invokes",
+            format!("<tool_calls>{}", repeat("<invoke name=\"f\"/>")),
+        ),
+        (
+            "call tags in an unclosed thought",
+            format!("<think>{}", repeat("<tool_call>")),
+        ),
+        (
+            "python code without its stop token",
+            format!(
+                "<|start|>assistant to=python<|channel|>analysis<|message|>{}",
+                repeat("x<|ca")
+            ),
+        ),
+        (
+            "fence wrapping tags",
+            format!("```json\n{}", repeat("<function_call>")),
+        ),
         ("lone think ends", repeat("</think>")),
         ("think then text", format!("<think>{}", repeat("a "))),
         ("mistral markers", repeat("[TOOL_CALLS]")),
