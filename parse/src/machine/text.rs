@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use super::Machine;
 use super::blocks::{Block, Kind};
-use crate::block::Env;
+use super::{Machine, TEMPLATE_OPENED};
+use crate::block::{Does, Env};
 use crate::formats::glm4::Glm4Block;
 use crate::formats::harmony::{self, HarmonyBlock};
 use crate::formats::json_blocks::BareBlock;
@@ -253,6 +253,17 @@ impl Machine {
                 {
                     // `<think>` inside another family's thought: the output opens its
                     // thoughts, so a later `</think>` does not make the start one.
+                    self.tentative = false;
+                    self.pos = at + 1;
+                }
+                Hit::Marker(Marker::Token(id))
+                    if self.tentative
+                        && self.region == Region::Reasoning
+                        && matches!(id.token().does, Does::Think(t) if TEMPLATE_OPENED.contains(&t))
+                        && !Self::backtick_before(input, at) =>
+                {
+                    // The same for the other thoughts a template may open (`[THINK]`,
+                    // `<|open|>think<|sep|>`), as a stream's undecided start takes them.
                     self.tentative = false;
                     self.pos = at + 1;
                 }
