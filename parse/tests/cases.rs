@@ -6,6 +6,8 @@
 
 #[path = "support/cases.rs"]
 mod cases;
+#[path = "support/fuzz_options.rs"]
+mod fuzz_options;
 #[path = "support/kb.rs"]
 mod kb;
 
@@ -1587,27 +1589,6 @@ fn values_nest_up_to_the_one_depth_bound() {
     );
 }
 
-/// The options a fuzz input's first byte picks, as `fuzz/fuzz_targets/common.rs` reads it.
-fn fuzz_options(byte: u8) -> Options {
-    let thinking = match byte % 3 {
-        0 => Thinking::Auto,
-        1 => Thinking::ExplicitOnly,
-        _ => Thinking::StartsInside,
-    };
-    let options = Options::new()
-        .thinking(thinking)
-        .calls_in_thinking(byte & 4 != 0);
-    match (byte >> 3) % 8 {
-        1 => options
-            .generation_prompt("<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|>"),
-        2 => options.generation_prompt("<|start|>assistant"),
-        3 => options.generation_prompt("[INST]x[/INST][THINK]"),
-        4 => options.generation_prompt("<|im_start|>assistant\n<think>\n"),
-        5 => options.generation_prompt("<|turn>model\n<|channel>thought"),
-        _ => options,
-    }
-}
-
 /// Every input the stream fuzzer found (`fuzz/regressions/stream/`), replayed as the `stream`
 /// target reads it, against the test tools and against none: streamed in the target's chunks,
 /// it equals the whole-text parse, so a fixed finding stays fixed.
@@ -1622,7 +1603,7 @@ fn the_stream_fuzzers_findings_stay_fixed() {
         let Ok(text) = std::str::from_utf8(rest) else {
             continue;
         };
-        let options = fuzz_options(head[0]);
+        let options = fuzz_options::options(head[0]);
         let step = usize::from(head[1] % 16) + 1;
         let listed = kb_tools();
         let sets: [&dyn ToolSet; 2] = [&listed, &AnyTool];
