@@ -76,4 +76,5 @@ pub fn rate(stars: u8, comment: String) -> String {
 
 #[path = "../../parse/tests/support/fuzz_options.rs"]
 mod fuzz_options;
+#[allow(unused_imports, reason = "each target uses only some of this file")]
 pub use fuzz_options::options;
