@@ -195,13 +195,27 @@ impl Machine {
             let action = self.options.formats.contains(Format::React)
                 && !partial.is_empty()
                 && react::could_start(partial);
-            // A line that may be a pythonic call list waits for its end.
-            let list = self.options.formats.contains(Format::Pythonic)
-                && self.region == Region::Content
-                && partial.first() == Some(&b'[')
-                && (partial.len() == 1 || starts_call_list(partial));
-            if tag || action || list {
+            // A line that may be a tag line or a ReAct action waits for its end.
+            if tag || action {
                 hold = hold.min(line);
+            }
+        }
+        // A line that may be a pythonic call list waits for its end, and so does the
+        // whitespace after it: the output's last visible line is what the end of the output
+        // reads as a list cut off.
+        if self.options.formats.contains(Format::Pythonic) && self.region == Region::Content {
+            let visible = from + input.str(from..end).trim_end().len();
+            let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..visible - from]) {
+                Some(i) => Some(from + i + 1),
+                None => self.is_line_start(input, from).then_some(from),
+            };
+            if let Some(line) = line {
+                let partial = &input.bytes_from(line)[..visible.max(line) - line];
+                if partial.first() == Some(&b'[')
+                    && (partial.len() == 1 || starts_call_list(partial))
+                {
+                    hold = hold.min(line);
+                }
             }
         }
         self.commit(input, hold);
