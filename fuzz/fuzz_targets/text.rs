@@ -1,39 +1,7 @@
-//! Text formats: any text (with options from its first byte), parsed whole and through
-//! `parse::any`, and without a tool list (`AnyTool`), never panics; calls name known tools (any
-//! tool without a list) and carry objects.
+//! The `text` target: its property is `checks/text.rs`'s.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use tool_registry::{Listing, Registry};
-use tool_registry::parse;
+#[path = "../checks/mod.rs"]
+mod checks;
 
-mod common;
-
-fuzz_target!(|data: &[u8]| {
-    let Some((&first, rest)) = data.split_first() else {
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
-    let registry = Registry::global();
-    let parsed = parse::text_with(text, registry, common::options(first));
-    for call in &parsed.calls {
-        assert!(registry.get(&call.name, Listing::every()).is_some());
-        assert!(call.arguments.is_object());
-        assert!(call.span.end <= text.len());
-    }
-    for call in &parsed.unknown {
-        assert!(registry.get(&call.name, Listing::every()).is_none());
-    }
-    assert!(parsed.content.len() <= text.len());
-    let _ = parse::any_with(text, registry, common::options(first));
-    let _ = parse::text(text, &["get_weather", "search"]);
-    // Without a tool list: every call is a call, with an object of arguments.
-    let any = parse::text_with(text, &parse::AnyTool, common::options(first));
-    assert!(any.unknown.is_empty());
-    for call in &any.calls {
-        assert!(call.arguments.is_object());
-        assert!(call.span.end <= text.len());
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::text::check(data));

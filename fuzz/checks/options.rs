@@ -1,10 +1,6 @@
-//! The parse options a fuzz input's first byte picks: one file, included by the fuzz targets
-//! (`fuzz/fuzz_targets/common.rs`) and by the test that replays their findings
-//! (`parse/tests/cases.rs`), so that a replay reads an input exactly as the target did. The
-//! including module brings `Options` and `Thinking` into scope (the parser's, by whichever path
-//! its crate names them).
+//! The parse options a fuzz input's first byte picks (`text`, `stream`).
 
-use super::{Options, Thinking};
+use tool_registry::parse::{Options, Thinking};
 
 /// Options chosen by one byte of the input.
 pub fn options(byte: u8) -> Options {

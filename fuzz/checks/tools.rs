@@ -1,10 +1,10 @@
-//! The tools every fuzz target parses against: plain tools with typed arguments, and tag
-#![allow(dead_code)] // each target uses only some of it
-//! tools (one with a multi-group pattern, one that stays visible).
+//! The tools every fuzz target sees (the program's linked tools, `Registry::global()`): plain
+//! tools with typed arguments, tag tools (one with a multi-group pattern, one that stays
+//! visible), and tools whose arguments are bounded (`call`).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tool_registry::parse::{Options, Thinking};
+use serde_json::{Value, json};
 use tool_registry::tool;
 
 /// Get the weather.
@@ -74,7 +74,18 @@ pub fn rate(stars: u8, comment: String) -> String {
     format!("{stars}{comment}")
 }
 
-#[path = "../../parse/tests/support/fuzz_options.rs"]
-mod fuzz_options;
-#[allow(unused_imports, reason = "each target uses only some of this file")]
-pub use fuzz_options::options;
+/// Count words, within bounds.
+#[tool]
+pub fn bounded(
+    #[arg(min = 1, max = 5)] count: u32,
+    #[arg(max_len = 8)] word: String,
+    tags: Option<Vec<String>>,
+) -> Value {
+    json!({"count": count, "word": word, "tags": tags})
+}
+
+/// Keep a value of any shape.
+#[tool]
+pub fn keep(value: Value) -> Value {
+    value
+}

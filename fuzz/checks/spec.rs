@@ -1,0 +1,113 @@
+//! `spec`: a tool defined at run time from JSON text: a `ToolSpec` as it reads and writes
+//! itself, and a definition in any provider's shape (`ToolSpec::from_provider`).
+//!
+//! - A spec that reads writes JSON that reads back into the same spec, registers in a
+//!   registry of its own (or is refused with a typed error), and is listed for every provider.
+//! - A definition that imports registers, and the definition the registry writes for that
+//!   provider imports back into the same spec: import is idempotent past its normalisation
+//!   (Gemini, whose writing changes the schema, after one more round; Anthropic's
+//!   `defer_loading` and MCP's task support, which a plain list does not write, aside).
+
+use serde_json::Value;
+use tool_registry::format::Provider;
+use tool_registry::spec::ToolHandler;
+use tool_registry::{Ctx, Listing, Registry, ToolSpec};
+
+const PROVIDERS: [Provider; 5] = [
+    Provider::OpenAi,
+    Provider::Responses,
+    Provider::Anthropic,
+    Provider::Gemini,
+    Provider::Mcp,
+];
+
+pub fn check(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(spec) = serde_json::from_str::<ToolSpec>(text) {
+        let written = serde_json::to_string(&spec).expect("a spec writes itself");
+        let again: ToolSpec = serde_json::from_str(&written).unwrap_or_else(|error| {
+            panic!("a spec does not read what it wrote: {error}: {written}")
+        });
+        assert_eq!(again, spec, "read back: {written}");
+        let registry = fresh();
+        if registry.register(spec, handler()).is_ok() {
+            for provider in PROVIDERS {
+                let _ = registry.provider_tools(provider, Listing::every());
+            }
+            let _ = registry.prompt_block(Listing::every());
+        }
+    }
+    let Ok(definition) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    let Ok(imported) = ToolSpec::from_provider(&definition) else {
+        return;
+    };
+    let provider = imported.provider;
+    let first = written_again(&imported.spec, provider);
+    let again = reimported(&first, provider);
+    if provider == Provider::Gemini {
+        let third = reimported(&written_again(&again, provider), provider);
+        assert_eq!(third, again, "Gemini, imported again: {definition}");
+    } else {
+        assert_eq!(
+            fields(&again, provider),
+            fields(&imported.spec, provider),
+            "{provider:?}, imported again: {definition}"
+        );
+    }
+}
+
+/// A spec's fields but those a provider's definition writes back only where they apply:
+/// Anthropic's `defer_loading` (in a list with its tool search), MCP's task support (written
+/// by the server of the revision that runs tasks).
+fn fields(spec: &ToolSpec, provider: Provider) -> Value {
+    let mut fields = serde_json::to_value(spec).expect("a spec writes itself");
+    let object = fields.as_object_mut().expect("a spec is an object");
+    match provider {
+        Provider::Anthropic => object.remove("defer_loading"),
+        Provider::Mcp => object.remove("task"),
+        _ => None,
+    };
+    fields
+}
+
+/// A registry without this program's tools.
+fn fresh() -> Registry {
+    Registry::builder()
+        .without_linked()
+        .build()
+        .expect("an empty registry builds")
+}
+
+fn handler() -> ToolHandler {
+    ToolHandler::new(|_args: Value, _ctx: Ctx| async move { Ok::<_, String>(Value::Null) })
+}
+
+/// The definition a registry holding only `spec` writes for `provider`.
+fn written_again(spec: &ToolSpec, provider: Provider) -> Value {
+    let registry = fresh();
+    registry
+        .register(spec.clone(), handler())
+        .unwrap_or_else(|error| panic!("an imported spec is refused: {error}: {spec:?}"));
+    let tools = registry.provider_tools(provider, Listing::every());
+    let list = match provider {
+        Provider::Gemini => &tools[0]["functionDeclarations"],
+        _ => &tools,
+    };
+    match list.as_array().map(Vec::as_slice) {
+        Some([one]) => one.clone(),
+        _ => panic!("{provider:?} lists one tool as {tools}"),
+    }
+}
+
+/// `definition` imported as `provider`'s.
+fn reimported(definition: &Value, provider: Provider) -> ToolSpec {
+    ToolSpec::from_provider_as(definition, provider)
+        .unwrap_or_else(|error| {
+            panic!("{provider:?} does not read what it wrote: {error}: {definition}")
+        })
+        .spec
+}
