@@ -123,8 +123,12 @@ fn kept_to_bounds(name: &str, text: &str, answer: &Result<ToolResult, ToolError>
                     .all(|key| ["n", "items", "any"].contains(&key.as_str())),
                 "a property the schema does not allow passed: {text}"
             );
-            let n = object["n"].as_i64().expect("n, an integer");
-            assert!((0..=10).contains(&n), "n {n} passed: {text}");
+            // JSON Schema's `integer` is a number without a fraction: `1e0` and `1.0` are one.
+            let n = object["n"].as_f64().expect("n, a number");
+            assert!(
+                n.fract() == 0.0 && (0.0..=10.0).contains(&n),
+                "n {n} passed: {text}"
+            );
             if let Some(items) = object.get("items") {
                 let items = items.as_array().expect("items, an array");
                 assert!(items.len() <= 3, "{} items passed: {text}", items.len());

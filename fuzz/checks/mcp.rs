@@ -77,10 +77,12 @@ pub fn check(data: &[u8]) {
     );
 }
 
-/// The ids of the requests in `input`, as JSON text, of each line that reads as an object.
+/// The ids of the requests in `input`, as JSON text, of each line that reads as an object
+/// (after a byte order mark, which RFC 8259 lets a reader skip, and the server does).
 fn ids(input: &[u8]) -> HashSet<String> {
     input
         .split(|&b| b == b'\n')
+        .map(|line| line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line))
         .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
         .filter_map(|message| message.get("id").map(Value::to_string))
         .collect()
