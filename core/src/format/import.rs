@@ -41,7 +41,9 @@ impl ToolSpec {
     /// the spec's definition for the same provider is the one given but for these: Gemini's
     /// upper-case types (`"STRING"`) become JSON Schema's (`"string"`), and its `nullable`
     /// a `null` in the type; MCP's hints are all written out (MCP's defaults where absent).
-    /// Two keys the spec keeps are written back only where they apply:
+    /// The argument schema is written as every provider takes it: an object schema with
+    /// `properties` (empty when it has none), without a top-level `title` (nor `$schema`, but
+    /// for MCP). Two keys the spec keeps are written back only where they apply:
     /// `defer_loading` in a list with the provider's own tool search
     /// ([`discovery`](crate::discovery)), and `execution.taskSupport` by the MCP server of the
     /// 2025-11-25 revision, which runs tasks, not by
