@@ -84,17 +84,23 @@ impl Provider {
         matches!(self, Self::Mcp)
     }
 
+    /// Whether the provider's names must begin with a letter or `_` (only Gemini, of the five).
+    const fn letter_first(self) -> bool {
+        matches!(self, Self::Gemini)
+    }
+
     /// The name the provider is given for the tool `name`: the name itself where the provider
-    /// accepts it, else `.` written `__` and a leading `_` before a first character that is
-    /// not a letter or `_`.
+    /// accepts it, else `.` written `__` and, for a provider whose names begin with a letter
+    /// or `_` (Gemini), a leading `_` before a first character that is neither.
     pub fn wire_name(self, name: &str) -> Cow<'_, str> {
         if self.takes_dots() {
             return Cow::Borrowed(name);
         }
-        let starts_well = name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+        let starts_well = !self.letter_first()
+            || name
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
         if starts_well && !name.contains('.') {
             return Cow::Borrowed(name);
         }
@@ -190,6 +196,9 @@ mod tests {
             "file_manager__create_document"
         );
         assert_eq!(Provider::Gemini.wire_name("9lives"), "_9lives");
+        // The others take a digit first: the name is theirs as it is.
+        assert_eq!(Provider::OpenAi.wire_name("9lives"), "9lives");
+        assert_eq!(Provider::Anthropic.wire_name("9.lives"), "9__lives");
         assert_eq!(Provider::Mcp.wire_name("a.b"), "a.b");
         assert!(!Provider::Anthropic.accepts("a.b") && !Provider::Gemini.accepts("9x"));
         assert!(
