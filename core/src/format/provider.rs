@@ -15,8 +15,8 @@
 //!   `-` and `.` (<https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names>).
 //!
 //! A `#[tool]` name is segments of `[A-Za-z0-9_-]` joined by `.`, at most 64 characters: MCP
-//! takes it as it is; for the others, each `.` is written `__` and a name that does not start
-//! with a letter or `_` gets a leading `_`. The registry resolves these wire names back to
+//! takes it as it is; for the others, each `.` is written `__`, and for Gemini a name that does
+//! not start with a letter or `_` gets a leading `_`. The registry resolves these wire names back to
 //! their tools wherever a name comes in, and refuses two tools whose wire names meet.
 
 use std::borrow::Cow;
