@@ -40,7 +40,9 @@ impl ToolSpec {
     /// hints as [`Annotations`] and `execution.taskSupport`. Normalised on the way in, so that
     /// the spec's definition for the same provider is the one given but for these: Gemini's
     /// upper-case types (`"STRING"`) become JSON Schema's (`"string"`), and its `nullable`
-    /// a `null` in the type; MCP's hints are all written out (MCP's defaults where absent).
+    /// a `null` in the type; MCP's hints are all written out (MCP's defaults where absent), and
+    /// an MCP output schema this registry wrapped (`x-tool-registry-wrapped`, for a value that
+    /// is not an object) is unwrapped.
     /// The argument schema is written as every provider takes it: an object schema with
     /// `properties` (empty when it has none), without a top-level `title` (nor `$schema`, but
     /// for MCP). Two keys the spec keeps are written back only where they apply:
@@ -181,7 +183,10 @@ impl ToolSpec {
             }
             Provider::Mcp => {
                 if let Some(output) = object.get("outputSchema") {
-                    builder = builder.output_schema(output.clone());
+                    // A schema this registry wrapped for MCP (a tool whose value is not an
+                    // object) is the tool's own schema again.
+                    let (output, _) = super::mcp::unwrap_output_schema(output.clone());
+                    builder = builder.output_schema(output);
                 }
                 if let Some(hints) = object.get("annotations") {
                     builder = builder.annotations(reader.hints(hints)?);
@@ -373,5 +378,30 @@ fn from_openapi(schema: &Value) -> Value {
             Value::Object(out)
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_mcp_output_schema_this_registry_wrapped_is_read_as_the_tools_own() {
+        let own = json!({"type": "string"});
+        let definition = json!({
+            "name": "greet",
+            "inputSchema": {"type": "object", "properties": {}},
+            "outputSchema": super::super::mcp::output_schema(&own),
+        });
+        let imported = ToolSpec::from_provider(&definition).unwrap();
+        assert_eq!(imported.spec.output_schema(), Some(&own));
+        // Any other object schema is kept as it is.
+        let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let definition =
+            json!({"name": "count", "inputSchema": {"type": "object"}, "outputSchema": object});
+        let imported = ToolSpec::from_provider(&definition).unwrap();
+        assert_eq!(imported.spec.output_schema(), Some(&object));
     }
 }
