@@ -59,8 +59,8 @@ pub fn check(data: &[u8]) {
     // normalisation and Gemini's types.
     if provider != Provider::Gemini {
         assert_eq!(
-            fields(&again, provider),
-            fields(&imported.spec, provider),
+            fields(&again, provider, &definition),
+            fields(&imported.spec, provider, &definition),
             "{provider:?}, imported again: {definition}"
         );
     }
@@ -69,8 +69,9 @@ pub fn check(data: &[u8]) {
 /// A spec's fields but the argument schema (written as providers take it: `properties` even
 /// when empty, no top-level `title`) and those a provider's definition writes back only where
 /// they apply: Anthropic's `defer_loading` (in a list with its tool search), MCP's task support
-/// (written by the server of the revision that runs tasks).
-fn fields(spec: &ToolSpec, provider: Provider) -> Value {
+/// (written by the server of the revision that runs tasks); and MCP's hints, when the
+/// definition gave none (they are written out whole, MCP's defaults where absent).
+fn fields(spec: &ToolSpec, provider: Provider, definition: &Value) -> Value {
     let mut fields = serde_json::to_value(spec).expect("a spec writes itself");
     let object = fields.as_object_mut().expect("a spec is an object");
     object.remove("input_schema");
@@ -79,6 +80,11 @@ fn fields(spec: &ToolSpec, provider: Provider) -> Value {
         Provider::Mcp => object.remove("task"),
         _ => None,
     };
+    // MCP's hints are written out whole (MCP's defaults where the tool says nothing): a
+    // definition without them gets them.
+    if provider == Provider::Mcp && definition.get("annotations").is_none() {
+        object.remove("annotations");
+    }
     fields
 }
 
