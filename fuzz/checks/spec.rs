@@ -66,7 +66,7 @@ pub fn check(data: &[u8]) {
     }
 }
 
-/// A spec's fields but the argument schema (written as providers take it: `properties` even
+/// A spec's fields, its name as the provider is given it, but the argument schema (written as providers take it: `properties` even
 /// when empty, no top-level `title`) and those a provider's definition writes back only where
 /// they apply: Anthropic's `defer_loading` (in a list with its tool search), MCP's task support
 /// (written by the server of the revision that runs tasks); and MCP's hints, when the
@@ -75,6 +75,10 @@ fn fields(spec: &ToolSpec, provider: Provider, definition: &Value) -> Value {
     let mut fields = serde_json::to_value(spec).expect("a spec writes itself");
     let object = fields.as_object_mut().expect("a spec is an object");
     object.remove("input_schema");
+    // The name as the provider is given it: a name its rule refuses (a `.` but for MCP) is
+    // written in its wire form (`Provider::wire_name`).
+    let name = spec.tool_name();
+    object.insert("tool_name".into(), provider.wire_name(name).into());
     match provider {
         Provider::Anthropic => object.remove("defer_loading"),
         Provider::Mcp => object.remove("task"),

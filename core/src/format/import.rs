@@ -35,7 +35,9 @@ impl ToolSpec {
     /// | MCP `Tool` | `{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "execution", "_meta"}` |
     ///
     /// The name is kept as the provider has it (a provider's wire name is a valid tool name;
-    /// rename with [`with_name`](Self::with_name)). What the spec keeps: the description, the
+    /// rename with [`with_name`](Self::with_name)); a name the provider's own rule refuses
+    /// (a `.` in an OpenAI name) is a valid tool name too, and is written back in the
+    /// provider's wire form ([`Provider::wire_name`]). What the spec keeps: the description, the
     /// argument schema, Anthropic's `defer_loading`, Gemini's and MCP's output schema, MCP's
     /// hints as [`Annotations`] and `execution.taskSupport`. Normalised on the way in, so that
     /// the spec's definition for the same provider is the one given but for these: Gemini's
