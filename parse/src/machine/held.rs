@@ -125,12 +125,24 @@ impl Machine {
         {
             return None;
         }
-        let from = self.text_from;
-        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
-            Some(i) => from + i + 1,
-            None => self.is_line_start(input, from).then_some(from)?,
-        };
+        let line = self.line_of(input, end)?;
         starts_call_list(input.bytes_from(line)).then_some(line)
+    }
+
+    /// The start of the line that ends at `upto` in the text not yet handed on: after the
+    /// text's last line break before `upto`, else the text's start when a line starts there.
+    fn line_of(&self, input: &Input<'_>, upto: usize) -> Option<usize> {
+        let from = self.text_from;
+        match memchr::memrchr(b'\n', &input.bytes_from(from)[..upto - from]) {
+            Some(i) => Some(from + i + 1),
+            None => self.is_line_start(input, from).then_some(from),
+        }
+    }
+
+    /// Where the text not yet handed on ends without its trailing whitespace: the end of the
+    /// output's last visible line, as far as the input goes.
+    fn visible_end(&self, input: &Input<'_>) -> usize {
+        self.text_from + input.str(self.text_from..input.end()).trim_end().len()
     }
 
     pub(super) fn text_out_of_input(&mut self, input: &Input<'_>) -> bool {
@@ -139,15 +151,10 @@ impl Machine {
             // A call list on the last line, ending the output, or cut off by its end.
             if end > self.list_checked {
                 self.list_checked = end;
-                let last = input.str(self.text_from..end).trim_end();
-                let env_formats = self.options.formats;
-                if env_formats.contains(Format::Pythonic) {
-                    let list_end = self.text_from + last.len();
-                    let from = self.text_from;
-                    let line = match memchr::memrchr(b'\n', last.as_bytes()) {
-                        Some(i) => Some(from + i + 1),
-                        None => self.is_line_start(input, from).then_some(from),
-                    };
+                if self.options.formats.contains(Format::Pythonic) {
+                    let list_end = self.visible_end(input);
+                    let last = input.str(self.text_from..list_end);
+                    let line = self.line_of(input, list_end);
                     // A list that ends the output with `)]`, or one the output ends inside
                     // (its brackets never close), which may be a call cut off.
                     if let Some(line) = line
@@ -181,12 +188,7 @@ impl Machine {
             let before_held = trailing_end_tokens(&text[..hold - self.text_from]);
             hold = self.text_from + ending.min(before_held);
         }
-        let from = self.text_from;
-        let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..end - from]) {
-            Some(i) => Some(from + i + 1),
-            None => self.is_line_start(input, from).then_some(from),
-        };
-        if let Some(line) = line {
+        if let Some(line) = self.line_of(input, end) {
             let partial = input.bytes_from(line);
             let tag = self
                 .tags
@@ -204,12 +206,8 @@ impl Machine {
         // whitespace after it: the output's last visible line is what the end of the output
         // reads as a list cut off.
         if self.options.formats.contains(Format::Pythonic) && self.region == Region::Content {
-            let visible = from + input.str(from..end).trim_end().len();
-            let line = match memchr::memrchr(b'\n', &input.bytes_from(from)[..visible - from]) {
-                Some(i) => Some(from + i + 1),
-                None => self.is_line_start(input, from).then_some(from),
-            };
-            if let Some(line) = line {
+            let visible = self.visible_end(input);
+            if let Some(line) = self.line_of(input, visible) {
                 let partial = &input.bytes_from(line)[..visible.max(line) - line];
                 if partial.first() == Some(&b'[')
                     && (partial.len() == 1 || starts_call_list(partial))
