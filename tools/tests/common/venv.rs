@@ -1,6 +1,11 @@
 //! The Python of a virtualenv that `scripts/test` makes, for the tests that check the registry
 //! against official Python SDKs.
 
+#![allow(
+    dead_code,
+    reason = "each test crate that includes this file uses what it needs"
+)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -19,10 +24,6 @@ pub struct Venv {
 }
 
 /// The official MCP Python SDK's virtualenv (`target/py-mcp`, or `$TOOLREG_MCP_PYTHON`).
-#[allow(
-    dead_code,
-    reason = "each test crate that includes this file uses what it needs"
-)]
 pub const MCP_SDK: Venv = Venv {
     var: "TOOLREG_MCP_PYTHON",
     dir: "py-mcp",
@@ -33,10 +34,6 @@ pub const MCP_SDK: Venv = Venv {
 
 /// Python's Prometheus client, whose parser reads `/metrics` (`target/py-prometheus`, or
 /// `$TOOLREG_PROMETHEUS_PYTHON`).
-#[allow(
-    dead_code,
-    reason = "each test crate that includes this file uses what it needs"
-)]
 pub const PROMETHEUS: Venv = Venv {
     var: "TOOLREG_PROMETHEUS_PYTHON",
     dir: "py-prometheus",
@@ -47,10 +44,6 @@ pub const PROMETHEUS: Venv = Venv {
 
 /// Python's `tiktoken`, whose counts the token counts are checked against (`target/py-tiktoken`,
 /// or `$TOOLREG_TIKTOKEN_PYTHON`).
-#[allow(
-    dead_code,
-    reason = "each test crate that includes this file uses what it needs"
-)]
 pub const TIKTOKEN: Venv = Venv {
     var: "TOOLREG_TIKTOKEN_PYTHON",
     dir: "py-tiktoken",
@@ -61,10 +54,6 @@ pub const TIKTOKEN: Venv = Venv {
 
 /// Runs `script` with the virtualenv's Python, `input` on its standard input and `envs` set:
 /// its standard output. Fails with its standard error when it fails.
-#[allow(
-    dead_code,
-    reason = "each test crate that includes this file uses what it needs"
-)]
 pub fn run(venv: &Venv, script: &str, input: &str, envs: &[(&str, &std::path::Path)]) -> String {
     use std::io::Write as _;
     use std::process::Stdio;
