@@ -11,12 +11,14 @@
 //! answer runs once and cannot be moved to another call. `requestState` is a lookup key, never
 //! trusted: what runs is what the registry signed when it kept the call.
 
+use rmcp::ErrorData;
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
     InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
-use rmcp::{ErrorData, RoleServer, service::RequestContext};
 use serde_json::{Value, json};
+
+use super::request::Request;
 
 /// The `_meta` key of a `tools/call` that redeems the approval token of an earlier answer, for
 /// a client that cannot answer `input_required` (the `initialize` era, or no elicitation).
@@ -49,10 +51,10 @@ pub(super) enum Answer {
 pub(super) fn answer_of(
     request_state: Option<&str>,
     responses: Option<&InputResponses>,
-    context: &RequestContext<RoleServer>,
+    request: &Request,
 ) -> Result<Answer, ErrorData> {
     let Some(state) = request_state else {
-        return Ok(match context.meta.get(APPROVAL_TOKEN_META) {
+        return Ok(match request.meta.get(APPROVAL_TOKEN_META) {
             Some(Value::String(token)) => Answer::Approve(token.clone()),
             Some(_) => {
                 return Err(ErrorData::invalid_params(
@@ -118,15 +120,11 @@ pub(super) use tool_registry_core::task::approval_token as waiting_token;
 
 /// Whether the client can answer an `input_required` result with a form: a 2026-07-28 request
 /// from a client that declared form elicitation (an empty `elicitation` object means forms).
-pub(super) fn can_ask(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| !version.has_initialize());
-    let forms = context
-        .client_capabilities()
-        .and_then(|capabilities| capabilities.elicitation)
+pub(super) fn can_ask(request: &Request) -> bool {
+    let forms = (request.capabilities.as_ref())
+        .and_then(|capabilities| capabilities.elicitation.as_ref())
         .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-    modern && forms
+    request.modern() && forms
 }
 
 /// The question for the user: run `tool` with `arguments`, yes or no; the token rides along as

@@ -17,6 +17,7 @@ use super::callers::Callers;
 use super::layers;
 use super::server::McpServer;
 use super::sessions::Sessions;
+use super::stateless::{self, Stateless};
 
 /// The MCP endpoint at `/mcp` for `registry`: each request runs as the caller its token names
 /// (a guest without one). Browser requests from an origin other than `origins` are refused.
@@ -77,6 +78,9 @@ fn http_router(
         server: server.clone(),
         sessions: Arc::clone(&sessions),
     };
+    let stateless = Stateless {
+        server: server.clone(),
+    };
     // Each session and each stateless request gets a handler of its own, whose end is the
     // session's end for the tasks it starts.
     let service = StreamableHttpService::new(
@@ -95,6 +99,11 @@ fn http_router(
         .layer(middleware::from_fn_with_state(
             Arc::new(callers),
             layers::authenticate,
+        ))
+        // A stateless request is answered here when it can be, before anything of sessions.
+        .layer(middleware::from_fn_with_state(
+            Arc::new(stateless),
+            stateless::stateless,
         ))
         .layer(middleware::from_fn_with_state(
             sessions,

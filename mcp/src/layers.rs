@@ -52,7 +52,7 @@ fn body_limit() -> usize {
 }
 
 /// The body of a request, within [`body_limit`]; `413` past it.
-async fn read_body(body: Body) -> Result<Bytes, Response> {
+pub(super) async fn read_body(body: Body) -> Result<Bytes, Response> {
     axum::body::to_bytes(body, body_limit()).await.map_err(|_| {
         (
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -27,6 +27,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use super::request::Request;
 use super::resume::Resumable;
 use super::rounds::{Asked, Rounds};
 use tool_registry_core::task::TaskInputs;
@@ -38,16 +39,12 @@ use tool_registry_core::call::{
 /// The least level a request's client hears its call's logs at: the session's (`session`, as
 /// `logging/setLevel` set it) in the `initialize` era; on the stateless revision the one the
 /// request's `_meta` names (`io.modelcontextprotocol/logLevel`), and none without it.
-pub(super) fn request_level(
-    session: &Arc<AtomicU8>,
-    stateless: bool,
-    context: &rmcp::service::RequestContext<RoleServer>,
-) -> Arc<AtomicU8> {
-    if !stateless {
+pub(super) fn request_level(session: &Arc<AtomicU8>, request: &Request) -> Arc<AtomicU8> {
+    if !request.stateless() {
         return Arc::clone(session);
     }
     let level = Arc::new(AtomicU8::new(u8::MAX));
-    if let Some(asked) = context.meta.log_level() {
+    if let Some(asked) = request.meta.log_level() {
         set_level(&level, asked);
     }
     level
@@ -75,7 +72,8 @@ enum Outgoing {
 
 /// A call's client over MCP.
 pub(super) struct McpClient {
-    peer: Peer<RoleServer>,
+    /// The client, where the call may write to it (see [`Request::peer`]).
+    peer: Option<Peer<RoleServer>>,
     level: Arc<AtomicU8>,
     /// The revision the request that made the call names, when it names one (2026-07-28
     /// requests do); otherwise the session's.
@@ -98,7 +96,7 @@ pub(super) struct McpClient {
 
 impl McpClient {
     pub(super) fn new(
-        peer: Peer<RoleServer>,
+        peer: Option<Peer<RoleServer>>,
         level: Arc<AtomicU8>,
         version: Option<ProtocolVersion>,
     ) -> Self {
@@ -228,9 +226,13 @@ impl McpClient {
                     outside();
                     return;
                 };
+                // Nowhere to write: the transport took the request only if nothing would be.
+                let Some(peer) = &self.peer else {
+                    return;
+                };
                 self.queue.get_or_init(|| {
                     let (sender, items) = mpsc::channel(QUEUE);
-                    runtime.spawn(write(self.peer.clone(), items));
+                    runtime.spawn(write(peer.clone(), items));
                     sender
                 })
             }
@@ -244,9 +246,7 @@ impl McpClient {
     /// forbids them (2026-07-28), or it did not declare `capability`.
     fn unreachable(&self, capability: &str, declared: bool) -> Option<AskError> {
         let version = self.version.clone().or_else(|| {
-            self.peer
-                .peer_info()
-                .map(|info| info.protocol_version.clone())
+            (self.peer.as_ref()?.peer_info()).map(|info| info.protocol_version.clone())
         });
         if version.is_some_and(|version| !version.has_initialize()) {
             return Some(AskError::Unsupported(
@@ -331,9 +331,8 @@ impl ClientLink for McpClient {
                 )
                 .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
-        let declared = self
-            .peer
-            .peer_info()
+        let declared = (self.peer.as_ref())
+            .and_then(Peer::peer_info)
             .and_then(|info| {
                 let elicitation = info.capabilities.elicitation.as_ref()?;
                 Some(elicitation.form.is_some() || elicitation.url.is_none())
@@ -342,7 +341,9 @@ impl ClientLink for McpClient {
         if let Some(refused) = self.unreachable("elicitation", declared) {
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let peer = self.peer.clone();
+        let Some(peer) = self.peer.clone() else {
+            return refused("the request has no stream to ask on");
+        };
         Box::pin(async move {
             let params = params.map_err(|error| AskError::BadForm(error.to_string()))?;
             let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
@@ -358,12 +359,14 @@ impl ClientLink for McpClient {
         if let Some(asking) = self.by_name("roots", key, false, request, roots_of) {
             return asking;
         }
-        let declared =
-            (self.peer.peer_info()).is_some_and(|info| info.capabilities.roots.is_some());
+        let declared = (self.peer.as_ref().and_then(Peer::peer_info))
+            .is_some_and(|info| info.capabilities.roots.is_some());
         if let Some(refused) = self.unreachable("roots", declared) {
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let peer = self.peer.clone();
+        let Some(peer) = self.peer.clone() else {
+            return refused("the request has no stream to ask on");
+        };
         Box::pin(async move {
             let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
             let ClientResult::ListRootsResult(answer) = send(peer, request).await? else {
@@ -405,14 +408,14 @@ impl ClientLink for McpClient {
                 .by_name("sampling", sampling.key(), false, request, read_sampled)
                 .unwrap_or_else(|| refused("the call asks by name but has nowhere to"));
         }
-        let declared = self
-            .peer
-            .peer_info()
+        let declared = (self.peer.as_ref().and_then(Peer::peer_info))
             .is_some_and(|info| info.capabilities.sampling.is_some());
         if let Some(refused) = self.unreachable("sampling", declared) {
             return Box::pin(std::future::ready(Err(refused)));
         }
-        let peer = self.peer.clone();
+        let Some(peer) = self.peer.clone() else {
+            return refused("the request has no stream to ask on");
+        };
         Box::pin(async move {
             let params = params.map_err(|error| AskError::Client(error.to_string()))?;
             let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));

@@ -18,12 +18,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     RequestStateCodec, SealOptions,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -313,19 +312,6 @@ impl Rounds {
             format!("{STATE_PREFIX}{sealed}"),
         ))
     }
-}
-
-/// Whether `context` is a request of the stateless revision (2026-07-28), which a server asks
-/// through `input_required` results.
-/// Every request of that revision names it in its `_meta` (rmcp refuses one that does not),
-/// and no request of a session does: one lookup in the request's own `_meta`, never the
-/// session's.
-pub(super) fn stateless(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .meta
-        .get("io.modelcontextprotocol/protocolVersion")
-        .and_then(Value::as_str)
-        .is_some_and(|version| version >= "2026-07-28")
 }
 
 /// Who the caller is, for binding a `requestState` to it.

@@ -21,7 +21,8 @@ use super::confirm::{self, Answer};
 use super::link;
 use super::offers::{self, Subscriptions};
 use super::pages::TypedLists;
-use super::rounds::{self, Rounds, Sealer, caller_key, stateless};
+use super::request::Request;
+use super::rounds::{self, Rounds, Sealer, caller_key};
 use super::sessions::SessionLimits;
 use super::tasks;
 use super::watch::{Watcher, tell_listener, tell_session};
@@ -201,13 +202,34 @@ impl McpServer {
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>());
         match found {
-            Some(caller) => Self {
-                scope: caller.0.clone(),
-                peer: caller.1,
-                ..self.clone()
-            },
+            Some(caller) => self.for_caller(caller),
             None => self.clone(),
         }
+    }
+
+    /// This server for `caller`, the one the bearer check found for an HTTP request.
+    pub(super) fn for_caller(&self, caller: &Caller) -> Self {
+        Self {
+            scope: caller.0.clone(),
+            peer: caller.1,
+            ..self.clone()
+        }
+    }
+
+    /// The page of `tools/list` that `cursor` names, of what `this` caller sees.
+    pub(super) fn tools_page(
+        &self,
+        this: &Self,
+        cursor: Option<&str>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
+        self.typed.of(&list)?.page(cursor, this.page_size)
+    }
+
+    /// Whether `this` caller may run `name` here without rmcp: a tool it sees that carries no
+    /// `x-mcp-header` annotations, whose `Mcp-Param-*` headers rmcp would check.
+    pub(super) fn plain_tool(&self, this: &Self, name: &str) -> bool {
+        this.registry.get(name, &this.scope).is_some() && self.get_tool(name).is_none()
     }
 
     /// A read or a prompt of `this` caller (`work`, given the call's context): its answer, or
@@ -216,7 +238,7 @@ impl McpServer {
     async fn asking<T, Fut>(
         &self,
         this: &Self,
-        context: &RequestContext<RoleServer>,
+        request: &Request,
         (method, target, arguments): (&str, &str, &Value),
         (state, responses): (Option<&str>, Option<&rmcp::model::InputResponses>),
         work: impl FnOnce(Ctx) -> Fut,
@@ -224,101 +246,38 @@ impl McpServer {
     where
         Fut: Future<Output = Result<T, ErrorData>>,
     {
-        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(context.id.to_string());
-        if !stateless(context) {
+        let ctx = Ctx::for_scope(this.scope.clone()).with_call_id(request.id.to_string());
+        if !request.stateless() {
             return work(ctx).await.map(Ok);
         }
         let bound = rounds::binding(&caller_key(&this.scope), method, target, arguments);
-        let capabilities = context.client_capabilities();
         let rounds = Rounds::of(
             &self.sealer,
             &this.registry,
             state,
             responses,
             &bound,
-            capabilities,
+            request.capabilities.clone(),
         );
         let rounds = Arc::new(rounds.await?);
         let link = link::McpClient::new(
-            context.peer.clone(),
-            link::request_level(&self.log_level, true, context),
-            context.meta.protocol_version(),
+            request.peer.clone(),
+            link::request_level(&self.log_level, request),
+            request.meta.protocol_version(),
         )
         .with_rounds(Arc::clone(&rounds));
         let work = work(ctx.with_client(Arc::new(link)));
         rounds::or_raised(work, Some(&rounds), &self.sealer, &this.registry, &bound).await
     }
 
-    /// What a task that follows the registry for this caller needs, without the session's
-    /// life: holding it does not keep the session's handler alive.
-    fn watcher(&self) -> Watcher {
-        Watcher {
-            registry: self.registry.clone(),
-            scope: self.scope.clone(),
-        }
-    }
-}
-
-/// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
-/// `scope`, until the client closes the stream.
-pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
-    McpServer::new(registry, scope).serve_stdio().await
-}
-
-impl ServerHandler for McpServer {
-    // Logging is declared for the clients of the `initialize` era, which still use it.
-    #[allow(deprecated)]
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_completions()
-                .enable_tasks()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            "tool-registry",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(
-            "Tools from a tool registry; each call runs through its scopes, limits and gates.",
-        )
-    }
-
-    /// The tool `name` when it carries `x-mcp-header` annotations, for rmcp's check of a
-    /// call's `Mcp-Param-*` headers (SEP-2243); `None` for every other tool, which has no
-    /// such headers to check. Only tools the server's own scope sees are checked.
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        let list = self.registry.provider_tools(Provider::Mcp, &self.scope);
-        self.typed.of(&list).ok()?.headed(name)
-    }
-
-    async fn list_tools(
+    /// A `tools/call` of `this` caller, with `params`, as `request` carries it: through the
+    /// registry's whole pipeline, for rmcp's handler and the stateless transport alike.
+    pub(super) async fn call(
         &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let this = self.caller(&context.extensions);
-        let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
-        let cursor = request.and_then(|params| params.cursor);
-        self.typed
-            .of(&list)?
-            .page(cursor.as_deref(), this.page_size)
-    }
-
-    async fn call_tool(
-        &self,
+        this: &Self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        at: Request,
     ) -> Result<CallToolResponse, ErrorData> {
-        let this = self.caller(&context.extensions);
         let (registry, scope) = (&this.registry, &this.scope);
         let name: &str = &request.name;
         // Hidden is unknown: the same error, from the same check, for both.
@@ -329,12 +288,12 @@ impl ServerHandler for McpServer {
             ));
         };
         let name = tool.name();
-        let become_task = tasks::when(name, tool.task_support(), &context)?;
+        let become_task = tasks::when(name, tool.task_support(), &at)?;
         let state = request.request_state.as_deref();
         let asked_before = state.filter(|state| state.starts_with(rounds::STATE_PREFIX));
         let answer = match asked_before {
             Some(_) => Answer::None,
-            None => confirm::answer_of(state, request.input_responses.as_ref(), &context)?,
+            None => confirm::answer_of(state, request.input_responses.as_ref(), &at)?,
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         // Kept for the question to the user, only where there may be one: where the
@@ -346,7 +305,7 @@ impl ServerHandler for McpServer {
         // The stateless revision's questions: answered from the request, or raised as an
         // `input_required` result; once the call became a task, asked through the task.
         // What binds a `requestState` to this call: made only on the stateless revision.
-        let stateless = stateless(&context);
+        let stateless = at.stateless();
         let bound = if stateless {
             rounds::binding(&caller_key(scope), "tools/call", name, &arguments)
         } else {
@@ -360,7 +319,7 @@ impl ServerHandler for McpServer {
                     asked_before,
                     request.input_responses.as_ref(),
                     &bound,
-                    context.client_capabilities(),
+                    at.capabilities.clone(),
                 )
                 .await?,
             ))
@@ -368,24 +327,24 @@ impl ServerHandler for McpServer {
             None
         };
         let mut link = link::McpClient::new(
-            context.peer.clone(),
-            link::request_level(&self.log_level, stateless, &context),
-            context.meta.protocol_version(),
+            at.peer.clone(),
+            link::request_level(&self.log_level, &at),
+            at.meta.protocol_version(),
         )
-        .over_http(context.extensions.get(), &context.id);
+        .over_http(at.extensions.get(), &at.id);
         if let Some(rounds) = &rounds {
             link = link.with_rounds(Arc::clone(rounds));
         }
         // A call that may become a task of the stateless revision asks through the task.
         let task_inputs = (stateless && become_task.is_some()).then(TaskInputs::new);
         if let Some(inputs) = &task_inputs {
-            link = link.with_task_inputs(inputs.clone(), context.client_capabilities());
+            link = link.with_task_inputs(inputs.clone(), at.capabilities.clone());
         }
         let client = Arc::new(link);
         let mut ctx = Ctx::for_scope(scope.clone())
-            .with_call_id(context.id.to_string())
+            .with_call_id(at.id.to_string())
             .with_client(client.clone());
-        if let Some(token) = context.meta.get_progress_token() {
+        if let Some(token) = at.meta.get_progress_token() {
             let client = Arc::clone(&client);
             ctx = ctx.with_progress(move |message| client.progress(token.clone(), message));
         }
@@ -466,7 +425,7 @@ impl ServerHandler for McpServer {
             otel.kind = "server",
             mcp.method.name = "tools/call",
         );
-        if let Some(traceparent) = context.meta.get_traceparent() {
+        if let Some(traceparent) = at.meta.get_traceparent() {
             tool_registry_http::continue_traceparent(&span, traceparent);
         }
         let run = tracing::Instrument::instrument(run, span);
@@ -488,8 +447,8 @@ impl ServerHandler for McpServer {
                 let (requests, state) = rounds.next_round(&self.sealer, registry, &bound).await?;
                 return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
             }
-            () = context.ct.cancelled() => {
-                tracing::info!(tool = name, request = %context.id, "tools/call cancelled by the client");
+            () = at.cancelled.cancelled() => {
+                tracing::info!(tool = name, request = %at.id, "tools/call cancelled by the client");
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
         };
@@ -503,12 +462,82 @@ impl ServerHandler for McpServer {
             return Err(missing);
         }
         if let Some(token) = confirm::waiting_token(&result)
-            && confirm::can_ask(&context)
+            && confirm::can_ask(&at)
             && let Some(question) = confirm::ask(name, &shown.unwrap_or_default(), token)?
         {
             return Ok(question.into());
         }
         typed_answer(tool.output_schema(), &result).map(Into::into)
+    }
+
+    /// What a task that follows the registry for this caller needs, without the session's
+    /// life: holding it does not keep the session's handler alive.
+    fn watcher(&self) -> Watcher {
+        Watcher {
+            registry: self.registry.clone(),
+            scope: self.scope.clone(),
+        }
+    }
+}
+
+/// Runs `registry`'s tools as an MCP server on standard input and output for a caller with
+/// `scope`, until the client closes the stream.
+pub async fn serve_stdio(registry: impl Into<Shared>, scope: Scope) -> std::io::Result<()> {
+    McpServer::new(registry, scope).serve_stdio().await
+}
+
+impl ServerHandler for McpServer {
+    // Logging is declared for the clients of the `initialize` era, which still use it.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_completions()
+                .enable_tasks()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "tool-registry",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "Tools from a tool registry; each call runs through its scopes, limits and gates.",
+        )
+    }
+
+    /// The tool `name` when it carries `x-mcp-header` annotations, for rmcp's check of a
+    /// call's `Mcp-Param-*` headers (SEP-2243); `None` for every other tool, which has no
+    /// such headers to check. Only tools the server's own scope sees are checked.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let list = self.registry.provider_tools(Provider::Mcp, &self.scope);
+        self.typed.of(&list).ok()?.headed(name)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let this = self.caller(&context.extensions);
+        let cursor = request.and_then(|params| params.cursor);
+        self.tools_page(&this, cursor.as_deref())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let this = self.caller(&context.extensions);
+        self.call(&this, request, Request::of(context)).await
     }
 
     async fn list_resources(
@@ -542,7 +571,7 @@ impl ServerHandler for McpServer {
         let responses = (asked, request.input_responses.as_ref());
         Ok(
             match self
-                .asking(&this, &context, target, responses, read)
+                .asking(&this, &Request::of(context), target, responses, read)
                 .await?
             {
                 Ok(result) => result.into(),
@@ -576,7 +605,7 @@ impl ServerHandler for McpServer {
             request.input_responses.as_ref(),
         );
         Ok(
-            match self.asking(&this, &context, target, responses, get).await? {
+            match (self.asking(&this, &Request::of(context), target, responses, get)).await? {
                 Ok(result) => result.into(),
                 Err(question) => GetPromptResponse::InputRequired(question),
             },

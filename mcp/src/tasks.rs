@@ -2,16 +2,16 @@
 //! registry's [`Tasks`]: when a `tools/call` becomes a task, the task's state as `tasks/get`
 //! answers it, a person's answer given with `tasks/update`, and the errors of the extension.
 
+use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, CreateTaskResult, DetailedTask, InputResponses, JsonObject, Task,
     TaskPayload, TaskStatus as WireStatus,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
 use super::answer::call_tool_result;
 use super::confirm::{self, CONFIRM_INPUT};
+use super::request::Request;
 use tool_registry_core::Registry;
 use tool_registry_core::task::{
     Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport,
@@ -19,14 +19,9 @@ use tool_registry_core::task::{
 
 /// Whether the request's client follows tasks: a 2026-07-28 request that declared the
 /// extension in its own capabilities (a declaration under an older revision enables nothing).
-pub(super) fn client_follows(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| !version.has_initialize());
-    modern
-        && context
-            .client_capabilities()
-            .is_some_and(|capabilities| capabilities.supports_tasks())
+pub(super) fn client_follows(request: &Request) -> bool {
+    request.modern()
+        && (request.capabilities.as_ref()).is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 /// When a call of a tool with `support` becomes a task for this request: `None` when it
@@ -35,32 +30,24 @@ pub(super) fn client_follows(context: &RequestContext<RoleServer>) -> bool {
 pub(super) fn when(
     tool: &str,
     support: TaskSupport,
-    context: &RequestContext<RoleServer>,
+    request: &Request,
 ) -> Result<Option<Become>, ErrorData> {
     // A tool that is never a task (most) asks nothing of the request.
     if support == TaskSupport::Forbidden {
         return Ok(None);
     }
-    match (support, client_follows(context)) {
+    match (support, client_follows(request)) {
         (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
         (TaskSupport::Optional, true) => Ok(Some(Become::IfSlow)),
         // On the stateless revision a call runs within its request for its first moments
         // (`TaskLimits::after`): what it asks there comes back with the request (an
         // `input_required` result); then, or when it ends first, it is a task.
-        (TaskSupport::Required, true)
-            if context
-                .protocol_version()
-                .is_some_and(|version| !version.has_initialize()) =>
-        {
-            Ok(Some(Become::Soon))
-        }
+        (TaskSupport::Required, true) if request.modern() => Ok(Some(Become::Soon)),
         (TaskSupport::Required, true) => Ok(Some(Become::Now)),
         // A client of the `initialize` era asks for a task with `params.task`, which the HTTP
         // layer answers (`tasks_2025.rs`); without it, the error its revision names.
         (TaskSupport::Required, false)
-            if context
-                .protocol_version()
-                .is_some_and(|version| version.has_initialize()) =>
+            if (request.version.as_ref()).is_some_and(|version| version.has_initialize()) =>
         {
             Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,

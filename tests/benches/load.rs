@@ -10,7 +10,11 @@
 //! - `mcp-2026`: the same server, `tools/call` as the stateless 2026-07-28 revision writes it
 //!   (no session; the revision's headers and `_meta`);
 //! - `rmcp-2025`, `rmcp-2026`: rmcp's own streamable HTTP server of the same tool
-//!   (`#[tool_router]`), spoken to as the two above.
+//!   (`#[tool_router]`), spoken to as the two above;
+//! - `mcp-list`, `rmcp-list`: `tools/list` of the stateless revision from a server of 1,000
+//!   tools (a registry of run-time tools served by `tool_registry::mcp`, one page of 1,000;
+//!   rmcp's server with the same 1,000 definitions), read as bytes, not parsed, so that what is
+//!   compared is the servers' cost.
 //!
 //! Every server is a process of its own, started here and stopped by its process id. Each
 //! client holds one connection and sends its next request when the last is answered. The table
@@ -112,10 +116,12 @@ enum Target {
     Mcp2026,
     Rmcp2025,
     Rmcp2026,
+    McpList,
+    RmcpList,
 }
 
 impl Target {
-    const ALL: [Self; 7] = [
+    const ALL: [Self; 9] = [
         Self::Echo,
         Self::Module,
         Self::ModuleAudit,
@@ -123,6 +129,8 @@ impl Target {
         Self::Mcp2026,
         Self::Rmcp2025,
         Self::Rmcp2026,
+        Self::McpList,
+        Self::RmcpList,
     ];
 
     /// The tool the server's clients call.
@@ -142,6 +150,8 @@ impl Target {
             Self::Mcp2026 => "mcp-2026",
             Self::Rmcp2025 => "rmcp-2025",
             Self::Rmcp2026 => "rmcp-2026",
+            Self::McpList => "mcp-list",
+            Self::RmcpList => "rmcp-list",
         }
     }
 }
@@ -166,6 +176,15 @@ impl Server {
             Target::Rmcp2025 | Target::Rmcp2026 => {
                 let mut c = Command::new(&this);
                 c.args(["--serve", "rmcp"]);
+                c
+            }
+            Target::McpList | Target::RmcpList => {
+                let mut c = Command::new(&this);
+                let role = match target {
+                    Target::McpList => "mcp-list",
+                    _ => "rmcp-list",
+                };
+                c.args(["--serve", role]);
                 c
             }
             Target::Module => {
@@ -212,7 +231,9 @@ impl Server {
         let url = match target {
             Target::Echo => format!("{base}/echo"),
             Target::Module | Target::ModuleAudit => format!("{base}/execute"),
-            Target::Rmcp2025 | Target::Rmcp2026 => format!("{base}/mcp"),
+            Target::Rmcp2025 | Target::Rmcp2026 | Target::McpList | Target::RmcpList => {
+                format!("{base}/mcp")
+            }
             // `mcp --http` prints its endpoint.
             Target::Mcp2025 | Target::Mcp2026 => base,
         };
@@ -329,11 +350,12 @@ impl Client {
             }
             Target::Mcp2025 => call_body("util.echo", ""),
             Target::Rmcp2025 => call_body("echo", ""),
-            Target::Mcp2026 | Target::Rmcp2026 => call_body(
-                target.tool(),
-                &format!(
-                    r#","_meta":{{"io.modelcontextprotocol/protocolVersion":"{V2026}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"load","version":"1.0.0"}}}}"#
-                ),
+            Target::Mcp2026 | Target::Rmcp2026 => {
+                call_body(target.tool(), &format!(",{}", meta_2026()))
+            }
+            Target::McpList | Target::RmcpList => format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{}}}}}"#,
+                meta_2026()
             ),
         };
         let mut client = Self {
@@ -395,6 +417,11 @@ impl Client {
                 .header("mcp-method", "tools/call")
                 .header("mcp-name", self.target.tool());
         }
+        if matches!(self.target, Target::McpList | Target::RmcpList) {
+            request = request
+                .header("mcp-protocol-version", V2026)
+                .header("mcp-method", "tools/list");
+        }
         request
     }
 
@@ -407,8 +434,13 @@ impl Client {
             .map_err(|e| e.to_string())?;
         let status = response.status();
         let text = response.text().await.map_err(|e| e.to_string())?;
+        // A list is read as bytes: its last tool is in it, and no error.
+        let expected = match self.target {
+            Target::McpList | Target::RmcpList => LAST_TOOL,
+            _ => TEXT,
+        };
         let ok = status.is_success()
-            && text.contains(TEXT)
+            && text.contains(expected)
             && !text.contains("\"isError\":true")
             && !text.contains("\"error\"");
         match ok {
@@ -419,6 +451,34 @@ impl Client {
             )),
         }
     }
+}
+
+/// The `_meta` of a request of the stateless revision.
+fn meta_2026() -> String {
+    format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{V2026}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"load","version":"1.0.0"}}}}"#
+    )
+}
+
+/// How many tools the list servers hold, and the name of the last.
+const LIST_TOOLS: usize = 1000;
+const LAST_TOOL: &str = "tool_0999";
+
+/// The definition of list tool `i`, as MCP writes it: a name, a description and an input
+/// schema of two properties, one required.
+fn list_tool(i: usize) -> serde_json::Value {
+    serde_json::json!({
+        "name": format!("tool_{i:04}"),
+        "description": format!("Tool number {i} of the list: looks a record up by its key and says what it holds."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "key": {"type": "string", "description": "The record's key"},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many at most"}
+            },
+            "required": ["key"]
+        }
+    })
 }
 
 /// A `tools/call` of `name` with `TEXT`, `meta` added to its parameters.
@@ -527,7 +587,34 @@ fn serve(role: &str) {
                     );
                 axum::Router::new().nest_service("/mcp", service)
             }
-            other => panic!("--serve echo|rmcp, not {other:?}"),
+            "mcp-list" => {
+                let registry = tool_registry::Registry::builder()
+                    .without_linked()
+                    .build()
+                    .unwrap();
+                for i in 0..LIST_TOOLS {
+                    let spec = tool_registry::ToolSpec::from_provider(&list_tool(i))
+                        .unwrap()
+                        .spec;
+                    registry.register(spec, None).unwrap();
+                }
+                tool_registry::mcp::McpServer::new(
+                    Arc::new(registry),
+                    tool_registry::Scope::guest(),
+                )
+                .with_page_size(LIST_TOOLS)
+                .router(tool_registry::mcp::Callers::new(), Vec::new())
+            }
+            "rmcp-list" => {
+                let service: StreamableHttpService<List, LocalSessionManager> =
+                    StreamableHttpService::new(
+                        || Ok(List::new()),
+                        Default::default(),
+                        StreamableHttpServerConfig::default(),
+                    );
+                axum::Router::new().nest_service("/mcp", service)
+            }
+            other => panic!("--serve echo|rmcp|mcp-list|rmcp-list, not {other:?}"),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!("listening on http://{}", listener.local_addr().unwrap());
@@ -570,3 +657,46 @@ impl Echo {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Echo {}
+
+/// rmcp's server of the list's 1,000 tools, their definitions built once and cloned for each
+/// answer, as rmcp's own tool router lists its tools.
+#[derive(Clone)]
+struct List {
+    tools: Arc<Vec<rmcp::model::Tool>>,
+}
+
+impl List {
+    fn new() -> Self {
+        static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
+        let tools = TOOLS.get_or_init(|| {
+            Arc::new(
+                (0..LIST_TOOLS)
+                    .map(|i| serde_json::from_value(list_tool(i)).unwrap())
+                    .collect(),
+            )
+        });
+        Self {
+            tools: Arc::clone(tools),
+        }
+    }
+}
+
+impl ServerHandler for List {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListToolsResult::with_all_items(
+            self.tools.as_ref().clone(),
+        ))
+    }
+}
