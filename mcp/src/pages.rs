@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use rmcp::ErrorData;
-use rmcp::model::{CacheScope, ListToolsResult, Tool};
+use rmcp::model::{CacheScope, ListToolsResult, ServerResult, Tool};
 use serde_json::Value;
 use tool_registry_core::format::ProviderTools;
 
@@ -21,6 +22,9 @@ pub(super) struct TypedLists(std::sync::Mutex<Vec<(ProviderTools, Typed)>>);
 pub(super) struct Typed {
     pub(super) tools: Arc<[Tool]>,
     pub(super) headed: Arc<[usize]>,
+    /// Pages written as the stateless revision's results, by their start and size: a list
+    /// changes only by becoming another list, so a page is written once.
+    written: Arc<std::sync::Mutex<Vec<(usize, usize, Bytes)>>>,
 }
 
 impl Typed {
@@ -39,20 +43,65 @@ impl Typed {
         cursor: Option<&str>,
         size: usize,
     ) -> Result<ListToolsResult, ErrorData> {
-        let all = &self.tools;
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .filter(|&start| start <= all.len())
-                .ok_or_else(|| invalid_cursor(cursor))?,
+        Ok(self.page_at(self.start(cursor)?, size))
+    }
+
+    /// The page [`page`](Self::page) answers, as the JSON of the stateless revision's result
+    /// (with its caching hints), written once and kept.
+    pub(super) fn written_page(
+        &self,
+        cursor: Option<&str>,
+        size: usize,
+    ) -> Result<Bytes, ErrorData> {
+        let start = self.start(cursor)?;
+        let lock = || {
+            self.written
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
+        let kept = lock()
+            .iter()
+            .find(|(at, of, _)| (*at, *of) == (start, size))
+            .map(|(_, _, bytes)| bytes.clone());
+        if let Some(bytes) = kept {
+            return Ok(bytes);
+        }
+        let mut result = ServerResult::ListToolsResult(self.page_at(start, size));
+        result.fill_missing_cache_hints();
+        let bytes = Bytes::from(serde_json::to_vec(&result).map_err(|error| {
+            ErrorData::internal_error(format!("a page could not be written: {error}"), None)
+        })?);
+        let mut written = lock();
+        if written.len() == WRITTEN_PAGES {
+            written.remove(0);
+        }
+        written.push((start, size, bytes.clone()));
+        Ok(bytes)
+    }
+
+    /// Where the page `cursor` names starts; an error for a cursor this server did not give.
+    fn start(&self, cursor: Option<&str>) -> Result<usize, ErrorData> {
+        match cursor {
+            None => Ok(0),
+            Some(cursor) => decode_cursor(cursor)
+                .filter(|&start| start <= self.tools.len())
+                .ok_or_else(|| invalid_cursor(cursor)),
+        }
+    }
+
+    /// The page of at most `size` tools from `start`.
+    fn page_at(&self, start: usize, size: usize) -> ListToolsResult {
+        let all = &self.tools;
         let end = start.saturating_add(size).min(all.len());
         let tools = all[start..end].to_vec();
         let mut page = ListToolsResult::with_all_items(tools).with_cache_scope(CacheScope::Private);
         page.next_cursor = (end < all.len()).then(|| encode_cursor(end));
-        Ok(page)
+        page
     }
 }
+
+/// How many written pages a list keeps.
+const WRITTEN_PAGES: usize = 32;
 
 /// How many lists [`TypedLists`] keeps.
 const TYPED_LISTS: usize = 8;
@@ -80,7 +129,11 @@ impl TypedLists {
             .filter(|(_, tool)| tool.get("inputSchema").is_some_and(has_header))
             .map(|(i, _)| i)
             .collect();
-        let typed = Typed { tools, headed };
+        let typed = Typed {
+            tools,
+            headed,
+            written: Arc::default(),
+        };
         let mut kept = lock();
         // Another request may have converted the same list meanwhile: one copy is kept.
         if let Some((_, typed)) = kept.iter().find(|(kept, _)| kept.same(list)) {

@@ -226,6 +226,17 @@ impl McpServer {
         self.typed.of(&list)?.page(cursor, this.page_size)
     }
 
+    /// [`tools_page`](Self::tools_page) as the JSON of the stateless revision's result,
+    /// written once for every caller who sees the same list.
+    pub(super) fn written_tools_page(
+        &self,
+        this: &Self,
+        cursor: Option<&str>,
+    ) -> Result<bytes::Bytes, ErrorData> {
+        let list = this.registry.provider_tools(Provider::Mcp, &this.scope);
+        self.typed.of(&list)?.written_page(cursor, this.page_size)
+    }
+
     /// Whether `this` caller may run `name` here without rmcp: a tool it sees that carries no
     /// `x-mcp-header` annotations, whose `Mcp-Param-*` headers rmcp would check.
     pub(super) fn plain_tool(&self, this: &Self, name: &str) -> bool {

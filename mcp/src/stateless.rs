@@ -243,11 +243,35 @@ async fn answer(server: &McpServer, caller: &Caller, read: Read) -> Option<Respo
             (id, result)
         }
         Read::List(id, cursor) => {
-            let page = server.tools_page(&this, cursor.as_deref());
-            (id, page.map(ServerResult::ListToolsResult))
+            return Some(match server.written_tools_page(&this, cursor.as_deref()) {
+                Ok(page) => around(&id, &page),
+                Err(error) => written(id, Err(error)),
+            });
         }
     };
     Some(written(id, result))
+}
+
+/// The JSON answer to request `id` whose result is written already.
+fn around(id: &RequestId, result: &[u8]) -> Response {
+    let mut body = Vec::with_capacity(result.len() + 48);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // An id is a number or a string: it always writes.
+    let _ = serde_json::to_writer(&mut body, id);
+    body.extend_from_slice(br#","result":"#);
+    body.extend_from_slice(result);
+    body.push(b'}');
+    json_response(StatusCode::OK, body)
+}
+
+/// `body`, JSON, with `status`.
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// The JSON answer to request `id`: its result with the caching hints the revision asks for,
@@ -264,14 +288,7 @@ fn written(id: RequestId, result: Result<ServerResult, ErrorData>) -> Response {
         ),
     };
     match serde_json::to_vec(&message) {
-        Ok(body) => {
-            let mut response = (status, body).into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
-        }
+        Ok(body) => json_response(status, body),
         Err(error) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the answer could not be written: {error}"),
