@@ -252,21 +252,27 @@ async fn answer(server: &McpServer, caller: &Caller, read: Read) -> Option<Respo
     Some(written(id, result))
 }
 
-/// The JSON answer to request `id` whose result is written already.
-fn around(id: &RequestId, result: &[u8]) -> Response {
-    let mut body = Vec::with_capacity(result.len() + 48);
-    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+/// The JSON answer to request `id` whose result is written already: the result's bytes sent
+/// as they are kept, between the message's head and its closing brace, never copied.
+fn around(id: &RequestId, result: &Bytes) -> Response {
+    let mut head = Vec::with_capacity(48);
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     // An id is a number or a string: it always writes.
-    let _ = serde_json::to_writer(&mut body, id);
-    body.extend_from_slice(br#","result":"#);
-    body.extend_from_slice(result);
-    body.push(b'}');
-    json_response(StatusCode::OK, body)
+    let _ = serde_json::to_writer(&mut head, id);
+    head.extend_from_slice(br#","result":"#);
+    let length = head.len() + result.len() + 1;
+    let parts = [Bytes::from(head), result.clone(), Bytes::from_static(b"}")];
+    let body = futures::stream::iter(parts.map(Ok::<_, std::convert::Infallible>));
+    let mut response = json_response(StatusCode::OK, Body::from_stream(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    response
 }
 
 /// `body`, JSON, with `status`.
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
-    let mut response = (status, body).into_response();
+fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut response = (status, body.into()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

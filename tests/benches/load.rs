@@ -433,14 +433,26 @@ impl Client {
             .await
             .map_err(|e| e.to_string())?;
         let status = response.status();
+        if matches!(self.target, Target::McpList | Target::RmcpList) {
+            // A list is read as bytes, not parsed: a result at its head, its last tool at its
+            // tail.
+            let bytes = response.bytes().await.map_err(|e| e.to_string())?;
+            let head = &bytes[..bytes.len().min(64)];
+            let tail = &bytes[bytes.len().saturating_sub(1024)..];
+            let has = |within: &[u8], what: &str| {
+                within.windows(what.len()).any(|w| w == what.as_bytes())
+            };
+            return match status.is_success() && has(head, "\"result\"") && has(tail, LAST_TOOL) {
+                true => Ok(()),
+                false => Err(format!(
+                    "{status}: {}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+                )),
+            };
+        }
         let text = response.text().await.map_err(|e| e.to_string())?;
-        // A list is read as bytes: its last tool is in it, and no error.
-        let expected = match self.target {
-            Target::McpList | Target::RmcpList => LAST_TOOL,
-            _ => TEXT,
-        };
         let ok = status.is_success()
-            && text.contains(expected)
+            && text.contains(TEXT)
             && !text.contains("\"isError\":true")
             && !text.contains("\"error\"");
         match ok {
@@ -479,6 +491,21 @@ fn list_tool(i: usize) -> serde_json::Value {
             "required": ["key"]
         }
     })
+}
+
+/// The registry of the list's 1,000 run-time tools.
+fn list_registry() -> Arc<tool_registry::Registry> {
+    let registry = tool_registry::Registry::builder()
+        .without_linked()
+        .build()
+        .unwrap();
+    for i in 0..LIST_TOOLS {
+        let spec = tool_registry::ToolSpec::from_provider(&list_tool(i))
+            .unwrap()
+            .spec;
+        registry.register(spec, None).unwrap();
+    }
+    Arc::new(registry)
 }
 
 /// A `tools/call` of `name` with `TEXT`, `meta` added to its parameters.
@@ -588,22 +615,9 @@ fn serve(role: &str) {
                 axum::Router::new().nest_service("/mcp", service)
             }
             "mcp-list" => {
-                let registry = tool_registry::Registry::builder()
-                    .without_linked()
-                    .build()
-                    .unwrap();
-                for i in 0..LIST_TOOLS {
-                    let spec = tool_registry::ToolSpec::from_provider(&list_tool(i))
-                        .unwrap()
-                        .spec;
-                    registry.register(spec, None).unwrap();
-                }
-                tool_registry::mcp::McpServer::new(
-                    Arc::new(registry),
-                    tool_registry::Scope::guest(),
-                )
-                .with_page_size(LIST_TOOLS)
-                .router(tool_registry::mcp::Callers::new(), Vec::new())
+                tool_registry::mcp::McpServer::new(list_registry(), tool_registry::Scope::guest())
+                    .with_page_size(LIST_TOOLS)
+                    .router(tool_registry::mcp::Callers::new(), Vec::new())
             }
             "rmcp-list" => {
                 let service: StreamableHttpService<List, LocalSessionManager> =
@@ -658,8 +672,9 @@ impl Echo {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Echo {}
 
-/// rmcp's server of the list's 1,000 tools, their definitions built once and cloned for each
-/// answer, as rmcp's own tool router lists its tools.
+/// rmcp's server of the list's 1,000 tools, the definitions the registry writes for them (so
+/// that both servers send the same list), built once and cloned for each answer, as rmcp's own
+/// tool router lists its tools.
 #[derive(Clone)]
 struct List {
     tools: Arc<Vec<rmcp::model::Tool>>,
@@ -669,9 +684,15 @@ impl List {
     fn new() -> Self {
         static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
         let tools = TOOLS.get_or_init(|| {
+            let registry = list_registry();
+            let written = registry.provider_tools(
+                tool_registry::format::Provider::Mcp,
+                &tool_registry::Scope::guest(),
+            );
             Arc::new(
-                (0..LIST_TOOLS)
-                    .map(|i| serde_json::from_value(list_tool(i)).unwrap())
+                written
+                    .iter()
+                    .map(|tool| serde_json::from_value(tool.clone()).unwrap())
                     .collect(),
             )
         });
