@@ -46,7 +46,7 @@ pub const TOO_MANY_SESSIONS: i32 = -32_000;
 /// The most bytes of a request's body any layer reads: rmcp's own bound, so that a body read
 /// here is one rmcp reads too. Read once: rmcp's default configuration allocates its lists of
 /// hosts, and every request asks.
-fn body_limit() -> usize {
+pub(super) fn body_limit() -> usize {
     static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *LIMIT.get_or_init(|| StreamableHttpServerConfig::default().max_request_body_bytes)
 }

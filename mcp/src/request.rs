@@ -3,11 +3,15 @@
 //! transport of `stateless.rs`, which answers a 2026-07-28 request itself (imports none of the
 //! others).
 
-use rmcp::model::{ClientCapabilities, Extensions, ProtocolVersion, RequestId, RequestMetaObject};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, Extensions, InputResponses, JsonObject,
+    ProtocolVersion, RequestId, RequestMetaObject,
+};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tool_registry_core::ToolArgs;
 
 /// The request a handler answers: its id, its `_meta`, the revision and the capabilities it
 /// speaks with, and where the call may write to its client before the answer.
@@ -59,5 +63,95 @@ impl Request {
     /// Whether the request speaks a revision without `initialize` (2026-07-28 and later).
     pub(super) fn modern(&self) -> bool {
         (self.version.as_ref()).is_some_and(|version| !version.has_initialize())
+    }
+}
+
+/// A `tools/call`'s parameters, whichever transport read them.
+pub(super) struct CallParams<'a> {
+    /// The tool's name.
+    pub(super) name: std::borrow::Cow<'a, str>,
+    /// Its arguments.
+    pub(super) arguments: Arguments<'a>,
+    /// The `requestState` of an earlier answer.
+    pub(super) request_state: Option<String>,
+    /// The answers to the questions of an earlier answer.
+    pub(super) input_responses: Option<InputResponses>,
+}
+
+impl From<CallToolRequestParams> for CallParams<'static> {
+    fn from(params: CallToolRequestParams) -> Self {
+        Self {
+            name: params.name,
+            arguments: Arguments::Object(params.arguments.unwrap_or_default()),
+            request_state: params.request_state,
+            input_responses: params.input_responses,
+        }
+    }
+}
+
+/// A call's arguments: an object rmcp read, or the text of the object as the request held it,
+/// handed to the tool's shim as it is.
+pub(super) enum Arguments<'a> {
+    /// An object already read.
+    Object(JsonObject),
+    /// The text of a JSON object (a borrowed slice of the request's body).
+    Text(&'a str),
+}
+
+impl<'a> Arguments<'a> {
+    /// The arguments as a value (the text read; a repeated key keeps its last value, as
+    /// `serde_json` reads one).
+    pub(super) fn to_value(&self) -> Value {
+        match self {
+            Self::Object(object) => Value::Object(object.clone()),
+            Self::Text(text) => serde_json::from_str(text).unwrap_or_default(),
+        }
+    }
+
+    /// What writes the arguments for a call's binding once they are handed on: their text
+    /// (borrowed from the request), or an object's, written now when `needed`.
+    pub(super) fn for_binding(&self, needed: bool) -> Written<'a> {
+        match self {
+            Self::Text(text) => Written::Text(text),
+            Self::Object(object) if needed => {
+                Written::Done(serde_json::to_string(object).unwrap_or_default())
+            }
+            Self::Object(_) => Written::Done(String::new()),
+        }
+    }
+
+    /// The arguments as a value, taken.
+    pub(super) fn into_value(self) -> Value {
+        match self {
+            Self::Object(object) => Value::Object(object),
+            Self::Text(text) => serde_json::from_str(text).unwrap_or_default(),
+        }
+    }
+
+    /// The arguments as the registry takes them.
+    pub(super) fn into_args(self) -> ToolArgs<'a> {
+        match self {
+            Self::Object(object) => ToolArgs::Value(Value::Object(object)),
+            Self::Text(text) => ToolArgs::Text(text),
+        }
+    }
+}
+
+/// Arguments as `serde_json` writes them, the same for an object and for its text.
+pub(super) enum Written<'a> {
+    /// Text to read and write again.
+    Text(&'a str),
+    /// Written already.
+    Done(String),
+}
+
+impl Written<'_> {
+    /// The written arguments.
+    pub(super) fn written(&self) -> String {
+        match self {
+            Self::Text(text) => serde_json::from_str::<Value>(text)
+                .map_or_else(|_| (*text).to_owned(), |value| value.to_string()),
+            Self::Done(written) => written.clone(),
+        }
     }
 }

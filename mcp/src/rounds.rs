@@ -124,14 +124,51 @@ impl Sealer {
     }
 }
 
-/// What binds a state to its call: the caller, the method, its target and its arguments.
-pub(super) fn binding(caller: &str, method: &str, target: &str, arguments: &Value) -> Vec<u8> {
+/// What binds a state to its call: the caller, the method, its target and its arguments (as
+/// `serde_json` writes them).
+pub(super) fn binding(caller: &str, method: &str, target: &str, arguments: &str) -> Vec<u8> {
     let mut bound = Vec::new();
-    for part in [caller, method, target, &arguments.to_string()] {
+    for part in [caller, method, target, arguments] {
         bound.extend_from_slice(&(part.len() as u64).to_le_bytes());
         bound.extend_from_slice(part.as_bytes());
     }
     bound
+}
+
+/// A call's [`binding`], made when first needed: a call that brings no state and asks nothing
+/// never writes its arguments out for it.
+pub(super) struct Binding<'a> {
+    scope: &'a Scope,
+    method: &'a str,
+    target: &'a str,
+    /// The arguments as `serde_json` writes them.
+    arguments: &'a (dyn Fn() -> String + Sync),
+    made: std::sync::OnceLock<Vec<u8>>,
+}
+
+impl<'a> Binding<'a> {
+    pub(super) fn new(
+        scope: &'a Scope,
+        method: &'a str,
+        target: &'a str,
+        arguments: &'a (dyn Fn() -> String + Sync),
+    ) -> Self {
+        Self {
+            scope,
+            method,
+            target,
+            arguments,
+            made: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The binding's bytes.
+    fn bytes(&self) -> &[u8] {
+        self.made.get_or_init(|| {
+            let caller = caller_key(self.scope);
+            binding(&caller, self.method, self.target, &(self.arguments)())
+        })
+    }
 }
 
 /// The questions of one run of a call: the answers it has, the ones it raised.
@@ -161,7 +198,7 @@ impl Rounds {
         registry: &tool_registry_core::Registry,
         state: Option<&str>,
         responses: Option<&InputResponses>,
-        binding: &[u8],
+        binding: &Binding<'_>,
         capabilities: Option<ClientCapabilities>,
     ) -> Result<Self, ErrorData> {
         let refused = || {
@@ -175,7 +212,7 @@ impl Rounds {
             let sealed = state.strip_prefix(STATE_PREFIX).ok_or_else(refused)?;
             let codec = sealer.codec(registry).await?;
             // The client hears one answer whatever went wrong; an operator reads why.
-            let carried: Carried = codec.open_json_with(sealed, binding).map_err(|error| {
+            let carried: Carried = codec.open_json_with(sealed, binding.bytes()).map_err(|error| {
                 tracing::info!(target: "tool_registry::mcp", %error, "a requestState was refused");
                 refused()
             })?;
@@ -277,7 +314,7 @@ impl Rounds {
         &self,
         sealer: &Sealer,
         registry: &tool_registry_core::Registry,
-        binding: &[u8],
+        binding: &Binding<'_>,
     ) -> Result<(InputRequests, String), ErrorData> {
         let answers = {
             let used = lock(&self.used);
@@ -304,7 +341,9 @@ impl Rounds {
         let sealed = codec
             .seal_json_with(
                 &carried,
-                &SealOptions::new().associated_data(binding).ttl(sealer.ttl),
+                &SealOptions::new()
+                    .associated_data(binding.bytes())
+                    .ttl(sealer.ttl),
             )
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         Ok((
@@ -329,7 +368,7 @@ pub(super) async fn or_raised<T>(
     rounds: Option<&Rounds>,
     sealer: &Sealer,
     registry: &tool_registry_core::Registry,
-    bound: &[u8],
+    bound: &Binding<'_>,
 ) -> Result<Result<T, InputRequiredResult>, ErrorData> {
     let Some(rounds) = rounds else {
         return work.await.map(Ok);
@@ -372,10 +411,10 @@ mod tests {
 
     #[test]
     fn bindings_of_different_calls_differ() {
-        let a = binding("ada", "tools/call", "x", &serde_json::json!({"n": 1}));
-        let b = binding("ada", "tools/call", "x", &serde_json::json!({"n": 2}));
-        let c = binding("bob", "tools/call", "x", &serde_json::json!({"n": 1}));
-        let d = binding("ad", "atools/call", "x", &serde_json::json!({"n": 1}));
+        let a = binding("ada", "tools/call", "x", r#"{"n":1}"#);
+        let b = binding("ada", "tools/call", "x", r#"{"n":2}"#);
+        let c = binding("bob", "tools/call", "x", r#"{"n":1}"#);
+        let d = binding("ad", "atools/call", "x", r#"{"n":1}"#);
         assert!(a != b && a != c && a != d);
     }
 }

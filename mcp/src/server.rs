@@ -21,8 +21,8 @@ use super::confirm::{self, Answer};
 use super::link;
 use super::offers::{self, Subscriptions};
 use super::pages::TypedLists;
-use super::request::Request;
-use super::rounds::{self, Rounds, Sealer, caller_key};
+use super::request::{CallParams, Request};
+use super::rounds::{self, Binding, Rounds, Sealer};
 use super::sessions::SessionLimits;
 use super::tasks;
 use super::watch::{Watcher, tell_listener, tell_session};
@@ -261,7 +261,8 @@ impl McpServer {
         if !request.stateless() {
             return work(ctx).await.map(Ok);
         }
-        let bound = rounds::binding(&caller_key(&this.scope), method, target, arguments);
+        let written = || arguments.to_string();
+        let bound = Binding::new(&this.scope, method, target, &written);
         let rounds = Rounds::of(
             &self.sealer,
             &this.registry,
@@ -286,7 +287,7 @@ impl McpServer {
     pub(super) async fn call(
         &self,
         this: &Self,
-        request: CallToolRequestParams,
+        request: CallParams<'_>,
         at: Request,
     ) -> Result<CallToolResponse, ErrorData> {
         let (registry, scope) = (&this.registry, &this.scope);
@@ -306,22 +307,21 @@ impl McpServer {
             Some(_) => Answer::None,
             None => confirm::answer_of(state, request.input_responses.as_ref(), &at)?,
         };
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let arguments = request.arguments;
         // Kept for the question to the user, only where there may be one: where the
         // confirmation stage applies (a tool that always asks, a `confirm_if`, a hook that may
         // ask), as the pipeline decides it.
         let shown = registry
             .may_ask_approval(name, scope)
-            .then(|| arguments.clone());
+            .then(|| arguments.to_value());
         // The stateless revision's questions: answered from the request, or raised as an
         // `input_required` result; once the call became a task, asked through the task.
-        // What binds a `requestState` to this call: made only on the stateless revision.
+        // What binds a `requestState` to this call, written only when a state is opened or
+        // sealed.
         let stateless = at.stateless();
-        let bound = if stateless {
-            rounds::binding(&caller_key(scope), "tools/call", name, &arguments)
-        } else {
-            Vec::new()
-        };
+        let source = arguments.for_binding(stateless);
+        let written = || source.written();
+        let bound = Binding::new(scope, "tools/call", name, &written);
         let rounds = if stateless {
             Some(Arc::new(
                 Rounds::of(
@@ -362,7 +362,7 @@ impl McpServer {
         if let (Some(when), Answer::None) = (become_task, &answer) {
             let call = TaskCall {
                 tool: name.to_owned(),
-                arguments,
+                arguments: arguments.into_value(),
                 ctx,
                 // A request of the stateless revision has no session: a guest's task is reached
                 // by its id alone, and counts against its address's share and every guest's.
@@ -403,9 +403,13 @@ impl McpServer {
         }
         let run = async {
             match &answer {
-                Answer::None => registry.call(name, arguments, &ctx).for_model().await,
+                Answer::None => {
+                    (registry.call(name, arguments.into_args(), &ctx))
+                        .for_model()
+                        .await
+                }
                 Answer::Approve(token) => {
-                    (registry.call(name, arguments, &ctx))
+                    (registry.call(name, arguments.into_args(), &ctx))
                         .approved(token)
                         .for_model()
                         .await
@@ -548,7 +552,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let this = self.caller(&context.extensions);
-        self.call(&this, request, Request::of(context)).await
+        self.call(&this, request.into(), Request::of(context)).await
     }
 
     async fn list_resources(

@@ -21,6 +21,7 @@
 //! an event stream of one event: the same result types, the same caching hints, the same
 //! HTTP status for an error.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -30,7 +31,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ErrorCode, Extensions,
+    CallToolResponse, ClientCapabilities, ErrorCode, Extensions, InputResponses, JsonObject,
     PaginatedRequestParams, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
     ServerResult,
 };
@@ -39,7 +40,7 @@ use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::layers::read_body;
-use super::request::Request as Asked;
+use super::request::{Arguments, CallParams, Request as Asked};
 use super::server::{Caller, McpServer};
 
 /// The revision this layer answers.
@@ -166,16 +167,33 @@ struct Message<'a> {
     params: Option<&'a RawValue>,
 }
 
+/// A `tools/call`'s parameters as this layer reads them: the arguments left as the text the
+/// body holds, for the tool's shim to read once.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallParams2026<'a> {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMetaObject>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default)]
+    input_responses: Option<InputResponses>,
+    #[serde(default)]
+    request_state: Option<String>,
+}
+
 /// A request this layer answers, read.
-enum Read {
-    Call(RequestId, CallToolRequestParams, RequestMetaObject),
+enum Read<'a> {
+    Call(RequestId, CallParams<'a>, RequestMetaObject),
     List(RequestId, Option<String>),
 }
 
 /// `body` read as a request of `method` whose `_meta` names this revision and the client's
 /// capabilities and asks for no stream, with its `Mcp-Name` header matching; `None` for
 /// anything else, which rmcp reads.
-fn read(body: &Bytes, method: Method2026, headers: &HeaderMap) -> Option<Read> {
+fn read<'b>(body: &'b Bytes, method: Method2026, headers: &HeaderMap) -> Option<Read<'b>> {
     let message: Message = serde_json::from_slice(body).ok()?;
     let named = match method {
         Method2026::Call => "tools/call",
@@ -187,9 +205,21 @@ fn read(body: &Bytes, method: Method2026, headers: &HeaderMap) -> Option<Read> {
     let params = message.params?.get();
     match method {
         Method2026::Call => {
-            let mut params: CallToolRequestParams = serde_json::from_str(params).ok()?;
-            let meta = plain_meta(params.meta.take()?)?;
+            let params: CallParams2026 = serde_json::from_str(params).ok()?;
+            let meta = plain_meta(params.meta?)?;
             (only(headers, "mcp-name")? == params.name).then_some(())?;
+            // rmcp takes an object or nothing: anything else is its to refuse.
+            let arguments = match params.arguments.map(RawValue::get) {
+                None | Some("null") => Arguments::Object(JsonObject::new()),
+                Some(text) if text.starts_with('{') => Arguments::Text(text),
+                Some(_) => return None,
+            };
+            let params = CallParams {
+                name: params.name,
+                arguments,
+                request_state: params.request_state,
+                input_responses: params.input_responses,
+            };
             Some(Read::Call(message.id, params, meta))
         }
         Method2026::List => {
@@ -212,7 +242,7 @@ fn plain_meta(meta: RequestMetaObject) -> Option<RequestMetaObject> {
 
 /// The answer to `read` for `caller`; `None` when rmcp answers it (a tool the caller does not
 /// see, or one with `x-mcp-header` annotations).
-async fn answer(server: &McpServer, caller: &Caller, read: Read) -> Option<Response> {
+async fn answer(server: &McpServer, caller: &Caller, read: Read<'_>) -> Option<Response> {
     let this = server.for_caller(caller);
     let (id, result) = match read {
         Read::Call(id, params, meta) => {
@@ -311,5 +341,204 @@ fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
         ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::Router;
+    use axum::middleware::from_fn_with_state;
+    use axum::routing::post;
+    use serde_json::{Value, json};
+    use tool_registry_core::spec::ToolHandler;
+    use tool_registry_core::{Ctx, Permission, Registry, Scope, ToolSpec};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// What answers a request the layer passes on: a status no answer of the layer has.
+    const PASSED: StatusCode = StatusCode::IM_A_TEAPOT;
+
+    /// The layer over a registry of `say` (hands its text back) and `hidden` (guests do not
+    /// see it), in front of a stand-in for rmcp that answers [`PASSED`].
+    fn router() -> Router {
+        let registry = Registry::builder().without_linked().build().unwrap();
+        let say = ToolSpec::builder("say")
+            .description("Say the text back.")
+            .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+            .build()
+            .unwrap();
+        let handler = ToolHandler::new(|args: Value, _ctx: Ctx| async move {
+            Ok::<_, String>(args["text"].clone())
+        });
+        registry.register(say, handler).unwrap();
+        let hidden = ToolSpec::builder("hidden")
+            .description("Not for guests.")
+            .permission(Permission::Admin)
+            .build()
+            .unwrap();
+        registry.register(hidden, None).unwrap();
+        let server = McpServer::new(Arc::new(registry), Scope::guest());
+        let guest = |mut request: Request<Body>, next: Next| async move {
+            request
+                .extensions_mut()
+                .insert(Caller(Scope::network_guest(), None));
+            next.run(request).await
+        };
+        Router::new()
+            .route("/mcp", post(|| async { PASSED }))
+            .layer(from_fn_with_state(
+                Arc::new(Stateless { server }),
+                stateless,
+            ))
+            .layer(axum::middleware::from_fn(guest))
+    }
+
+    fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        })
+    }
+
+    /// A POST as a client of the revision writes it, with `headers` added or replacing.
+    fn post_of(method: &str, params: Value, headers: &[(&str, &str)]) -> Request<Body> {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut request = Request::post("/mcp")
+            .header("host", "127.0.0.1:9")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", REVISION)
+            .header("mcp-method", method);
+        if method == "tools/call" {
+            request = request.header("mcp-name", params["name"].as_str().unwrap_or_default());
+        }
+        let mut request = request.body(Body::from(body.to_string())).unwrap();
+        for (name, value) in headers {
+            let name = axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap();
+            request
+                .headers_mut()
+                .insert(name, HeaderValue::from_str(value).unwrap());
+        }
+        request
+    }
+
+    async fn send(request: Request<Body>) -> (StatusCode, Bytes) {
+        let response = router().oneshot(request).await.unwrap();
+        let status = response.status();
+        (
+            status,
+            axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap(),
+        )
+    }
+
+    fn call(arguments: &str) -> Value {
+        let arguments: Value = serde_json::from_str(arguments).unwrap();
+        json!({"name": "say", "arguments": arguments, "_meta": meta()})
+    }
+
+    #[tokio::test]
+    async fn a_plain_call_and_a_list_are_answered_here_as_json() {
+        let (status, body) = send(post_of("tools/call", call(r#"{"text": "hi"}"#), &[])).await;
+        assert_eq!(status, StatusCode::OK);
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+        assert_eq!(answer["result"]["isError"], false);
+        let list = || post_of("tools/list", json!({"_meta": meta()}), &[]);
+        let (status, first) = send(list()).await;
+        assert_eq!(status, StatusCode::OK);
+        let page: Value = serde_json::from_slice(&first).unwrap();
+        let names: Vec<&str> = (page["result"]["tools"].as_array().unwrap().iter())
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["say"], "a guest does not see `hidden`");
+        assert_eq!(page["result"]["cacheScope"], "private");
+        assert_eq!(page["result"]["ttlMs"], 0);
+        // An unknown cursor is the same error rmcp's handler gives, under HTTP 200.
+        let cursor = json!({"_meta": meta(), "cursor": "zz"});
+        let (status, refused) = send(post_of("tools/list", cursor, &[])).await;
+        let refused: Value = serde_json::from_slice(&refused).unwrap();
+        assert_eq!(
+            (status, refused["error"]["code"].clone()),
+            (StatusCode::OK, json!(-32602))
+        );
+    }
+
+    #[tokio::test]
+    async fn what_rmcp_reads_with_more_care_or_streams_is_passed_on() {
+        let origin = [("origin", "http://127.0.0.1:9")];
+        let session = [("mcp-session-id", "abc")];
+        let other_name = [("mcp-name", "other")];
+        let base64_name = [("mcp-name", "=?base64?c2F5?=")];
+        let param = [("mcp-param-text", "hi")];
+        let weighted = [("accept", "application/json;q=0.5, text/event-stream")];
+        let old = [("mcp-protocol-version", "2025-11-25")];
+        let foreign_host = [("host", "evil.example")];
+        let plain = call(r#"{"text": "hi"}"#);
+        for headers in [
+            &origin[..],
+            &session,
+            &other_name,
+            &base64_name,
+            &param,
+            &weighted,
+            &old,
+            &foreign_host,
+        ] {
+            let (status, _) = send(post_of("tools/call", plain.clone(), headers)).await;
+            assert_eq!(status, PASSED, "{headers:?}");
+        }
+        let mut progress = plain.clone();
+        progress["_meta"]["progressToken"] = json!(1);
+        let mut logs = plain.clone();
+        logs["_meta"]["io.modelcontextprotocol/logLevel"] = json!("debug");
+        let mut no_capabilities = plain.clone();
+        no_capabilities["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": REVISION});
+        let hidden = json!({"name": "hidden", "_meta": meta()});
+        let unknown = json!({"name": "nope", "_meta": meta()});
+        let list_args = json!({"name": "say", "arguments": [1], "_meta": meta()});
+        for params in [progress, logs, no_capabilities, hidden, unknown, list_args] {
+            let (status, _) = send(post_of("tools/call", params.clone(), &[])).await;
+            assert_eq!(status, PASSED, "{params}");
+        }
+        let (status, _) = send(post_of("ping", json!({"_meta": meta()}), &[])).await;
+        assert_eq!(status, PASSED);
+    }
+
+    #[tokio::test]
+    async fn arguments_are_read_once_from_the_body_and_a_repeated_key_is_refused() {
+        let request = |arguments: &str| {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"say","arguments":{arguments},"_meta":{}}}}}"#,
+                meta()
+            );
+            let mut request = post_of("tools/call", call("{}"), &[]);
+            *request.body_mut() = Body::from(body);
+            request
+        };
+        let (_, body) = send(request(r#"{"text": "once"}"#)).await;
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], "once");
+        let (status, body) = send(request(r#"{"text": "a", "text": "b"}"#)).await;
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("duplicate field `text`"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_body_longer_than_rmcp_reads_is_refused() {
+        let long = "x".repeat(super::super::layers::body_limit() + 1);
+        let (status, _) = send(post_of(
+            "tools/call",
+            call(&format!(r#"{{"text": "{long}"}}"#)),
+            &[],
+        ))
+        .await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     }
 }
