@@ -14,6 +14,7 @@
 //! | `sse.rs` | an SSE answer of a server mounted over streamable HTTP cut into events within a bound in bytes, an event of more blocks than the registry reads replaced by the error for its request; room for a large buffer that is given back once freed (imports `peek.rs`) |
 //! | `http_client.rs` | the HTTP under rmcp's client of a server mounted over streamable HTTP: each JSON answer read as bytes within rmcp's bound, each SSE event (a POST's or a `GET` stream's) cut out within its own, and their `result.content` counted by `peek.rs`'s scan before rmcp builds a block; an answer over the bound on blocks (or, in JSON, on bytes) is the error for its request, marked as on stdio; the rest of a request as rmcp's `reqwest` client does it (imports `peek.rs`, `sse.rs`) |
 //! | `relay.rs` | a mounted server's questions (`input_required`, 2026-07-28) put to the caller of its tool: [`Ctx::ask`](tool_registry_core::Ctx::ask), [`Ctx::sample`](tool_registry_core::Ctx::sample), [`Ctx::roots`](tool_registry_core::Ctx::roots) (imports none of the others) |
+//! | `request.rs` | what a handler reads of the request it answers (its id, `_meta`, revision, capabilities, the client when the call may write to it), from rmcp's context or from `stateless.rs`; a `tools/call`'s parameters with its arguments as an object or as the text the body held (imports none of the others) |
 //! | `resume.rs` | streams a call released (`Ctx::release_stream`, SEP-1699): read on by the server, their events held for the client's reconnect with `Last-Event-ID` in the same session only (imports none of the others) |
 //! | `sessions.rs` | [`SessionLimits`]: rmcp's sessions, each bound to the caller that opened it, bounded for the server, each token and guests together; every request stream releasable, a resumption read from `resume.rs` first |
 //! | `answer.rs` | a registry result as rmcp's `CallToolResult` (`call_tool_result`), and a mounted server's answer as a `ToolResult`: its number of blocks and the text of its value bounded before either is read, every block in order within the content limits, the value unwrapped, repeated text left out, a failure's text bounded before it is joined (imports none of the others) |
@@ -27,6 +28,7 @@
 //! | `tasks_2025.rs` | the 2025-11-25 revision's tasks over HTTP, which rmcp no longer speaks: a `tools/call` with `params.task` and `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` answered from the registry's tasks; `capabilities.tasks` and `execution.taskSupport` added to rmcp's answers |
 //! | `callers.rs` | [`Callers`]: bearer tokens to scopes (no token is a guest, an unknown one `401`), from code or a TOML file; with an `[oauth]` table, access tokens checked by a `ResourceServer` (feature `oauth`) and the challenge that leads a client to its authorization server |
 //! | `layers.rs` | the layers in front of rmcp's HTTP service, one job each: who the request is (`authenticate`), the bounds on sessions, a body longer than rmcp reads (and the question its answer was for), the 2025-11-25 revision's tasks, a task's name from the body; one body read within rmcp's bound |
+//! | `stateless.rs` | the stateless revision (2026-07-28) answered without rmcp: a `tools/call` or `tools/list` POST whose every check plainly passes and that asks for no stream, read, run and answered as one JSON body (a list page written once), its arguments handed on as the body's text; every other request passed on to rmcp's service untouched |
 //! | `http.rs` | streamable HTTP at `/mcp`: the layers stacked in front of rmcp's service, [`router`], [`serve_http`] (loopback only, browser origins of its own address only); a resource server's protected resource metadata at its well-known paths |
 //! | `mounted.rs` | a mounted server's resources, templates and prompts registered under its module's prefix, read and got through it (imports none of the others) |
 //! | `client.rs` | [`McpModule`]: an MCP server (a stdio command or a streamable HTTP URL, protected or not) mounted as a module, its tools run-time tools `module.tool` behind the registry's gates (its resources and prompts through `mounted.rs`), its `list_changed` followed, every block of its answers kept; a server on stdio read through `stdio.rs`'s bounded lines, one over streamable HTTP through `http_client.rs`, a new token asked for through the `Reauthorize` that `oauth.rs` gives it; its questions put to the tool's caller through `relay.rs` |
@@ -131,7 +133,9 @@
 //!   expiry, and taking every task they started with them when they end.
 //!
 //! Both protocol eras are served: the `initialize` handshake (2025-11-25 and before) and the
-//! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks.
+//! stateless 2026-07-28 revision (`server/discover`, per-request `_meta`), which rmcp speaks;
+//! over HTTP, a stateless `tools/call` or `tools/list` that writes nothing before its answer is
+//! read and answered by this crate itself, as one JSON body (`stateless.rs`).
 
 #![warn(missing_docs)]
 
