@@ -15,6 +15,7 @@ use tower::ServiceBuilder;
 
 use super::callers::Callers;
 use super::layers;
+use super::quiet::{self, Quiet};
 use super::server::McpServer;
 use super::sessions::Sessions;
 use super::stateless::{self, Stateless};
@@ -81,6 +82,10 @@ fn http_router(
     let stateless = Stateless {
         server: server.clone(),
     };
+    let quiet = Quiet {
+        server: server.clone(),
+        sessions: Arc::clone(&sessions),
+    };
     // Each session and each stateless request gets a handler of its own, whose end is the
     // session's end for the tasks it starts.
     let service = StreamableHttpService::new(
@@ -104,6 +109,11 @@ fn http_router(
         .layer(middleware::from_fn_with_state(
             Arc::new(stateless),
             stateless::stateless,
+        ))
+        // So is a session's call of a tool that writes nothing to its client.
+        .layer(middleware::from_fn_with_state(
+            Arc::new(quiet),
+            quiet::quiet,
         ))
         .layer(middleware::from_fn_with_state(
             sessions,

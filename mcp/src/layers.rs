@@ -64,7 +64,7 @@ pub(super) async fn read_body(body: Body) -> Result<Bytes, Response> {
 
 /// The credentials the request came with, as [`authenticate`] found them (a guest's when it
 /// did not run).
-fn owner_of(request: &Request<Body>) -> Owner {
+pub(super) fn owner_of(request: &Request<Body>) -> Owner {
     request
         .extensions()
         .get::<Owner>()

@@ -155,6 +155,7 @@ pub mod oauth;
 mod offers;
 mod pages;
 mod peek;
+mod quiet;
 mod relay;
 mod request;
 mod resume;

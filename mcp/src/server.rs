@@ -237,6 +237,13 @@ impl McpServer {
         self.typed.of(&list)?.written_page(cursor, this.page_size)
     }
 
+    /// Whether a call of `name` by `this` caller may write to its client before its answer
+    /// (see [`Registry::may_write_to_client`](tool_registry_core::Registry::may_write_to_client)):
+    /// `true` for a tool it does not see.
+    pub(super) fn may_write_to_client(&self, this: &Self, name: &str) -> bool {
+        this.registry.may_write_to_client(name, &this.scope)
+    }
+
     /// Whether `this` caller may run `name` here without rmcp: a tool it sees that carries no
     /// `x-mcp-header` annotations, whose `Mcp-Param-*` headers rmcp would check.
     pub(super) fn plain_tool(&self, this: &Self, name: &str) -> bool {

@@ -11,11 +11,14 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use futures::future::Either;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -145,6 +148,8 @@ fn current_owner() -> Option<Owner> {
 struct Book {
     owners: HashMap<SessionId, Owner>,
     open: HashMap<Owner, usize>,
+    /// When a session was last kept from its expiry by a call answered without rmcp.
+    touched: HashMap<SessionId, Instant>,
 }
 
 /// rmcp's sessions, each bound to its opener and bounded in number.
@@ -262,6 +267,34 @@ impl Sessions {
         }
     }
 
+    /// Keeps the session `id` from its idle expiry after a request answered without rmcp:
+    /// rmcp counts a session idle while nothing reaches it, so it is sent a notification that
+    /// changes nothing (the cancellation of a request it never had), at most once a tenth of
+    /// the expiry.
+    pub(super) async fn touch(&self, id: &str) {
+        let now = Instant::now();
+        let id = SessionId::from(id.to_owned());
+        {
+            let mut book = self.book();
+            let recent = (book.touched.get(&id))
+                .is_some_and(|at| now.duration_since(*at) < self.limits.idle_expiry / 10);
+            if recent || !book.owners.contains_key(&id) {
+                return;
+            }
+            book.touched.insert(id.clone(), now);
+        }
+        let nothing = CancelledNotificationParam::new(
+            Some(RequestId::String("tool-registry/keep-alive".into())),
+            None,
+        );
+        let message = ClientJsonRpcMessage::notification(
+            ClientNotification::CancelledNotification(CancelledNotification::new(nothing)),
+        );
+        if let Err(error) = self.inner.accept_message(&id, message).await {
+            tracing::debug!(target: "tool_registry::mcp", %error, "a session could not be kept alive");
+        }
+    }
+
     /// How many sessions are open.
     #[cfg(test)]
     fn open(&self) -> usize {
@@ -319,6 +352,7 @@ impl SessionManager for Sessions {
         }
         let result = self.inner.close_session(id).await;
         let mut book = self.book();
+        book.touched.remove(id);
         if let Some(owner) = book.owners.remove(id) {
             release(&mut book, owner);
             tool_registry_telemetry::report::session_closed("mcp");

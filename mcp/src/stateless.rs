@@ -119,14 +119,14 @@ fn method_of(request: &Request<Body>) -> Option<Method2026> {
 
 /// The one value of the header `name`, as text; `None` when it is absent, repeated or not
 /// text.
-fn only<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+pub(super) fn only<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     values.next().is_none().then(|| value.to_str().ok())?
 }
 
 /// Whether `Accept` names both JSON and an event stream, with no weights (which rmcp weighs).
-fn accepts_both(headers: &HeaderMap) -> bool {
+pub(super) fn accepts_both(headers: &HeaderMap) -> bool {
     let (mut json, mut stream) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
@@ -145,7 +145,7 @@ fn accepts_both(headers: &HeaderMap) -> bool {
 }
 
 /// Whether the `Host` header names a host rmcp's service allows.
-fn host_allowed(headers: &HeaderMap) -> bool {
+pub(super) fn host_allowed(headers: &HeaderMap) -> bool {
     only(headers, header::HOST.as_str())
         .and_then(|host| axum::http::uri::Authority::try_from(host).ok())
         .is_some_and(|authority| {
@@ -301,7 +301,7 @@ fn around(id: &RequestId, result: &Bytes) -> Response {
 }
 
 /// `body`, JSON, with `status`.
-fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
+pub(super) fn json_response(status: StatusCode, body: impl Into<Body>) -> Response {
     let mut response = (status, body.into()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

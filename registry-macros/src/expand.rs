@@ -88,8 +88,8 @@ fn generate(attr: &ToolAttr, func: &ToolFn, resolved: &Resolved) -> TokenStream 
         resolved,
         &p,
         &arg_infos,
-        output_schema(attr, func, &p),
-        returns(attr, func, &p),
+        (output_schema(attr, func, &p), returns(attr, func, &p)),
+        func.inputs.iter().any(|input| matches!(input, Input::Ctx)),
     );
     let uniqueness = unique_names(attr, resolved);
 
@@ -400,8 +400,8 @@ fn parts(
     resolved: &Resolved,
     p: &TokenStream,
     arg_infos: &[TokenStream],
-    output_schema: Option<TokenStream>,
-    returns: Option<TokenStream>,
+    (output_schema, returns): (Option<TokenStream>, Option<TokenStream>),
+    takes_ctx: bool,
 ) -> TokenStream {
     let name = &resolved.name;
     let description = description(&resolved.description);
@@ -512,6 +512,11 @@ fn parts(
     let targets = targets::bits(attr.target_names());
     if targets != 0 {
         field("targets", quote!(#targets));
+    }
+    // What a transport may answer without a stream: a function that takes no `Ctx` writes
+    // nothing to its caller's client.
+    if !takes_ctx {
+        field("takes_ctx", quote!(false));
     }
     quote! {
         #p::ToolParts {

@@ -249,6 +249,16 @@ impl Tool {
         }
     }
 
+    /// Whether a call of the tool is handed its [`Ctx`](crate::Ctx), through which it may log,
+    /// report progress and ask its caller's client during the call: a compiled tool whose
+    /// function takes one, and every run-time tool (its handler does).
+    pub fn takes_ctx(&self) -> bool {
+        match self.kind() {
+            Kind::Linked(def) => def.takes_ctx(),
+            Kind::Owned(_) => true,
+        }
+    }
+
     /// Whether the tool was declared with `#[tool]` and linked into the program.
     pub fn is_linked(&self) -> bool {
         matches!(self.kind(), Kind::Linked(_))

@@ -50,6 +50,8 @@ pub struct ToolParts {
     pub task: crate::meta::TaskSupport,
     /// The formats the tool promises to fit, as bits of [`Target`](crate::format::Target).
     pub targets: u8,
+    /// Whether the function takes the call's `&Ctx`.
+    pub takes_ctx: bool,
 }
 
 impl ToolParts {
@@ -103,6 +105,7 @@ impl ToolParts {
         max_result_bytes: None,
         task: crate::meta::TaskSupport::Forbidden,
         targets: 0,
+        takes_ctx: true,
     };
 }
 
@@ -197,6 +200,11 @@ impl ToolDef {
     /// `task = "optional" | "required"`: whether a call may outlive its request as a task.
     pub fn task_support(&self) -> crate::meta::TaskSupport {
         self.parts.task
+    }
+    /// Whether the function takes the call's [`Ctx`](crate::Ctx): one that does not can
+    /// neither log, report progress nor ask its caller's client anything during a call.
+    pub fn takes_ctx(&self) -> bool {
+        self.parts.takes_ctx
     }
     /// `confirm_if = path`: whether the tool decides per call if it needs approval.
     pub fn confirms_conditionally(&self) -> bool {

@@ -157,6 +157,39 @@ impl Registry {
         Ok(self.policy.gates.approval_key().await?.derive(purpose))
     }
 
+    /// Whether a call of `name` by the caller of `listing` may write to the caller's client
+    /// before its answer (a log message, progress, a question): the tool takes its
+    /// [`Ctx`](crate::Ctx) (every run-time tool does), an evaluation gate or a hook of the
+    /// registry that applies to it sees the call's context, or it may run as a task. `true`
+    /// for a tool `listing` does not keep. A transport answers a call of which this is `false`
+    /// with its result alone, with no stream to the client.
+    ///
+    /// ```
+    /// # use tool_registry::{tool, Ctx, Registry, Scope};
+    /// /// Add two numbers.
+    /// #[tool]
+    /// fn add_quietly(a: i64, b: i64) -> i64 { a + b }
+    /// /// Add two numbers, and say so.
+    /// #[tool]
+    /// fn add_and_log(ctx: &Ctx, a: i64, b: i64) -> i64 {
+    ///     ctx.log(tool_registry::call::LogLevel::Info, "adding");
+    ///     a + b
+    /// }
+    ///
+    /// let registry = Registry::global();
+    /// assert!(!registry.may_write_to_client("add_quietly", &Scope::trusted()));
+    /// assert!(registry.may_write_to_client("add_and_log", &Scope::trusted()));
+    /// ```
+    pub fn may_write_to_client<'a>(&self, name: &str, listing: impl Into<Listing<'a>>) -> bool {
+        self.resolve_in(name, listing.into())
+            .is_none_or(|(tool, hooks)| {
+                tool.takes_ctx()
+                    || hooks != 0
+                    || tool.requires_gate()
+                    || tool.task_support() != crate::meta::TaskSupport::Forbidden
+            })
+    }
+
     /// Whether a call of `name` by the caller of `listing` may wait for a person's approval:
     /// the tool always asks, asks by its `confirm_if`, or a hook of the registry that applies
     /// to it may ask. A front end that shows the person the call keeps its arguments only then.
