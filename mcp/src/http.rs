@@ -110,16 +110,17 @@ fn http_router(
             Arc::new(stateless),
             stateless::stateless,
         ))
-        // So is a session's call of a tool that writes nothing to its client.
-        .layer(middleware::from_fn_with_state(
-            Arc::new(quiet),
-            quiet::quiet,
-        ))
         .layer(middleware::from_fn_with_state(
             sessions,
             layers::bound_sessions,
         ))
         .layer(middleware::from_fn(layers::refuse_long_answers))
+        // A session's call of a tool that writes nothing to its client is answered here, once
+        // a body too long for rmcp was told to the question it answers.
+        .layer(middleware::from_fn_with_state(
+            Arc::new(quiet),
+            quiet::quiet,
+        ))
         .layer(middleware::from_fn_with_state(
             Arc::new(tasks),
             layers::tasks_2025,

@@ -4,11 +4,15 @@
 //! 1. [`authenticate`]: who the request is, from its bearer token ([`Callers`]): a guest
 //!    without one, `401` for a token not in the list; the caller and its address go on in the
 //!    request's extensions.
+//!    A stateless request that asks for no stream is answered next, without rmcp
+//!    (`stateless.rs`).
 //! 2. [`bound_sessions`]: the bounds on sessions: an `initialize` past the server's or the
 //!    caller's share refused before rmcp opens a session, the request run as its caller's
 //!    (so that rmcp's session store binds a session to the credentials that opened it).
 //! 3. [`refuse_long_answers`]: a body in a session longer than rmcp reads is refused `413`; a
 //!    client's answer to a question of the server that is too long is told to the question.
+//!    A session's call of a tool that cannot write to its client is answered next, without
+//!    rmcp (`quiet.rs`).
 //! 4. [`tasks_2025`]: the 2025-11-25 revision's tasks, which rmcp no longer speaks: its task
 //!    requests answered here, what it says of tasks added to rmcp's answers.
 //! 5. [`name_the_task`]: the `Mcp-Name` header a `tasks/*` request left out, from its body.
