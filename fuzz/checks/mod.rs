@@ -12,6 +12,7 @@
 //! | `call` | a tool's arguments, as JSON text and as a `Value` | the same answer either way; bounds kept |
 //! | `spec` | a run-time `ToolSpec` as JSON, a definition in any provider's shape | reads back what it writes; import is idempotent |
 //! | `mcp` | lines on the MCP stdio server's input | every line out is JSON-RPC, answers only what was asked |
+//! | `mcp_http` | POST bodies to the MCP HTTP endpoint, stateless and in a session | no server error; a JSON answer is one JSON-RPC message, to the id asked |
 //! | `module` | an HTTP module server's request bodies | no server error; an answer that reads back |
 //! | `gateway` | a module's manifest and answers, as a gateway reads them | results within the content bounds; errors that read back |
 //! | `blocks` | content blocks as JSON | counted alike in any pieces; checked blocks round-trip |
@@ -26,6 +27,7 @@ pub mod call;
 pub mod gateway;
 pub mod json;
 pub mod mcp;
+pub mod mcp_http;
 pub mod module;
 pub mod options;
 pub mod spec;
@@ -42,6 +44,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("call", call::check),
     ("spec", spec::check),
     ("mcp", mcp::check),
+    ("mcp_http", mcp_http::check),
     ("module", module::check),
     ("gateway", gateway::check),
     ("blocks", blocks::check),
