@@ -158,6 +158,27 @@ def seeds():
     ]
     out["module"] = [bytes([pick]) + b for pick in range(3) for b in bodies]
 
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    posts = [
+        j({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_weather", "arguments": {"city": "Oslo"}, "_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "get_weather", "arguments": {"city": "Oslo"}}}),
+        j({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bounded", "arguments": {"count": 9}, "_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "keep", "arguments": {"value": [1, {"a": None}]}, "_meta": dict(meta, progressToken=1)}}),
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"a","query":"b"},"_meta":' + j(meta) + b"}}",
+        j({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "search", "arguments": [1], "_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "nope", "_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "p1", "_meta": meta}}),
+        j({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "q"}, "task": {"ttl": 1}}}),
+        j({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "keep", "arguments": {"value": 1}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}),
+        j({"jsonrpc": "2.0", "id": 11, "result": {}}),
+        j({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+        b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"keep","arguments":{"value":' + deep(150) + b"}}}",
+        b"{",
+        b"",
+    ]
+    out["mcp_http"] = [bytes([pick]) + b for pick in range(3) for b in posts]
+
     manifest = j({"name": "m", "version": "1.0.0", "tools": [SPEC, {"tool_name": "plain", "input_schema": {"type": "object"}}]})
     answers = [j(r) for r in RESULTS] + [
         j({"error": {"code": "invalid_arguments", "message": "bad", "tool": "plain", "path": "city"}}),

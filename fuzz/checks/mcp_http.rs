@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Body;
-use axum::http::{HeaderValue, Request, header};
+use axum::http::{HeaderName, HeaderValue, Request, header};
 use serde_json::Value;
 use tool_registry::Registry;
 use tool_registry::mcp::Callers;
@@ -51,8 +51,11 @@ fn post(headers: &[(&str, &str)], body: Vec<u8>) -> Request<Body> {
         .body(Body::from(body))
         .expect("a request");
     for (name, value) in headers {
-        if let Ok(value) = HeaderValue::from_str(value) {
-            request.headers_mut().insert(*name, value);
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            request.headers_mut().insert(name, value);
         }
     }
     request
@@ -85,7 +88,11 @@ pub fn check(data: &[u8]) {
     };
     let request = post(&headers, body.to_vec());
     let (status, json, answer) = super::block_on(async {
-        let response = router.clone().oneshot(request).await.expect("the router answers");
+        let response = router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("the router answers");
         let status = response.status();
         let json = (response.headers().get(header::CONTENT_TYPE))
             .is_some_and(|kind| kind.as_bytes().starts_with(b"application/json"));

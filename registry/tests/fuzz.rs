@@ -81,5 +81,5 @@ macro_rules! replays {
 }
 
 replays!(
-    tags, text, stream, call, spec, mcp, module, gateway, blocks, json
+    tags, text, stream, call, spec, mcp, mcp_http, module, gateway, blocks, json
 );
