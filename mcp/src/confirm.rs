@@ -121,8 +121,8 @@ pub(super) use tool_registry_core::task::approval_token as waiting_token;
 /// Whether the client can answer an `input_required` result with a form: a 2026-07-28 request
 /// from a client that declared form elicitation (an empty `elicitation` object means forms).
 pub(super) fn can_ask(request: &Request) -> bool {
-    let forms = (request.capabilities.as_ref())
-        .and_then(|capabilities| capabilities.elicitation.as_ref())
+    let forms = (request.capabilities())
+        .and_then(|capabilities| capabilities.elicitation)
         .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
     request.modern() && forms
 }

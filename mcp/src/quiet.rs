@@ -166,17 +166,15 @@ async fn answer(
     if server.may_write_to_client(&this, &params.name) {
         return None;
     }
-    let version = serde_json::from_value::<ProtocolVersion>(revision.into()).ok();
     let asked = Asked {
         id: id.clone(),
         meta,
-        version,
-        capabilities: None,
         peer: None,
         extensions: Extensions::new(),
         cancelled: CancellationToken::new(),
+        revision: serde_json::from_value::<ProtocolVersion>(revision.into()).ok(),
     };
-    let message = match server.call(&this, params, asked).await {
+    let message = match server.call(this, params, asked).await {
         Ok(response) => {
             // What rmcp's handler does to a result for a client of this era.
             let mut result = ServerResult::from(response);

@@ -13,40 +13,52 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_registry_core::ToolArgs;
 
-/// The request a handler answers: its id, its `_meta`, the revision and the capabilities it
-/// speaks with, and where the call may write to its client before the answer.
+/// The request a handler answers: its id, its `_meta`, where the call may write to its client
+/// before the answer, and (read when asked) the revision and capabilities it speaks with.
 pub(super) struct Request {
     /// The JSON-RPC id.
     pub(super) id: RequestId,
     /// The request's own `_meta`.
     pub(super) meta: RequestMetaObject,
-    /// The revision the request names in its `_meta`, or else its session's.
-    pub(super) version: Option<ProtocolVersion>,
-    /// The client's capabilities, as the request declares them (the session's for a request
-    /// of the `initialize` era that declares none).
-    pub(super) capabilities: Option<ClientCapabilities>,
     /// The client, where the call may send it notifications and requests: rmcp's peer for
-    /// what rmcp serves; `None` for what the stateless transport answers itself, which takes
+    /// what rmcp serves; `None` for what this crate's transport answers itself, which takes
     /// only requests that let nothing be written before their answer.
     pub(super) peer: Option<Peer<RoleServer>>,
     /// The HTTP request's parts (rmcp puts them here), for a session's resumable streams.
     pub(super) extensions: Extensions,
     /// Cancelled when the client cancels the request.
     pub(super) cancelled: CancellationToken,
+    /// The revision the transport read in the request's header, for a request of a session
+    /// it answers without rmcp's peer.
+    pub(super) revision: Option<ProtocolVersion>,
 }
 
 impl Request {
     /// The request rmcp's `context` describes.
     pub(super) fn of(context: RequestContext<RoleServer>) -> Self {
         Self {
-            version: context.protocol_version(),
-            capabilities: context.client_capabilities(),
             id: context.id,
             meta: context.meta,
             peer: Some(context.peer),
             extensions: context.extensions,
             cancelled: context.ct,
+            revision: None,
         }
+    }
+
+    /// The revision the request names in its `_meta`, or else its session's. Read when asked:
+    /// most calls never ask.
+    pub(super) fn version(&self) -> Option<ProtocolVersion> {
+        (self.meta.protocol_version())
+            .or_else(|| self.revision.clone())
+            .or_else(|| Some(self.peer.as_ref()?.peer_info()?.protocol_version.clone()))
+    }
+
+    /// The client's capabilities, as the request declares them (a request of the stateless
+    /// revision always does), or else as its session's `initialize` did.
+    pub(super) fn capabilities(&self) -> Option<ClientCapabilities> {
+        (self.meta.client_capabilities())
+            .or_else(|| Some(self.peer.as_ref()?.peer_info()?.capabilities.clone()))
     }
 
     /// Whether this is a request of the stateless revision (2026-07-28), which a server asks
@@ -62,7 +74,8 @@ impl Request {
 
     /// Whether the request speaks a revision without `initialize` (2026-07-28 and later).
     pub(super) fn modern(&self) -> bool {
-        (self.version.as_ref()).is_some_and(|version| !version.has_initialize())
+        self.version()
+            .is_some_and(|version| !version.has_initialize())
     }
 }
 

@@ -276,7 +276,7 @@ impl McpServer {
             state,
             responses,
             &bound,
-            request.capabilities.clone(),
+            request.capabilities(),
         );
         let rounds = Arc::new(rounds.await?);
         let link = link::McpClient::new(
@@ -293,10 +293,11 @@ impl McpServer {
     /// registry's whole pipeline, for rmcp's handler and the stateless transport alike.
     pub(super) async fn call(
         &self,
-        this: &Self,
+        this: Self,
         request: CallParams<'_>,
         at: Request,
     ) -> Result<CallToolResponse, ErrorData> {
+        let this = &this;
         let (registry, scope) = (&this.registry, &this.scope);
         let name: &str = &request.name;
         // Hidden is unknown: the same error, from the same check, for both.
@@ -337,7 +338,7 @@ impl McpServer {
                     asked_before,
                     request.input_responses.as_ref(),
                     &bound,
-                    at.capabilities.clone(),
+                    at.capabilities(),
                 )
                 .await?,
             ))
@@ -356,7 +357,7 @@ impl McpServer {
         // A call that may become a task of the stateless revision asks through the task.
         let task_inputs = (stateless && become_task.is_some()).then(TaskInputs::new);
         if let Some(inputs) = &task_inputs {
-            link = link.with_task_inputs(inputs.clone(), at.capabilities.clone());
+            link = link.with_task_inputs(inputs.clone(), at.capabilities());
         }
         let client = Arc::new(link);
         let mut ctx = Ctx::for_scope(scope.clone())
@@ -553,13 +554,15 @@ impl ServerHandler for McpServer {
         self.tools_page(&this, cursor.as_deref())
     }
 
-    async fn call_tool(
+    // The call's own future, with no `async` layer around it: a call's state is large, and a
+    // layer would move it once more.
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
         let this = self.caller(&context.extensions);
-        self.call(&this, request.into(), Request::of(context)).await
+        self.call(this, request.into(), Request::of(context))
     }
 
     async fn list_resources(

@@ -32,8 +32,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResponse, ClientCapabilities, ErrorCode, Extensions, InputResponses, JsonObject,
-    PaginatedRequestParams, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
-    ServerResult,
+    PaginatedRequestParams, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -249,19 +248,16 @@ async fn answer(server: &McpServer, caller: &Caller, read: Read<'_>) -> Option<R
             if !server.plain_tool(&this, &params.name) {
                 return None;
             }
-            let capabilities = meta.client_capabilities();
-            let follows_tasks =
-                (capabilities.as_ref()).is_some_and(ClientCapabilities::supports_tasks);
             let asked = Asked {
                 id: id.clone(),
                 meta,
-                version: Some(ProtocolVersion::V_2026_07_28),
-                capabilities,
                 peer: None,
                 extensions: Extensions::new(),
                 cancelled: CancellationToken::new(),
+                revision: None,
             };
-            let result = match server.call(&this, params, asked).await {
+            let follows_tasks = (asked.capabilities()).is_some_and(|caps| caps.supports_tasks());
+            let result = match server.call(this, params, asked).await {
                 // rmcp's own guard: no task handle for a client that cannot read one.
                 Ok(CallToolResponse::Task(_)) if !follows_tasks => {
                     Err(ErrorData::missing_required_client_capability(

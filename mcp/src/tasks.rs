@@ -21,7 +21,7 @@ use tool_registry_core::task::{
 /// extension in its own capabilities (a declaration under an older revision enables nothing).
 pub(super) fn client_follows(request: &Request) -> bool {
     request.modern()
-        && (request.capabilities.as_ref()).is_some_and(|capabilities| capabilities.supports_tasks())
+        && (request.capabilities()).is_some_and(|capabilities| capabilities.supports_tasks())
 }
 
 /// When a call of a tool with `support` becomes a task for this request: `None` when it
@@ -47,7 +47,7 @@ pub(super) fn when(
         // A client of the `initialize` era asks for a task with `params.task`, which the HTTP
         // layer answers (`tasks_2025.rs`); without it, the error its revision names.
         (TaskSupport::Required, false)
-            if (request.version.as_ref()).is_some_and(|version| version.has_initialize()) =>
+            if (request.version()).is_some_and(|version| version.has_initialize()) =>
         {
             Err(ErrorData::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
