@@ -30,9 +30,7 @@ use tool_registry_core::Scope;
 use tool_registry_core::call::LogLevel;
 use tool_registry_core::format::Provider;
 use tool_registry_core::registry::Shared;
-use tool_registry_core::task::{
-    Started, TaskCall, TaskError, TaskInputs, TaskOwner, Tasks, owner_of,
-};
+use tool_registry_core::task::{Started, TaskCall, TaskError, TaskInputs, TaskOwner, Tasks};
 use tool_registry_core::{Ctx, ToolResult};
 use tool_registry_http::ConnectionLimits;
 
@@ -682,13 +680,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let this = self.caller(&context.extensions);
-        let task = (this
-            .tasks
-            .get(&owner_of(&this.scope), &request.task_id)
-            .await)
-            .map_err(tasks::error)?;
-        let detailed = tasks::detailed(&this.registry, &task, this.tasks.limits())?;
-        Ok(GetTaskResult::new(detailed))
+        tasks::get(&this.registry, &this.tasks, &this.scope, &request.task_id).await
     }
 
     async fn update_task(
@@ -697,30 +689,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let this = self.caller(&context.extensions);
-        let owner = owner_of(&this.scope);
-        // The task must be the caller's, whatever the answers say.
-        let task = (this.tasks.get(&owner, &request.task_id).await).map_err(tasks::error)?;
-        // A call waiting for a person's approval is answered by `confirm`; a call that asks
-        // its own questions while it runs, by their names. Answers to nothing asked are
-        // ignored, as the extension says.
-        if task.question.is_none() {
-            return match (this.tasks)
-                .respond(&owner, &request.task_id, request.input_responses)
-                .await
-            {
-                Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
-                Err(error) => Err(tasks::error(error)),
-            };
-        }
-        let Some(answer) = tasks::answer_of(&request.input_responses)? else {
-            return Ok(());
-        };
-        match this.tasks.answer(&owner, &request.task_id, answer).await {
-            // An answer to a question no longer asked (answered already, or the task ended)
-            // is ignored, as the extension says.
-            Ok(_) | Err(TaskError::NoQuestion | TaskError::Ended(_)) => Ok(()),
-            Err(error) => Err(tasks::error(error)),
-        }
+        tasks::update(&this.tasks, &this.scope, request).await
     }
 
     async fn cancel_task(
@@ -729,15 +698,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let this = self.caller(&context.extensions);
-        match this
-            .tasks
-            .cancel(&owner_of(&this.scope), &request.task_id)
-            .await
-        {
-            // A task that ended first keeps its end; the cancel is acknowledged.
-            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
-            Err(error) => Err(tasks::error(error)),
-        }
+        tasks::cancel(&this.tasks, &this.scope, &request.task_id).await
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

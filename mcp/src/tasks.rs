@@ -4,18 +4,18 @@
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, CreateTaskResult, DetailedTask, InputResponses, JsonObject, Task,
-    TaskPayload, TaskStatus as WireStatus,
+    ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, InputResponses, JsonObject,
+    Task, TaskPayload, TaskStatus as WireStatus, UpdateTaskParams,
 };
 use serde_json::{Value, json};
 
 use super::answer::call_tool_result;
 use super::confirm::{self, CONFIRM_INPUT};
 use super::request::Request;
-use tool_registry_core::Registry;
 use tool_registry_core::task::{
-    Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport,
+    Become, TaskAnswer, TaskError, TaskLimits, TaskRecord, TaskStatus, TaskSupport, Tasks, owner_of,
 };
+use tool_registry_core::{Registry, Scope};
 
 /// Whether the request's client follows tasks: a 2026-07-28 request that declared the
 /// extension in its own capabilities (a declaration under an older revision enables nothing).
@@ -185,5 +185,58 @@ pub(super) fn error(error: TaskError) -> ErrorData {
             None,
         ),
         other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+/// `tasks/get`: the caller's task `id`, with its progress and, once it ended, its result.
+pub(super) async fn get(
+    registry: &Registry,
+    tasks: &Tasks,
+    scope: &Scope,
+    id: &str,
+) -> Result<GetTaskResult, ErrorData> {
+    let task = (tasks.get(&owner_of(scope), id).await).map_err(error)?;
+    Ok(GetTaskResult::new(detailed(
+        registry,
+        &task,
+        tasks.limits(),
+    )?))
+}
+
+/// `tasks/update`: the answers to what the caller's task asks.
+pub(super) async fn update(
+    tasks: &Tasks,
+    scope: &Scope,
+    request: UpdateTaskParams,
+) -> Result<(), ErrorData> {
+    let owner = owner_of(scope);
+    // The task must be the caller's, whatever the answers say.
+    let task = (tasks.get(&owner, &request.task_id).await).map_err(error)?;
+    // A call waiting for a person's approval is answered by `confirm`; a call that asks its own
+    // questions while it runs, by their names. Answers to nothing asked are ignored, as the
+    // extension says.
+    if task.question.is_none() {
+        return match (tasks.respond(&owner, &request.task_id, request.input_responses)).await {
+            Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+            Err(failed) => Err(error(failed)),
+        };
+    }
+    let Some(answer) = answer_of(&request.input_responses)? else {
+        return Ok(());
+    };
+    match tasks.answer(&owner, &request.task_id, answer).await {
+        // An answer to a question no longer asked (answered already, or the task ended) is
+        // ignored, as the extension says.
+        Ok(_) | Err(TaskError::NoQuestion | TaskError::Ended(_)) => Ok(()),
+        Err(failed) => Err(error(failed)),
+    }
+}
+
+/// `tasks/cancel`: the caller's task `id` dropped; one that ended first keeps its end, and the
+/// cancel is acknowledged.
+pub(super) async fn cancel(tasks: &Tasks, scope: &Scope, id: &str) -> Result<(), ErrorData> {
+    match tasks.cancel(&owner_of(scope), id).await {
+        Ok(_) | Err(TaskError::Ended(_)) => Ok(()),
+        Err(failed) => Err(error(failed)),
     }
 }
