@@ -18,12 +18,12 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, Request, StatusCode, header};
+use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
-    ErrorCode, Extensions, JsonObject, ProtocolVersion, RequestId, RequestMetaObject,
-    ServerJsonRpcMessage, ServerResult,
+    ErrorCode, Extensions, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerResult,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -34,7 +34,7 @@ use super::layers::{owner_of, read_body};
 use super::request::{Arguments, CallParams, Request as Asked};
 use super::server::{Caller, McpServer};
 use super::sessions::Sessions;
-use super::stateless::{accepts_both, host_allowed, json_response, only};
+use super::stateless::{Message, json_response, only, plain_post};
 
 /// The revisions of the `initialize` era a session's header may name, as rmcp knows them.
 const REVISIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -85,27 +85,13 @@ pub(super) async fn quiet(
 /// session, a revision of the `initialize` era named once, a JSON body, both answer forms
 /// accepted, an allowed host, and no `Origin`.
 fn session_of(method: &Method, headers: &HeaderMap) -> Option<(String, &'static str)> {
-    if method != Method::POST || headers.contains_key(header::ORIGIN) {
+    if method != Method::POST {
         return None;
     }
     let session = only(headers, "mcp-session-id")?;
     let named = only(headers, "mcp-protocol-version")?;
     let revision = *REVISIONS.iter().find(|revision| **revision == named)?;
-    let json = only(headers, header::CONTENT_TYPE.as_str())
-        .map(|value| value.split(';').next().unwrap_or_default().trim())
-        .is_some_and(|essence| essence.eq_ignore_ascii_case("application/json"));
-    (json && accepts_both(headers) && host_allowed(headers)).then(|| (session.to_owned(), revision))
-}
-
-/// A request's message, as far as this layer reads it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Message<'a> {
-    jsonrpc: &'a str,
-    id: RequestId,
-    method: &'a str,
-    #[serde(borrow)]
-    params: Option<&'a RawValue>,
+    plain_post(headers).then(|| (session.to_owned(), revision))
 }
 
 /// A `tools/call`'s parameters in a session: the arguments left as the text the body holds.
@@ -140,14 +126,9 @@ fn read(body: &Bytes) -> Option<(RequestId, CallParams<'_>, RequestMetaObject)> 
     if meta.contains_key("io.modelcontextprotocol/protocolVersion") {
         return None;
     }
-    let arguments = match call.arguments.map(RawValue::get) {
-        None | Some("null") => Arguments::Object(JsonObject::new()),
-        Some(text) if text.starts_with('{') => Arguments::Text(text),
-        Some(_) => return None,
-    };
     let params = CallParams {
         name: call.name,
-        arguments,
+        arguments: Arguments::of_raw(call.arguments)?,
         request_state: None,
         input_responses: None,
     };

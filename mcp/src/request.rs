@@ -112,6 +112,16 @@ pub(super) enum Arguments<'a> {
 }
 
 impl<'a> Arguments<'a> {
+    /// A request's `arguments` as the transport found them, left as their text: an object, or
+    /// nothing (`{}`); `None` for anything else, which rmcp refuses.
+    pub(super) fn of_raw(raw: Option<&'a serde_json::value::RawValue>) -> Option<Self> {
+        match raw.map(serde_json::value::RawValue::get) {
+            None | Some("null") => Some(Self::Object(JsonObject::new())),
+            Some(text) if text.starts_with('{') => Some(Self::Text(text)),
+            Some(_) => None,
+        }
+    }
+
     /// The arguments as a value (the text read; a repeated key keeps its last value, as
     /// `serde_json` reads one).
     pub(super) fn to_value(&self) -> Value {

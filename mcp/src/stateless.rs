@@ -31,7 +31,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ErrorCode, Extensions, InputResponses, JsonObject,
+    CallToolResponse, ClientCapabilities, ErrorCode, Extensions, InputResponses,
     PaginatedRequestParams, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
@@ -98,10 +98,8 @@ fn method_of(request: &Request<Body>) -> Option<Method2026> {
         return None;
     }
     let headers = request.headers();
-    if headers.contains_key("mcp-session-id") || headers.contains_key(header::ORIGIN) {
-        return None;
-    }
-    if only(headers, "mcp-protocol-version")? != REVISION {
+    if headers.contains_key("mcp-session-id") || only(headers, "mcp-protocol-version")? != REVISION
+    {
         return None;
     }
     let method = match only(headers, "mcp-method")? {
@@ -110,10 +108,16 @@ fn method_of(request: &Request<Body>) -> Option<Method2026> {
         _ => return None,
     };
     let params = (headers.keys()).any(|name| name.as_str().starts_with("mcp-param-"));
+    (!params && plain_post(headers)).then_some(method)
+}
+
+/// Whether a POST's headers are what rmcp plainly accepts of any request: a JSON body, both
+/// answer forms accepted (no weights), an allowed host, no `Origin`.
+pub(super) fn plain_post(headers: &HeaderMap) -> bool {
     let json = only(headers, header::CONTENT_TYPE.as_str())
         .map(|value| value.split(';').next().unwrap_or_default().trim())
         .is_some_and(|essence| essence.eq_ignore_ascii_case("application/json"));
-    (!params && json && accepts_both(headers) && host_allowed(headers)).then_some(method)
+    json && !headers.contains_key(header::ORIGIN) && accepts_both(headers) && host_allowed(headers)
 }
 
 /// The one value of the header `name`, as text; `None` when it is absent, repeated or not
@@ -125,7 +129,7 @@ pub(super) fn only<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 /// Whether `Accept` names both JSON and an event stream, with no weights (which rmcp weighs).
-pub(super) fn accepts_both(headers: &HeaderMap) -> bool {
+fn accepts_both(headers: &HeaderMap) -> bool {
     let (mut json, mut stream) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
@@ -144,7 +148,7 @@ pub(super) fn accepts_both(headers: &HeaderMap) -> bool {
 }
 
 /// Whether the `Host` header names a host rmcp's service allows.
-pub(super) fn host_allowed(headers: &HeaderMap) -> bool {
+fn host_allowed(headers: &HeaderMap) -> bool {
     only(headers, header::HOST.as_str())
         .and_then(|host| axum::http::uri::Authority::try_from(host).ok())
         .is_some_and(|authority| {
@@ -155,15 +159,15 @@ pub(super) fn host_allowed(headers: &HeaderMap) -> bool {
         })
 }
 
-/// A request's message, as far as this layer reads it.
+/// A request's message, as far as the lanes read it: what else it holds is rmcp's to read.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Message<'a> {
-    jsonrpc: &'a str,
-    id: RequestId,
-    method: &'a str,
+pub(super) struct Message<'a> {
+    pub(super) jsonrpc: &'a str,
+    pub(super) id: RequestId,
+    pub(super) method: &'a str,
     #[serde(borrow)]
-    params: Option<&'a RawValue>,
+    pub(super) params: Option<&'a RawValue>,
 }
 
 /// A `tools/call`'s parameters as this layer reads them: the arguments left as the text the
@@ -207,15 +211,9 @@ fn read<'b>(body: &'b Bytes, method: Method2026, headers: &HeaderMap) -> Option<
             let params: CallParams2026 = serde_json::from_str(params).ok()?;
             let meta = plain_meta(params.meta?)?;
             (only(headers, "mcp-name")? == params.name).then_some(())?;
-            // rmcp takes an object or nothing: anything else is its to refuse.
-            let arguments = match params.arguments.map(RawValue::get) {
-                None | Some("null") => Arguments::Object(JsonObject::new()),
-                Some(text) if text.starts_with('{') => Arguments::Text(text),
-                Some(_) => return None,
-            };
             let params = CallParams {
                 name: params.name,
-                arguments,
+                arguments: Arguments::of_raw(params.arguments)?,
                 request_state: params.request_state,
                 input_responses: params.input_responses,
             };
