@@ -22,13 +22,11 @@ use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
-    ErrorCode, Extensions, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
-    ServerResult,
+    ErrorCode, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use tokio_util::sync::CancellationToken;
 
 use super::layers::{owner_of, read_body};
 use super::request::{Arguments, CallParams, Request as Asked};
@@ -147,14 +145,8 @@ async fn answer(
     if server.may_write_to_client(&this, &params.name) {
         return None;
     }
-    let asked = Asked {
-        id: id.clone(),
-        meta,
-        peer: None,
-        extensions: Extensions::new(),
-        cancelled: CancellationToken::new(),
-        revision: serde_json::from_value::<ProtocolVersion>(revision.into()).ok(),
-    };
+    let revision = serde_json::from_value::<ProtocolVersion>(revision.into()).ok();
+    let asked = Asked::answered_here(id.clone(), meta, revision);
     let message = match server.call(this, params, asked).await {
         Ok(response) => {
             // What rmcp's handler does to a result for a client of this era.

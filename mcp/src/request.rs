@@ -46,6 +46,23 @@ impl Request {
         }
     }
 
+    /// A request this crate's transport answers itself: nothing can be written before its
+    /// answer, and no client cancels it (a closed connection drops its future).
+    pub(super) fn answered_here(
+        id: RequestId,
+        meta: RequestMetaObject,
+        revision: Option<ProtocolVersion>,
+    ) -> Self {
+        Self {
+            id,
+            meta,
+            peer: None,
+            extensions: Extensions::new(),
+            cancelled: CancellationToken::new(),
+            revision,
+        }
+    }
+
     /// The revision the request names in its `_meta`, or else its session's. Read when asked:
     /// most calls never ask.
     pub(super) fn version(&self) -> Option<ProtocolVersion> {

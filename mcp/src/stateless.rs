@@ -31,12 +31,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, ErrorCode, Extensions, InputResponses,
-    PaginatedRequestParams, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    CallToolResponse, ClientCapabilities, ErrorCode, InputResponses, PaginatedRequestParams,
+    RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio_util::sync::CancellationToken;
 
 use super::layers::read_body;
 use super::request::{Arguments, CallParams, Request as Asked};
@@ -246,14 +245,7 @@ async fn answer(server: &McpServer, caller: &Caller, read: Read<'_>) -> Option<R
             if !server.plain_tool(&this, &params.name) {
                 return None;
             }
-            let asked = Asked {
-                id: id.clone(),
-                meta,
-                peer: None,
-                extensions: Extensions::new(),
-                cancelled: CancellationToken::new(),
-                revision: None,
-            };
+            let asked = Asked::answered_here(id.clone(), meta, None);
             let follows_tasks = (asked.capabilities()).is_some_and(|caps| caps.supports_tasks());
             let result = match server.call(this, params, asked).await {
                 // rmcp's own guard: no task handle for a client that cannot read one.
