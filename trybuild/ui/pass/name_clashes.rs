@@ -1,7 +1,7 @@
 //! Generated code must not clash with the user's names: types called like std or registry
 //! items, a module called `tool_registry`, and functions named like generated helpers.
 
-#![allow(dead_code, non_camel_case_types)]
+#![allow(dead_code, non_camel_case_types, unused_macros)]
 
 use ::tool_registry::tool;
 

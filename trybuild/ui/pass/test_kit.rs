@@ -1,5 +1,5 @@
-//! The test kit, run by a crate outside the workspace on its own tools: a tool that panics on
-//! an empty string is found, and reported with the arguments that did it.
+//! The test kit, run by a crate other than the registry on its own tools: a tool that panics
+//! on an empty string is found, and reported with the arguments that did it.
 
 use tool_registry::testing::{Outcome, call_every_tool};
 use tool_registry::{Registry, tool};
