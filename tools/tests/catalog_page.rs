@@ -4,8 +4,8 @@
 //! category and annotation filters hide what they should; a phone-wide window needs no sideways
 //! scroll.
 //!
-//! `UPDATE_CATALOG_PNG=1 cargo test -p tool-registry-tools --test catalog_page` also writes the
-//! screenshots `docs/catalog.png` (1280x900) and `docs/catalog-phone.png` (375 wide).
+//! `UPDATE_CATALOG_PNG=1 cargo test -p tool-registry-tools --test tools catalog_page::` also
+//! writes the screenshots `docs/catalog.png` (1280x900) and `docs/catalog-phone.png` (375 wide).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use headless_chrome::protocol::cdp::{Emulation, Page};
 use headless_chrome::{Browser, Tab};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{toolreg_command, workspace};
 
 const CHROMIUM: &str = "/usr/bin/chromium";

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{toolreg_command, workspace};
 
 /// A folder with everything `toolreg` keeps, and the flags that point there.

@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
 #[path = "common/redis.rs"]

@@ -8,7 +8,7 @@ use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 #[path = "common/hooks.rs"]
 mod hooks;
 #[path = "common/mcp_http.rs"]

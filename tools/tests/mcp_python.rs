@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-mod common;
+use crate::common;
 #[path = "common/mcp_http.rs"]
 mod mcp_http;
 #[path = "common/redis.rs"]

@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 #[path = "common/hooks.rs"]
 mod hooks;
 #[path = "common/serve.rs"]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 #[path = "common/serve.rs"]
 #[allow(dead_code, reason = "only `execute` is used here")]
 mod serve;

@@ -9,7 +9,7 @@ use tool_registry::Registry;
 use tool_registry::format::Provider;
 use tool_registry_tools as _;
 
-mod common;
+use crate::common;
 #[path = "common/hooks.rs"]
 mod hooks;
 use common::{toolreg_command, workspace};
@@ -292,7 +292,7 @@ fn snapshot_keeps_switched_off_tools_with_their_switch() {
 }
 
 /// `docs/TOOLS.md` is generated from the reference tools. Regenerate it with
-/// `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test toolreg`.
+/// `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test tools toolreg::`.
 #[test]
 fn tools_md_is_up_to_date() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/TOOLS.md");
@@ -306,7 +306,7 @@ fn tools_md_is_up_to_date() {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == fresh,
-        "docs/TOOLS.md is stale; regenerate it with `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test toolreg`"
+        "docs/TOOLS.md is stale; regenerate it with `UPDATE_TOOLS_MD=1 cargo test -p tool-registry-tools --test tools toolreg::`"
     );
 }
 
