@@ -20,6 +20,10 @@ fn sub(a: i64, b: i64) -> i64 {
 }
 
 fn main() {
-    assert!(Registry::global().get("math.add", Listing::every()).is_some());
+    assert!(
+        Registry::global()
+            .get("math.add", Listing::every())
+            .is_some()
+    );
     assert!(Registry::global().get("sub", Listing::every()).is_some());
 }

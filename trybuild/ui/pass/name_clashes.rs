@@ -96,6 +96,14 @@ fn echo(
 
 fn main() {
     let registry = ::tool_registry::Registry::global();
-    assert!(registry.get("add", ::tool_registry::Listing::every()).is_some());
-    assert!(registry.get("text.echo", ::tool_registry::Listing::every()).is_some());
+    assert!(
+        registry
+            .get("add", ::tool_registry::Listing::every())
+            .is_some()
+    );
+    assert!(
+        registry
+            .get("text.echo", ::tool_registry::Listing::every())
+            .is_some()
+    );
 }

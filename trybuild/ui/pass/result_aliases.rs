@@ -40,7 +40,10 @@ mod nested {
 fn main() {
     let registry = Registry::global();
     for name in ["parse", "answer", "nested.ping"] {
-        assert!(registry.get(name, Listing::every()).is_some(), "missing tool {name}");
+        assert!(
+            registry.get(name, Listing::every()).is_some(),
+            "missing tool {name}"
+        );
     }
     assert_eq!(nested::ping(), "pong");
 }

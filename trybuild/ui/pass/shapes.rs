@@ -83,7 +83,10 @@ fn opaque(n: u32) -> impl Serialize {
 }
 
 /// Renamed argument.
-#[tool(description = "Overrides the doc comment.", short_description = "Renamed.")]
+#[tool(
+    description = "Overrides the doc comment.",
+    short_description = "Renamed."
+)]
 fn renamed(#[arg(rename = "q", desc = "The query")] query: String) -> String {
     query
 }
@@ -102,7 +105,10 @@ fn main() {
         "renamed",
         "opaque",
     ] {
-        assert!(registry.get(name, Listing::every()).is_some(), "missing tool {name}");
+        assert!(
+            registry.get(name, Listing::every()).is_some(),
+            "missing tool {name}"
+        );
     }
     assert!(Registry::global().get("define", Listing::every()).is_some());
     let define = registry.get("define", Listing::every()).unwrap();

@@ -8,7 +8,9 @@ use tool_registry::{Registry, tool};
 #[tool]
 fn initial(word: String, #[arg(min = 1, max = 3)] times: Option<u8>) -> String {
     // Slicing the empty string's first byte panics.
-    word[..1].to_uppercase().repeat(usize::from(times.unwrap_or(1)))
+    word[..1]
+        .to_uppercase()
+        .repeat(usize::from(times.unwrap_or(1)))
 }
 
 /// Count the words of a text.
@@ -23,13 +25,22 @@ async fn main() {
     let report = call_every_tool(&registry).await;
     let text = report.to_string();
 
-    let panic = report.problems().next().expect("the planted panic is found");
+    let panic = report
+        .problems()
+        .next()
+        .expect("the planted panic is found");
     assert_eq!(panic.tool, "initial", "{text}");
     assert_eq!(panic.arguments["word"], "", "{text}");
     assert!(matches!(panic.outcome, Outcome::Panicked { .. }), "{text}");
     assert!(text.contains(r#"initial {"word":""}"#), "{text}");
-    assert!(report.problems().all(|call| call.tool == "initial"), "{text}");
-    assert!(report.of("words").all(|call| call.outcome == Outcome::Ok), "{text}");
+    assert!(
+        report.problems().all(|call| call.tool == "initial"),
+        "{text}"
+    );
+    assert!(
+        report.of("words").all(|call| call.outcome == Outcome::Ok),
+        "{text}"
+    );
 
     let healthy = std::panic::catch_unwind(|| report.assert_healthy());
     assert!(healthy.is_err(), "assert_healthy fails on the panic");
